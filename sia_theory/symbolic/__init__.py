@@ -1,0 +1,5 @@
+"""Symbolic (sympy) derivations; numeric code elsewhere is lambdified from these."""
+
+from . import si
+
+__all__ = ["si"]
