@@ -1,0 +1,107 @@
+"""Closed-form expectations for Gaussian base logits (SI §3.2, App. B and D).
+
+With ``L_t = a_t L̄_t + m_t`` and ``L̄_t ~ N(0, 1)`` iid, every range expectation is a sum of
+lognormal moments. The moment functions are lambdified from the integrals in
+:mod:`sia_theory.symbolic.si`, and the coefficients come from the transform object, so these
+functions work for any :class:`~sia_theory.transforms.Transform`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._validate import check_int
+from .symbolic import si as _si
+from .transforms import ScaleInvariant, Transform
+
+__all__ = [
+    "check_range",
+    "expected_total_attention",
+    "expected_negentropy",
+    "plug_in_entropy",
+    "scale_invariant_total_attention",
+    "scale_invariant_negentropy",
+    "scale_invariant_limits",
+]
+
+
+def check_range(t1, t2, n_ctx=None) -> tuple[int, int, int | None]:
+    """Validate a distance range ``[t1, t2)`` (and ``t2 <= n_ctx`` when ``n_ctx`` is given)."""
+    n_ctx = None if n_ctx is None else check_int("n_ctx", n_ctx, lo=1)
+    t1 = check_int("t1", t1, lo=0)
+    t2 = check_int("t2", t2, lo=t1 + 1, hi=n_ctx)
+    return t1, t2, n_ctx
+
+
+def _range_moments(transform: Transform, t1, t2, n_ctx):
+    if not isinstance(transform, Transform):
+        raise ValueError(f"transform must be a sia_theory Transform, got {transform!r}")
+    t1, t2, n_ctx = check_range(t1, t2, n_ctx)
+    a, m = transform.coefficients(np.arange(t1, t2), n_ctx)
+    mean_weight, mean_negentropy = _si.moment_functions()
+    a2 = a * a
+    return mean_weight(a2, m), mean_negentropy(a2, m)
+
+
+def expected_total_attention(transform: Transform, t1, t2, n_ctx=None) -> float:
+    """``E[Z_{t1}^{t2}] = Σ_{t=t1}^{t2-1} E[e^{L_t}] = Σ exp(m_t + a_t²/2)`` (SI eq. 6, App. B).
+
+    ``n_ctx`` (the number of keys the query sees) is needed by context-dependent transforms
+    such as :class:`~sia_theory.transforms.LogN`.
+    """
+    weights, _ = _range_moments(transform, t1, t2, n_ctx)
+    return float(np.sum(weights))
+
+
+def expected_negentropy(transform: Transform, t1, t2, n_ctx=None) -> float:
+    """``E[N_{t1}^{t2}] = Σ E[e^{L_t} L_t] = Σ (m_t + a_t²) exp(m_t + a_t²/2)`` (SI eq. 7)."""
+    _, negentropies = _range_moments(transform, t1, t2, n_ctx)
+    return float(np.sum(negentropies))
+
+
+def plug_in_entropy(transform: Transform, t1, t2, n_ctx=None) -> float:
+    """Law-of-large-numbers approximation ``log E[Z] − E[N]/E[Z]`` of ``E[H_{t1}^{t2}]``.
+
+    Exact in the limit of a long range of light-tailed weights; for no transform it gives
+    ``log(t2 − t1) − 1/2``. It is *not* accurate for the scale-invariant transform, whose
+    weights are heavy-tailed at large ``t`` — that gap is what SI Fig. 2 is about.
+    """
+    weights, negentropies = _range_moments(transform, t1, t2, n_ctx)
+    total = np.sum(weights)
+    return float(np.log(total) - np.sum(negentropies) / total)
+
+
+def _check_si(transform) -> ScaleInvariant:
+    if not isinstance(transform, ScaleInvariant):
+        raise ValueError(f"transform must be a ScaleInvariant, got {transform!r}")
+    return transform
+
+
+def scale_invariant_total_attention(transform: ScaleInvariant, t1, t2) -> float:
+    """Exact ``E[Z_{t1}^{t2}] = α τ [ψ(t2+τ) − ψ(t1+τ)]`` for the SI transform (eq. 15a summed
+    with the digamma telescoping identity of :func:`sia_theory.symbolic.si.exact_range_sum`).
+
+    An independent route to :func:`expected_total_attention`: it never evaluates ``a_t, m_t``.
+    """
+    transform = _check_si(transform)
+    t1, t2, _ = check_range(t1, t2)
+    return float(transform.alpha * _si.exact_range_sum_function()(t1, t2, transform.tau))
+
+
+def scale_invariant_negentropy(transform: ScaleInvariant, t1, t2) -> float:
+    """Exact ``E[N_{t1}^{t2}] = β τ [ψ(t2+τ) − ψ(t1+τ)]`` (eq. 15b summed)."""
+    transform = _check_si(transform)
+    t1, t2, _ = check_range(t1, t2)
+    return float(transform.beta * _si.exact_range_sum_function()(t1, t2, transform.tau))
+
+
+def scale_invariant_limits(transform: ScaleInvariant, delta) -> tuple[float, float]:
+    """``(lim E[Z_t^{tΔ}], lim E[N_t^{tΔ}])`` as ``t → ∞``: ``(ατ log Δ, βτ log Δ)`` (SI-4/5),
+    evaluated from the symbolic squeeze limits of :func:`sia_theory.symbolic.si.range_sum_limits`.
+    """
+    transform = _check_si(transform)
+    delta = check_int("delta", delta, lo=2)
+    values = {_si.alpha: transform.alpha, _si.beta: transform.beta, _si.tau: transform.tau,
+              _si.Delta: delta}
+    limit_z, limit_n = _si.range_sum_limits()
+    return float(limit_z.subs(values)), float(limit_n.subs(values))

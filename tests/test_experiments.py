@@ -1,0 +1,50 @@
+"""Every experiment script runs in --quick mode, writes its figure, data and metadata, and
+rejects bad command-line input with exit status 2 and one line."""
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPTS = sorted(p for p in (ROOT / "experiments").glob("*.py")
+                 if not p.name.startswith(("_", "bench_")))
+
+
+def load(script: Path):
+    spec = importlib.util.spec_from_file_location(f"experiment_{script.stem}", script)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.stem)
+def test_experiment_quick_mode_writes_figure_data_and_metadata(script, tmp_path):
+    written = load(script).main(quick=True, seed=0, out_dir=tmp_path)
+    png = tmp_path / f"{script.stem}.png"
+    assert png.exists() and png.stat().st_size > 5_000, "figure missing or empty"
+    csvs = list(tmp_path.glob(f"{script.stem}*.csv"))
+    assert csvs, "no data written beside the figure"
+    for csv in csvs:
+        frame = pd.read_csv(csv)
+        assert len(frame) > 0 and frame.select_dtypes("number").notna().any().any()
+    meta = json.loads((tmp_path / f"{script.stem}.json").read_text())
+    assert meta["parameters"]["seed"] == 0 and meta["parameters"]["quick"] is True
+    assert set(written) >= {"figure", "metadata"}
+    assert not list(tmp_path.glob(".*.tmp")), "temporary files left behind"
+
+
+@pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("flags", [["--seed", "-3"], ["--bogus"], ["--seed", "x"]])
+def test_experiment_rejects_bad_flags_with_one_line_and_status_2(script, flags, tmp_path):
+    out = tmp_path / "out"
+    proc = subprocess.run([sys.executable, str(script), "--quick", "--out", str(out), *flags],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2
+    assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert not out.exists() or not any(out.iterdir()), "bad flags must not write anything"
