@@ -1,0 +1,21 @@
+"""SI Fig. 2: entropy in range [t, tΔ) under the scale-invariant transform grows like sqrt(log t)."""
+
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+from sia_theory import ScaleInvariant
+from sia_theory.cli import run
+from sia_theory.plotting import entropy_scaling_experiment
+
+
+def main(quick=False, seed=0, out_dir="figures"):
+    return entropy_scaling_experiment(ScaleInvariant(tau=10.0), "Scale-invariant attention (τ = 10)",
+                                      "si_fig2_entropy_scaling", quick=quick, seed=seed,
+                                      out_dir=out_dir)
+
+
+if __name__ == "__main__":
+    sys.exit(run(main, __doc__))

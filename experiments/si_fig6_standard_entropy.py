@@ -1,0 +1,21 @@
+"""SI Fig. 6: entropy in range [t, tΔ) without a transform grows like log t."""
+
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+from sia_theory import NoScale
+from sia_theory.cli import run
+from sia_theory.plotting import entropy_scaling_experiment
+
+
+def main(quick=False, seed=0, out_dir="figures"):
+    return entropy_scaling_experiment(NoScale(), "Standard attention (no transform)",
+                                      "si_fig6_standard_entropy", quick=quick, seed=seed,
+                                      out_dir=out_dir)
+
+
+if __name__ == "__main__":
+    sys.exit(run(main, __doc__))
