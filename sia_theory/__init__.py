@@ -4,7 +4,10 @@ The transforms are the shared vocabulary: the closed forms, the Monte Carlo, the
 attention reference all take a transform object.
 """
 
+from . import attention
 from .transforms import ALiBi, LogN, NoScale, ScaleInvariant, Transform
 
-__all__ = ["ALiBi", "LogN", "NoScale", "ScaleInvariant", "Transform"]
+__all__ = [
+    "attention",
+    "ALiBi", "LogN", "NoScale", "ScaleInvariant", "Transform"]
 __version__ = "0.1.0"

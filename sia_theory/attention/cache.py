@@ -1,0 +1,109 @@
+"""Decoding caches for :class:`~sia_theory.attention.Decoder`.
+
+Two layouts (INA §3, "Cache"):
+
+* ``"kv"`` — per-layer keys and values, ``n_layers × 2 × (B, H, T, Dh)``: the standard KV
+  cache, and also InAttention's "projected" option (``W_K Y``, ``W_V Y`` per layer).
+* ``"initial"`` — InAttention's shared cache of the RMS-normed initial embeddings ``Y``,
+  ``(B, T, d_model)`` once for all layers; every layer re-projects ``K = W_K Y``, ``V = W_V Y``.
+
+Storage grows by doubling unless a capacity is given up front, so appending one token is
+amortised ``O(1)`` copies.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._validate import check_int
+
+__all__ = ["DecodingCache"]
+
+
+class _GrowingArray:
+    """An array that grows along ``axis`` with amortised O(1) appends."""
+
+    def __init__(self, axis, capacity):
+        self.axis, self.capacity, self.length, self.data = axis, capacity, 0, None
+
+    def append(self, block):
+        n_new = block.shape[self.axis]
+        if self.data is None:
+            shape = list(block.shape)
+            shape[self.axis] = max(self.capacity or 0, n_new)
+            self.data = np.empty(shape, dtype=block.dtype)
+        elif self.length + n_new > self.data.shape[self.axis]:
+            shape = list(self.data.shape)
+            shape[self.axis] = max(2 * shape[self.axis], self.length + n_new)
+            grown = np.empty(shape, dtype=self.data.dtype)
+            grown[self._slice(0, self.length)] = self.view()
+            self.data = grown
+        self.data[self._slice(self.length, self.length + n_new)] = block
+        self.length += n_new
+
+    def _slice(self, start, stop):
+        index = [slice(None)] * self.data.ndim
+        index[self.axis] = slice(start, stop)
+        return tuple(index)
+
+    def view(self):
+        return self.data[self._slice(0, self.length)]
+
+    @property
+    def nbytes(self):
+        return 0 if self.data is None else self.view().nbytes
+
+    @property
+    def allocated_nbytes(self):
+        return 0 if self.data is None else self.data.nbytes
+
+
+class DecodingCache:
+    """What a :class:`Decoder` keeps between decoding steps (``mode`` ``"kv"`` or ``"initial"``).
+
+    ``length`` is the number of positions already processed; ``nbytes`` counts the stored
+    entries (what the cache must hold), ``allocated_nbytes`` the buffers including spare room.
+    """
+
+    def __init__(self, n_layers, mode, capacity=None):
+        if mode not in ("kv", "initial"):
+            raise ValueError(f"mode must be 'kv' or 'initial', got {mode!r}")
+        n_layers = check_int("n_layers", n_layers, lo=1)
+        capacity = None if capacity is None else check_int("capacity", capacity, lo=1)
+        self.mode = mode
+        if mode == "kv":  # (B, H, T, Dh) per layer: grow along T (axis 2)
+            self._keys = [_GrowingArray(2, capacity) for _ in range(n_layers)]
+            self._values = [_GrowingArray(2, capacity) for _ in range(n_layers)]
+        else:  # (B, T, d_model) once: grow along T (axis 1)
+            self._initial = _GrowingArray(1, capacity)
+
+    @property
+    def length(self) -> int:
+        return self._keys[-1].length if self.mode == "kv" else self._initial.length
+
+    def append_kv(self, layer, keys, values):
+        self._keys[layer].append(keys)
+        self._values[layer].append(values)
+
+    def keys(self, layer):
+        return self._keys[layer].view()
+
+    def values(self, layer):
+        return self._values[layer].view()
+
+    def append_initial(self, initial):
+        self._initial.append(initial)
+
+    def initial(self):
+        return self._initial.view()
+
+    def _buffers(self):
+        return self._keys + self._values if self.mode == "kv" else [self._initial]
+
+    @property
+    def nbytes(self) -> int:
+        return sum(b.nbytes for b in self._buffers())
+
+    @property
+    def allocated_nbytes(self) -> int:
+        return sum(b.allocated_nbytes for b in self._buffers())

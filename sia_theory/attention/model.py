@@ -1,0 +1,278 @@
+"""A minimal pre-norm decoder (modded-nanogpt style, SI App. G) with an InAttention variant.
+
+token embedding → RMSNorm → [RMSNorm → multi-head attention (QK-norm, position encoding, logit
+transform) → residual → RMSNorm → MLP with ReLU² → residual] × L → RMSNorm → unembedding.
+Weights are random (seeded); there is no training. Norms have no learned gain (as in
+modded-nanogpt's ``F.rms_norm``).
+
+InAttention (INA, arXiv 2410.07063, §3): the queries of every layer come from that layer's
+hidden state, ``Q = W_Q X``, but keys and values come from the RMS-normed initial embeddings,
+``K = W_K Y``, ``V = W_V Y``. Its decoding cache is either ``Y`` itself (``"initial"``, the
+default: shared by all layers, ``2·L`` times smaller than a standard KV cache; each step
+re-projects it ``kv_chunk`` positions at a time, so the working memory stays small but the time
+per step is ``O(L·T·d²)``) or the per-layer projections (``"projected"``: as fast as a standard
+KV cache and exactly as large).
+
+``Decoder.forward(tokens, cache)`` processes ``tokens`` as the continuation of whatever
+``cache`` already holds (prefill when it is empty, one decoding step for a single token); the
+result equals the full forward pass over the whole sequence (tests check 1e-10 in float64).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .._validate import check_int
+from ..transforms import NoScale, Transform
+from .cache import DecodingCache
+from .core import attention, attention_partial, attention_scores, merge_partials
+from .positional import NoPE, NTKRoPE, PRoPESI, RoPE, rms_norm
+
+__all__ = ["DecoderConfig", "Decoder"]
+
+_POSITION_TYPES = (NoPE, RoPE, PRoPESI, NTKRoPE)
+
+
+@dataclass(frozen=True)
+class DecoderConfig:
+    """Configuration of :class:`Decoder` (frozen: a model's shape cannot drift after init).
+
+    ``position`` is ``NoPE()``, ``RoPE(base, fraction)``, ``PRoPESI()`` (SI's p-RoPE) or
+    ``NTKRoPE(...)``; ``transform`` is a :mod:`sia_theory.transforms` object applied to the
+    attention logits (SI eq. 16 for ``ScaleInvariant``). ``inattention_cache`` is ``"initial"``
+    (cache ``Y``) or ``"projected"`` (cache ``W_K Y``, ``W_V Y`` per layer).
+    """
+
+    vocab_size: int = 256
+    d_model: int = 64
+    n_heads: int = 4
+    n_layers: int = 2
+    mlp_hidden: int | None = None  # default 4 * d_model
+    position: object = field(default_factory=RoPE)
+    transform: Transform = field(default_factory=NoScale)
+    qk_norm: bool = True
+    inattention: bool = False
+    inattention_cache: str = "initial"
+    seed: int = 0
+    dtype: str = "float64"
+    block_size: int | None = None
+    kv_chunk: int = 2048  # InAttention "initial" cache: positions re-projected per chunk
+
+    def __post_init__(self):
+        for name, lo in (("vocab_size", 1), ("d_model", 1), ("n_heads", 1), ("n_layers", 1),
+                         ("seed", 0)):
+            check_int(name, getattr(self, name), lo=lo)
+        if self.d_model % self.n_heads:
+            raise ValueError(f"d_model must be a multiple of n_heads={self.n_heads}, "
+                             f"got d_model={self.d_model}")
+        for name in ("qk_norm", "inattention"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"{name} must be True or False, got {getattr(self, name)!r}")
+        if self.mlp_hidden is not None:
+            check_int("mlp_hidden", self.mlp_hidden, lo=1)
+        if not isinstance(self.position, _POSITION_TYPES):
+            raise ValueError("position must be NoPE(), RoPE(...), PRoPESI() or NTKRoPE(...), "
+                             f"got {self.position!r}")
+        multiple = 4 if isinstance(self.position, PRoPESI) else 2
+        if not isinstance(self.position, NoPE) and (self.d_model // self.n_heads) % multiple:
+            raise ValueError(f"d_model/n_heads (the head dimension) must be a multiple of "
+                             f"{multiple} for {type(self.position).__name__}, "
+                             f"got {self.d_model // self.n_heads}")
+        if not isinstance(self.transform, Transform):
+            raise ValueError(f"transform must be a sia_theory Transform, got {self.transform!r}")
+        if self.inattention_cache not in ("initial", "projected"):
+            raise ValueError("inattention_cache must be 'initial' or 'projected', "
+                             f"got {self.inattention_cache!r}")
+        if self.dtype not in ("float32", "float64"):
+            raise ValueError(f"dtype must be 'float32' or 'float64', got {self.dtype!r}")
+        if self.block_size is not None:
+            check_int("block_size", self.block_size, lo=1)
+        check_int("kv_chunk", self.kv_chunk, lo=1)
+
+    @property
+    def head_dim(self) -> int:
+        return self.d_model // self.n_heads
+
+    @property
+    def hidden(self) -> int:
+        return 4 * self.d_model if self.mlp_hidden is None else self.mlp_hidden
+
+    @property
+    def cache_mode(self) -> str:
+        if self.inattention and self.inattention_cache == "initial":
+            return "initial"
+        return "kv"
+
+
+class Decoder:
+    """Random-weight decoder of :class:`DecoderConfig`; see the module docstring."""
+
+    def __init__(self, config: DecoderConfig):
+        if not isinstance(config, DecoderConfig):
+            raise ValueError(f"config must be a DecoderConfig, got {config!r}")
+        self.config = c = config
+        rng = np.random.default_rng(c.seed)
+        dtype = np.dtype(c.dtype)
+
+        def weight(fan_in, fan_out):  # variance 1/fan_in keeps activations O(1)
+            return (rng.standard_normal((fan_in, fan_out)) / np.sqrt(fan_in)).astype(dtype)
+
+        self.embedding = rng.standard_normal((c.vocab_size, c.d_model)).astype(dtype)
+        self.layers = [dict(w_q=weight(c.d_model, c.d_model), w_k=weight(c.d_model, c.d_model),
+                            w_v=weight(c.d_model, c.d_model), w_o=weight(c.d_model, c.d_model),
+                            w_up=weight(c.d_model, c.hidden), w_down=weight(c.hidden, c.d_model))
+                       for _ in range(c.n_layers)]
+        self.unembedding = weight(c.d_model, c.vocab_size)
+
+    def new_cache(self, capacity=None) -> DecodingCache:
+        """An empty decoding cache of this model's layout (``capacity`` preallocates)."""
+        return DecodingCache(self.config.n_layers, self.config.cache_mode, capacity)
+
+    def _split_heads(self, x):  # (B, T, d_model) -> (B, H, T, Dh)
+        n_batch, n_pos, _ = x.shape
+        c = self.config
+        return x.reshape(n_batch, n_pos, c.n_heads, c.head_dim).transpose(0, 2, 1, 3)
+
+    def _keys_values(self, layer, source, positions):
+        """Position-encoded, QK-normed keys and values of ``source`` (B, T, d_model)."""
+        keys = self._split_heads(source @ layer["w_k"])  # (B, H, T, Dh)
+        values = self._split_heads(source @ layer["w_v"])  # (B, H, T, Dh)
+        if self.config.qk_norm:
+            keys = rms_norm(keys)
+        return self.config.position(keys, positions), values
+
+    def _check_tokens(self, tokens):
+        tokens = np.asarray(tokens)
+        if tokens.ndim != 2 or tokens.dtype.kind not in "iu" or 0 in tokens.shape:
+            raise ValueError(f"tokens must be a non-empty 2-D integer array (B, T), got "
+                             f"shape {tokens.shape} and dtype {tokens.dtype}")
+        if tokens.min() < 0 or tokens.max() >= self.config.vocab_size:
+            raise ValueError(f"tokens must lie in [0, vocab_size - 1 = "
+                             f"{self.config.vocab_size - 1}]")
+        return tokens
+
+    def forward(self, tokens, cache: DecodingCache | None = None):
+        """Logits ``(B, T, vocab)`` for ``tokens`` ``(B, T)`` continuing ``cache`` (if given).
+
+        With ``cache=None`` this is the full (prefill) forward pass. With a cache, the tokens
+        sit at positions ``cache.length .. cache.length + T - 1`` and the cache is extended.
+        """
+        return self._run(tokens, cache)
+
+    def attention_inputs(self, tokens, layer, last=1):
+        """Queries of the last ``last`` positions and all keys and values of ``layer``:
+        ``(B, H, last, Dh)``, ``(B, H, T, Dh)``, ``(B, H, T, Dh)``, after QK-norm and the
+        position encoding, i.e. exactly what the layer passes to :func:`attention`. Layers
+        before ``layer`` run in full (``O(T²)`` each); ``layer=0`` costs ``O(T)``."""
+        c = self.config
+        layer = check_int("layer", layer, lo=0, hi=c.n_layers - 1)
+        tokens = self._check_tokens(tokens)
+        last = check_int("last", last, lo=1, hi=tokens.shape[1])
+        return self._run(tokens, None, stop=(layer, last))
+
+    def attention_logits(self, tokens, layer, last=1, transformed=True):
+        """Attention logits of ``layer`` for the last ``last`` positions, ``(B, H, last, T)``:
+        ``L = a S + m`` (``transformed=True``) or the raw ``S = q·k/sqrt(Dh)`` after QK-norm
+        and the position encoding (SI App. J's "unmodified logits"). Keys after a query are
+        ``-inf``."""
+        queries, keys, _ = self.attention_inputs(tokens, layer, last)
+        return attention_scores(queries, keys, causal=True,
+                                score_mod=self.config.transform if transformed else None)
+
+    def _run(self, tokens, cache, stop=None):
+        c = self.config
+        tokens = self._check_tokens(tokens)
+        if cache is None:
+            cache = self.new_cache()
+        elif not isinstance(cache, DecodingCache) or cache.mode != c.cache_mode:
+            raise ValueError(f"cache must be a DecodingCache of mode {c.cache_mode!r} "
+                             "(from Decoder.new_cache)")
+        start = cache.length
+        if start and self._cached_batch(cache) != tokens.shape[0]:
+            raise ValueError(f"tokens must have the cache's batch size "
+                             f"{self._cached_batch(cache)}, got {tokens.shape[0]}")
+        positions = np.arange(start, start + tokens.shape[1])  # (T,)
+        initial = rms_norm(self.embedding[tokens])  # (B, T, d_model): Y, the initial states
+        if cache.mode == "initial":
+            cache.append_initial(initial)
+            all_initial = cache.initial()  # (B, start + T, d_model)
+            all_positions = np.arange(all_initial.shape[1])
+        x = initial
+        for index, layer in enumerate(self.layers):
+            hidden = rms_norm(x)  # (B, T, d_model)
+            queries = self._split_heads(hidden @ layer["w_q"])  # (B, H, T, Dh)
+            if c.qk_norm:
+                queries = rms_norm(queries)
+            queries = c.position(queries, positions)
+            if cache.mode == "initial":  # InAttention: re-project the shared Y in chunks
+                if stop is not None and index == stop[0]:
+                    keys, values = self._keys_values(layer, all_initial, all_positions)
+                    return queries[:, :, -stop[1]:], keys, values
+                mixed = self._attend_initial(layer, queries, all_initial, start)
+            else:
+                source = initial if c.inattention else hidden
+                new_keys, new_values = self._keys_values(layer, source, positions)
+                cache.append_kv(index, new_keys, new_values)
+                keys, values = cache.keys(index), cache.values(index)
+                if stop is not None and index == stop[0]:
+                    return queries[:, :, -stop[1]:], keys, values
+                mixed = attention(queries, keys, values, score_mod=c.transform, causal=True,
+                                  block_size=c.block_size)  # (B, H, T, Dh)
+            n_batch, _, n_pos, _ = mixed.shape
+            x = x + mixed.transpose(0, 2, 1, 3).reshape(n_batch, n_pos, c.d_model) @ layer["w_o"]
+            up = np.maximum(rms_norm(x) @ layer["w_up"], 0.0)  # (B, T, hidden)
+            x = x + (up * up) @ layer["w_down"]  # ReLU² MLP
+        return rms_norm(x) @ self.unembedding  # (B, T, vocab)
+
+    def _attend_initial(self, layer, queries, all_initial, q_start):
+        """InAttention over the cached ``Y`` without materialising ``W_K Y, W_V Y`` for the
+        whole context: keys and values are projected ``kv_chunk`` positions at a time and the
+        per-chunk results are merged by their log-sum-exp, so the working memory is
+        ``O(kv_chunk · d_model)`` on top of the cache, not ``O(T · d_model)``."""
+        c = self.config
+        n_known, q_end = all_initial.shape[1], q_start + queries.shape[2]
+        merged = None
+        for k0 in range(0, min(n_known, q_end), c.kv_chunk):
+            k1 = min(k0 + c.kv_chunk, n_known)
+            keys, values = self._keys_values(layer, all_initial[:, k0:k1], np.arange(k0, k1))
+            part = attention_partial(queries, keys, values, q_start=q_start, kv_start=k0,
+                                     score_mod=c.transform, block_size=c.block_size)
+            merged = part if merged is None else merge_partials([merged, part])
+        return merged[0].astype(queries.dtype, copy=False)  # (B, H, T, Dh)
+
+    def inattention_cache(self, tokens, capacity=None) -> DecodingCache:
+        """InAttention's decoding cache for ``tokens`` built directly from the embeddings.
+
+        INA's keys and values depend only on ``Y = RMSNorm(embedding[tokens])``, so its cache
+        (``Y``, or the per-layer ``W_K Y, W_V Y``) needs no forward pass; decoding from it
+        equals decoding from a prefilled cache. Standard decoders have no such shortcut.
+        """
+        c = self.config
+        if not c.inattention:
+            raise ValueError("inattention_cache needs a config with inattention=True (a "
+                             "standard KV cache depends on every layer's hidden states)")
+        tokens = self._check_tokens(tokens)
+        cache = self.new_cache(capacity)
+        initial = rms_norm(self.embedding[tokens])  # (B, T, d_model)
+        if cache.mode == "initial":
+            cache.append_initial(initial)
+        else:
+            positions = np.arange(tokens.shape[1])
+            for index, layer in enumerate(self.layers):
+                cache.append_kv(index, *self._keys_values(layer, initial, positions))
+        return cache
+
+    @staticmethod
+    def _cached_batch(cache):
+        return (cache.keys(0) if cache.mode == "kv" else cache.initial()).shape[0]
+
+    def decode_step(self, token, cache: DecodingCache):
+        """Logits ``(B, vocab)`` after appending one token per sequence (``token`` shape (B,))."""
+        token = np.asarray(token)
+        if token.ndim != 1:
+            raise ValueError(f"token must be a 1-D integer array (B,), got shape {token.shape}")
+        if cache is None:
+            raise ValueError("cache must be a DecodingCache (from Decoder.new_cache)")
+        return self.forward(token[:, None], cache)[:, -1]

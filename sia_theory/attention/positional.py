@@ -1,0 +1,199 @@
+"""Position encodings and QK-norm for the attention reference (SI §4 and App. G).
+
+* :func:`rope` — rotary position embedding (Su et al. 2024, RoFormer eq. 34): frequency
+  ``θ_k = base^(−2k/D)``, ``k = 0..D/2−1``; dimension ``k`` is paired with ``k + D/2`` (the
+  half-split layout of GPT-NeoX and modded-nanogpt). With ``fraction = p < 1`` it is p-RoPE
+  (Barbero et al. 2024, "Round and round we go"): only the ``round(p·D/2)`` highest frequencies
+  rotate, the remaining (low-frequency) pairs are left unrotated.
+* :func:`p_rope_si_frequencies` / :data:`P_ROPE_SI` — the p-RoPE of the SI experiments: half
+  the frequencies with "an effective base of 1024" (SI App. G). Our reading, taken from the
+  modded-nanogpt code the SI models are built on ("half-truncate RoPE", Jordan et al. 2024):
+  the ``D/4`` rotating frequencies are ``(1/1024)^(j/(D/4−1))``, ``j = 0..D/4−1`` — geometric
+  from 1 down to exactly 1/1024 — and the other ``D/4`` pairs have frequency 0. This is not
+  ``rope(base=1024, fraction=0.5)``, whose lowest kept frequency would be ``1024^(−1/2)``.
+* :func:`ntk_base` — NTK-aware scaling (bloc97 2023; SI App. G): ``base·(L_inf/L_tr)^(d/(d−2))``
+  when the inference length exceeds the training length, ``base`` otherwise.
+* :func:`rms_norm` — RMSNorm without a learned gain; QK-norm is RMSNorm of q and k over the head
+  dimension (SI App. G; Henry et al. 2020).
+
+The classes ``NoPE``, ``RoPE``, ``PRoPESI`` and ``NTKRoPE`` are small frozen callables
+``encoding(x, positions)`` used to configure :class:`sia_theory.attention.DecoderConfig`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._validate import check_int, check_real
+
+__all__ = ["rope", "rope_frequencies", "p_rope_si_frequencies", "p_rope_si", "ntk_base",
+           "rms_norm", "qk_norm", "NoPE", "RoPE", "PRoPESI", "NTKRoPE", "P_ROPE_SI_BASE"]
+
+# SI App. G: "an effective base of 1024 for the angular frequencies in p-RoPE".
+P_ROPE_SI_BASE = 1024.0
+
+
+def _check_head_dim(head_dim, multiple=2):
+    head_dim = check_int("head_dim", head_dim, lo=multiple)
+    if head_dim % multiple:
+        raise ValueError(f"head_dim D must be a multiple of {multiple} for this rotary "
+                         f"encoding (pairs of dimensions rotate together), got D={head_dim}")
+    return head_dim
+
+
+def rope_frequencies(head_dim, base=10000.0, fraction=1.0) -> np.ndarray:
+    """Angular frequencies ``θ_k = base^(−2k/D)`` of RoPE (RoFormer eq. 15), shape ``(D/2,)``;
+    p-RoPE (``fraction < 1``) sets all but the ``round(fraction·D/2)`` highest to 0."""
+    head_dim = _check_head_dim(head_dim)
+    base = check_real("base", base, lo=1, lo_open=True)
+    fraction = check_real("fraction", fraction, lo=0, hi=1, lo_open=True)
+    n_pairs = head_dim // 2
+    n_rotating = int(round(fraction * n_pairs))
+    if n_rotating < 1:
+        raise ValueError(f"fraction must keep at least one of the {n_pairs} frequencies of "
+                         f"head_dim={head_dim}: fraction >= {0.5 / n_pairs:.4g}, got {fraction}")
+    theta = base ** (-2.0 * np.arange(n_pairs) / head_dim)  # (D/2,), highest first
+    theta[n_rotating:] = 0.0
+    return theta
+
+
+def p_rope_si_frequencies(head_dim) -> np.ndarray:
+    """SI's p-RoPE frequencies (App. G, modded-nanogpt "half-truncate RoPE"): ``D/4`` frequencies
+    geometric from 1 to ``1/1024`` inclusive, then ``D/4`` zeros. Shape ``(D/2,)``."""
+    head_dim = _check_head_dim(head_dim, multiple=4)
+    n_rotating = head_dim // 4
+    if n_rotating == 1:
+        rotating = np.ones(1)
+    else:
+        rotating = (1.0 / P_ROPE_SI_BASE) ** np.linspace(0.0, 1.0, n_rotating)  # (D/4,)
+    return np.concatenate([rotating, np.zeros(head_dim // 2 - n_rotating)])
+
+
+def _check_x(x, multiple):
+    x = np.asarray(x)
+    if x.dtype not in (np.float32, np.float64):
+        raise ValueError(f"x must be a float32 or float64 array, got dtype {x.dtype}")
+    if x.ndim < 2:
+        raise ValueError(f"x must have shape (..., T, D), got shape {x.shape}")
+    if x.shape[-1] % multiple or x.shape[-1] == 0:
+        raise ValueError(f"x must have a head dimension D (last axis) that is a positive "
+                         f"multiple of {multiple} for this rotary encoding, got D={x.shape[-1]}")
+    if not np.all(np.isfinite(x)):
+        raise ValueError("x must contain only finite numbers")
+    return x
+
+
+def _rotate(x, positions, theta):
+    if x.shape[-1] != 2 * theta.size:
+        raise ValueError(f"x must have head dimension D={2 * theta.size}, got shape {x.shape}")
+    positions = np.asarray(positions)
+    if positions.ndim != 1 or positions.size != x.shape[-2]:
+        raise ValueError(f"positions must be a 1-D array with one entry per position "
+                         f"(T={x.shape[-2]}), got shape {positions.shape}")
+    if positions.dtype.kind not in "iuf" or not np.all(np.isfinite(positions)):
+        raise ValueError("positions must contain finite real numbers")
+    angle = positions.astype(np.float64)[:, None] * theta[None, :]  # (T, D/2)
+    cos, sin = np.cos(angle), np.sin(angle)
+    half = theta.size
+    x1, x2 = x[..., :half], x[..., half:]  # (..., T, D/2) each
+    out = np.concatenate([x1 * cos - x2 * sin, x1 * sin + x2 * cos], axis=-1)  # (..., T, D)
+    return out.astype(x.dtype, copy=False)
+
+
+def rope(x, positions, base=10000.0, fraction=1.0):
+    """Rotary position embedding of ``x`` (``(..., T, D)``) at integer ``positions`` (``(T,)``).
+
+    RoPE (Su et al. 2024): pair ``(x_k, x_{k+D/2})`` is rotated by ``position·θ_k`` with
+    ``θ_k = base^(−2k/D)``, so ``rope(q, i)·rope(k, j)`` depends on ``i − j`` only and norms are
+    preserved. ``fraction < 1`` is p-RoPE (Barbero et al. 2024): only the highest-frequency
+    ``round(fraction·D/2)`` pairs rotate. ``D`` must be even; ``fraction`` in ``(0, 1]``.
+    """
+    x = _check_x(x, 2)
+    return _rotate(x, positions, rope_frequencies(x.shape[-1], base, fraction))
+
+
+def p_rope_si(x, positions):
+    """p-RoPE exactly as in the SI experiments (App. G): see :func:`p_rope_si_frequencies`."""
+    x = _check_x(x, 4)
+    return _rotate(x, positions, p_rope_si_frequencies(x.shape[-1]))
+
+
+def ntk_base(base, head_dim, train_length, inference_length) -> float:
+    """NTK-aware RoPE base (SI App. G; bloc97 2023): ``base·(L_inf/L_tr)^(d/(d−2))`` if
+    ``L_inf > L_tr``, else ``base`` (the scaling only applies beyond the training length)."""
+    base = check_real("base", base, lo=1, lo_open=True)
+    head_dim = _check_head_dim(head_dim)
+    if head_dim == 2:
+        raise ValueError("head_dim must be >= 4 for NTK scaling (exponent d/(d-2))")
+    train_length = check_int("train_length", train_length, lo=1)
+    inference_length = check_int("inference_length", inference_length, lo=1)
+    if inference_length <= train_length:
+        return base
+    return base * (inference_length / train_length) ** (head_dim / (head_dim - 2))
+
+
+def rms_norm(x, eps=None):
+    """RMSNorm without a gain, over the last axis: ``x / sqrt(mean(x²) + eps)`` (Zhang & Sennrich
+    2019). ``eps`` defaults to the dtype's machine epsilon, as ``torch.nn.functional.rms_norm``."""
+    x = np.asarray(x)
+    eps = np.finfo(x.dtype).eps if eps is None else check_real("eps", eps, lo=0)
+    return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps)
+
+
+def qk_norm(q, k, eps=None):
+    """QK-norm (SI App. G; Henry et al. 2020): RMSNorm of q and k over the head dimension."""
+    return rms_norm(q, eps), rms_norm(k, eps)
+
+
+@dataclass(frozen=True)
+class NoPE:
+    """No position encoding: ``x`` is returned unchanged (Kazemnejad et al. 2023)."""
+
+    def __call__(self, x, positions):
+        return x
+
+
+@dataclass(frozen=True)
+class RoPE:
+    """RoPE / p-RoPE with a given base and fraction of rotating frequencies (see :func:`rope`)."""
+
+    base: float = 10000.0
+    fraction: float = 1.0
+
+    def __post_init__(self):
+        object.__setattr__(self, "base", check_real("base", self.base, lo=1, lo_open=True))
+        object.__setattr__(self, "fraction", check_real("fraction", self.fraction, lo=0, hi=1,
+                                                        lo_open=True))
+
+    def __call__(self, x, positions):
+        return rope(x, positions, self.base, self.fraction)
+
+
+@dataclass(frozen=True)
+class PRoPESI:
+    """The p-RoPE of SI's experiments: half the frequencies, effective base 1024 (App. G)."""
+
+    def __call__(self, x, positions):
+        return p_rope_si(x, positions)
+
+
+@dataclass(frozen=True)
+class NTKRoPE:
+    """RoPE whose base is NTK-scaled for ``inference_length`` (SI App. G; bloc97 2023)."""
+
+    train_length: int
+    inference_length: int
+    base: float = 10000.0
+    fraction: float = 1.0
+
+    def __post_init__(self):
+        check_int("train_length", self.train_length, lo=1)
+        check_int("inference_length", self.inference_length, lo=1)
+        RoPE(self.base, self.fraction)  # validates base and fraction
+
+    def __call__(self, x, positions):
+        x = _check_x(x, 2)
+        scaled = ntk_base(self.base, x.shape[-1], self.train_length, self.inference_length)
+        return rope(x, positions, scaled, self.fraction)

@@ -1,0 +1,127 @@
+"""How a score modification is applied to one block of raw scores.
+
+The attention reference accepts, as ``score_mod``:
+
+* a :class:`~sia_theory.transforms.Transform` (or its bound ``score_mod``). Transforms whose
+  coefficients depend only on the distance ``t = q_idx - kv_idx`` (``distance_only``: NoScale,
+  ScaleInvariant, ALiBi) take the fast path: the coefficient tables ``a_t, m_t`` are computed once
+  per call for every distance that occurs and each block reads them through a strided
+  (Toeplitz) view, so no per-score gather or transcendental function is evaluated. :class:`LogN`
+  depends only on ``n = q_idx + 1`` and is applied as one multiplier per query row. Any other
+  transform goes through its ``score_mod``.
+* any callable with PyTorch FlexAttention's signature ``score_mod(score, b, h, q_idx, kv_idx)``,
+  evaluated elementwise on broadcast numpy arrays: ``score`` is ``(B, H, nq, nk)``, ``b`` is
+  ``(B, 1, 1, 1)``, ``h`` is ``(1, H, 1, 1)``, ``q_idx`` is ``(1, 1, nq, 1)`` and ``kv_idx`` is
+  ``(1, 1, 1, nk)`` (Dong et al. 2024, FlexAttention).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+
+from ..transforms import ALiBi, LogN, Transform
+
+__all__ = ["ScoreModifier"]
+
+
+def _as_transform(score_mod):
+    """The transform behind ``score_mod`` (a Transform or its bound method), else ``None``."""
+    if isinstance(score_mod, Transform):
+        return score_mod
+    owner = getattr(score_mod, "__self__", None)
+    if isinstance(owner, Transform) and getattr(score_mod, "__name__", "") == "score_mod":
+        return owner
+    return None
+
+
+class ScoreModifier:
+    """Applies ``score_mod`` to blocks of the score matrix of one attention call.
+
+    ``offset`` is the absolute position of the first query (``q_idx = offset + row``), so that
+    with ``Tq < Tk`` the queries are the last ``Tq`` positions (the decoding convention);
+    ``kv_offset`` is the absolute position of the first key (``kv_idx = kv_offset + column``,
+    non-zero only when attention runs over one chunk of the keys).
+    """
+
+    def __init__(self, score_mod, *, n_batch, n_heads, n_queries, n_keys, offset, kv_offset=0):
+        self.callable = score_mod
+        self.n_batch, self.n_heads = n_batch, n_heads
+        self.offset, self.kv_offset = offset, kv_offset
+        self.kind = "none"
+        if score_mod is None:
+            return
+        transform = _as_transform(score_mod)
+        if transform is None:
+            if not callable(score_mod):
+                raise ValueError("score_mod must be None, a Transform or a callable "
+                                 f"score_mod(score, b, h, q_idx, kv_idx), got {score_mod!r}")
+            self.kind = "callable"
+            return
+        if isinstance(transform, ALiBi) and transform.n_heads not in (1, n_heads):
+            raise ValueError(f"score_mod: ALiBi has {transform.n_heads} slopes but q has "
+                             f"{n_heads} heads (give one slope or one per head)")
+        self.transform = transform
+        if transform.distance_only:
+            self._build_distance_tables(transform, n_queries, n_keys)
+        elif isinstance(transform, LogN):
+            self.kind = "row"
+        else:
+            self.kind = "callable"
+            self.callable = transform.score_mod
+
+    def _build_distance_tables(self, transform, n_queries, n_keys):
+        # Every distance that any (query, key) pair of this call can have, negative ones
+        # included (they only occur without a causal mask; Transform uses |t| for them).
+        shift = self.offset - self.kv_offset  # t = shift + row - column
+        self.t_min = shift - (n_keys - 1)
+        t = np.arange(self.t_min, shift + n_queries, dtype=np.float64)  # (n_t,)
+        per_head = isinstance(transform, ALiBi) and transform.n_heads > 1
+        heads = range(self.n_heads) if per_head else [None]
+        tables = [transform.coefficients(np.abs(t), h=h) for h in heads]
+        self.a_table = np.stack([a for a, _ in tables])  # (H or 1, n_t)
+        self.m_table = np.stack([m for _, m in tables])  # (H or 1, n_t)
+        self.scale_is_one = bool(np.all(self.a_table == 1.0))
+        self.bias_is_zero = bool(np.all(self.m_table == 0.0))
+        self.kind = "identity" if self.scale_is_one and self.bias_is_zero else "distance"
+
+    def _toeplitz(self, table, q0, q1, k0, k1):
+        """View ``table[:, t - t_min]``, ``t = offset + q0 + i - (kv_offset + k0 + j)``:
+        shape (·, nq, nk)."""
+        n_q, n_k = q1 - q0, k1 - k0
+        base = self.offset - self.kv_offset + q0 - k0 - self.t_min  # index of (i, j) = (0, 0)
+        window = table[:, base - (n_k - 1): base + n_q]  # (·, nq + nk - 1)
+        # sliding_window_view gives w[i, jj] = window[i + jj]; reversing jj gives base + i - j.
+        return sliding_window_view(window, n_k, axis=-1)[:, :, ::-1]  # (·, nq, nk)
+
+    def apply(self, scores, q0, q1, k0, k1):
+        """Modified scores for query rows ``q0:q1`` and keys ``k0:k1``; may reuse ``scores``.
+
+        ``scores`` is ``(B, H, nq, nk)`` float64 and already multiplied by the scale.
+        """
+        if self.kind in ("none", "identity"):
+            return scores
+        if self.kind == "distance":
+            if not self.scale_is_one:
+                scores *= self._toeplitz(self.a_table, q0, q1, k0, k1)
+            if not self.bias_is_zero:
+                scores += self._toeplitz(self.m_table, q0, q1, k0, k1)
+            return scores
+        q_idx = np.arange(self.offset + q0, self.offset + q1)  # (nq,)
+        if self.kind == "row":
+            a, m = self.transform.coefficients(np.zeros(q_idx.size), n_ctx=q_idx + 1.0)
+            scores *= a[:, None]
+            scores += m[:, None]
+            return scores
+        b = np.arange(self.n_batch).reshape(-1, 1, 1, 1)  # (B, 1, 1, 1)
+        h = np.arange(self.n_heads).reshape(1, -1, 1, 1)  # (1, H, 1, 1)
+        kv_idx = np.arange(self.kv_offset + k0, self.kv_offset + k1).reshape(1, 1, 1, -1)
+        out = np.asarray(self.callable(scores, b, h, q_idx.reshape(1, 1, -1, 1), kv_idx),
+                         dtype=np.float64)
+        if out.shape != scores.shape:
+            try:
+                out = np.broadcast_to(out, scores.shape)
+            except ValueError:
+                raise ValueError(f"score_mod returned shape {out.shape}, which does not "
+                                 f"broadcast to the score block shape {scores.shape}") from None
+        return out
