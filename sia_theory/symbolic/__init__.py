@@ -1,5 +1,5 @@
 """Symbolic (sympy) derivations; numeric code elsewhere is lambdified from these."""
 
-from . import si
+from . import cas, si
 
-__all__ = ["si"]
+__all__ = ["cas", "si"]

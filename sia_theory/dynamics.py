@@ -1,0 +1,312 @@
+"""Token dynamics of the CAS attention layer (CAS §2, eq. 1) on simplex and near-simplex tokens.
+
+One layer: ``y_i = x_i/|x_i|``, scores ``β⟨y_i, y_j⟩`` for all ``j`` (including ``i``),
+``A = softmax`` by rows, ``x_i' = Σ_j A_ij y_j + α x_i``. The work per layer is two ``n×n×d``
+matrix products (BLAS) and ``n²`` exponentials; the mean off-diagonal cosine is ``O(nd)`` from
+``|Σ_i y_i|²``. Each Monte Carlo sample draws its tokens from its own
+``SeedSequence([seed, sample])``, so results do not depend on thread count, and a sample index
+gives the same draws for every ``ρ`` and ``γ`` of a grid (common random numbers).
+
+Determinism across thread counts: OpenBLAS partitions a matrix product differently for different
+thread counts, which changes the last bits (measured: ``(300×300)·(300×32)``). So every product
+here runs with single-threaded BLAS, and parallelism comes from independent tasks (samples, grid
+cells, row blocks) on ``NUMBA_NUM_THREADS`` worker threads, reduced in a fixed order. (A single
+:func:`attention_step` therefore uses one core; simulations parallelise over their tasks.)
+"""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from functools import cache
+
+import numpy as np
+import pandas as pd
+
+from ._validate import check_finite_array, check_int, check_real
+
+__all__ = ["attention_step", "simulate_token_step", "simulate_depth", "sample_tokens",
+           "mean_cosine", "attention_statistics", "crossing_point", "parallel_map"]
+
+TOKEN_KINDS = ("gaussian", "simplex")
+
+
+@cache
+def _blas_controller():
+    from threadpoolctl import ThreadpoolController
+
+    return ThreadpoolController()
+
+
+_blas_lock = threading.Lock()
+_blas_state = {"depth": 0, "limiter": None}  # nesting depth across threads, active limiter
+
+
+@contextmanager
+def single_threaded_blas():
+    """Run the block with one BLAS thread (threadpoolctl; works for OpenBLAS, MKL and BLIS),
+    restored afterwards. Safe to nest and to enter from several threads: the limit is set by
+    the first entrant and lifted by the last one out."""
+    with _blas_lock:
+        if _blas_state["depth"] == 0:
+            _blas_state["limiter"] = _blas_controller().limit(limits=1, user_api="blas")
+        _blas_state["depth"] += 1
+    try:
+        yield
+    finally:
+        with _blas_lock:
+            _blas_state["depth"] -= 1
+            if _blas_state["depth"] == 0:
+                _blas_state["limiter"].restore_original_limits()
+                _blas_state["limiter"] = None
+
+
+def worker_count() -> int:
+    """Worker threads for independent tasks: ``NUMBA_NUM_THREADS`` (the project's knob)."""
+    from numba import config
+
+    return max(1, int(config.NUMBA_NUM_THREADS))
+
+
+def parallel_map(fn, items) -> list:
+    """``[fn(x) for x in items]`` on :func:`worker_count` threads with single-threaded BLAS.
+
+    Each task must be independent of the others; results come back in input order, so any
+    reduction over them is the same for every thread count.
+    """
+    items = list(items)
+    with single_threaded_blas():
+        if worker_count() == 1 or len(items) <= 1:
+            return [fn(x) for x in items]
+        with ThreadPoolExecutor(min(worker_count(), len(items))) as pool:
+            return list(pool.map(fn, items))
+
+
+def _normalise_rows(X: np.ndarray, name: str = "X") -> tuple[np.ndarray, np.ndarray]:
+    norms = np.sqrt(np.einsum("ij,ij->i", X, X))  # (n,)
+    if np.any(norms == 0):
+        raise ValueError(f"{name} must not contain a zero row (row {int(np.argmin(norms))})")
+    return X / norms[:, None], norms
+
+
+def _check_tokens(X) -> np.ndarray:
+    X = check_finite_array("X", X, ndim=2, dtype=np.float64)
+    if X.shape[0] < 1 or X.shape[1] < 1:
+        raise ValueError(f"X must have at least one row and one column, got shape {X.shape}")
+    return X
+
+
+def attention_step(X, beta, alpha=0.0, return_attention=False):
+    """One CAS attention layer (CAS eq. 1): ``x_i' = Σ_j softmax_j(β⟨y_i,y_j⟩) y_j + α x_i``.
+
+    ``X`` is ``(n, d)`` with nonzero rows; returns ``X'`` (and ``A`` if ``return_attention``).
+    """
+    X = _check_tokens(X)
+    beta = check_real("beta", beta, 0.0)
+    alpha = check_real("alpha", alpha, 0.0)
+    Y, _ = _normalise_rows(X)  # (n, d)
+    with single_threaded_blas():
+        A = _softmax_from_gram(Y @ Y.T, beta)  # (n, n)
+        out = A @ Y  # (n, d)
+    if alpha:
+        out += alpha * X
+    return (out, A) if return_attention else out
+
+
+def mean_cosine(X) -> float:
+    """Mean of ``⟨y_i, y_j⟩`` over ordered pairs ``i ≠ j``, in ``O(nd)`` via ``|Σ y_i|²``."""
+    Y, _ = _normalise_rows(np.asarray(X, dtype=np.float64))
+    n = Y.shape[0]
+    total = Y.sum(axis=0)  # (d,)
+    # not `total @ total`: BLAS ddot splits the sum across threads and changes the last bit
+    return float((np.sum(total * total) - n) / (n * (n - 1)))
+
+
+def attention_statistics(A: np.ndarray) -> dict:
+    """Sparsity of a row-stochastic ``A``: mean self weight ``A_ii``, mean effective number of
+    attended tokens ``1/Σ_j A_ij²``, mean entropy ``−Σ_j A_ij log A_ij`` (nats)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        plogp = np.where(A > 0, A * np.log(A), 0.0)  # (n, n)
+    return {"self_weight": float(np.mean(np.diag(A))),
+            "effective_tokens": float(np.mean(1.0 / np.einsum("ij,ij->i", A, A))),
+            "entropy": float(np.mean(-plogp.sum(axis=1)))}
+
+
+def sample_tokens(n, d, rho, tokens="gaussian", q=1.0, rng=None) -> np.ndarray:
+    """Tokens of squared norm ``q`` with pairwise cosine ``ρ`` (exactly or in expectation).
+
+    ``"simplex"``: the exact simplex ``Y = sqrt(Gram)`` with ``Gram = (1−ρ)I + ρ11ᵀ`` (needs
+    ``d ≥ n``; deterministic). ``"gaussian"``: CAS's near-simplex ``√ρ z_0 + √(1−ρ) z_i`` with
+    ``z`` iid ``N(0, I_d)``, rescaled to norm ``√q`` (the direction is what CAS draws; the norm
+    only matters through the residual).
+    """
+    n, d = check_int("n", n, 2), check_int("d", d, 1)
+    rho = check_real("rho", rho, 0.0, 1.0, lo_open=True, hi_open=True)
+    q = check_real("q", q, 0.0, lo_open=True)
+    if tokens == "simplex":
+        if d < n:
+            raise ValueError(f"d must be >= n for exact simplex tokens, got d={d}, n={n}")
+        # eigen-decomposition of (1−ρ)I + ρ11ᵀ: eigenvalue 1−ρ+nρ on 1/√n, 1−ρ elsewhere
+        root = np.sqrt(1 - rho) * np.eye(n)  # (n, n)
+        root += (np.sqrt(1 - rho + n * rho) - np.sqrt(1 - rho)) / n
+        Y = np.zeros((n, d))
+        Y[:, :n] = root
+    elif tokens == "gaussian":
+        rng = rng if rng is not None else np.random.default_rng()
+        z0 = rng.standard_normal(d)  # (d,)
+        Z = rng.standard_normal((n, d))  # (n, d)
+        Y, _ = _normalise_rows(np.sqrt(rho) * z0 + np.sqrt(1 - rho) * Z)
+    else:
+        raise ValueError(f"tokens must be one of {TOKEN_KINDS}, got {tokens!r}")
+    return np.sqrt(q) * Y
+
+
+def crossing_point(x, y, level) -> float:
+    """First ``x`` at which ``y`` falls below ``level`` (linear interpolation in ``log x``, or in
+    ``x`` next to ``x = 0``), or ``nan`` if it never does or already starts below. Used to locate
+    the collapse → preservation transition."""
+    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    below = np.nonzero(y < level)[0]
+    if below.size == 0 or below[0] == 0:
+        return float("nan")
+    k = below[0]
+    fraction = (level - y[k - 1]) / (y[k] - y[k - 1])
+    if x[k - 1] <= 0:
+        return float(x[k - 1] + fraction * (x[k] - x[k - 1]))
+    lx0, lx1 = np.log(x[k - 1]), np.log(x[k])
+    return float(np.exp(lx0 + fraction * (lx1 - lx0)))
+
+
+def _sample_rng(seed: int, sample: int) -> np.random.Generator:
+    return np.random.default_rng(np.random.SeedSequence([seed, sample]))
+
+
+def _summary(values: np.ndarray, deterministic: bool = False) -> tuple[float, float]:
+    """Mean and standard error over samples (0 for a deterministic configuration, ``nan`` when a
+    random one has a single sample)."""
+    values = np.asarray(values, dtype=np.float64)
+    if deterministic:
+        return float(values.mean()), 0.0
+    se = values.std(ddof=1) / np.sqrt(values.size) if values.size > 1 else float("nan")
+    return float(values.mean()), float(se)
+
+
+def _check_common(n, d, rho, alpha, tokens, samples, seed, q):
+    n, d = check_int("n", n, 2), check_int("d", d, 1)
+    rho = check_real("rho", rho, 0.0, 1.0, lo_open=True, hi_open=True)
+    alpha, q = check_real("alpha", alpha, 0.0), check_real("q", q, 0.0, lo_open=True)
+    samples, seed = check_int("samples", samples, 1), check_int("seed", seed, 0)
+    if tokens not in TOKEN_KINDS:
+        raise ValueError(f"tokens must be one of {TOKEN_KINDS}, got {tokens!r}")
+    if tokens == "simplex":
+        if d < n:
+            raise ValueError(f"d must be >= n for exact simplex tokens, got d={d}, n={n}")
+        samples = 1  # deterministic configuration
+    return n, d, rho, alpha, samples, seed, q
+
+
+def _gammas(gamma) -> np.ndarray:
+    gammas = np.atleast_1d(np.asarray(gamma, dtype=np.float64))
+    if gammas.ndim != 1 or gammas.size == 0:
+        raise ValueError("gamma must be a number >= 0 or a 1-D sequence of them")
+    for g in gammas:
+        check_real("gamma", float(g), 0.0)
+    return gammas
+
+
+def simulate_token_step(n, d, rho, gamma, alpha=0.0, tokens="gaussian", samples=8, seed=0,
+                        q=1.0) -> pd.DataFrame:
+    """One CAS layer on (near-)simplex tokens (CAS Theorem 2.1 / Fig. 1), ``β = γ log n``.
+
+    ``gamma`` may be a sequence: each sample's tokens are reused for every ``γ``. Exact simplex
+    tokens are deterministic, so ``tokens="simplex"`` runs one sample (standard errors 0) whatever
+    ``samples`` says. Returns one row per ``γ`` with mean and standard error over samples of the
+    mean off-diagonal cosine after the step (``cos_after``) and before it (``cos_before``, the
+    realised ``ρ``), the self weight, the effective number of attended tokens ``1/Σ_j A_ij²``, the
+    attention entropy and the attention-weighted cosine ``Σ_j A_ij⟨y_i, y_j⟩``
+    (``attended_cosine``).
+    """
+    n, d, rho, alpha, samples, seed, q = _check_common(n, d, rho, alpha, tokens, samples, seed, q)
+    gammas = _gammas(gamma)
+    keys = ("cos_after", "cos_before", "self_weight", "effective_tokens", "entropy",
+            "attended_cosine")
+    # parallel over γ when there are enough of them (the Gram matrix is shared), else samples
+    inner_parallel = gammas.size >= worker_count()
+
+    def one_sample(sample: int) -> np.ndarray:  # (n_gamma, 6)
+        X = sample_tokens(n, d, rho, tokens, q, _sample_rng(seed, sample))  # (n, d)
+        Y, _ = _normalise_rows(X)
+        with single_threaded_blas():
+            gram = Y @ Y.T  # (n, n), shared by every gamma
+        before = mean_cosine(Y)
+
+        def one_gamma(g: float) -> list:
+            with single_threaded_blas():
+                A = _softmax_from_gram(gram, g * np.log(n))  # (n, n)
+                out = A @ Y + alpha * X if alpha else A @ Y  # (n, d)
+            stats = attention_statistics(A)
+            # attention-weighted cosine between a token and what it attends to (1 = itself or
+            # exact copies; near 1 with a small self weight = neighbour averaging)
+            attended = float(np.einsum("ij,ij->", A, gram)) / n
+            return [mean_cosine(out), before, stats["self_weight"], stats["effective_tokens"],
+                    stats["entropy"], attended]
+
+        per_gamma = parallel_map(one_gamma, gammas) if inner_parallel else [
+            one_gamma(g) for g in gammas]
+        return np.array(per_gamma)
+
+    if inner_parallel:
+        per_sample = [one_sample(sample) for sample in range(samples)]
+    else:
+        per_sample = parallel_map(one_sample, range(samples))
+    stacked = np.stack(per_sample, axis=-1)  # (n_gamma, 6, samples)
+    values = {k: stacked[:, idx, :] for idx, k in enumerate(keys)}
+    rows = []
+    for g_idx, g in enumerate(gammas):
+        row = {"n": n, "d": d, "rho": rho, "gamma": g, "beta": g * np.log(n), "alpha": alpha,
+               "q": q, "tokens": tokens, "samples": samples}
+        for k in keys:
+            row[f"{k}_mean"], row[f"{k}_se"] = _summary(values[k][g_idx], tokens == "simplex")
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _softmax_from_gram(gram: np.ndarray, beta: float) -> np.ndarray:
+    """Row softmax of ``β·gram``, stabilised by subtracting the row maximum."""
+    S = beta * gram  # (n, n)
+    S -= S.max(axis=1, keepdims=True)
+    np.exp(S, out=S)
+    S /= S.sum(axis=1, keepdims=True)
+    return S
+
+
+def simulate_depth(n, d, rho, gamma, layers, alpha=0.0, tokens="gaussian", samples=4, seed=0,
+                   q=1.0) -> pd.DataFrame:
+    """Iterate the CAS layer ``layers`` times at fixed ``β = γ log n`` (CAS multi-layer
+    extension, CAS-8). Returns one row per layer ``0..layers`` (and per ``γ`` if a sequence) with
+    the mean off-diagonal cosine (mean and standard error over samples)."""
+    n, d, rho, alpha, samples, seed, q = _check_common(n, d, rho, alpha, tokens, samples, seed, q)
+    layers = check_int("layers", layers, 1)
+    gammas = _gammas(gamma)
+
+    def one_run(task) -> np.ndarray:  # (layers + 1,)
+        sample, g = task
+        X = sample_tokens(n, d, rho, tokens, q, _sample_rng(seed, sample))  # (n, d)
+        out = [mean_cosine(X)]
+        for _ in range(layers):
+            X = attention_step(X, g * np.log(n), alpha)
+            out.append(mean_cosine(X))
+        return np.array(out)
+
+    tasks = [(sample, g) for g in gammas for sample in range(samples)]
+    cos = np.array(parallel_map(one_run, tasks)).reshape(gammas.size, samples, layers + 1)
+    cos = cos.transpose(0, 2, 1)  # (n_gamma, layers + 1, samples)
+    rows = []
+    for g_idx, g in enumerate(gammas):
+        for layer in range(layers + 1):
+            mean, se = _summary(cos[g_idx, layer], tokens == "simplex")
+            rows.append({"n": n, "d": d, "rho": rho, "gamma": g, "alpha": alpha, "q": q,
+                         "tokens": tokens, "samples": samples, "layer": layer,
+                         "cos_mean": mean, "cos_se": se})
+    return pd.DataFrame(rows)
