@@ -1,0 +1,316 @@
+"""Monte Carlo of attention under Gaussian logits, and range statistics of given logits (SI §3).
+
+Notation of SI eq. 6–8: for a row of logits ``L_t`` (``t`` = distance back from the query,
+``t = 0 .. n-1``) and a range ``[t1, t2)``
+
+* ``Z = Σ_{t1<=t<t2} e^{L_t}`` (total unnormalised attention),
+* ``N = Σ e^{L_t} L_t`` (unnormalised negentropy),
+* ``H = −N/Z + log Z`` (entropy of the attention restricted to the range),
+* ``mass = Z / Z_{[0,n)}`` (share of the whole row's attention that falls in the range).
+
+The Gaussian model (SI §3.2) draws base logits ``L̄_t ~ N(0, 1)`` iid and applies a transform,
+``L_t = a_t L̄_t + m_t``. Sample ``i`` uses the normals ``sia_theory.rng.normals(seed, i, n)``,
+so results are bit-identical for any number of threads.
+
+Entry points: :func:`range_statistics` (given logits), :func:`simulate_gaussian_logits` (one
+context length, many ranges), :func:`context_length_sweep` (SI Fig. 1: global entropy and the
+mass on the most recent tokens versus context length), :func:`summarize` (mean ± standard
+error). The ``*_reference`` functions are the slow, obvious numpy versions the kernels are
+tested against.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from tqdm.auto import tqdm
+
+from . import _mc_kernels as kernels
+from ._validate import check_finite_array, check_int
+from .closed_forms import check_range
+from .rng import normals
+from .transforms import Transform
+
+__all__ = [
+    "RangeStatistics",
+    "range_statistics",
+    "summarize",
+    "simulate_gaussian_logits",
+    "simulate_gaussian_range_statistics",
+    "context_length_sweep",
+    "range_statistics_reference",
+    "gaussian_logits_reference",
+    "simulate_gaussian_logits_reference",
+]
+
+SUMMARY_COLUMNS = ["t1", "t2", "Z_mean", "Z_se", "N_mean", "N_se", "H_mean", "H_se",
+                   "mass_mean", "mass_se", "log_Z_mean", "log_Z_se", "samples"]
+SWEEP_COLUMNS = ["n_ctx", "quantity", "t1", "t2", "mean", "se", "samples"]
+_QUANTITIES = ("Z", "N", "H", "mass", "log_Z")
+
+
+@dataclass(frozen=True)
+class RangeStatistics:
+    """Per-row range statistics, each array shaped ``(rows, n_ranges)``.
+
+    ``Z`` and ``N`` are the unshifted sums, so they overflow to ``inf`` once a logit exceeds
+    ~709; ``log_Z`` never overflows, and ``H`` and ``mass`` are computed from sums shifted by the
+    largest logit, so they stay accurate for logits of magnitude 1e4 and far beyond.
+    """
+
+    Z: np.ndarray
+    N: np.ndarray
+    H: np.ndarray
+    mass: np.ndarray
+    log_Z: np.ndarray
+
+    @property
+    def rows(self) -> int:
+        return self.Z.shape[0]
+
+
+def _check_ranges(ranges, n_ctx: int, *, allow_empty=False) -> np.ndarray:
+    """``ranges`` as an ``(R, 2)`` int64 array of valid ``[t1, t2)`` with ``t2 <= n_ctx``."""
+    try:
+        pairs = list(ranges)
+    except TypeError:
+        raise ValueError(f"ranges must be a sequence of (t1, t2) pairs, got {ranges!r}") from None
+    if not pairs and not allow_empty:
+        raise ValueError("ranges must contain at least one (t1, t2) pair")
+    out = np.empty((len(pairs), 2), dtype=np.int64)
+    for i, pair in enumerate(pairs):
+        try:
+            t1, t2 = pair
+        except (TypeError, ValueError):
+            raise ValueError(f"ranges[{i}] must be a (t1, t2) pair, got {pair!r}") from None
+        try:
+            out[i] = check_range(t1, t2, n_ctx)[:2]
+        except ValueError as err:
+            raise ValueError(f"ranges[{i}] = {tuple(pair)!r} must satisfy 0 <= t1 < t2 <= "
+                             f"{n_ctx} (n_ctx): {err}") from None
+    return out
+
+
+def _segment_plan(ranges: np.ndarray, n: int):
+    """Sorted unique boundaries (segments ``[b_s, b_{s+1})``) and each range's segment span."""
+    bounds = np.unique(np.concatenate([[0, n], ranges.ravel()])).astype(np.int64)
+    first_seg = np.searchsorted(bounds, ranges[:, 0]).astype(np.int64)
+    stop_seg = np.searchsorted(bounds, ranges[:, 1]).astype(np.int64)
+    return bounds, first_seg, stop_seg
+
+
+def _with_total(ranges: np.ndarray, n: int):
+    """Append the whole row ``[0, n)`` and point every range's mass at it."""
+    full = np.vstack([ranges, [[0, n]]]).astype(np.int64)
+    mass_ref = np.full(len(full), len(ranges), dtype=np.int64)
+    return full, mass_ref
+
+
+def _as_statistics(arrays, keep: int | None = None) -> RangeStatistics:
+    if keep is not None:
+        arrays = [x[:, :keep] for x in arrays]
+    return RangeStatistics(*(np.ascontiguousarray(x) for x in arrays))
+
+
+def range_statistics(logits, ranges) -> RangeStatistics:
+    """``Z, N, H`` (SI eq. 6–8), ``mass`` and ``log Z`` of each range, for each row of ``logits``.
+
+    ``logits`` is ``(rows, n)``: column ``t`` is the logit of the key at distance ``t``. ``mass``
+    is relative to the whole row ``[0, n)``. Sums are shifted by running maxima, so ``H``,
+    ``mass`` and ``log_Z`` are accurate for logits of magnitude 1e4 and beyond (``Z`` and ``N``
+    overflow to ``inf`` above ~709, see :class:`RangeStatistics`). Logits must be finite.
+    """
+    logits = check_finite_array("logits", logits, ndim=2, dtype=np.float64)
+    if logits.shape[1] < 1:
+        raise ValueError("logits must have at least one column (n >= 1)")
+    ranges = _check_ranges(ranges, logits.shape[1])
+    full, mass_ref = _with_total(ranges, logits.shape[1])
+    bounds, first_seg, stop_seg = _segment_plan(full, logits.shape[1])
+    out = kernels.given_rows(np.ascontiguousarray(logits), bounds, first_seg, stop_seg, mass_ref)
+    return _as_statistics(out, keep=len(ranges))
+
+
+def _mean_se(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Column means and standard errors (``std(ddof=1)/sqrt(rows)``), reduced in row order."""
+    rows = values.shape[0]
+    mean = values.mean(axis=0)
+    se = values.std(axis=0, ddof=1) / np.sqrt(rows) if rows > 1 else np.full_like(mean, np.nan)
+    return mean, se
+
+
+def summarize(stats: RangeStatistics, ranges) -> pd.DataFrame:
+    """One row per range: mean and standard error over rows of ``Z, N, H, mass, log_Z``."""
+    if not isinstance(stats, RangeStatistics):
+        raise ValueError(f"stats must be a RangeStatistics, got {type(stats).__name__}")
+    try:
+        ranges = np.asarray(ranges, dtype=np.int64).reshape(-1, 2)
+    except (TypeError, ValueError):
+        raise ValueError(f"ranges must be a sequence of (t1, t2) integer pairs, got {ranges!r}"
+                         ) from None
+    if len(ranges) != stats.Z.shape[1]:
+        raise ValueError(f"ranges must have one pair per column of stats ({stats.Z.shape[1]}), "
+                         f"got {len(ranges)}")
+    table = {"t1": ranges[:, 0], "t2": ranges[:, 1]}
+    for name in _QUANTITIES:
+        table[f"{name}_mean"], table[f"{name}_se"] = _mean_se(getattr(stats, name))
+    table["samples"] = np.full(len(ranges), stats.rows, dtype=np.int64)
+    return pd.DataFrame(table, columns=SUMMARY_COLUMNS)
+
+
+def _check_simulation(transform, n_ctx, samples, seed):
+    if not isinstance(transform, Transform):
+        raise ValueError(f"transform must be a sia_theory Transform, got {transform!r}")
+    n_ctx = check_int("n_ctx", n_ctx, lo=1)
+    samples = check_int("samples", samples, lo=2)
+    seed = check_int("seed", seed, lo=0, hi=2**64 - 1)
+    return n_ctx, samples, seed
+
+
+def _coefficients(transform: Transform, n_ctx: int) -> tuple[np.ndarray, np.ndarray]:
+    a, m = transform.coefficients(np.arange(n_ctx), n_ctx)  # (n_ctx,), (n_ctx,)
+    a = np.ascontiguousarray(a, dtype=np.float64)
+    m = np.ascontiguousarray(m, dtype=np.float64)
+    if not (np.all(np.isfinite(a)) and np.all(np.isfinite(m))):
+        raise ValueError(f"transform {transform!r} gives non-finite coefficients for n_ctx={n_ctx}")
+    return a, m
+
+
+def _simulate(a, m, ranges, mass_ref, samples, seed) -> RangeStatistics:
+    """Per-sample statistics of ``ranges``; ``mass`` of range r is relative to ``mass_ref[r]``."""
+    bounds, first_seg, stop_seg = _segment_plan(ranges, a.size)
+    out = kernels.simulate_rows(a, m, bounds, first_seg, stop_seg, mass_ref, samples,
+                                np.uint64(seed))
+    return _as_statistics(out)
+
+
+def simulate_gaussian_range_statistics(transform: Transform, n_ctx, ranges, samples, seed=0
+                                       ) -> RangeStatistics:
+    """Per-sample version of :func:`simulate_gaussian_logits`: a :class:`RangeStatistics` with
+    one row per sample (row ``i`` uses the base logits ``rng.normals(seed, i, n_ctx)``)."""
+    n_ctx, samples, seed = _check_simulation(transform, n_ctx, samples, seed)
+    ranges = _check_ranges(ranges, n_ctx)
+    a, m = _coefficients(transform, n_ctx)
+    full, mass_ref = _with_total(ranges, n_ctx)
+    stats = _simulate(a, m, full, mass_ref, samples, seed)
+    return _as_statistics((stats.Z, stats.N, stats.H, stats.mass, stats.log_Z), keep=len(ranges))
+
+
+def simulate_gaussian_logits(transform: Transform, n_ctx, ranges, samples, seed=0
+                             ) -> pd.DataFrame:
+    """Monte Carlo of ``Z, N, H, mass, log Z`` per range, Gaussian logits (SI §3.2, Fig. 1/2/6).
+
+    Base logits ``L̄_t ~ N(0, 1)`` iid, ``L_t = a_t L̄_t + m_t`` with
+    ``(a, m) = transform.coefficients(arange(n_ctx), n_ctx)``: the query at position
+    ``n_ctx − 1`` sees distances ``t = 0 .. n_ctx−1``. Returns one row per range with columns
+    ``t1, t2, Z_mean, Z_se, N_mean, N_se, H_mean, H_se, mass_mean, mass_se, log_Z_mean,
+    log_Z_se, samples``; ``mass`` is relative to the whole context. Every range of a sample costs
+    one pass over the tokens; samples run in parallel and give the same numbers on any number of
+    threads. Note that ``Z`` has a heavy right tail (its variance grows like ``e²·(t2−t1)`` for
+    the scale-invariant transform), so its standard error converges slowly.
+    """
+    stats = simulate_gaussian_range_statistics(transform, n_ctx, ranges, samples, seed)
+    return summarize(stats, _check_ranges(ranges, check_int("n_ctx", n_ctx, lo=1)))
+
+
+def _sweep_plan(lengths, recent: int, user_ranges: np.ndarray):
+    """Ranges for a sweep: per context length its prefix ``[0, N)`` (the mass reference) and its
+    recent window ``[0, min(recent, N))``, then the user ranges (their mass is not used)."""
+    pairs, refs = [], []
+    for n in lengths:
+        pairs += [(0, n), (0, min(recent, n))]
+        refs += [len(pairs) - 2] * 2
+    pairs += [tuple(r) for r in user_ranges]
+    refs += [0] * len(user_ranges)
+    return np.asarray(pairs, dtype=np.int64).reshape(-1, 2), np.asarray(refs, dtype=np.int64)
+
+
+def _sweep_records(stats: RangeStatistics, lengths, recent: int, user_ranges: np.ndarray):
+    """Long-format rows for statistics laid out by :func:`_sweep_plan`."""
+    records = []
+    first_user = 2 * len(lengths)
+    for k, n in enumerate(lengths):
+        for quantity, column, values, t2 in (("global_entropy", 2 * k, stats.H, n),
+                                             ("recent_mass", 2 * k + 1, stats.mass,
+                                              min(recent, n))):
+            mean, se = _mean_se(values[:, column])
+            records.append((n, quantity, 0, t2, mean, se, stats.rows))
+        for j, (t1, t2) in enumerate(user_ranges):
+            if t2 <= n:
+                mean, se = _mean_se(stats.H[:, first_user + j])
+                records.append((n, "range_entropy", int(t1), int(t2), mean, se, stats.rows))
+    return records
+
+
+def context_length_sweep(transform: Transform, n_ctx_values, *, samples, seed=0, recent=100,
+                         ranges=()) -> pd.DataFrame:
+    """Global entropy, mass on the ``recent`` newest tokens and range entropies versus context
+    length (SI Fig. 1 top row), as a long table ``n_ctx, quantity, t1, t2, mean, se, samples``.
+
+    ``quantity`` is ``"global_entropy"`` (``H`` of ``[0, n_ctx)``), ``"recent_mass"`` (attention
+    share of ``[0, min(recent, n_ctx))``) or ``"range_entropy"`` (``H`` of each given range with
+    ``t2 <= n_ctx``); rows come in increasing ``n_ctx`` (duplicates in ``n_ctx_values`` are
+    dropped). For transforms whose coefficients depend on the distance only, one
+    simulation at the largest context serves every context length: the query at position
+    ``N − 1`` sees exactly the distances ``0 .. N−1``, so context ``N`` is the prefix ``[0, N)``
+    of the same samples. Context-dependent transforms (LogN) run one simulation per length, all
+    with the same seed (common random numbers, so the curves are smooth in ``N``).
+    """
+    if not isinstance(transform, Transform):
+        raise ValueError(f"transform must be a sia_theory Transform, got {transform!r}")
+    raw_values = np.atleast_1d(np.asarray(n_ctx_values, dtype=object)).ravel().tolist()
+    if not raw_values:
+        raise ValueError("n_ctx_values must contain at least one context length (integers >= 1)")
+    values = sorted({check_int("n_ctx_values", v, lo=1) for v in raw_values})
+    recent = check_int("recent", recent, lo=1)
+    n_max, samples, seed = _check_simulation(transform, values[-1], samples, seed)
+    user_ranges = _check_ranges(ranges, n_max, allow_empty=True)
+
+    if transform.distance_only:
+        a, m = _coefficients(transform, n_max)
+        pairs, refs = _sweep_plan(values, recent, user_ranges)
+        records = _sweep_records(_simulate(a, m, pairs, refs, samples, seed), values, recent,
+                                 user_ranges)
+    else:
+        records = []
+        for n in tqdm(values, desc=f"context sweep ({type(transform).__name__})",
+                      disable=len(values) < 2):
+            a, m = _coefficients(transform, n)
+            kept = user_ranges[user_ranges[:, 1] <= n]
+            pairs, refs = _sweep_plan([n], recent, kept)
+            records += _sweep_records(_simulate(a, m, pairs, refs, samples, seed), [n], recent,
+                                      kept)
+    table = pd.DataFrame.from_records(records, columns=SWEEP_COLUMNS)
+    return table.astype({"n_ctx": np.int64, "t1": np.int64, "t2": np.int64,
+                         "samples": np.int64})
+
+
+# --- slow, obvious numpy versions (the oracles the kernels are tested against) -------------
+
+def range_statistics_reference(logits, ranges) -> RangeStatistics:
+    """Dense textbook version of :func:`range_statistics`: SI eq. 6–8 with no shift at all, so
+    only valid for moderate logits (``|L| < ~700``); the oracle the kernel is tested against."""
+    logits = check_finite_array("logits", logits, ndim=2, dtype=np.float64)  # (rows, n)
+    ranges = _check_ranges(ranges, logits.shape[1])
+    weight = np.exp(logits)  # (rows, n)  Ã_t = e^{L_t}
+    z = np.stack([weight[:, t1:t2].sum(axis=1) for t1, t2 in ranges], axis=1)  # (rows, R)
+    n = np.stack([(weight[:, t1:t2] * logits[:, t1:t2]).sum(axis=1) for t1, t2 in ranges],
+                 axis=1)  # (rows, R)
+    total = weight.sum(axis=1, keepdims=True)  # (rows, 1)
+    return RangeStatistics(Z=z, N=n, H=-n / z + np.log(z), mass=z / total, log_Z=np.log(z))
+
+
+def gaussian_logits_reference(transform: Transform, n_ctx, samples, seed=0) -> np.ndarray:
+    """The ``(samples, n_ctx)`` logit matrix the Monte Carlo uses (row ``i`` = stream ``i``)."""
+    n_ctx, samples, seed = _check_simulation(transform, n_ctx, samples, seed)
+    a, m = _coefficients(transform, n_ctx)
+    base = np.stack([normals(seed, i, n_ctx) for i in range(samples)])  # (samples, n_ctx)
+    return a * base + m
+
+
+def simulate_gaussian_logits_reference(transform: Transform, n_ctx, ranges, samples, seed=0
+                                       ) -> pd.DataFrame:
+    """Dense numpy version of :func:`simulate_gaussian_logits` (same random numbers)."""
+    logits = gaussian_logits_reference(transform, n_ctx, samples, seed)
+    return summarize(range_statistics_reference(logits, ranges), _check_ranges(ranges, n_ctx))
