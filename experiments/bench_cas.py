@@ -7,8 +7,9 @@ import time
 import numpy as np
 
 from sia_theory.cli import experiment_parser, run
-from sia_theory.dynamics import sample_tokens, simulate_token_step, worker_count
+from sia_theory.dynamics import sample_tokens, simulate_token_step
 from sia_theory.jacobian import dense_jacobian, eta_from_jacobian, jacobian_eta
+from sia_theory.parallel import worker_count
 
 
 def best_time(fn, repeats):

@@ -19,6 +19,7 @@ from sia_theory.cli import run
 from sia_theory.entropy_scaling import log_spaced_integers
 from sia_theory.io import save_experiment
 from sia_theory.montecarlo import range_statistics, summarize
+from sia_theory.parallel import single_threaded_blas
 
 # Same labels, ranges and recent window as experiments/si_fig1_gaussian.py (the top row).
 TRANSFORMS = {"No scale": NoScale(), "LogN (s = 0.4)": LogN(0.4),
@@ -135,8 +136,11 @@ def plot(qq: pd.DataFrame, sweep: pd.DataFrame):
 
 
 def main(quick=False, seed=0, out_dir="figures"):
-    qq, moments = qq_table(quick, seed)
-    sweep, lse_gap = context_sweep(quick, seed)
+    # One BLAS thread: the same seed then gives the same numbers on any machine load or core
+    # count (threaded BLAS changes the last bits of a product with its thread count).
+    with single_threaded_blas():
+        qq, moments = qq_table(quick, seed)
+        sweep, lse_gap = context_sweep(quick, seed)
     if lse_gap > 1e-9:
         raise RuntimeError(f"streaming attention's log-sum-exp disagrees with range_statistics "
                            f"log Z by {lse_gap:.3g}")

@@ -7,8 +7,8 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
-from matplotlib.lines import Line2D
 import pandas as pd
+from matplotlib.lines import Line2D
 from tqdm import tqdm
 
 from sia_theory import LogN, NoScale, ScaleInvariant

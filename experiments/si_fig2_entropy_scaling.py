@@ -1,4 +1,4 @@
-"""SI Fig. 2: entropy in range [t, tΔ) under the scale-invariant transform grows like sqrt(log t)."""
+"""SI Fig. 2: entropy in range [t, tΔ) under the scale-invariant transform ~ sqrt(log t)."""
 
 import sys
 
@@ -12,7 +12,8 @@ from sia_theory.plotting import entropy_scaling_experiment
 
 
 def main(quick=False, seed=0, out_dir="figures"):
-    return entropy_scaling_experiment(ScaleInvariant(tau=10.0), "Scale-invariant attention (τ = 10)",
+    return entropy_scaling_experiment(ScaleInvariant(tau=10.0),
+                                      "Scale-invariant attention (τ = 10)",
                                       "si_fig2_entropy_scaling", quick=quick, seed=seed,
                                       out_dir=out_dir)
 

@@ -34,7 +34,8 @@ def main(argv=None) -> int:
     failed = int(table["verdict"].isin(["FAIL", "ERROR"]).sum())
     passed = int((table["verdict"] == "PASS").sum())
     informational = len(table) - failed - passed
-    print(f"table written to {md}" + (f"; {informational} informational rows" if informational else ""))
+    extra = f"; {informational} informational rows" if informational else ""
+    print(f"table written to {md}{extra}")
     print(f"claims: {passed} passed, {failed} failed")
     return 1 if failed else 0
 

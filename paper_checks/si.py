@@ -15,7 +15,11 @@ from sia_theory.closed_forms import (
     scale_invariant_limits,
     scale_invariant_total_attention,
 )
-from sia_theory.entropy_scaling import entropy_in_range_scaling, fit_growth_laws, log_spaced_integers
+from sia_theory.entropy_scaling import (
+    entropy_in_range_scaling,
+    fit_growth_laws,
+    log_spaced_integers,
+)
 from sia_theory.montecarlo import context_length_sweep, simulate_gaussian_logits
 from sia_theory.symbolic import si
 

@@ -16,71 +16,16 @@ cells, row blocks) on ``NUMBA_NUM_THREADS`` worker threads, reduced in a fixed o
 
 from __future__ import annotations
 
-import threading
-from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
-from functools import cache
-
 import numpy as np
 import pandas as pd
 
 from ._validate import check_finite_array, check_int, check_real
+from .parallel import parallel_map, single_threaded_blas, worker_count
 
 __all__ = ["attention_step", "simulate_token_step", "simulate_depth", "sample_tokens",
-           "mean_cosine", "attention_statistics", "crossing_point", "parallel_map"]
+           "mean_cosine", "attention_statistics", "crossing_point"]
 
 TOKEN_KINDS = ("gaussian", "simplex")
-
-
-@cache
-def _blas_controller():
-    from threadpoolctl import ThreadpoolController
-
-    return ThreadpoolController()
-
-
-_blas_lock = threading.Lock()
-_blas_state = {"depth": 0, "limiter": None}  # nesting depth across threads, active limiter
-
-
-@contextmanager
-def single_threaded_blas():
-    """Run the block with one BLAS thread (threadpoolctl; works for OpenBLAS, MKL and BLIS),
-    restored afterwards. Safe to nest and to enter from several threads: the limit is set by
-    the first entrant and lifted by the last one out."""
-    with _blas_lock:
-        if _blas_state["depth"] == 0:
-            _blas_state["limiter"] = _blas_controller().limit(limits=1, user_api="blas")
-        _blas_state["depth"] += 1
-    try:
-        yield
-    finally:
-        with _blas_lock:
-            _blas_state["depth"] -= 1
-            if _blas_state["depth"] == 0:
-                _blas_state["limiter"].restore_original_limits()
-                _blas_state["limiter"] = None
-
-
-def worker_count() -> int:
-    """Worker threads for independent tasks: ``NUMBA_NUM_THREADS`` (the project's knob)."""
-    from numba import config
-
-    return max(1, int(config.NUMBA_NUM_THREADS))
-
-
-def parallel_map(fn, items) -> list:
-    """``[fn(x) for x in items]`` on :func:`worker_count` threads with single-threaded BLAS.
-
-    Each task must be independent of the others; results come back in input order, so any
-    reduction over them is the same for every thread count.
-    """
-    items = list(items)
-    with single_threaded_blas():
-        if worker_count() == 1 or len(items) <= 1:
-            return [fn(x) for x in items]
-        with ThreadPoolExecutor(min(worker_count(), len(items))) as pool:
-            return list(pool.map(fn, items))
 
 
 def _normalise_rows(X: np.ndarray, name: str = "X") -> tuple[np.ndarray, np.ndarray]:

@@ -19,13 +19,8 @@ import numpy as np
 import sympy as sp
 
 from ._validate import check_int, check_real
-from .dynamics import (
-    _check_tokens,
-    _normalise_rows,
-    _softmax_from_gram,
-    parallel_map,
-    single_threaded_blas,
-)
+from .dynamics import _check_tokens, _normalise_rows, _softmax_from_gram
+from .parallel import parallel_map, single_threaded_blas
 from .symbolic import cas
 
 __all__ = ["jacobian_eta", "dense_jacobian", "eta_from_jacobian"]

@@ -132,6 +132,18 @@ def _next_open_unit(s0, s1):
     return (np.float64(bits >> _SH11) + 1.0) * _TWO_M53, s0, s1
 
 
+@numba.njit(cache=True, inline="always")
+def _ziggurat_candidate(bits):
+    """Split one 64-bit draw into ``(layer, negative, inside, x)``: 8 bits of layer, one sign
+    bit, a 52-bit magnitude scaled to ``x``; ``inside`` means ``x`` is under the density for
+    sure (the fast path)."""
+    layer = np.intp(bits & _BYTE)
+    negative = ((bits >> _SH8) & _ONE) == _ONE
+    magnitude = (bits >> _SH9) & _MANTISSA
+    x = np.float64(np.int64(magnitude)) * ZIG_W[layer]
+    return layer, negative, magnitude < ZIG_K[layer], x
+
+
 @numba.njit(cache=True)
 def _normal_slow_path(layer, x, negative, s0, s1):
     """Wedge or tail of the ziggurat (about 1.5 % of draws); loops until a value is accepted.
@@ -154,11 +166,8 @@ def _normal_slow_path(layer, x, negative, s0, s1):
             return (-x if negative else x), s0, s1
         # Rejected: draw afresh (same decomposition as the fast path).
         bits, s0, s1 = next_u64(s0, s1)
-        layer = np.intp(bits & _BYTE)
-        negative = ((bits >> _SH8) & _ONE) == _ONE
-        magnitude = (bits >> _SH9) & _MANTISSA
-        x = np.float64(np.int64(magnitude)) * ZIG_W[layer]
-        if magnitude < ZIG_K[layer]:
+        layer, negative, inside, x = _ziggurat_candidate(bits)
+        if inside:
             return (-x if negative else x), s0, s1
 
 
@@ -166,16 +175,13 @@ def _normal_slow_path(layer, x, negative, s0, s1):
 def fill_normals(s0, s1, out, count):
     """Write ``count`` standard normals into ``out[:count]``; returns the new state ``(s0, s1)``.
 
-    The ziggurat's fast path is written out inside the loop (not a per-draw call) so LLVM keeps
-    the state in registers; only the rare wedge/tail draws call out.
+    The fast path is inlined into the loop (``inline="always"``) so LLVM keeps the state in
+    registers; only the rare wedge/tail draws call out.
     """
     for i in range(count):
         bits, s0, s1 = next_u64(s0, s1)
-        layer = np.intp(bits & _BYTE)
-        negative = ((bits >> _SH8) & _ONE) == _ONE
-        magnitude = (bits >> _SH9) & _MANTISSA
-        x = np.float64(np.int64(magnitude)) * ZIG_W[layer]
-        if magnitude < ZIG_K[layer]:
+        layer, negative, inside, x = _ziggurat_candidate(bits)
+        if inside:
             out[i] = -x if negative else x
         else:
             out[i], s0, s1 = _normal_slow_path(layer, x, negative, s0, s1)

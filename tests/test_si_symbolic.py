@@ -12,12 +12,14 @@ from sia_theory.symbolic import si
 
 
 @pytest.mark.parametrize("k", [0, 1, 2])
-@pytest.mark.parametrize(("mu", "sigma2", "c"), [(0.0, 1.0, 1.0), (-1.3, 2.5, 1.0), (0.4, 0.3, -0.7)])
+@pytest.mark.parametrize(("mu", "sigma2", "c"),
+                         [(0.0, 1.0, 1.0), (-1.3, 2.5, 1.0), (0.4, 0.3, -0.7)])
 def test_gaussian_moment_matches_quadrature(k, mu, sigma2, c):
     expr, (mu_s, sigma2_s, c_s) = si.gaussian_moment(k)
     symbolic = float(expr.subs({mu_s: mu, sigma2_s: sigma2, c_s: c}))
     def integrand(x):
-        return x**k * math.exp(c * x - (x - mu) ** 2 / (2 * sigma2)) / math.sqrt(2 * math.pi * sigma2)
+        log_weight = c * x - (x - mu) ** 2 / (2 * sigma2)
+        return x**k * math.exp(log_weight) / math.sqrt(2 * math.pi * sigma2)
 
     centre, width = mu + c * sigma2, 40 * math.sqrt(sigma2)
     numeric, _ = integrate.quad(integrand, centre - width, centre + width, points=[centre],

@@ -53,7 +53,8 @@ def test_alibi_standard_slopes_and_per_head_bias():
 
 @pytest.mark.parametrize(("factory", "name"), [
     (lambda: ScaleInvariant(tau=0), "tau"), (lambda: ScaleInvariant(tau=-1), "tau"),
-    (lambda: ScaleInvariant(tau=float("nan")), "tau"), (lambda: ScaleInvariant(tau=math.inf), "tau"),
+    (lambda: ScaleInvariant(tau=float("nan")), "tau"),
+    (lambda: ScaleInvariant(tau=math.inf), "tau"),
     (lambda: ScaleInvariant(alpha=3.0, beta=1.0), "beta"), (lambda: LogN(0), "s"),
     (lambda: LogN(-1), "s"), (lambda: ALiBi(-0.1), "slope"), (lambda: ALiBi.standard(0), "n_heads"),
 ])

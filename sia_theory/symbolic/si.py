@@ -10,7 +10,7 @@ expressions, so the paper's formula lives in exactly one place: the solver's out
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 import sympy as sp
 
@@ -22,7 +22,7 @@ Delta = sp.Symbol("Delta", positive=True)
 t1, t2 = sp.symbols("t1 t2", nonnegative=True)
 
 
-@lru_cache(maxsize=None)
+@cache
 def gaussian_moment(k: int):
     """``E[X^k e^{cX}]`` for ``X ~ N(mu, sigma2)`` by direct integration (SI App. B).
 
@@ -36,7 +36,7 @@ def gaussian_moment(k: int):
     return expr, (mu, sigma2, c)
 
 
-@lru_cache(maxsize=None)
+@cache
 def lognormal_moments():
     """``(E[Ã], E[Ã log Ã])`` for a logit ``L ~ N(m, a2)``, ``Ã = e^L``, in terms of ``m, a2``."""
     out = []
@@ -51,7 +51,7 @@ def power_law_targets():
     return alpha / (t / tau + 1), beta / (t / tau + 1)
 
 
-@lru_cache(maxsize=None)
+@cache
 def solve_coefficients():
     """Solve SI eq. 15 for ``(a_t², m_t)``; returns a dict ``{a2: expr, m: expr}``.
 
@@ -72,7 +72,7 @@ def solve_coefficients():
             for key, value in solution[0].items()}
 
 
-@lru_cache(maxsize=None)
+@cache
 def boundary_hyperparameters():
     """Solve ``a_0² = 1, m_0 = 0`` for ``(α, β)`` (SI §3.3): returns ``{alpha: .., beta: ..}``."""
     sol = solve_coefficients()
@@ -83,7 +83,7 @@ def boundary_hyperparameters():
     return solution[0]
 
 
-@lru_cache(maxsize=None)
+@cache
 def boundary_coefficients():
     """``{a2: .., m: ..}`` with the boundary-condition hyperparameters substituted."""
     sol, hyper = solve_coefficients(), boundary_hyperparameters()
@@ -91,7 +91,7 @@ def boundary_coefficients():
             for key, value in sol.items()}
 
 
-@lru_cache(maxsize=None)
+@cache
 def validity_condition():
     """The condition on ``β`` under which ``a_t² >= 0`` for every ``t >= 0`` (SI eq. 16).
 
@@ -117,7 +117,7 @@ def range_sum_bounds(amplitude):
     return sp.simplify(lower), sp.simplify(upper)
 
 
-@lru_cache(maxsize=None)
+@cache
 def range_sum_limits():
     """``t → ∞`` limits of ``E[Z_t^{tΔ}]`` and ``E[N_t^{tΔ}]`` (SI Lemmas 3.2 and 3.2').
 
@@ -134,7 +134,7 @@ def range_sum_limits():
     return tuple(limits)
 
 
-@lru_cache(maxsize=None)
+@cache
 def exact_range_sum():
     """``Σ_{s=t1}^{t2-1} 1/(s/τ+1) = τ[ψ(t2+τ) − ψ(t1+τ)]``, verified by telescoping.
 
@@ -148,7 +148,7 @@ def exact_range_sum():
     return expr
 
 
-@lru_cache(maxsize=None)
+@cache
 def coefficient_functions():
     """Numpy functions ``(a2(t, tau, alpha, beta), m(t, tau, alpha, beta))`` lambdified from
     :func:`solve_coefficients` — the single numeric source of the SI transform."""
@@ -158,7 +158,7 @@ def coefficient_functions():
             sp.lambdify(args, sol[m], modules="numpy"))
 
 
-@lru_cache(maxsize=None)
+@cache
 def moment_functions():
     """Numpy functions ``(E[Ã](a2, m), E[Ã log Ã](a2, m))`` lambdified from the integrals."""
     mean_weight, mean_negentropy = lognormal_moments()
@@ -166,7 +166,7 @@ def moment_functions():
             sp.lambdify((a2, m), mean_negentropy, modules="numpy"))
 
 
-@lru_cache(maxsize=None)
+@cache
 def exact_range_sum_function():
     """Numpy/scipy function ``f(t1, t2, tau) = Σ_{s=t1}^{t2-1} 1/(s/τ+1)`` from
     :func:`exact_range_sum`."""
