@@ -156,16 +156,16 @@ def _new_outputs(rows, n_ranges):
 
 
 @numba.njit(cache=True, parallel=True)
-def simulate_rows(a, m, bounds, first_seg, stop_seg, mass_ref, samples, seed):
+def simulate_rows(a, m, bounds, first_seg, stop_seg, mass_ref, samples, seed, first_sample):
     """Per-sample ``(Z, N, H, mass, log_Z)``, each ``(samples, n_ranges)``, for Gaussian logits.
 
-    Sample ``i`` uses stream ``i`` of ``seed`` in distance order, so its numbers do not depend on
-    the thread that runs it.
+    Row ``i`` is sample ``first_sample + i`` and uses that stream of ``seed`` in distance order,
+    so its numbers depend neither on the thread that runs it nor on how samples are chunked.
     """
     n_segments = bounds.size - 1
     out_z, out_n, out_h, out_mass, out_log_z = _new_outputs(samples, first_seg.size)
     for i in numba.prange(samples):
-        s0, s1 = stream_state(seed, np.uint64(i))
+        s0, s1 = stream_state(seed, first_sample + np.uint64(i))
         base = np.empty(BLOCK)  # (BLOCK,) standard normals L̄_t
         logits = np.empty(BLOCK)  # (BLOCK,) a_t L̄_t + m_t
         seg_shift = np.full(n_segments, -np.inf)

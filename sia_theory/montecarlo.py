@@ -177,12 +177,27 @@ def _coefficients(transform: Transform, n_ctx: int) -> tuple[np.ndarray, np.ndar
     return a, m
 
 
+# Above this many logits a simulation runs in chunks of samples behind a progress bar; a chunk
+# is still large enough (~0.1 s) for the parallel kernel to be efficient.
+PROGRESS_LOGITS = 2**28
+CHUNK_LOGITS = 2**25
+
+
 def _simulate(a, m, ranges, mass_ref, samples, seed) -> RangeStatistics:
-    """Per-sample statistics of ``ranges``; ``mass`` of range r is relative to ``mass_ref[r]``."""
+    """Per-sample statistics of ``ranges``; ``mass`` of range r is relative to ``mass_ref[r]``.
+
+    Sample ``i`` always uses stream ``i``, so chunking (for the progress bar) changes nothing.
+    """
     bounds, first_seg, stop_seg = _segment_plan(ranges, a.size)
-    out = kernels.simulate_rows(a, m, bounds, first_seg, stop_seg, mass_ref, samples,
-                                np.uint64(seed))
-    return _as_statistics(out)
+    chunk = samples if samples * a.size <= PROGRESS_LOGITS else max(1, CHUNK_LOGITS // a.size)
+    starts = range(0, samples, chunk)
+    if len(starts) > 1:
+        starts = tqdm(starts, desc=f"Gaussian logits (n_ctx={a.size:,})", unit="chunk",
+                      leave=False)
+    parts = [kernels.simulate_rows(a, m, bounds, first_seg, stop_seg, mass_ref,
+                                   min(chunk, samples - start), np.uint64(seed), np.uint64(start))
+             for start in starts]
+    return _as_statistics(tuple(np.concatenate(arrays) for arrays in zip(*parts)))
 
 
 def simulate_gaussian_range_statistics(transform: Transform, n_ctx, ranges, samples, seed=0

@@ -351,3 +351,17 @@ def test_summarize_rejects_mismatched_input():
     np.testing.assert_allclose(table.mass_mean, [0.5, 0.5], rtol=1e-15)
     np.testing.assert_allclose(table.H_mean, [math.log(2)] * 2, rtol=1e-15)
     assert (table.samples == 3).all()
+
+
+def test_chunked_simulation_behind_progress_bar_is_bit_identical(monkeypatch):
+    """Large runs are split into chunks of samples for the progress bar; sample i keeps stream i,
+    so the chunking must not change a single bit."""
+    from sia_theory import montecarlo
+
+    args = (ScaleInvariant(10.0), 500, [(0, 10), (10, 500)])
+    whole = montecarlo.simulate_gaussian_range_statistics(*args, samples=37, seed=4)
+    monkeypatch.setattr(montecarlo, "PROGRESS_LOGITS", 1000)
+    monkeypatch.setattr(montecarlo, "CHUNK_LOGITS", 3000)  # 6 samples per chunk, last one short
+    chunked = montecarlo.simulate_gaussian_range_statistics(*args, samples=37, seed=4)
+    for name in ("Z", "N", "H", "mass", "log_Z"):
+        np.testing.assert_array_equal(getattr(chunked, name), getattr(whole, name))
