@@ -9,7 +9,7 @@ import pytest
 from sia_theory import LogN, NoScale, ScaleInvariant
 from sia_theory.closed_forms import expected_negentropy, expected_total_attention
 from sia_theory.entropy_scaling import fit_growth_laws, log_spaced_integers
-from sia_theory.montecarlo import simulate_gaussian_logits
+from sia_theory.montecarlo import context_length_sweep, simulate_gaussian_logits
 
 K_SE = 4.0
 
@@ -63,3 +63,13 @@ def test_log_spaced_integers_validates_and_is_sorted_unique():
     assert values[0] == 1 and values[-1] == 1000 and np.all(np.diff(values) > 0)
     with pytest.raises(ValueError, match="^stop must"):
         log_spaced_integers(10, 5, 3)
+
+
+@pytest.mark.parametrize("transform", [NoScale(), LogN(0.4)], ids=repr)
+def test_position_independent_transforms_put_k_over_n_mass_on_recent_tokens(transform):
+    """IID logits + a transform that ignores position ⇒ exchangeable tokens ⇒ E[mass on k of N]
+    = k/N exactly, however the logits are scaled (why LogN cannot protect the local context)."""
+    sweep = context_length_sweep(transform, [300, 1000, 3000], samples=512, seed=2, recent=100)
+    recent = sweep[sweep["quantity"] == "recent_mass"]
+    z = (recent["mean"] - 100 / recent["n_ctx"]) / recent["se"]
+    assert np.all(np.abs(z) <= K_SE), z.tolist()
