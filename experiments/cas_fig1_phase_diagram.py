@@ -36,7 +36,10 @@ def main(quick=False, seed=0, out_dir="figures"):
     fig, axes = plt.subplots(2, 3, figsize=(15, 8.5), constrained_layout=True, sharex=True,
                              sharey=True)
     rho_curve = np.linspace(rhos[0], rhos[-1], 200)
-    extent = (gammas[0], gammas[-1], rhos[0], rhos[-1])
+    # Pixel centres on the grid points (half a cell of padding), so the γ_c overlay lines up.
+    half_gamma, half_rho = (gammas[1] - gammas[0]) / 2, (rhos[1] - rhos[0]) / 2
+    extent = (gammas[0] - half_gamma, gammas[-1] + half_gamma, rhos[0] - half_rho,
+              rhos[-1] + half_rho)
     for col, d in enumerate(DIMENSIONS):
         sub = table[table["d"] == d]
         after = sub.pivot(index="rho", columns="gamma", values="cos_after_mean").to_numpy()
@@ -48,7 +51,8 @@ def main(quick=False, seed=0, out_dir="figures"):
             image = ax.imshow(values, origin="lower", aspect="auto", extent=extent, cmap=cmap,
                               vmin=lims[0], vmax=lims[1], interpolation="nearest")
             ax.plot(1 / (1 - rho_curve), rho_curve, "w--", lw=2, label=r"$\gamma = 1/(1-\rho)$")
-            ax.set_xlim(gammas[0], gammas[-1])
+            ax.set_xlim(extent[0], extent[1])
+            ax.set_ylim(extent[2], extent[3])
             ax.set_title(f"d = {d}" + (f" (realised ρ: {sub['cos_before_mean'].min():.2f}–"
                                        f"{sub['cos_before_mean'].max():.2f})" if row == 0 else ""))
             if row == 1:

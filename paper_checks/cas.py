@@ -24,6 +24,7 @@ from sia_theory.simplex import (
     simplex_limit,
     transition_width,
 )
+from sia_theory.stats import mean_se
 from sia_theory.symbolic import cas
 
 from .core import Measurement, claim
@@ -169,11 +170,6 @@ def _transition(n, d, rho, gammas, samples, seed):
     return np.array(mids), np.array(widths), np.array(realised)
 
 
-def _mean_se(x):
-    x = np.asarray(x, dtype=float)
-    return float(np.mean(x)), float(np.std(x, ddof=1) / np.sqrt(x.size)) if x.size > 1 else 0.0
-
-
 @claim("CAS-4", "Near-simplex: the transition stays at β ≍ log n (bounds in terms of ρ1, ρ2, "
                 "q1, q2)")
 def cas_4(quick, seed):
@@ -187,7 +183,7 @@ def cas_4(quick, seed):
     parts, ratios = [], []
     for n in ns:
         mids, _, _ = _transition(n, d, rho, gammas, 2, seed)
-        m, se = _mean_se(mids / gc)
+        m, se = mean_se(mids / gc)
         ratios.append(m)
         parts.append(f"n={n}: γ_50/γ_c = {_ci(m, se)}, β_50 = {m * gc * np.log(n):.2f}")
     ok = all(0.7 < r < 1.4 for r in ratios)
@@ -213,7 +209,7 @@ def cas_5(quick, seed):
         mids, widths, realised = _transition(n, d, rho, gammas, samples, seed)
         gc_real = 1 / (1 - realised)  # γ_c of the realised cosine of each draw
         rel_mid = mids / gc_real
-        found[d] = (_mean_se(rel_mid), _mean_se(widths / gc_real), _mean_se(realised),
+        found[d] = (mean_se(rel_mid), mean_se(widths / gc_real), mean_se(realised),
                     float(np.std(realised)))
         (m, se), (w, wse), (r, rse), rsd = found[d]
         width_text = (_ci(w, wse) if np.isfinite(w) else

@@ -25,6 +25,8 @@ def check_real(name: str, value, lo=None, hi=None, *, lo_open=False, hi_open=Fal
     """Return ``value`` as a finite float inside the given bounds, or raise ``ValueError``."""
     bounds = _describe_bounds(lo, hi, lo_open, hi_open)
     allowed = f"a finite real number {bounds}".rstrip()
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value.item()
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise ValueError(f"{name} must be {allowed}, got {value!r}")
     value = float(value)
@@ -44,6 +46,8 @@ def check_int(name: str, value, lo=None, hi=None) -> int:
     lengths; ``2.5``, ``True`` and strings are not.
     """
     allowed = f"an integer {_describe_bounds(lo, hi, False, False)}".rstrip()
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value.item()
     if isinstance(value, bool | np.bool_):
         raise ValueError(f"{name} must be {allowed}, got {value!r}")
     if isinstance(value, numbers.Integral):
@@ -59,9 +63,12 @@ def check_int(name: str, value, lo=None, hi=None) -> int:
 
 def check_finite_array(name: str, array, *, ndim=None, dtype=None) -> np.ndarray:
     """Return ``array`` as an ndarray with only finite entries (and the given rank)."""
-    out = np.asarray(array, dtype=dtype)
+    raw = np.asarray(array)
+    if raw.dtype.kind not in "fiu":  # checked before any cast, which would drop an imaginary part
+        raise ValueError(f"{name} must contain only finite real numbers, got dtype {raw.dtype}")
+    out = raw if dtype is None else raw.astype(dtype, copy=False)
     if ndim is not None and out.ndim != ndim:
         raise ValueError(f"{name} must be a {ndim}-D array, got shape {out.shape}")
-    if out.dtype.kind not in "fiu" or not np.all(np.isfinite(out)):
+    if not np.all(np.isfinite(out)):
         raise ValueError(f"{name} must contain only finite real numbers")
     return out

@@ -21,6 +21,7 @@ import pandas as pd
 
 from ._validate import check_finite_array, check_int, check_real
 from .parallel import parallel_map, single_threaded_blas, worker_count
+from .stats import mean_se
 
 __all__ = ["attention_step", "simulate_token_step", "simulate_depth", "sample_tokens",
            "mean_cosine", "attention_statistics", "crossing_point"]
@@ -61,7 +62,11 @@ def attention_step(X, beta, alpha=0.0, return_attention=False):
 
 def mean_cosine(X) -> float:
     """Mean of ``⟨y_i, y_j⟩`` over ordered pairs ``i ≠ j``, in ``O(nd)`` via ``|Σ y_i|²``."""
-    Y, _ = _normalise_rows(np.asarray(X, dtype=np.float64))
+    X = check_finite_array("X", X, ndim=2, dtype=np.float64)
+    if X.shape[0] < 2:
+        raise ValueError(f"X must have at least 2 rows (tokens) for a pairwise cosine, "
+                         f"got shape {X.shape}")
+    Y, _ = _normalise_rows(X)
     n = Y.shape[0]
     total = Y.sum(axis=0)  # (d,)
     # not `total @ total`: BLAS ddot splits the sum across threads and changes the last bit
@@ -71,6 +76,9 @@ def mean_cosine(X) -> float:
 def attention_statistics(A: np.ndarray) -> dict:
     """Sparsity of a row-stochastic ``A``: mean self weight ``A_ii``, mean effective number of
     attended tokens ``1/Σ_j A_ij²``, mean entropy ``−Σ_j A_ij log A_ij`` (nats)."""
+    A = check_finite_array("A", A, ndim=2, dtype=np.float64)
+    if A.shape[0] != A.shape[1]:
+        raise ValueError(f"A must be a square (n, n) attention matrix, got shape {A.shape}")
     with np.errstate(divide="ignore", invalid="ignore"):
         plogp = np.where(A > 0, A * np.log(A), 0.0)  # (n, n)
     return {"self_weight": float(np.mean(np.diag(A))),
@@ -111,7 +119,10 @@ def crossing_point(x, y, level) -> float:
     """First ``x`` at which ``y`` falls below ``level`` (linear interpolation in ``log x``, or in
     ``x`` next to ``x = 0``), or ``nan`` if it never does or already starts below. Used to locate
     the collapse → preservation transition."""
-    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    x = check_finite_array("x", x, ndim=1, dtype=np.float64)
+    y = check_finite_array("y", y, ndim=1, dtype=np.float64)
+    if x.shape != y.shape:
+        raise ValueError(f"y must have the length of x ({x.size}), got {y.size}")
     below = np.nonzero(y < level)[0]
     if below.size == 0 or below[0] == 0:
         return float("nan")
@@ -130,11 +141,9 @@ def _sample_rng(seed: int, sample: int) -> np.random.Generator:
 def _summary(values: np.ndarray, deterministic: bool = False) -> tuple[float, float]:
     """Mean and standard error over samples (0 for a deterministic configuration, ``nan`` when a
     random one has a single sample)."""
-    values = np.asarray(values, dtype=np.float64)
     if deterministic:
-        return float(values.mean()), 0.0
-    se = values.std(ddof=1) / np.sqrt(values.size) if values.size > 1 else float("nan")
-    return float(values.mean()), float(se)
+        return float(np.mean(values)), 0.0
+    return mean_se(np.ravel(values))
 
 
 def _check_common(n, d, rho, alpha, tokens, samples, seed, q):

@@ -36,10 +36,16 @@ def entropy_in_range_scaling(transform: Transform, t_values, deltas=(2, 5, 10), 
     """``E[H_t^{tΔ}]`` (mean, standard error) for every ``t`` in ``t_values`` and ``Δ``.
 
     One Gaussian-logit simulation with ``n_ctx = max(t)·max(Δ)`` covers all ranges; entropy in
-    a range depends only on the logits inside it, so the context length does not matter here.
+    a range depends only on the logits inside it, so for the distance-only transforms this
+    study is about (``transform.distance_only``) the context length does not matter. Transforms
+    whose coefficients depend on the context length (LogN) are rejected: for them the answer
+    would depend on the arbitrary ``n_ctx`` of the grid.
     Returns columns ``delta, t, t1, t2, H_mean, H_se, samples, H_plug_in`` (the last is the
     closed-form law-of-large-numbers value :func:`~sia_theory.closed_forms.plug_in_entropy`).
     """
+    if not getattr(transform, "distance_only", False):
+        raise ValueError(f"transform must have coefficients that depend on the distance only "
+                         f"(distance_only=True), got {transform!r}")
     t_values = np.asarray([check_int("t", t, lo=1) for t in np.atleast_1d(t_values)])
     deltas = [check_int("delta", d, lo=2) for d in np.atleast_1d(deltas)]
     ranges = [(int(t), int(t) * d) for d in deltas for t in t_values]
@@ -56,8 +62,14 @@ def fit_growth_laws(table: pd.DataFrame) -> pd.DataFrame:
 
     Returns columns ``delta, law, slope, intercept, r2``.
     """
+    missing = {"delta", "t", "H_mean"} - set(getattr(table, "columns", ()))
+    if missing:
+        raise ValueError(f"table must have the columns delta, t, H_mean; missing {sorted(missing)}")
     rows = []
     for delta, group in table.groupby("delta", sort=True):
+        if group["t"].nunique() < 3:
+            raise ValueError(f"table must have at least 3 distinct t per delta for a fit, "
+                             f"got {group['t'].nunique()} for delta={delta}")
         t = group["t"].to_numpy(dtype=float)
         y = group["H_mean"].to_numpy(dtype=float)
         for law, regressor in GROWTH_LAWS.items():

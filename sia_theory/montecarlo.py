@@ -31,6 +31,7 @@ from . import _mc_kernels as kernels
 from ._validate import check_finite_array, check_int
 from .closed_forms import check_range
 from .rng import normals
+from .stats import mean_se
 from .transforms import Transform
 
 __all__ = [
@@ -132,29 +133,24 @@ def range_statistics(logits, ranges) -> RangeStatistics:
     return _as_statistics(out, keep=len(ranges))
 
 
-def _mean_se(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Column means and standard errors (``std(ddof=1)/sqrt(rows)``), reduced in row order."""
-    rows = values.shape[0]
-    mean = values.mean(axis=0)
-    se = values.std(axis=0, ddof=1) / np.sqrt(rows) if rows > 1 else np.full_like(mean, np.nan)
-    return mean, se
-
-
 def summarize(stats: RangeStatistics, ranges) -> pd.DataFrame:
     """One row per range: mean and standard error over rows of ``Z, N, H, mass, log_Z``."""
     if not isinstance(stats, RangeStatistics):
         raise ValueError(f"stats must be a RangeStatistics, got {type(stats).__name__}")
     try:
-        ranges = np.asarray(ranges, dtype=np.int64).reshape(-1, 2)
+        ranges = np.asarray(ranges, dtype=np.int64)
     except (TypeError, ValueError):
         raise ValueError(f"ranges must be a sequence of (t1, t2) integer pairs, got {ranges!r}"
                          ) from None
+    if ranges.ndim != 2 or ranges.shape[1] != 2 or np.any(ranges[:, 0] < 0) or np.any(
+            ranges[:, 0] >= ranges[:, 1]):
+        raise ValueError(f"ranges must be (t1, t2) pairs with 0 <= t1 < t2, got {ranges.tolist()}")
     if len(ranges) != stats.Z.shape[1]:
         raise ValueError(f"ranges must have one pair per column of stats ({stats.Z.shape[1]}), "
                          f"got {len(ranges)}")
     table = {"t1": ranges[:, 0], "t2": ranges[:, 1]}
     for name in _QUANTITIES:
-        table[f"{name}_mean"], table[f"{name}_se"] = _mean_se(getattr(stats, name))
+        table[f"{name}_mean"], table[f"{name}_se"] = mean_se(getattr(stats, name))
     table["samples"] = np.full(len(ranges), stats.rows, dtype=np.int64)
     return pd.DataFrame(table, columns=SUMMARY_COLUMNS)
 
@@ -249,11 +245,11 @@ def _sweep_records(stats: RangeStatistics, lengths, recent: int, user_ranges: np
         for quantity, column, values, t2 in (("global_entropy", 2 * k, stats.H, n),
                                              ("recent_mass", 2 * k + 1, stats.mass,
                                               min(recent, n))):
-            mean, se = _mean_se(values[:, column])
+            mean, se = mean_se(values[:, column])
             records.append((n, quantity, 0, t2, mean, se, stats.rows))
         for j, (t1, t2) in enumerate(user_ranges):
             if t2 <= n:
-                mean, se = _mean_se(stats.H[:, first_user + j])
+                mean, se = mean_se(stats.H[:, first_user + j])
                 records.append((n, "range_entropy", int(t1), int(t2), mean, se, stats.rows))
     return records
 

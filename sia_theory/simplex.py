@@ -103,7 +103,9 @@ def transition_width(n, rho):
 
 def phase_of(gamma, rho, rel_tol=1e-12) -> str:
     """``"subcritical"``, ``"critical"`` or ``"supercritical"`` by comparing ``γ`` with ``γ_c``."""
-    gamma, gamma_c = _check("gamma", gamma, 0.0), critical_gamma(rho)
+    # Scalars only: a phase is one label (the finite-n functions take arrays).
+    gamma = check_real("gamma", gamma, lo=0.0)
+    gamma_c = critical_gamma(check_real("rho", rho, 0.0, 1.0, lo_open=True, hi_open=True))
     if math.isclose(gamma, gamma_c, rel_tol=rel_tol):
         return "critical"
     return "subcritical" if gamma < gamma_c else "supercritical"

@@ -30,9 +30,13 @@ def _distance(t) -> np.ndarray:
 
 
 class Transform:
-    """Base class: subclasses implement ``_affine(t, n, h) -> (a, m)`` on float arrays."""
+    """Base class: subclasses implement ``_affine(t, n, h) -> (a, m)`` on float arrays.
 
-    distance_only: bool = True
+    Subclasses whose coefficients ignore ``n`` declare ``distance_only = True``; the default is
+    the safe one (no fast path that calls ``coefficients`` without ``n_ctx``).
+    """
+
+    distance_only: bool = False
 
     def _affine(self, t: np.ndarray, n: np.ndarray | None, h) -> tuple[np.ndarray, np.ndarray]:
         raise NotImplementedError
@@ -45,11 +49,11 @@ class Transform:
         head for per-head transforms such as :class:`ALiBi` with several slopes.
         """
         t = _distance(t)
-        if np.any(t < 0):
-            raise ValueError("t must contain distances >= 0")
+        if not np.all(np.isfinite(t) & (t >= 0)):
+            raise ValueError("t must contain finite distances >= 0")
         n = None if n_ctx is None else np.asarray(n_ctx, dtype=np.float64)
-        if n is not None and np.any(n < 1):
-            raise ValueError("n_ctx must be >= 1")
+        if n is not None and not np.all((n >= 1) & np.isfinite(n)):
+            raise ValueError("n_ctx must be finite and >= 1")
         a, m = self._affine(t, n, h)
         shape = np.broadcast_shapes(np.shape(a), np.shape(m), t.shape)
         return np.broadcast_to(a, shape).copy(), np.broadcast_to(m, shape).copy()
@@ -75,6 +79,8 @@ class Transform:
 class NoScale(Transform):
     """Standard attention: ``L = S`` (the baseline of SI Fig. 1 and Fig. 6)."""
 
+    distance_only = True
+
     def _affine(self, t, n, h):
         return np.ones_like(t), np.zeros_like(t)
 
@@ -85,7 +91,6 @@ class LogN(Transform):
     Nakanishi 2025). Position-agnostic: every distance gets the same multiplier."""
 
     s: float = 0.4
-    distance_only = False
 
     def __post_init__(self):
         object.__setattr__(self, "s", check_real("s", self.s, lo=0, lo_open=True))
@@ -102,6 +107,8 @@ class ScaleInvariant(Transform):
     ``m_t = −a_t² + β/α``; the defaults ``α = β = e^{1/2}`` are the boundary-condition solution
     (``a_0 = 1, m_0 = 0``). The numeric formula is lambdified from
     :func:`sia_theory.symbolic.si.solve_coefficients`, not written out here."""
+
+    distance_only = True
 
     tau: float = 10.0
     alpha: float = math.exp(0.5)
@@ -135,6 +142,8 @@ class ALiBi(Transform):
     ``ALiBi.standard(H)`` gives the geometric slopes ``2^(−8(h+1)/H)`` of the paper.
     """
 
+    distance_only = True
+
     slope: float | tuple = 1.0
     slopes: np.ndarray = field(init=False, repr=False, compare=False)
 
@@ -165,8 +174,8 @@ class ALiBi(Transform):
         if h is None:
             raise ValueError("h is required for an ALiBi with one slope per head")
         h = np.asarray(h)
-        if np.any((h < 0) | (h >= self.slopes.size)):
-            raise ValueError(f"h must be a head index in [0, {self.slopes.size - 1}]")
+        if h.dtype.kind not in "iu" or np.any((h < 0) | (h >= self.slopes.size)):
+            raise ValueError(f"h must be an integer head index in [0, {self.slopes.size - 1}]")
         return self.slopes[h]
 
     def _affine(self, t, n, h):

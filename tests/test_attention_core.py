@@ -267,3 +267,13 @@ def test_callable_score_mod_sees_flexattention_broadcast_indices():
     assert (b_shape, h_shape, q_shape, kv_shape) == ((2, 1, 1, 1), (1, 3, 1, 1), (1, 1, 2, 1),
                                                      (1, 1, 1, 3))
     assert seen[1][4] == [3, 4]
+
+
+def test_merge_partials_rejects_malformed_parts():
+    from sia_theory.attention import merge_partials
+
+    with pytest.raises(ValueError, match=r"^parts\[0\] must be an \(out, lse\) pair"):
+        merge_partials([(1, 2)])
+    good = (np.zeros((1, 1, 2, 4)), np.zeros((1, 1, 2)))
+    with pytest.raises(ValueError, match=r"^parts\[1\] must be"):
+        merge_partials([good, (np.zeros((1, 1, 3, 4)), np.zeros((1, 1, 3)))])

@@ -181,3 +181,27 @@ def test_first_layer_logits_are_the_transform_of_raw_scores():
     deeper = model.attention_logits(tokens, layer=2, last=5)
     assert np.all(np.isfinite(deeper[..., causal]))
     assert np.abs(deeper[..., causal] - logits[..., causal]).max() > 0.01
+
+
+def test_alibi_slope_count_must_match_heads():
+    with pytest.raises(ValueError, match="^transform: ALiBi has 3 slopes"):
+        DecoderConfig(d_model=32, n_heads=4, transform=ALiBi((0.1, 0.2, 0.3)))
+
+
+def test_failed_forward_leaves_the_cache_unchanged():
+    """A call that fails half-way through the layers must not leave stale keys behind."""
+    model = Decoder(DecoderConfig(vocab_size=16, d_model=16, n_heads=2, n_layers=2))
+    tokens = np.arange(5)[None] % 16
+    cache = model.new_cache()
+    model.forward(tokens[:, :3], cache)
+    before = [cache.keys(i).copy() for i in range(2)]
+    original = model.layers[1]["w_o"]
+    model.layers[1]["w_o"] = original[:3]  # wrong shape: layer 1 raises after layer 0 appended
+    with pytest.raises(ValueError):
+        model.forward(tokens[:, 3:], cache)
+    model.layers[1]["w_o"] = original
+    assert cache.length == 3
+    for i in range(2):
+        np.testing.assert_array_equal(cache.keys(i), before[i])
+    full = model.forward(tokens)
+    np.testing.assert_allclose(model.forward(tokens[:, 3:], cache), full[:, 3:], atol=1e-10)

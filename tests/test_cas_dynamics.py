@@ -167,5 +167,5 @@ def test_results_identical_across_thread_counts():
     (lambda: D.simulate_depth(8, 4, 0.5, 1.0, layers=0), "layers"),
 ])
 def test_bad_input_names_the_parameter(call, name):
-    with pytest.raises(ValueError, match=name):
+    with pytest.raises(ValueError, match=rf"^{name} must"):
         call()

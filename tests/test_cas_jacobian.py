@@ -83,5 +83,5 @@ def test_eta_invariances():
     (lambda: dense_jacobian(np.ones((3, 2)), 1.0, method="fd"), "method"),
 ])
 def test_bad_input_names_the_parameter(call, name):
-    with pytest.raises(ValueError, match=name):
+    with pytest.raises(ValueError, match=rf"^{name} must"):
         call()

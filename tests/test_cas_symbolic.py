@@ -180,5 +180,10 @@ def test_eta_tends_to_theorem_value_when_d_grows_with_n():
     (lambda: S.simplex_eta(10, 0, 1.0, 0.5), "d"),
 ])
 def test_bad_input_names_the_parameter(call, name):
-    with pytest.raises(ValueError, match=name):
+    with pytest.raises(ValueError, match=rf"^{name} must"):
         call()
+
+
+def test_phase_functions_take_scalar_gamma_only():
+    with pytest.raises(ValueError, match="^gamma must"):
+        S.simplex_limit(np.array([1.0, 2.0]), 0.5)

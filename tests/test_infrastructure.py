@@ -48,3 +48,24 @@ def test_paper_checks_rejects_unknown_ids_with_status_2(tmp_path):
                            "--out", str(tmp_path)], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1
     assert "NOPE-1" in proc.stderr and not any(tmp_path.iterdir())
+
+
+def test_zero_dimensional_arrays_are_accepted_as_scalars():
+    assert check_real("x", np.array(0.5), 0, 1) == 0.5
+    assert check_int("n", np.array(7), lo=1) == 7
+
+
+def test_complex_input_is_rejected_not_truncated():
+    with pytest.raises(ValueError, match="^X must contain only finite real numbers, got dtype"):
+        check_finite_array("X", np.array([1 + 2j]), dtype=np.float64)
+
+
+def test_mean_se_matches_direct_formula_and_refuses_a_single_draw():
+    from sia_theory.stats import mean_se
+
+    values = np.array([[1.0, 2.0], [3.0, 6.0], [5.0, 7.0]])
+    mean, se = mean_se(values)
+    np.testing.assert_allclose(mean, [3.0, 5.0])
+    np.testing.assert_allclose(se, [2.0 / np.sqrt(3), np.sqrt(7.0) / np.sqrt(3)])
+    single_mean, single_se = mean_se([4.0])
+    assert single_mean == 4.0 and np.isnan(single_se)

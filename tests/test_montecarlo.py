@@ -365,3 +365,12 @@ def test_chunked_simulation_behind_progress_bar_is_bit_identical(monkeypatch):
     chunked = montecarlo.simulate_gaussian_range_statistics(*args, samples=37, seed=4)
     for name in ("Z", "N", "H", "mass", "log_Z"):
         np.testing.assert_array_equal(getattr(chunked, name), getattr(whole, name))
+
+
+def test_summarize_rejects_malformed_ranges():
+    from sia_theory.montecarlo import range_statistics, summarize
+
+    stats = range_statistics(np.zeros((3, 8)), [(0, 2), (2, 4)])
+    for bad in ([[0, 2, 2, 4]], [(7, 1), (0, 2)]):
+        with pytest.raises(ValueError, match="^ranges must be"):
+            summarize(stats, bad)

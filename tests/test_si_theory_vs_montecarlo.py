@@ -73,3 +73,17 @@ def test_position_independent_transforms_put_k_over_n_mass_on_recent_tokens(tran
     recent = sweep[sweep["quantity"] == "recent_mass"]
     z = (recent["mean"] - 100 / recent["n_ctx"]) / recent["se"]
     assert np.all(np.abs(z) <= K_SE), z.tolist()
+
+
+def test_entropy_scaling_rejects_context_dependent_transforms():
+    from sia_theory.entropy_scaling import entropy_in_range_scaling
+
+    with pytest.raises(ValueError, match="^transform must"):
+        entropy_in_range_scaling(LogN(0.4), [10, 20], samples=4)
+
+
+def test_fit_growth_laws_needs_three_points_and_the_columns():
+    with pytest.raises(ValueError, match="^table must have at least 3 distinct t"):
+        fit_growth_laws(pd.DataFrame({"delta": [2, 2], "t": [10, 100], "H_mean": [1.0, 2.0]}))
+    with pytest.raises(ValueError, match="^table must have the columns"):
+        fit_growth_laws(pd.DataFrame({"t": [10, 100, 1000]}))

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sia_theory import ALiBi, LogN, NoScale, ScaleInvariant
+from sia_theory import ALiBi, LogN, NoScale, ScaleInvariant, Transform
 
 TRANSFORMS = [NoScale(), LogN(0.4), ScaleInvariant(10.0), ScaleInvariant(0.01, 2.0, 5.0),
               ALiBi(0.25)]
@@ -75,3 +75,44 @@ def test_scale_invariant_coefficients_satisfy_mean_plus_variance_identity(tau, t
     s = ScaleInvariant(tau)
     a, m = s.coefficients(np.array([t]))
     assert m[0] + a[0] ** 2 == pytest.approx(s.beta / s.alpha, abs=1e-9 * max(1, a[0] ** 2))
+
+
+def test_non_finite_distances_and_context_lengths_rejected():
+    with pytest.raises(ValueError, match="^t must"):
+        ScaleInvariant().coefficients([np.nan])
+    with pytest.raises(ValueError, match="^n_ctx must"):
+        LogN().coefficients([0], np.nan)
+    with pytest.raises(ValueError, match="^h must be an integer"):
+        ALiBi((1.0, 2.0)).coefficients([1], h=0.5)
+
+
+def test_user_transform_defaults_to_no_distance_fast_path():
+    """A subclass that depends on n but forgets to say so must not be treated as distance-only;
+    attention then evaluates it exactly like the built-in LogN."""
+    from sia_theory.attention import attention
+
+    class MyLogN(Transform):
+        def _affine(self, t, n, h):
+            return 0.4 * np.log(n) * np.ones_like(t), np.zeros_like(t)
+
+    rng = np.random.default_rng(0)
+    q, k, v = (rng.standard_normal((1, 2, 40, 8)) for _ in range(3))
+    expected = attention(q, k, v, score_mod=LogN(0.4))
+    for mod in (MyLogN(), MyLogN().score_mod):
+        np.testing.assert_allclose(attention(q, k, v, score_mod=mod), expected, rtol=0,
+                                   atol=1e-12)
+    assert not MyLogN().distance_only and ScaleInvariant().distance_only
+
+
+def test_subclass_overriding_score_mod_is_honoured_by_attention():
+    from sia_theory.attention import attention
+
+    class Shifted(NoScale):
+        def score_mod(self, score, b, h, q_idx, kv_idx):
+            return score + 0.0 * q_idx - (q_idx == kv_idx) * 100.0  # never attend to yourself
+
+    rng = np.random.default_rng(1)
+    q, k, v = (rng.standard_normal((1, 1, 6, 4)) for _ in range(3))
+    out = attention(q, k, v, score_mod=Shifted())
+    # Row 1 sees keys 0 and 1; with key 1 suppressed it is (almost exactly) v[0].
+    np.testing.assert_allclose(out[0, 0, 1], v[0, 0, 0], atol=1e-30 + 1e-12)

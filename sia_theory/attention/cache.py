@@ -97,6 +97,12 @@ class DecodingCache:
     def initial(self):
         return self._initial.view()
 
+    def truncate(self, length):
+        """Forget every position from ``length`` on (used to undo a failed forward pass)."""
+        length = check_int("length", length, lo=0)
+        for buffer in self._buffers():
+            buffer.length = min(buffer.length, length)
+
     def _buffers(self):
         return self._keys + self._values if self.mode == "kv" else [self._initial]
 

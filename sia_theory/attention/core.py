@@ -255,6 +255,13 @@ def merge_partials(parts):
     parts = list(parts)
     if not parts:
         raise ValueError("parts must contain at least one (out, lse) pair")
+    for i, part in enumerate(parts):
+        if (not isinstance(part, tuple | list) or len(part) != 2
+                or not all(isinstance(x, np.ndarray) for x in part)
+                or part[0].ndim != 4 or part[1].shape != part[0].shape[:3]
+                or part[0].shape != parts[0][0].shape):
+            raise ValueError(f"parts[{i}] must be an (out, lse) pair of arrays shaped "
+                             "(B, H, Tq, D) and (B, H, Tq), like every other part")
     lses = np.stack([lse for _, lse in parts])  # (C, B, H, Tq)
     top = lses.max(axis=0)  # (B, H, Tq)
     if not np.all(np.isfinite(top)):

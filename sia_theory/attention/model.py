@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._validate import check_int
-from ..transforms import NoScale, Transform
+from ..transforms import ALiBi, NoScale, Transform
 from .cache import DecodingCache
 from .core import attention, attention_partial, attention_scores, merge_partials
 from .positional import NoPE, NTKRoPE, PRoPESI, RoPE, rms_norm
@@ -82,6 +82,9 @@ class DecoderConfig:
                              f"got {self.d_model // self.n_heads}")
         if not isinstance(self.transform, Transform):
             raise ValueError(f"transform must be a sia_theory Transform, got {self.transform!r}")
+        if isinstance(self.transform, ALiBi) and self.transform.n_heads not in (1, self.n_heads):
+            raise ValueError(f"transform: ALiBi has {self.transform.n_heads} slopes but the model "
+                             f"has n_heads={self.n_heads} (give one slope or one per head)")
         if self.inattention_cache not in ("initial", "projected"):
             raise ValueError("inattention_cache must be 'initial' or 'projected', "
                              f"got {self.inattention_cache!r}")
@@ -193,6 +196,14 @@ class Decoder:
         if start and self._cached_batch(cache) != tokens.shape[0]:
             raise ValueError(f"tokens must have the cache's batch size "
                              f"{self._cached_batch(cache)}, got {tokens.shape[0]}")
+        try:
+            return self._run_layers(tokens, cache, start, stop)
+        except BaseException:
+            cache.truncate(start)  # all or nothing: a failed call leaves the cache as it was
+            raise
+
+    def _run_layers(self, tokens, cache, start, stop):
+        c = self.config
         positions = np.arange(start, start + tokens.shape[1])  # (T,)
         initial = rms_norm(self.embedding[tokens])  # (B, T, d_model): Y, the initial states
         if cache.mode == "initial":

@@ -26,13 +26,20 @@ __all__ = ["ScoreModifier"]
 
 
 def _as_transform(score_mod):
-    """The transform behind ``score_mod`` (a Transform or its bound method), else ``None``."""
-    if isinstance(score_mod, Transform):
-        return score_mod
-    owner = getattr(score_mod, "__self__", None)
-    if isinstance(owner, Transform) and getattr(score_mod, "__name__", "") == "score_mod":
-        return owner
-    return None
+    """The transform behind ``score_mod`` (a Transform or its bound ``score_mod``) when its
+    coefficients can stand in for it, else ``None``.
+
+    A subclass that overrides ``score_mod`` itself is honoured through that method (the
+    coefficient fast paths would bypass it).
+    """
+    owner = score_mod if isinstance(score_mod, Transform) else getattr(score_mod, "__self__", None)
+    if not isinstance(owner, Transform):
+        return None
+    if owner is not score_mod and getattr(score_mod, "__func__", None) is not Transform.score_mod:
+        return None  # some other bound method of a transform: an ordinary callable
+    if type(owner).score_mod is not Transform.score_mod:
+        return None
+    return owner
 
 
 class ScoreModifier:
@@ -53,6 +60,8 @@ class ScoreModifier:
             return
         transform = _as_transform(score_mod)
         if transform is None:
+            if isinstance(score_mod, Transform):  # overrides score_mod: use it as written
+                score_mod = self.callable = score_mod.score_mod
             if not callable(score_mod):
                 raise ValueError("score_mod must be None, a Transform or a callable "
                                  f"score_mod(score, b, h, q_idx, kv_idx), got {score_mod!r}")
