@@ -37,37 +37,24 @@ from sia_theory.attention import (  # noqa: E402
     rms_norm,
 )
 from sia_theory.cli import OneLineArgumentParser  # noqa: E402
+from sia_theory.timing import best_time, traced_peak  # noqa: E402
 
 MIB = 2.0**20
 TARGET_TIME_RATIO, TARGET_MEMORY_RATIO = 1.5, 0.1
 TARGET_LONG_SECONDS, TARGET_LONG_BYTES = 180.0, 2.0**30
 
 
-def best_time(fn, repeats):
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
 
-
-def traced_peak(fn):
-    tracemalloc.start()
-    base = tracemalloc.get_traced_memory()[0]
-    fn()
-    peak = tracemalloc.get_traced_memory()[1] - base
-    tracemalloc.stop()
-    return peak
-
+def best_seconds(fn, repeats):
+    return best_time(fn, repeats).seconds
 
 def matmul_gflops(n, repeats):
     """Measured numpy (BLAS) float64 GFLOP/s: a square n×n product, and the QKᵀ shape."""
     rng = np.random.default_rng(0)
     a, b = rng.standard_normal((n, n)), rng.standard_normal((n, n))
-    square = 2 * n**3 / best_time(lambda: a @ b, repeats) / 1e9
+    square = 2 * n**3 / best_seconds(lambda: a @ b, repeats) / 1e9
     q, k = rng.standard_normal((4096, 64)), rng.standard_normal((4096, 64))
-    qk = 2 * 4096 * 4096 * 64 / best_time(lambda: q @ k.T, repeats) / 1e9
+    qk = 2 * 4096 * 4096 * 64 / best_seconds(lambda: q @ k.T, repeats) / 1e9
     return square, qk
 
 
@@ -100,8 +87,8 @@ def main(quick=False, blas_threads=None):
     results = {}
     for name, mod in (("NoScale", NoScale()), ("ScaleInvariant(10)", ScaleInvariant(10.0))):
         attention(q[:, :, :8], k[:, :, :8], v[:, :, :8], score_mod=mod)  # warm-up (lambdify)
-        dense_s = best_time(lambda mod=mod: attention_dense(q, k, v, score_mod=mod), repeats)
-        block_s = best_time(lambda mod=mod: attention(q, k, v, score_mod=mod,
+        dense_s = best_seconds(lambda mod=mod: attention_dense(q, k, v, score_mod=mod), repeats)
+        block_s = best_seconds(lambda mod=mod: attention(q, k, v, score_mod=mod,
                                               block_size=DEFAULT_BLOCK_SIZE), repeats)
         dense_b = traced_peak(lambda mod=mod: attention_dense(q, k, v, score_mod=mod))
         block_b = traced_peak(lambda mod=mod: attention(q, k, v, score_mod=mod,
@@ -127,7 +114,7 @@ def main(quick=False, blas_threads=None):
 
     routes = {"no score_mod": None, "ScaleInvariant, distance tables (fast path)": transform,
               "ScaleInvariant, generic score_mod callable": generic}
-    route_times = {name: best_time(lambda mod=mod: attention(q, k, v, score_mod=mod), repeats)
+    route_times = {name: best_seconds(lambda mod=mod: attention(q, k, v, score_mod=mod), repeats)
                    for name, mod in routes.items()}
     for name, seconds in route_times.items():
         print(f"{name:<46}{seconds:>8.3f} s  ({seconds / route_times['no score_mod']:.2f}x)")
@@ -135,7 +122,7 @@ def main(quick=False, blas_threads=None):
     print(f"\n== block-size sweep at T = {n_ctx}, ScaleInvariant(10)")
     mod = ScaleInvariant(10.0)
     for block in (128, 256, 512, 1024, 2048):
-        seconds = best_time(lambda block=block: attention(q, k, v, score_mod=mod,
+        seconds = best_seconds(lambda block=block: attention(q, k, v, score_mod=mod,
                                                               block_size=block),
                             repeats)
         print(f"block {block:>5}: {seconds:.3f} s"

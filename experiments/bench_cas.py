@@ -2,7 +2,6 @@
 (n = 128, d = 64), jacobian_eta at n = 4096, d = 512, and the cost of one phase-diagram cell."""
 
 import sys
-import time
 
 import numpy as np
 
@@ -10,15 +9,7 @@ from sia_theory.cli import experiment_parser, run
 from sia_theory.dynamics import sample_tokens, simulate_token_step
 from sia_theory.jacobian import dense_jacobian, eta_from_jacobian, jacobian_eta
 from sia_theory.parallel import worker_count
-
-
-def best_time(fn, repeats):
-    times, result = [], None
-    for _ in range(repeats):
-        start = time.perf_counter()
-        result = fn()
-        times.append(time.perf_counter() - start)
-    return min(times), result
+from sia_theory.timing import best_time
 
 
 def main(quick=False, seed=0, out_dir=None):
@@ -28,11 +19,11 @@ def main(quick=False, seed=0, out_dir=None):
     X = sample_tokens(n, d, 0.5, "gaussian", 1.0, rng)
     beta = 2.0 * np.log(n)
     jacobian_eta(X, beta)  # lambdify once outside the timing
-    t_fast, eta_fast = best_time(lambda: jacobian_eta(X, beta, 0.3), 5)
-    t_blocks, J = best_time(lambda: dense_jacobian(X, beta, 0.3, method="blocks"), 1)
+    t_fast, _, eta_fast = best_time(lambda: jacobian_eta(X, beta, 0.3), 5)
+    t_blocks, _, J = best_time(lambda: dense_jacobian(X, beta, 0.3, method="blocks"), 1)
     eta_blocks = eta_from_jacobian(J, n, d)
     del J
-    t_cs, J = best_time(lambda: dense_jacobian(X, beta, 0.3), 1)
+    t_cs, _, J = best_time(lambda: dense_jacobian(X, beta, 0.3), 1)
     eta_cs = eta_from_jacobian(J, n, d)
     del J
     print(f"\njacobian_eta vs dense Jacobian, n = {n}, d = {d}, beta = 2 log n, alpha = 0.3")
@@ -45,7 +36,7 @@ def main(quick=False, seed=0, out_dir=None):
 
     n, d = (512, 128) if quick else (4096, 512)
     X = sample_tokens(n, d, 0.5, "gaussian", 1.0, rng)
-    t_big, eta_big = best_time(lambda: jacobian_eta(X, 2.0 * np.log(n)), 1 if quick else 2)
+    t_big, _, eta_big = best_time(lambda: jacobian_eta(X, 2.0 * np.log(n)), 1 if quick else 2)
     print(f"\njacobian_eta at n = {n}, d = {d}: {t_big:.2f} s (eta = {eta_big:.6g}); "
           f"target <= 10 s: {'met' if t_big <= 10 else 'NOT met'}")
 
@@ -53,7 +44,7 @@ def main(quick=False, seed=0, out_dir=None):
     print(f"\nphase-diagram cell (one gamma, one token draw reused across gamma), n = {n}")
     for d in (512, 32, 2):
         gammas = np.linspace(0.0, 10.0, 40)
-        t_row, _ = best_time(lambda d=d, gammas=gammas: simulate_token_step(
+        t_row, _, _ = best_time(lambda d=d, gammas=gammas: simulate_token_step(
             n, d, 0.5, gammas, samples=1, seed=seed), 1)
         print(f"  d = {d:4d}: {t_row / gammas.size * 1e3:7.2f} ms per cell "
               f"({t_row:.2f} s per 40-cell row; 40x40 grid ~ {40 * t_row:.0f} s)")

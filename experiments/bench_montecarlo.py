@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import os
 import sys
-import time
 
 import numba
 import numpy as np
@@ -26,6 +25,7 @@ import pandas as pd
 from sia_theory import ScaleInvariant
 from sia_theory.cli import OneLineArgumentParser, nonnegative_int
 from sia_theory.montecarlo import simulate_gaussian_logits
+from sia_theory.timing import best_time
 
 RANGES = [(0, 100), (10, 100), (100, 1000), (1000, 10000), (10000, 100000), (0, 100000),
           (500, 1000), (5000, 10000), (50000, 100000)]
@@ -63,18 +63,6 @@ def numpy_estimator(transform, n_ctx, ranges, samples, seed, chunk=32) -> pd.Dat
     return pd.DataFrame(table)
 
 
-def best_time(fn, repeats: int) -> tuple[float, float]:
-    """Best wall time over ``repeats`` runs, and the process CPU time of that run."""
-    best, cpu = float("inf"), float("nan")
-    for _ in range(repeats):
-        start, start_cpu = time.perf_counter(), time.process_time()
-        fn()
-        wall = time.perf_counter() - start
-        if wall < best:
-            best, cpu = wall, time.process_time() - start_cpu
-    return best, cpu
-
-
 def main(quick=False, repeats=3) -> int:
     n_ctx, samples = (10_000, 32) if quick else (100_000, 256)
     ranges = [(t1, t2) for t1, t2 in RANGES if t2 <= n_ctx]
@@ -100,19 +88,19 @@ def main(quick=False, repeats=3) -> int:
     for _ in range(repeats):
         for t in thread_counts:
             numba.set_num_threads(t)
-            per_threads[t] = min(per_threads[t], best_time(numba_run, 1))
+            per_threads[t] = min(per_threads[t], best_time(numba_run, 1)[:2])
     times = {f"numba, {t} thread{'s' if t > 1 else ''}": per_threads[t] for t in thread_counts}
     numba.set_num_threads(max_threads)
     fast = numba_run()
 
     slow = numpy_estimator(transform, n_ctx, ranges, samples, seed=0)
     times["numpy vectorised"] = best_time(
-        lambda: numpy_estimator(transform, n_ctx, ranges, samples, seed=0), repeats)
+        lambda: numpy_estimator(transform, n_ctx, ranges, samples, seed=0), repeats)[:2]
     buffer = np.empty(n_ctx * samples)
     generator = np.random.default_rng(0)
     generator.standard_normal(out=buffer)
     times["RNG floor (numpy standard_normal)"] = best_time(
-        lambda: generator.standard_normal(out=buffer), repeats)
+        lambda: generator.standard_normal(out=buffer), repeats)[:2]
 
     # CPU seconds show how much of the machine a run got: on a shared machine a 2-thread run
     # that gets less than 2 CPU-seconds per second cannot reach a 2x speed-up.

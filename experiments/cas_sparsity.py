@@ -14,20 +14,11 @@ from tqdm import tqdm  # noqa: E402
 from sia_theory.cli import run  # noqa: E402
 from sia_theory.dynamics import simulate_token_step  # noqa: E402
 from sia_theory.io import save_experiment  # noqa: E402
-from sia_theory.simplex import critical_gamma, simplex_self_weight  # noqa: E402
+from sia_theory.simplex import critical_gamma, simplex_sparsity  # noqa: E402
 
 RHO = 0.5
 RELATIVE_GAMMAS = (0.5, 1.0, 1.5)
 PHASE_NAMES = {0.5: "sub-critical", 1.0: "critical", 1.5: "super-critical"}
-
-
-def simplex_sparsity(n, gamma, rho):
-    """Participation ratio and exp(entropy) of the simplex attention row ``(w, u, ..., u)``."""
-    w = simplex_self_weight(n, gamma, rho)
-    u = (1 - w) / (n - 1)
-    participation = 1 / (w**2 + (n - 1) * u**2)
-    entropy = -(w * np.log(w) + (1 - w) * np.log(u))
-    return participation, np.exp(entropy)
 
 
 def log_slope(x, y):

@@ -33,6 +33,7 @@ from .simplex import (
     simplex_inner_product,
     simplex_limit,
     simplex_self_weight,
+    simplex_sparsity,
     transition_width,
 )
 from .transforms import ALiBi, LogN, NoScale, ScaleInvariant, Transform
@@ -48,7 +49,7 @@ __all__ = [
     "entropy_in_range_scaling", "fit_growth_laws",
     # critical attention scaling
     "critical_gamma", "simplex_self_weight", "simplex_inner_product", "simplex_limit",
-    "jacobian_limit", "simplex_eta", "critical_eta_excess", "transition_width",
+    "jacobian_limit", "simplex_eta", "simplex_sparsity", "critical_eta_excess", "transition_width",
     "attention_step", "simulate_token_step", "simulate_depth", "sample_tokens",
     "jacobian_eta", "dense_jacobian",
     # subpackages

@@ -160,3 +160,15 @@ def critical_eta_excess(n, d, rho, q=1.0) -> dict:
             "1/n": ex["1/n"](rho, q) / n,
             "beta/d": ex["beta/d"](rho, q) * beta / d,
             "beta^2/d": ex["beta^2/d"](rho, q) * beta**2 / d}
+
+
+def simplex_sparsity(n, gamma, rho):
+    """``(participation ratio 1/Σ_j A_ij², exp(entropy))`` of a simplex attention row
+    ``(w, u, …, u)`` with ``u = (1 − w)/(n − 1)`` (CAS-7): two measures of how many tokens a query
+    attends to. At ``γ_c`` the first stays ≈ 4 while the second grows like ``2√n``."""
+    w = np.asarray(simplex_self_weight(n, gamma, rho), dtype=np.float64)
+    n = np.asarray(n, dtype=np.float64)
+    u = (1.0 - w) / (n - 1.0)
+    participation = 1.0 / (w**2 + (n - 1.0) * u**2)
+    entropy = -(w * np.log(w) + (1.0 - w) * np.log(u))
+    return participation, np.exp(entropy)

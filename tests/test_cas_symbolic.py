@@ -187,3 +187,15 @@ def test_bad_input_names_the_parameter(call, name):
 def test_phase_functions_take_scalar_gamma_only():
     with pytest.raises(ValueError, match="^gamma must"):
         S.simplex_limit(np.array([1.0, 2.0]), 0.5)
+
+
+@pytest.mark.parametrize("gamma_rel", [0.5, 1.0, 1.5])
+def test_simplex_sparsity_matches_softmax_row(gamma_rel):
+    n, rho = 300, 0.5
+    gamma = gamma_rel * S.critical_gamma(rho)
+    scores = gamma * math.log(n) * np.array([1.0] + [rho] * (n - 1))  # self, then the others
+    row = np.exp(scores - scores.max())
+    row /= row.sum()
+    participation, perplexity = S.simplex_sparsity(n, gamma, rho)
+    assert participation == pytest.approx(1 / np.sum(row**2), rel=1e-12)
+    assert perplexity == pytest.approx(np.exp(-np.sum(row * np.log(row))), rel=1e-12)

@@ -48,3 +48,16 @@ def test_experiment_rejects_bad_flags_with_one_line_and_status_2(script, flags, 
     assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
     assert "Traceback" not in proc.stderr
     assert not out.exists() or not any(out.iterdir()), "bad flags must not write anything"
+
+
+BENCHMARKS = sorted((ROOT / "experiments").glob("bench_*.py"))
+
+
+@pytest.mark.parametrize("script", BENCHMARKS, ids=lambda p: p.stem)
+def test_benchmark_runs_in_quick_mode(script):
+    """`make bench` must not rot: every benchmark runs end to end at small sizes (its timings
+    are not asserted — speed is reported, not tested)."""
+    proc = subprocess.run([sys.executable, str(script), "--quick"], capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "target" in proc.stdout
