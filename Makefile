@@ -4,9 +4,9 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-# Figure scripts: every experiments/*.py except helpers (_*) and benchmarks (bench_*).
-FIGURE_SCRIPTS := $(filter-out experiments/_% experiments/bench_%,$(sort $(wildcard experiments/*.py)))
-BENCH_SCRIPTS  := $(sort $(wildcard experiments/bench_*.py))
+# Figure scripts: every experiments/*.py except shared helpers (_*); benchmarks live in benchmarks/.
+FIGURE_SCRIPTS := $(filter-out experiments/_%,$(sort $(wildcard experiments/*.py)))
+BENCH_SCRIPTS  := $(sort $(wildcard benchmarks/bench_*.py))
 
 .PHONY: venv figures test check bench lint clean
 
@@ -34,7 +34,7 @@ bench: $(STAMP)
 		echo "== $$script"; $(BIN)/python $$script; done
 
 lint: $(STAMP)
-	$(BIN)/ruff check sia_theory paper_checks experiments tests
+	$(BIN)/ruff check sia_theory paper_checks experiments benchmarks tests
 
 clean:
 	rm -rf build .pytest_cache .hypothesis .ruff_cache

@@ -11,10 +11,10 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from sia_theory.cli import run  # noqa: E402
-from sia_theory.dynamics import simulate_depth  # noqa: E402
-from sia_theory.io import save_experiment  # noqa: E402
-from sia_theory.simplex import critical_gamma, simplex_inner_product  # noqa: E402
+from sia_theory._infra.cli import run  # noqa: E402
+from sia_theory._infra.io import save_experiment  # noqa: E402
+from sia_theory.cas.dynamics import simulate_depth  # noqa: E402
+from sia_theory.cas.simplex import critical_gamma, simplex_inner_product  # noqa: E402
 
 RHO = 0.5
 RELATIVE_GAMMAS = (0.5, 1.0, 2.0)

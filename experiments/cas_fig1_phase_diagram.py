@@ -11,9 +11,9 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from tqdm import tqdm  # noqa: E402
 
-from sia_theory.cli import run  # noqa: E402
-from sia_theory.dynamics import simulate_token_step  # noqa: E402
-from sia_theory.io import save_experiment  # noqa: E402
+from sia_theory._infra.cli import run  # noqa: E402
+from sia_theory._infra.io import save_experiment  # noqa: E402
+from sia_theory.cas.dynamics import simulate_token_step  # noqa: E402
 
 DIMENSIONS = (512, 32, 2)
 

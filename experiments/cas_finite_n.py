@@ -11,11 +11,11 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from sia_theory.cli import run  # noqa: E402
-from sia_theory.dynamics import sample_tokens  # noqa: E402
-from sia_theory.io import save_experiment  # noqa: E402
-from sia_theory.jacobian import jacobian_eta  # noqa: E402
-from sia_theory.simplex import (  # noqa: E402
+from sia_theory._infra.cli import run  # noqa: E402
+from sia_theory._infra.io import save_experiment  # noqa: E402
+from sia_theory.cas.dynamics import sample_tokens  # noqa: E402
+from sia_theory.cas.jacobian import jacobian_eta  # noqa: E402
+from sia_theory.cas.simplex import (  # noqa: E402
     critical_eta_excess,
     critical_gamma,
     jacobian_limit,

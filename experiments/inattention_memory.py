@@ -15,9 +15,9 @@ import pandas as pd
 from tqdm import tqdm
 
 from sia_theory import ScaleInvariant
+from sia_theory._infra.cli import run
+from sia_theory._infra.io import save_experiment
 from sia_theory.attention import Decoder, DecoderConfig, PRoPESI
-from sia_theory.cli import run
-from sia_theory.io import save_experiment
 
 MODEL = dict(vocab_size=1024, d_model=64, n_heads=2, position=PRoPESI(),
              transform=ScaleInvariant(10.0))

@@ -10,8 +10,8 @@ import numpy as np
 import pandas as pd
 
 from sia_theory import ScaleInvariant
-from sia_theory.cli import run
-from sia_theory.io import save_experiment
+from sia_theory._infra.cli import run
+from sia_theory._infra.io import save_experiment
 
 TAUS = (0.01, 0.1, 1.0, 10.0, 100.0)
 

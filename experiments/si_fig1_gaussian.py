@@ -12,10 +12,10 @@ from matplotlib.lines import Line2D
 from tqdm import tqdm
 
 from sia_theory import LogN, NoScale, ScaleInvariant
-from sia_theory.cli import run
-from sia_theory.entropy_scaling import log_spaced_integers
-from sia_theory.io import save_experiment
-from sia_theory.montecarlo import context_length_sweep
+from sia_theory._infra.cli import run
+from sia_theory._infra.io import save_experiment
+from sia_theory.si.entropy_scaling import log_spaced_integers
+from sia_theory.si.montecarlo import context_length_sweep
 
 TRANSFORMS = {"No scale": NoScale(), "LogN (s = 0.4)": LogN(0.4),
               "Scale-invariant (τ = 10)": ScaleInvariant(10.0)}

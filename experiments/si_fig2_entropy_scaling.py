@@ -6,9 +6,10 @@ import matplotlib
 
 matplotlib.use("Agg")
 
+from _plotting import entropy_scaling_experiment
+
 from sia_theory import ScaleInvariant
-from sia_theory.cli import run
-from sia_theory.plotting import entropy_scaling_experiment
+from sia_theory._infra.cli import run
 
 
 def main(quick=False, seed=0, out_dir="figures"):

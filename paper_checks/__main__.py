@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from sia_theory.cli import OneLineArgumentParser, nonnegative_int
+from sia_theory._infra.cli import OneLineArgumentParser, nonnegative_int
 
 from . import run_claims, write_table
 

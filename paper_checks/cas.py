@@ -8,15 +8,16 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
-from sia_theory.dynamics import (
+from sia_theory._infra.stats import mean_se
+from sia_theory.cas.dynamics import (
     crossing_point,
     mean_cosine,
     sample_tokens,
     simulate_depth,
     simulate_token_step,
 )
-from sia_theory.jacobian import jacobian_eta
-from sia_theory.simplex import (
+from sia_theory.cas.jacobian import jacobian_eta
+from sia_theory.cas.simplex import (
     critical_eta_excess,
     critical_gamma,
     simplex_eta,
@@ -25,7 +26,6 @@ from sia_theory.simplex import (
     simplex_sparsity,
     transition_width,
 )
-from sia_theory.stats import mean_se
 from sia_theory.symbolic import cas
 
 from .core import Measurement, claim

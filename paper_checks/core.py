@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from sia_theory.io import write_csv, write_text
+from sia_theory._infra.io import write_csv, write_text
 
 
 @dataclass(frozen=True)

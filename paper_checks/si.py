@@ -8,7 +8,7 @@ import numpy as np
 import sympy as sp
 
 from sia_theory import LogN, NoScale, ScaleInvariant
-from sia_theory.closed_forms import (
+from sia_theory.si.closed_forms import (
     expected_negentropy,
     expected_total_attention,
     plug_in_entropy,
@@ -16,12 +16,12 @@ from sia_theory.closed_forms import (
     scale_invariant_negentropy,
     scale_invariant_total_attention,
 )
-from sia_theory.entropy_scaling import (
+from sia_theory.si.entropy_scaling import (
     entropy_in_range_scaling,
     fit_growth_laws,
     log_spaced_integers,
 )
-from sia_theory.montecarlo import context_length_sweep, simulate_gaussian_logits
+from sia_theory.si.montecarlo import context_length_sweep, simulate_gaussian_logits
 from sia_theory.symbolic import si
 
 from .core import Measurement, claim

@@ -6,26 +6,9 @@ attention reference all take a transform object. Subpackages: ``symbolic`` (symp
 """
 
 from . import attention, symbolic
-from .closed_forms import (
-    expected_negentropy,
-    expected_total_attention,
-    plug_in_entropy,
-    scale_invariant_limits,
-    scale_invariant_negentropy,
-    scale_invariant_total_attention,
-)
-from .dynamics import attention_step, sample_tokens, simulate_depth, simulate_token_step
-from .entropy_scaling import entropy_in_range_scaling, fit_growth_laws
-from .jacobian import dense_jacobian, jacobian_eta
-from .montecarlo import (
-    RangeStatistics,
-    context_length_sweep,
-    range_statistics,
-    simulate_gaussian_logits,
-    simulate_gaussian_range_statistics,
-    summarize,
-)
-from .simplex import (
+from .cas.dynamics import attention_step, sample_tokens, simulate_depth, simulate_token_step
+from .cas.jacobian import dense_jacobian, jacobian_eta
+from .cas.simplex import (
     critical_eta_excess,
     critical_gamma,
     jacobian_limit,
@@ -35,6 +18,23 @@ from .simplex import (
     simplex_self_weight,
     simplex_sparsity,
     transition_width,
+)
+from .si.closed_forms import (
+    expected_negentropy,
+    expected_total_attention,
+    plug_in_entropy,
+    scale_invariant_limits,
+    scale_invariant_negentropy,
+    scale_invariant_total_attention,
+)
+from .si.entropy_scaling import entropy_in_range_scaling, fit_growth_laws
+from .si.montecarlo import (
+    RangeStatistics,
+    context_length_sweep,
+    range_statistics,
+    simulate_gaussian_logits,
+    simulate_gaussian_range_statistics,
+    summarize,
 )
 from .transforms import ALiBi, LogN, NoScale, ScaleInvariant, Transform
 

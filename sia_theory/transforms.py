@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._validate import check_real
+from ._infra.validate import check_real
 
 __all__ = ["Transform", "NoScale", "LogN", "ScaleInvariant", "ALiBi"]
 
@@ -159,7 +159,7 @@ class ALiBi(Transform):
 
     @classmethod
     def standard(cls, n_heads: int) -> ALiBi:
-        from ._validate import check_int
+        from ._infra.validate import check_int
 
         n_heads = check_int("n_heads", n_heads, lo=1)
         return cls(tuple(2.0 ** (-8.0 * (h + 1) / n_heads) for h in range(n_heads)))

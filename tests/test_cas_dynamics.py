@@ -9,8 +9,8 @@ import textwrap
 import numpy as np
 import pytest
 
-from sia_theory import dynamics as D
-from sia_theory import simplex as S
+from sia_theory.cas import dynamics as D
+from sia_theory.cas import simplex as S
 
 
 def slow_attention_step(X, beta, alpha):
@@ -132,8 +132,8 @@ def test_same_seed_same_numbers_and_different_seed_differs():
 def test_results_identical_across_thread_counts():
     code = textwrap.dedent("""
         import json, numpy as np
-        from sia_theory.dynamics import simulate_token_step, simulate_depth, sample_tokens
-        from sia_theory.jacobian import jacobian_eta
+        from sia_theory.cas.dynamics import simulate_token_step, simulate_depth, sample_tokens
+        from sia_theory.cas.jacobian import jacobian_eta
         f = simulate_token_step(600, 96, 0.5, [1.0, 2.0, 3.0], samples=2, seed=11)
         g = simulate_depth(300, 32, 0.5, 2.0, layers=2, samples=2, seed=11)
         X = sample_tokens(700, 64, 0.5, rng=np.random.default_rng(0))

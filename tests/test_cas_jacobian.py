@@ -4,9 +4,9 @@ assembled blocks) and the symbolic simplex formula."""
 import numpy as np
 import pytest
 
-from sia_theory import simplex as S
-from sia_theory.dynamics import attention_step, sample_tokens
-from sia_theory.jacobian import dense_jacobian, eta_from_jacobian, jacobian_eta
+from sia_theory.cas import simplex as S
+from sia_theory.cas.dynamics import attention_step, sample_tokens
+from sia_theory.cas.jacobian import dense_jacobian, eta_from_jacobian, jacobian_eta
 
 CONFIGS = [  # (n, d, beta, alpha, seed): d(d+1)/2 < n uses the feature route for G∘G
     (5, 3, 2.0, 0.0, 0), (6, 4, 3.0, 0.7, 1), (7, 20, 1.5, 0.3, 2), (12, 3, 5.0, 0.0, 3),

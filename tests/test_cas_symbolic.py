@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from sia_theory import simplex as S
+from sia_theory.cas import simplex as S
 from sia_theory.symbolic import cas
 
 RHOS = (0.1, 0.5, 0.8)
@@ -94,7 +94,7 @@ def test_off_critical_convergence_rates():
 
 @pytest.mark.parametrize("rho", [0.2, 0.5, 0.8])
 def test_transition_width_matches_exact_cosine_at_large_n(rho):
-    from sia_theory.dynamics import crossing_point
+    from sia_theory.cas.dynamics import crossing_point
 
     gc = S.critical_gamma(rho)
     g = np.linspace(0.05, 3, 100_001)

@@ -12,7 +12,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPTS = sorted(p for p in (ROOT / "experiments").glob("*.py")
-                 if not p.name.startswith(("_", "bench_")))
+                 if not p.name.startswith("_"))
 
 
 def load(script: Path):
@@ -50,7 +50,7 @@ def test_experiment_rejects_bad_flags_with_one_line_and_status_2(script, flags, 
     assert not out.exists() or not any(out.iterdir()), "bad flags must not write anything"
 
 
-BENCHMARKS = sorted((ROOT / "experiments").glob("bench_*.py"))
+BENCHMARKS = sorted((ROOT / "benchmarks").glob("bench_*.py"))
 
 
 @pytest.mark.parametrize("script", BENCHMARKS, ids=lambda p: p.stem)

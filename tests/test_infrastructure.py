@@ -7,8 +7,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sia_theory._validate import check_finite_array, check_int, check_real
-from sia_theory.io import atomic_path, write_csv
+from sia_theory._infra.io import atomic_path, write_csv
+from sia_theory._infra.validate import check_finite_array, check_int, check_real
 
 
 @pytest.mark.parametrize("value", [True, 2.5, "3", None, float("nan"), np.inf])
@@ -61,7 +61,7 @@ def test_complex_input_is_rejected_not_truncated():
 
 
 def test_mean_se_matches_direct_formula_and_refuses_a_single_draw():
-    from sia_theory.stats import mean_se
+    from sia_theory._infra.stats import mean_se
 
     values = np.array([[1.0, 2.0], [3.0, 6.0], [5.0, 7.0]])
     mean, se = mean_se(values)

@@ -7,9 +7,9 @@ import pandas as pd
 import pytest
 
 from sia_theory import LogN, NoScale, ScaleInvariant
-from sia_theory.closed_forms import expected_negentropy, expected_total_attention
-from sia_theory.entropy_scaling import fit_growth_laws, log_spaced_integers
-from sia_theory.montecarlo import context_length_sweep, simulate_gaussian_logits
+from sia_theory.si.closed_forms import expected_negentropy, expected_total_attention
+from sia_theory.si.entropy_scaling import fit_growth_laws, log_spaced_integers
+from sia_theory.si.montecarlo import context_length_sweep, simulate_gaussian_logits
 
 K_SE = 4.0
 
@@ -76,7 +76,7 @@ def test_position_independent_transforms_put_k_over_n_mass_on_recent_tokens(tran
 
 
 def test_entropy_scaling_rejects_context_dependent_transforms():
-    from sia_theory.entropy_scaling import entropy_in_range_scaling
+    from sia_theory.si.entropy_scaling import entropy_in_range_scaling
 
     with pytest.raises(ValueError, match="^transform must"):
         entropy_in_range_scaling(LogN(0.4), [10, 20], samples=4)

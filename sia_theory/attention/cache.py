@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validate import check_int
+from .._infra.validate import check_int
 
 __all__ = ["DecodingCache"]
 

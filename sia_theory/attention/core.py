@@ -24,7 +24,7 @@ import math
 
 import numpy as np
 
-from .._validate import check_int, check_real
+from .._infra.validate import check_int, check_real
 from .score_mods import ScoreModifier
 
 __all__ = ["attention", "attention_dense", "attention_partial", "merge_partials",

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._validate import check_int
+from .._infra.validate import check_int
 from ..transforms import ALiBi, NoScale, Transform
 from .cache import DecodingCache
 from .core import attention, attention_partial, attention_scores, merge_partials

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._validate import check_int, check_real
+from .._infra.validate import check_int, check_real
 
 __all__ = ["rope", "rope_frequencies", "p_rope_si_frequencies", "p_rope_si", "ntk_base",
            "rms_norm", "qk_norm", "NoPE", "RoPE", "PRoPESI", "NTKRoPE", "P_ROPE_SI_BASE"]

@@ -8,8 +8,9 @@ Nothing is typed in from the paper: the self weight is the softmax of the two sc
 critical exponent comes from the exponent balance of the softmax denominator, the post-update
 cosine is computed from the Gram matrix of the vectors ``y_i, y_k, r = Σ_{j∉{i,k}} y_j``, and the
 limits are sympy limits. The Jacobian norm ``η`` is the sum of a per-pair and a per-token term
-written in Gram invariants (the derivation is in :func:`jacobian_terms`); :mod:`sia_theory.jacobian`
-evaluates the same expressions on arbitrary tokens, and on the simplex they give ``η`` exactly.
+written in Gram invariants (the derivation is in :func:`jacobian_terms`);
+:mod:`sia_theory.cas.jacobian` evaluates the same expressions on arbitrary tokens, and on the
+simplex they give ``η`` exactly.
 """
 
 from __future__ import annotations

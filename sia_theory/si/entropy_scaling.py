@@ -11,10 +11,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ._validate import check_int
+from .._infra.validate import check_int
+from ..transforms import Transform
 from .closed_forms import plug_in_entropy
 from .montecarlo import simulate_gaussian_logits
-from .transforms import Transform
 
 __all__ = ["entropy_in_range_scaling", "fit_growth_laws", "GROWTH_LAWS", "log_spaced_integers"]
 
@@ -41,7 +41,7 @@ def entropy_in_range_scaling(transform: Transform, t_values, deltas=(2, 5, 10), 
     whose coefficients depend on the context length (LogN) are rejected: for them the answer
     would depend on the arbitrary ``n_ctx`` of the grid.
     Returns columns ``delta, t, t1, t2, H_mean, H_se, samples, H_plug_in`` (the last is the
-    closed-form law-of-large-numbers value :func:`~sia_theory.closed_forms.plug_in_entropy`).
+    closed-form law-of-large-numbers value :func:`~sia_theory.si.closed_forms.plug_in_entropy`).
     """
     if not getattr(transform, "distance_only", False):
         raise ValueError(f"transform must have coefficients that depend on the distance only "

@@ -23,9 +23,9 @@ import numpy as np
 import pandas as pd
 
 from sia_theory import ScaleInvariant
-from sia_theory.cli import OneLineArgumentParser, nonnegative_int
-from sia_theory.montecarlo import simulate_gaussian_logits
-from sia_theory.timing import best_time
+from sia_theory._infra.cli import OneLineArgumentParser, nonnegative_int
+from sia_theory._infra.timing import best_time
+from sia_theory.si.montecarlo import simulate_gaussian_logits
 
 RANGES = [(0, 100), (10, 100), (100, 1000), (1000, 10000), (10000, 100000), (0, 100000),
           (500, 1000), (5000, 10000), (50000, 100000)]

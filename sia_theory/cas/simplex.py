@@ -12,8 +12,8 @@ from functools import cache
 import numpy as np
 import sympy as sp
 
-from ._validate import check_real
-from .symbolic import cas
+from .._infra.validate import check_real
+from ..symbolic import cas
 
 __all__ = ["critical_gamma", "simplex_self_weight", "simplex_inner_product", "simplex_limit",
            "jacobian_limit", "simplex_eta", "critical_eta_excess", "phase_of",

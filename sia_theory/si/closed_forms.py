@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validate import check_int
-from .symbolic import si as _si
-from .transforms import ScaleInvariant, Transform
+from .._infra.validate import check_int
+from ..symbolic import si as _si
+from ..transforms import ScaleInvariant, Transform
 
 __all__ = [
     "check_range",

@@ -18,10 +18,10 @@ from functools import cache
 import numpy as np
 import sympy as sp
 
-from ._validate import check_int, check_real
+from .._infra.parallel import parallel_map, single_threaded_blas
+from .._infra.validate import check_int, check_real
+from ..symbolic import cas
 from .dynamics import _check_tokens, _normalise_rows, _softmax_from_gram
-from .parallel import parallel_map, single_threaded_blas
-from .symbolic import cas
 
 __all__ = ["jacobian_eta", "dense_jacobian", "eta_from_jacobian"]
 

@@ -5,11 +5,11 @@ import sys
 
 import numpy as np
 
-from sia_theory.cli import experiment_parser, run
-from sia_theory.dynamics import sample_tokens, simulate_token_step
-from sia_theory.jacobian import dense_jacobian, eta_from_jacobian, jacobian_eta
-from sia_theory.parallel import worker_count
-from sia_theory.timing import best_time
+from sia_theory._infra.cli import experiment_parser, run
+from sia_theory._infra.parallel import worker_count
+from sia_theory._infra.timing import best_time
+from sia_theory.cas.dynamics import sample_tokens, simulate_token_step
+from sia_theory.cas.jacobian import dense_jacobian, eta_from_jacobian, jacobian_eta
 
 
 def main(quick=False, seed=0, out_dir=None):

@@ -29,6 +29,8 @@ if __name__ == "__main__":
 import numpy as np  # noqa: E402
 
 from sia_theory import NoScale, ScaleInvariant  # noqa: E402
+from sia_theory._infra.cli import OneLineArgumentParser  # noqa: E402
+from sia_theory._infra.timing import best_time, traced_peak  # noqa: E402
 from sia_theory.attention import (  # noqa: E402
     DEFAULT_BLOCK_SIZE,
     attention,
@@ -36,8 +38,6 @@ from sia_theory.attention import (  # noqa: E402
     p_rope_si,
     rms_norm,
 )
-from sia_theory.cli import OneLineArgumentParser  # noqa: E402
-from sia_theory.timing import best_time, traced_peak  # noqa: E402
 
 MIB = 2.0**20
 TARGET_TIME_RATIO, TARGET_MEMORY_RATIO = 1.5, 0.1

@@ -19,9 +19,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ._validate import check_finite_array, check_int, check_real
-from .parallel import parallel_map, single_threaded_blas, worker_count
-from .stats import mean_se
+from .._infra.parallel import parallel_map, single_threaded_blas, worker_count
+from .._infra.stats import mean_se
+from .._infra.validate import check_finite_array, check_int, check_real
 
 __all__ = ["attention_step", "simulate_token_step", "simulate_depth", "sample_tokens",
            "mean_cosine", "attention_statistics", "crossing_point"]

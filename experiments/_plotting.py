@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .entropy_scaling import GROWTH_LAWS
+from sia_theory.si.entropy_scaling import GROWTH_LAWS
 
 
 def plot_entropy_scaling(table, fits, title: str):
@@ -40,8 +40,12 @@ def plot_entropy_scaling(table, fits, title: str):
 def entropy_scaling_experiment(transform, title: str, stem: str, *, quick: bool, seed: int,
                                out_dir, deltas=(2, 5, 10)):
     """The whole SI Fig. 2 / Fig. 6 experiment for one transform: simulate, fit, plot, save."""
-    from .entropy_scaling import entropy_in_range_scaling, fit_growth_laws, log_spaced_integers
-    from .io import save_experiment
+    from sia_theory._infra.io import save_experiment
+    from sia_theory.si.entropy_scaling import (
+        entropy_in_range_scaling,
+        fit_growth_laws,
+        log_spaced_integers,
+    )
 
     t_values = log_spaced_integers(10, 10**4 if quick else 10**5, 10 if quick else 26)
     samples = 128 if quick else 2048
