@@ -7,10 +7,21 @@ other than ``core``), which registers its rows.
 import importlib
 import pkgutil
 
-from .core import REGISTRY, Measurement, claim, run_claims, write_table
+from .core import (
+    NEGATIVE_CONTROLS,
+    REGISTRY,
+    VERDICTS,
+    Measurement,
+    claim,
+    negative_control,
+    run_claims,
+    verdict,
+    write_table,
+)
 
 for _info in pkgutil.iter_modules(__path__):
     if not _info.name.startswith("_") and _info.name != "core":
         importlib.import_module(f"{__name__}.{_info.name}")
 
-__all__ = ["REGISTRY", "Measurement", "claim", "run_claims", "write_table"]
+__all__ = ["NEGATIVE_CONTROLS", "REGISTRY", "VERDICTS", "Measurement", "claim",
+           "negative_control", "run_claims", "verdict", "write_table"]

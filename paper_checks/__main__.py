@@ -1,4 +1,5 @@
-"""``python -m paper_checks [--quick] [--seed S] [--only ID,ID] [--out DIR]``; exit 1 on a FAIL."""
+"""``python -m paper_checks [--quick] [--seed S] [--only ID,ID] [--out DIR]``; exit 1 on a FAIL or
+ERROR row (DIVERGES and INFO rows are findings, not failures), exit 2 on a usage error."""
 
 from __future__ import annotations
 
@@ -27,15 +28,19 @@ def main(argv=None) -> int:
         return 2
     md, _ = write_table(table, out, quick=args.quick, seed=args.seed)
     width = 60
-    print(f"{'ID':<8} {'verdict':<7} {'measured':<{width}} interval")
+    print(f"{'ID':<8} {'verdict':<8} {'value [CI]':<28} measured")
     for row in table.itertuples(index=False):
         measured = row.measured if len(row.measured) <= width else row.measured[: width - 1] + "…"
-        print(f"{row.id:<8} {row.verdict:<7} {measured:<{width}} {row.interval}")
-    failed = int(table["verdict"].isin(["FAIL", "ERROR"]).sum())
-    passed = int((table["verdict"] == "PASS").sum())
-    informational = len(table) - failed - passed
-    extra = f"; {informational} informational rows" if informational else ""
-    print(f"table written to {md}{extra}")
+        value = "" if row.value != row.value else f"{row.value:.4g}"
+        if row.ci_low == row.ci_low and row.ci_high == row.ci_high:
+            value += f" [{row.ci_low:.3g}, {row.ci_high:.3g}]"
+        print(f"{row.id:<8} {row.verdict:<8} {value:<28} {measured}")
+    counts = table["verdict"].value_counts()
+    failed = int(counts.get("FAIL", 0) + counts.get("ERROR", 0))
+    passed = int(counts.get("PASS", 0))
+    print(f"table written to {md}")
+    print(f"other rows: {int(counts.get('DIVERGES', 0))} DIVERGES (the paper is contradicted, "
+          f"with evidence), {int(counts.get('INFO', 0))} INFO")
     print(f"claims: {passed} passed, {failed} failed")
     return 1 if failed else 0
 

@@ -1,7 +1,10 @@
 """The claims table: one registered function per claim ID of THEORY.md.
 
-A check is ``fn(quick: bool, seed: int) -> Measurement``; its docstring quotes the claim. The
-runner computes both sides, records the verdict and writes the table as Markdown and CSV.
+A check is ``fn(quick: bool, seed: int) -> Measurement``; its docstring quotes the claim. It
+measures through the same library study as the claim's figure, then calls a pure decision
+function of the measured numbers; every claim also registers a negative control that feeds the
+alternative law to that decision function (it must give ``FAIL``). The runner writes the table
+as Markdown and CSV (the CSV carries the numbers).
 Modules of this package (``si``, ``cas``, ``ina``, ...) register their rows on import, so a new
 family of claims is one new module.
 """
@@ -19,35 +22,86 @@ import pandas as pd
 
 from sia_theory._infra.io import write_csv, write_text
 
+VERDICTS = ("PASS", "FAIL", "DIVERGES", "INFO")
+"""``PASS``: the measurement supports the claim. ``FAIL``: it does not. ``DIVERGES``: the paper's
+statement is contradicted by the measurement and the row says how (an honest finding, not a
+defect of the toolkit). ``INFO``: reported without judging. A check that crashes is an ``ERROR``
+row, written by the runner."""
+
+NAN = float("nan")
+
 
 @dataclass(frozen=True)
 class Measurement:
-    """What a check found. ``measured`` and ``interval`` are human-readable; ``passed`` is the
-    verdict (``None`` for an informational row that reports without judging)."""
+    """What a check found.
 
+    ``value`` with its interval ``[ci_low, ci_high]`` is the headline number of the row (for
+    example a fitted exponent, a maximum error or a z-score), ``target`` the claim's value for
+    it and ``tolerance`` the allowed distance; ``measured`` says the same in one line of text and
+    ``detail`` adds one or two sentences. The verdict comes from the check's decision function,
+    which is a pure function of measured numbers, so a negative control can feed it the
+    alternative law and see ``FAIL``.
+    """
+
+    verdict: str
     measured: str
-    passed: bool | None
-    interval: str = ""
+    value: float = NAN
+    ci_low: float = NAN
+    ci_high: float = NAN
+    target: float = NAN
+    tolerance: float = NAN
     detail: str = ""
+
+    def __post_init__(self):
+        if self.verdict not in VERDICTS:
+            raise ValueError(f"verdict must be one of {VERDICTS}, got {self.verdict!r}")
+        for name in ("value", "ci_low", "ci_high", "target", "tolerance"):
+            object.__setattr__(self, name, float(getattr(self, name)))
+
+
+def verdict(ok: bool) -> str:
+    """``"PASS"`` if ``ok`` else ``"FAIL"``."""
+    return "PASS" if bool(ok) else "FAIL"
 
 
 @dataclass(frozen=True)
 class Claim:
     claim_id: str
     statement: str
+    alternative: str
     check: Callable[[bool, int], Measurement]
 
 
 REGISTRY: dict[str, Claim] = {}
+NEGATIVE_CONTROLS: dict[str, Callable[[], Measurement]] = {}
 
 
-def claim(claim_id: str, statement: str):
-    """Register ``fn(quick, seed) -> Measurement`` as the check of ``claim_id``."""
+def claim(claim_id: str, statement: str, *, alternative: str):
+    """Register ``fn(quick, seed) -> Measurement`` as the check of ``claim_id``.
+
+    ``alternative`` names the law the check rejects (the negative control of
+    :func:`negative_control` feeds exactly that law to the check's decision function).
+    """
+    if not alternative:
+        raise ValueError(f"claim {claim_id} must name the alternative it rejects")
 
     def register(fn):
         if claim_id in REGISTRY:
             raise RuntimeError(f"claim {claim_id} registered twice")
-        REGISTRY[claim_id] = Claim(claim_id, statement, fn)
+        REGISTRY[claim_id] = Claim(claim_id, statement, alternative, fn)
+        return fn
+
+    return register
+
+
+def negative_control(claim_id: str):
+    """Register ``fn() -> Measurement``: the decision function of ``claim_id`` applied to data
+    that follow the alternative law. Its verdict must be ``FAIL`` (tested for every claim)."""
+
+    def register(fn):
+        if claim_id in NEGATIVE_CONTROLS:
+            raise RuntimeError(f"negative control of {claim_id} registered twice")
+        NEGATIVE_CONTROLS[claim_id] = fn
         return fn
 
     return register
@@ -68,6 +122,10 @@ def select(ids=None) -> list[Claim]:
     return sorted(chosen, key=lambda c: _natural_key(c.claim_id))
 
 
+COLUMNS = ["id", "verdict", "value", "ci_low", "ci_high", "target", "tolerance", "claim",
+           "alternative", "measured", "detail", "seconds"]
+
+
 def run_claims(ids=None, *, quick=False, seed=0, progress=True) -> pd.DataFrame:
     rows = []
     claims = select(ids)
@@ -79,30 +137,50 @@ def run_claims(ids=None, *, quick=False, seed=0, progress=True) -> pd.DataFrame:
         start = time.perf_counter()
         try:
             result = c.check(quick, seed)
-            verdict = {True: "PASS", False: "FAIL", None: "INFO"}[result.passed]
-        except Exception as err:  # a crashing check is a failing claim, reported in its row
-            result = Measurement(f"error: {err!r}", False,
+            if not isinstance(result, Measurement):
+                raise TypeError(f"check returned {type(result).__name__}, not a Measurement")
+            verdict_text = result.verdict
+        except Exception as err:  # a crashing check is reported in its row as ERROR
+            result = Measurement("FAIL", f"error: {err!r}",
                                  detail=traceback.format_exc(limit=3).replace("\n", " | "))
-            verdict = "ERROR"
-        rows.append({"id": c.claim_id, "claim": c.statement, "measured": result.measured,
-                     "interval": result.interval, "verdict": verdict, "detail": result.detail,
+            verdict_text = "ERROR"
+        rows.append({"id": c.claim_id, "verdict": verdict_text, "value": result.value,
+                     "ci_low": result.ci_low, "ci_high": result.ci_high,
+                     "target": result.target, "tolerance": result.tolerance,
+                     "claim": c.statement, "alternative": c.alternative,
+                     "measured": result.measured, "detail": result.detail,
                      "seconds": round(time.perf_counter() - start, 2)})
-    return pd.DataFrame(rows, columns=["id", "claim", "measured", "interval", "verdict",
-                                       "detail", "seconds"])
+    return pd.DataFrame(rows, columns=COLUMNS)
 
 
 def _cell(text) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
+def _number(x) -> str:
+    return "" if pd.isna(x) else f"{x:.4g}"
+
+
 def to_markdown(table: pd.DataFrame, *, quick: bool, seed: int) -> str:
     mode = "quick (CI)" if quick else "full"
     lines = [f"# Paper claims: {mode} run, seed {seed}", "",
-             "| ID | verdict | claim | measured | interval / tolerance | detail |",
-             "|---|---|---|---|---|---|"]
+             "Verdicts: PASS (the measurement supports the claim), FAIL (it does not), DIVERGES "
+             "(the paper's statement is contradicted and the row says how), INFO (reported, not "
+             "judged), ERROR (the check crashed). Each row names the alternative law it rejects; "
+             "a negative-control test feeds that law to the row's decision function and sees "
+             "FAIL.", "",
+             "| ID | verdict | claim | measured | value [CI] | target ± tol | rejects | detail |",
+             "|---|---|---|---|---|---|---|---|"]
     for row in table.itertuples(index=False):
+        value = _number(row.value)
+        if not (pd.isna(row.ci_low) or pd.isna(row.ci_high)):
+            value += f" [{_number(row.ci_low)}, {_number(row.ci_high)}]"
+        target = _number(row.target)
+        if not pd.isna(row.tolerance):
+            target += f" ± {_number(row.tolerance)}"
         lines.append("| " + " | ".join(_cell(x) for x in (
-            row.id, row.verdict, row.claim, row.measured, row.interval, row.detail)) + " |")
+            row.id, row.verdict, row.claim, row.measured, value, target, row.alternative,
+            row.detail)) + " |")
     counts = table["verdict"].value_counts().to_dict()
     lines += ["", "Totals: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))]
     return "\n".join(lines) + "\n"
