@@ -51,13 +51,15 @@ class Transform:
     """Base class: subclasses implement ``_affine(t, n, h) -> (a, m)`` on float arrays.
 
     Subclasses declare what their coefficients depend on in ``depends_on`` (a class attribute
-    or a property); the default, all of ``distance``, ``context`` and ``head``, is the safe one:
-    attention then evaluates ``score_mod`` on every score and never calls ``coefficients``
-    without ``n_ctx`` or ``h``. ``n_heads`` is the number of heads a head-dependent transform
-    supports (``None``: any). ``power_law`` is ``(alpha, beta, tau)`` when the transform
-    satisfies SI eq. 15 exactly for Gaussian base logits (``E[e^{L_t}] = α/(t/τ+1)``,
-    ``E[L_t e^{L_t}] = β/(t/τ+1)``), which gives the exact digamma range sums of
-    :mod:`sia_theory.si.closed_forms`; ``None`` otherwise.
+    or a property). The declaration is a promise the fast paths rely on: without ``"context"``
+    attention calls ``coefficients`` without ``n_ctx`` and ``context_length_sweep`` runs one
+    simulation for every context length; without ``"head"`` attention builds one table for all
+    heads (``h=None``). The default, all of ``distance``, ``context`` and ``head``, is the safe
+    one: it costs speed (``score_mod`` on every score), never correctness. ``n_heads`` is the
+    number of heads a head-dependent transform supports (``None``: any). ``power_law`` is
+    ``(alpha, beta, tau)`` when the transform satisfies SI eq. 15 exactly for Gaussian base
+    logits (``E[e^{L_t}] = α/(t/τ+1)``, ``E[L_t e^{L_t}] = β/(t/τ+1)``), which gives the exact
+    digamma range sums of :mod:`sia_theory.si.closed_forms`; ``None`` otherwise.
     """
 
     depends_on: frozenset = DEPENDENCES
