@@ -162,14 +162,6 @@ def coefficient_functions():
 
 
 @cache
-def moment_functions():
-    """Numpy functions ``(E[Ã](a2, m), E[Ã log Ã](a2, m))`` lambdified from the integrals."""
-    mean_weight, mean_negentropy = lognormal_moments()
-    return (sp.lambdify((a2, m), mean_weight, modules="numpy"),
-            sp.lambdify((a2, m), mean_negentropy, modules="numpy"))
-
-
-@cache
 def exact_range_sum_function():
     """Numpy/scipy function ``f(t1, t2, tau) = Σ_{s=t1}^{t2-1} 1/(s/τ+1)`` from
     :func:`exact_range_sum`."""
