@@ -1,42 +1,35 @@
 """sia-theory: executable theory of long-context attention scaling.
 
 The transforms are the shared vocabulary: the closed forms, the Monte Carlo, the figures and the
-attention reference all take a transform object. Subpackages: ``symbolic`` (sympy derivations),
-``attention`` (the torch-free attention reference and decoder).
+attention reference all take a transform object. Subpackages: ``symbolic`` (sympy derivations
+and the numeric code generated from them), ``attention`` (the torch-free attention reference and
+decoder).
+
+Names are re-exported lazily (PEP 562): ``import sia_theory`` loads nothing else, and
+``from sia_theory import X`` imports only the module that defines ``X`` (so, e.g., the
+transforms never load numba or sympy).
 """
 
-from . import attention, symbolic
-from .cas.dynamics import attention_step, sample_tokens, simulate_depth, simulate_token_step
-from .cas.jacobian import dense_jacobian, jacobian_eta
-from .cas.simplex import (
-    critical_eta_excess,
-    critical_gamma,
-    jacobian_limit,
-    simplex_eta,
-    simplex_inner_product,
-    simplex_limit,
-    simplex_self_weight,
-    simplex_sparsity,
-    transition_width,
-)
-from .si.closed_forms import (
-    expected_negentropy,
-    expected_total_attention,
-    plug_in_entropy,
-    scale_invariant_limits,
-    scale_invariant_negentropy,
-    scale_invariant_total_attention,
-)
-from .si.entropy_scaling import entropy_in_range_scaling, fit_growth_laws
-from .si.montecarlo import (
-    RangeStatistics,
-    context_length_sweep,
-    range_statistics,
-    simulate_gaussian_logits,
-    simulate_gaussian_range_statistics,
-    summarize,
-)
-from .transforms import ALiBi, LogN, NoScale, ScaleInvariant, Transform
+import importlib
+
+# Public name -> module (relative to this package) that defines it.
+_EXPORTS = {
+    **dict.fromkeys(["ALiBi", "LogN", "NoScale", "ScaleInvariant", "Transform"], ".transforms"),
+    **dict.fromkeys(["expected_total_attention", "expected_negentropy", "plug_in_entropy",
+                     "scale_invariant_total_attention", "scale_invariant_negentropy",
+                     "scale_invariant_limits"], ".si.closed_forms"),
+    **dict.fromkeys(["RangeStatistics", "range_statistics", "summarize",
+                     "simulate_gaussian_logits", "simulate_gaussian_range_statistics",
+                     "context_length_sweep"], ".si.montecarlo"),
+    **dict.fromkeys(["entropy_in_range_scaling", "fit_growth_laws"], ".si.entropy_scaling"),
+    **dict.fromkeys(["critical_gamma", "simplex_self_weight", "simplex_inner_product",
+                     "simplex_limit", "jacobian_limit", "simplex_eta", "simplex_sparsity",
+                     "critical_eta_excess", "transition_width"], ".cas.simplex"),
+    **dict.fromkeys(["attention_step", "simulate_token_step", "simulate_depth",
+                     "sample_tokens"], ".cas.dynamics"),
+    **dict.fromkeys(["jacobian_eta", "dense_jacobian"], ".cas.jacobian"),
+}
+_SUBPACKAGES = ("attention", "symbolic")
 
 __all__ = [
     # transforms
@@ -56,3 +49,18 @@ __all__ = [
     "attention", "symbolic",
 ]
 __version__ = "0.1.0"
+
+
+def __getattr__(name):
+    if name in _EXPORTS:
+        value = getattr(importlib.import_module(_EXPORTS[name], __name__), name)
+    elif name in _SUBPACKAGES:
+        value = importlib.import_module(f".{name}", __name__)
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value  # cache: later look-ups skip __getattr__
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

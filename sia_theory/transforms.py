@@ -3,40 +3,75 @@
 A transform maps a raw score ``S`` at distance ``t = q_idx - kv_idx`` for a query that sees
 ``n = q_idx + 1`` keys to the logit ``L = a(t, n) S + m(t, n)``. Each transform exposes
 
-* ``coefficients(t, n_ctx)`` → ``(a, m)`` as numpy arrays (the closed forms and the Monte Carlo
-  use these), and
+* ``coefficients(t, n_ctx, h)`` → ``(a, m)`` as numpy arrays (the closed forms and the Monte
+  Carlo use these),
 * ``score_mod(score, b, h, q_idx, kv_idx)`` with PyTorch FlexAttention's signature, evaluated
-  elementwise on broadcast numpy index grids (the attention reference uses this).
+  elementwise on broadcast numpy index grids (the attention reference uses this), and
+* ``depends_on``, its declared dependence as data: a frozenset drawn from ``"distance"``,
+  ``"context"`` (the context length ``n``) and ``"head"``. Attention, the Monte Carlo and the
+  closed forms consult it instead of the transform's class: without ``"context"`` attention
+  precomputes one coefficient table per distance (per head with ``"head"``); with ``"context"``
+  only, one multiplier per query row; with both, it evaluates ``score_mod`` on every score.
+  The base class declares all three (the safe default). A transform depending on the head
+  states how many heads it supports in ``n_heads`` (``None``: any number).
 
-Both routes go through ``_affine``, so they cannot drift apart. ``distance_only`` says the
-coefficients depend on ``t`` (and the head) alone, which lets attention precompute one table per
-distance and gather it instead of evaluating the transform on every score.
+Both routes go through ``_affine``, so they cannot drift apart.
 """
 
 from __future__ import annotations
 
-import math
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._infra.validate import check_real
+from ._infra.validate import check_int, check_real
+from .symbolic import generated
 
-__all__ = ["Transform", "NoScale", "LogN", "ScaleInvariant", "ALiBi"]
+__all__ = ["DEPENDENCES", "Transform", "NoScale", "LogN", "ScaleInvariant", "ALiBi",
+           "declared_dependence"]
+
+DEPENDENCES = frozenset({"distance", "context", "head"})
 
 
 def _distance(t) -> np.ndarray:
     return np.asarray(t, dtype=np.float64)
 
 
+def declared_dependence(transform) -> frozenset:
+    """``transform.depends_on`` checked to be a subset of :data:`DEPENDENCES`."""
+    deps = getattr(transform, "depends_on", None)
+    if not isinstance(deps, frozenset | set) or not deps <= DEPENDENCES:
+        raise ValueError(f"depends_on of {transform!r} must be a frozenset drawn from "
+                         f"{sorted(DEPENDENCES)}, got {deps!r}")
+    return frozenset(deps)
+
+
 class Transform:
     """Base class: subclasses implement ``_affine(t, n, h) -> (a, m)`` on float arrays.
 
-    Subclasses whose coefficients ignore ``n`` declare ``distance_only = True``; the default is
-    the safe one (no fast path that calls ``coefficients`` without ``n_ctx``).
+    Subclasses declare what their coefficients depend on in ``depends_on`` (a class attribute
+    or a property). The declaration is a promise the fast paths rely on: without ``"context"``
+    attention calls ``coefficients`` without ``n_ctx`` and ``context_length_sweep`` runs one
+    simulation for every context length; without ``"head"`` attention builds one table for all
+    heads (``h=None``). The default, all of ``distance``, ``context`` and ``head``, is the safe
+    one: it costs speed (``score_mod`` on every score), never correctness. ``n_heads`` is the
+    number of heads a head-dependent transform supports (``None``: any). ``power_law`` is
+    ``(alpha, beta, tau)`` when the transform satisfies SI eq. 15 exactly for Gaussian base
+    logits (``E[e^{L_t}] = α/(t/τ+1)``, ``E[L_t e^{L_t}] = β/(t/τ+1)``), which gives the exact
+    digamma range sums of :mod:`sia_theory.si.closed_forms`; ``None`` otherwise.
     """
 
-    distance_only: bool = False
+    depends_on: frozenset = DEPENDENCES
+    n_heads: int | None = None
+    power_law: tuple[float, float, float] | None = None
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "distance_only" in vars(cls):  # the flag this attribute replaced (0.1.x)
+            warnings.warn(f"{cls.__name__}.distance_only is ignored: declare depends_on = "
+                          "frozenset({'distance'}) (or with 'head') instead", FutureWarning,
+                          stacklevel=2)
 
     def _affine(self, t: np.ndarray, n: np.ndarray | None, h) -> tuple[np.ndarray, np.ndarray]:
         raise NotImplementedError
@@ -45,8 +80,9 @@ class Transform:
         """Per-distance affine coefficients ``(a_t, m_t)`` broadcast to the shape of ``t``.
 
         ``t`` are distances ``>= 0``; ``n_ctx`` is the number of keys the query sees (needed by
-        transforms that depend on the context length, such as :class:`LogN`); ``h`` selects the
-        head for per-head transforms such as :class:`ALiBi` with several slopes.
+        transforms whose ``depends_on`` contains ``"context"``, such as :class:`LogN`); ``h``
+        selects the head for transforms whose ``depends_on`` contains ``"head"``, such as
+        :class:`ALiBi` with several slopes.
         """
         t = _distance(t)
         if not np.all(np.isfinite(t) & (t >= 0)):
@@ -79,7 +115,7 @@ class Transform:
 class NoScale(Transform):
     """Standard attention: ``L = S`` (the baseline of SI Fig. 1 and Fig. 6)."""
 
-    distance_only = True
+    depends_on = frozenset()
 
     def _affine(self, t, n, h):
         return np.ones_like(t), np.zeros_like(t)
@@ -89,6 +125,8 @@ class NoScale(Transform):
 class LogN(Transform):
     """LogN / SSMax: ``L = s·log(n)·S`` with ``n`` the number of keys the query sees (SI Fig. 1;
     Nakanishi 2025). Position-agnostic: every distance gets the same multiplier."""
+
+    depends_on = frozenset({"context"})
 
     s: float = 0.4
 
@@ -105,44 +143,48 @@ class LogN(Transform):
 class ScaleInvariant(Transform):
     """Scale-invariant attention, SI eq. 16: ``a_t² = 2[log(t/τ+1) − log α + β/α]``,
     ``m_t = −a_t² + β/α``; the defaults ``α = β = e^{1/2}`` are the boundary-condition solution
-    (``a_0 = 1, m_0 = 0``). The numeric formula is lambdified from
-    :func:`sia_theory.symbolic.si.solve_coefficients`, not written out here."""
+    (``a_0 = 1, m_0 = 0``). The formula, the validity condition ``β ≥ α log α`` and the default
+    ``α, β`` are not written out here: they come from :mod:`sia_theory.symbolic.generated`, printed
+    from the sympy solution of :func:`sia_theory.symbolic.si.solve_coefficients`."""
 
-    distance_only = True
+    depends_on = frozenset({"distance"})
 
     tau: float = 10.0
-    alpha: float = math.exp(0.5)
-    beta: float = math.exp(0.5)
+    alpha: float = generated.SI_BOUNDARY_ALPHA
+    beta: float = generated.SI_BOUNDARY_BETA
 
     def __post_init__(self):
         tau = check_real("tau", self.tau, lo=0, lo_open=True)
         alpha = check_real("alpha", self.alpha, lo=0, lo_open=True)
         beta = check_real("beta", self.beta, lo=0, lo_open=True)
-        if beta < alpha * math.log(alpha):
+        if not generated.si_is_valid(alpha, beta):
             raise ValueError(
-                f"beta must be >= alpha*log(alpha) = {alpha * math.log(alpha):.6g} "
-                f"(SI eq. 16 validity: a_t^2 >= 0), got beta={beta!r}")
+                f"beta must satisfy {generated.SI_VALIDITY_CONDITION} (SI eq. 16 validity: "
+                f"a_t^2 >= 0; the bound is {generated.si_beta_min(alpha):.6g} for "
+                f"alpha={alpha!r}), got beta={beta!r}")
         object.__setattr__(self, "tau", tau)
         object.__setattr__(self, "alpha", alpha)
         object.__setattr__(self, "beta", beta)
 
-    def _affine(self, t, n, h):
-        from .symbolic.si import coefficient_functions
+    @property
+    def power_law(self) -> tuple[float, float, float]:
+        """``(alpha, beta, tau)``: the transform satisfies SI eq. 15 exactly (its definition)."""
+        return self.alpha, self.beta, self.tau
 
-        a2_fn, m_fn = coefficient_functions()
-        a2 = a2_fn(t, self.tau, self.alpha, self.beta)
+    def _affine(self, t, n, h):
+        a2 = generated.si_a2(t, self.tau, self.alpha, self.beta)
         # Rounding can leave a2 a few ulps below 0 when beta == alpha*log(alpha) exactly.
-        return np.sqrt(np.maximum(a2, 0.0)), m_fn(t, self.tau, self.alpha, self.beta)
+        return np.sqrt(np.maximum(a2, 0.0)), generated.si_m(t, self.tau, self.alpha, self.beta)
 
 
 @dataclass(frozen=True)
 class ALiBi(Transform):
     """ALiBi (Press et al. 2022): ``L = S − slope·t``, one slope or one per head.
 
-    ``ALiBi.standard(H)`` gives the geometric slopes ``2^(−8(h+1)/H)`` of the paper.
+    ``ALiBi.standard(H)`` gives the geometric slopes ``2^(−8(h+1)/H)`` of the paper. It depends
+    on the distance, and on the head when it has several slopes (then ``n_heads`` is their
+    number and attention requires that many heads).
     """
-
-    distance_only = True
 
     slope: float | tuple = 1.0
     slopes: np.ndarray = field(init=False, repr=False, compare=False)
@@ -157,10 +199,12 @@ class ALiBi(Transform):
                            else tuple(slopes.tolist()))
         object.__setattr__(self, "slopes", slopes)
 
+    @property
+    def depends_on(self) -> frozenset:
+        return frozenset({"distance", "head"} if self.slopes.size > 1 else {"distance"})
+
     @classmethod
     def standard(cls, n_heads: int) -> ALiBi:
-        from ._infra.validate import check_int
-
         n_heads = check_int("n_heads", n_heads, lo=1)
         return cls(tuple(2.0 ** (-8.0 * (h + 1) / n_heads) for h in range(n_heads)))
 

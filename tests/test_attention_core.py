@@ -217,7 +217,7 @@ def test_bad_arrays_raise_naming_the_argument(change, match):
 @pytest.mark.parametrize("kwargs, match", [
     ({"block_size": 0}, "block_size"), ({"block_size": 2.5}, "block_size"),
     ({"scale": float("nan")}, "scale"), ({"score_mod": 3}, "score_mod"),
-    ({"score_mod": ALiBi((0.5, 0.25, 0.125))}, "ALiBi has 3 slopes"),
+    ({"score_mod": ALiBi((0.5, 0.25, 0.125))}, r"^score_mod: ALiBi.*supports 3 heads"),
     ({"causal": "yes"}, "causal"),
     ({"score_mod": lambda s, b, h, qi, ki: np.ones(3)}, "does not broadcast"),
 ])

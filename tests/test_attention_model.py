@@ -184,7 +184,8 @@ def test_first_layer_logits_are_the_transform_of_raw_scores():
 
 
 def test_alibi_slope_count_must_match_heads():
-    with pytest.raises(ValueError, match="^transform: ALiBi has 3 slopes"):
+    with pytest.raises(ValueError,
+                       match=r"^transform: ALiBi.*supports 3 heads but the model has n_heads=4"):
         DecoderConfig(d_model=32, n_heads=4, transform=ALiBi((0.1, 0.2, 0.3)))
 
 

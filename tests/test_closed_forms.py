@@ -63,3 +63,44 @@ def test_scale_invariant_only_routes_reject_other_transforms():
         scale_invariant_total_attention(NoScale(), 0, 10)
     with pytest.raises(ValueError, match="^delta must"):
         scale_invariant_limits(ScaleInvariant(), 1)
+
+
+def test_power_law_routes_accept_any_transform_declaring_it():
+    """The exact digamma routes read the declared ``power_law``, not the class: a user
+    transform wrapping ScaleInvariant's coefficients and declaring its (alpha, beta, tau) is
+    accepted, and the digamma sums agree with its summed lognormal moments."""
+    from sia_theory import Transform
+
+    si = ScaleInvariant(3.0, alpha=2.0, beta=3.0)
+
+    class Wrapped(Transform):
+        depends_on = frozenset({"distance"})
+        power_law = (2.0, 3.0, 3.0)
+
+        def _affine(self, t, n, h):
+            return si.coefficients(t)
+
+    for t1, t2 in [(0, 7), (50, 4000)]:
+        assert scale_invariant_total_attention(Wrapped(), t1, t2) == pytest.approx(
+            expected_total_attention(Wrapped(), t1, t2), rel=1e-10)
+        assert scale_invariant_negentropy(Wrapped(), t1, t2) == pytest.approx(
+            expected_negentropy(Wrapped(), t1, t2), rel=1e-10)
+    assert scale_invariant_limits(Wrapped(), 4) == pytest.approx(
+        (2.0 * 3.0 * math.log(4), 3.0 * 3.0 * math.log(4)), rel=1e-14)
+    with pytest.raises(ValueError, match="power_law"):
+        scale_invariant_negentropy(LogN(0.4), 0, 10)
+    with pytest.raises(ValueError, match="^transform must be a sia_theory Transform"):
+        scale_invariant_limits("ScaleInvariant", 2)
+
+
+def test_head_dependent_closed_forms_take_the_head():
+    from sia_theory import ALiBi
+
+    alibi = ALiBi((0.5, 0.25))
+    for h, slope in enumerate((0.5, 0.25)):
+        direct = math.fsum(math.exp(0.5 - slope * t) for t in range(3, 40))
+        assert expected_total_attention(alibi, 3, 40, h=h) == pytest.approx(direct, rel=1e-13)
+    with pytest.raises(ValueError, match="^h is required"):
+        expected_total_attention(alibi, 3, 40)
+    with pytest.raises(ValueError, match="^h must be an integer"):
+        expected_total_attention(alibi, 3, 40, h=2)

@@ -87,8 +87,8 @@ def test_non_finite_distances_and_context_lengths_rejected():
 
 
 def test_user_transform_defaults_to_no_distance_fast_path():
-    """A subclass that depends on n but forgets to say so must not be treated as distance-only;
-    attention then evaluates it exactly like the built-in LogN."""
+    """A subclass that depends on n but declares nothing gets the safe default dependence (all
+    of distance, context, head); attention then evaluates it exactly like the built-in LogN."""
     from sia_theory.attention import attention
 
     class MyLogN(Transform):
@@ -101,7 +101,8 @@ def test_user_transform_defaults_to_no_distance_fast_path():
     for mod in (MyLogN(), MyLogN().score_mod):
         np.testing.assert_allclose(attention(q, k, v, score_mod=mod), expected, rtol=0,
                                    atol=1e-12)
-    assert not MyLogN().distance_only and ScaleInvariant().distance_only
+    assert MyLogN().depends_on == {"distance", "context", "head"}
+    assert ScaleInvariant().depends_on == {"distance"}
 
 
 def test_subclass_overriding_score_mod_is_honoured_by_attention():

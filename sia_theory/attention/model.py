@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._infra.validate import check_int
-from ..transforms import ALiBi, NoScale, Transform
+from ..transforms import NoScale, Transform, declared_dependence
 from .cache import DecodingCache
 from .core import attention, attention_partial, attention_scores, merge_partials
 from .positional import NoPE, NTKRoPE, PRoPESI, RoPE, rms_norm
@@ -82,9 +82,11 @@ class DecoderConfig:
                              f"got {self.d_model // self.n_heads}")
         if not isinstance(self.transform, Transform):
             raise ValueError(f"transform must be a sia_theory Transform, got {self.transform!r}")
-        if isinstance(self.transform, ALiBi) and self.transform.n_heads not in (1, self.n_heads):
-            raise ValueError(f"transform: ALiBi has {self.transform.n_heads} slopes but the model "
-                             f"has n_heads={self.n_heads} (give one slope or one per head)")
+        supported = self.transform.n_heads
+        if ("head" in declared_dependence(self.transform) and supported is not None
+                and supported != self.n_heads):
+            raise ValueError(f"transform: {self.transform!r} supports {supported} heads but the "
+                             f"model has n_heads={self.n_heads}")
         if self.inattention_cache not in ("initial", "projected"):
             raise ValueError("inattention_cache must be 'initial' or 'projected', "
                              f"got {self.inattention_cache!r}")

@@ -2,13 +2,20 @@
 
 The attention reference accepts, as ``score_mod``:
 
-* a :class:`~sia_theory.transforms.Transform` (or its bound ``score_mod``). Transforms whose
-  coefficients depend only on the distance ``t = q_idx - kv_idx`` (``distance_only``: NoScale,
-  ScaleInvariant, ALiBi) take the fast path: the coefficient tables ``a_t, m_t`` are computed once
-  per call for every distance that occurs and each block reads them through a strided
-  (Toeplitz) view, so no per-score gather or transcendental function is evaluated. :class:`LogN`
-  depends only on ``n = q_idx + 1`` and is applied as one multiplier per query row. Any other
-  transform goes through its ``score_mod``.
+* a :class:`~sia_theory.transforms.Transform` (or its bound ``score_mod``). The route follows
+  the transform's declared ``depends_on``, never its class:
+
+  - no ``"context"`` (NoScale, ScaleInvariant, ALiBi): the coefficient tables ``a_t, m_t`` are
+    computed once per call for every distance ``t = q_idx - kv_idx`` that occurs (one table per
+    head, ``coefficients(|t|, h=h)``, when ``"head"`` is declared) and each block reads them
+    through a strided (Toeplitz) view, so no per-score gather or transcendental function is
+    evaluated;
+  - ``"context"`` without ``"distance"`` (LogN): one multiplier and bias per query row
+    ``n = q_idx + 1`` (and per head when ``"head"`` is declared);
+  - ``"distance"`` and ``"context"`` together, or a subclass that overrides ``score_mod``: the
+    transform's own ``score_mod`` on every score.
+
+  A head-dependent transform whose ``n_heads`` is not ``None`` must match the number of heads.
 * any callable with PyTorch FlexAttention's signature ``score_mod(score, b, h, q_idx, kv_idx)``,
   evaluated elementwise on broadcast numpy arrays: ``score`` is ``(B, H, nq, nk)``, ``b`` is
   ``(B, 1, 1, 1)``, ``h`` is ``(1, H, 1, 1)``, ``q_idx`` is ``(1, 1, nq, 1)`` and ``kv_idx`` is
@@ -20,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from ..transforms import ALiBi, LogN, Transform
+from ..transforms import Transform, declared_dependence
 
 __all__ = ["ScoreModifier"]
 
@@ -67,13 +74,17 @@ class ScoreModifier:
                                  f"score_mod(score, b, h, q_idx, kv_idx), got {score_mod!r}")
             self.kind = "callable"
             return
-        if isinstance(transform, ALiBi) and transform.n_heads not in (1, n_heads):
-            raise ValueError(f"score_mod: ALiBi has {transform.n_heads} slopes but q has "
-                             f"{n_heads} heads (give one slope or one per head)")
+        depends_on = declared_dependence(transform)
+        self.heads = [None]  # heads to tabulate: one table for all, or one per head
+        if "head" in depends_on:
+            if transform.n_heads is not None and transform.n_heads != n_heads:
+                raise ValueError(f"score_mod: {transform!r} supports {transform.n_heads} heads "
+                                 f"but q has {n_heads} heads")
+            self.heads = list(range(n_heads))
         self.transform = transform
-        if transform.distance_only:
+        if "context" not in depends_on:
             self._build_distance_tables(transform, n_queries, n_keys)
-        elif isinstance(transform, LogN):
+        elif "distance" not in depends_on:
             self.kind = "row"
         else:
             self.kind = "callable"
@@ -85,9 +96,7 @@ class ScoreModifier:
         shift = self.offset - self.kv_offset  # t = shift + row - column
         self.t_min = shift - (n_keys - 1)
         t = np.arange(self.t_min, shift + n_queries, dtype=np.float64)  # (n_t,)
-        per_head = isinstance(transform, ALiBi) and transform.n_heads > 1
-        heads = range(self.n_heads) if per_head else [None]
-        tables = [transform.coefficients(np.abs(t), h=h) for h in heads]
+        tables = [transform.coefficients(np.abs(t), h=h) for h in self.heads]
         self.a_table = np.stack([a for a, _ in tables])  # (H or 1, n_t)
         self.m_table = np.stack([m for _, m in tables])  # (H or 1, n_t)
         self.scale_is_one = bool(np.all(self.a_table == 1.0))
@@ -118,9 +127,10 @@ class ScoreModifier:
             return scores
         q_idx = np.arange(self.offset + q0, self.offset + q1)  # (nq,)
         if self.kind == "row":
-            a, m = self.transform.coefficients(np.zeros(q_idx.size), n_ctx=q_idx + 1.0)
-            scores *= a[:, None]
-            scores += m[:, None]
+            rows = [self.transform.coefficients(np.zeros(q_idx.size), n_ctx=q_idx + 1.0, h=h)
+                    for h in self.heads]
+            scores *= np.stack([a for a, _ in rows])[:, :, None]  # (H or 1, nq, 1)
+            scores += np.stack([m for _, m in rows])[:, :, None]  # (H or 1, nq, 1)
             return scores
         b = np.arange(self.n_batch).reshape(-1, 1, 1, 1)  # (B, 1, 1, 1)
         h = np.arange(self.n_heads).reshape(1, -1, 1, 1)  # (1, H, 1, 1)

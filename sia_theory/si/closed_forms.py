@@ -1,9 +1,13 @@
 """Closed-form expectations for Gaussian base logits (SI §3.2, App. B and D).
 
 With ``L_t = a_t L̄_t + m_t`` and ``L̄_t ~ N(0, 1)`` iid, every range expectation is a sum of
-lognormal moments. The moment functions are lambdified from the integrals in
-:mod:`sia_theory.symbolic.si`, and the coefficients come from the transform object, so these
-functions work for any :class:`~sia_theory.transforms.Transform`.
+lognormal moments. The moment functions, the digamma range sums and their limits are printed
+from the sympy derivations of :mod:`sia_theory.symbolic.si` into
+:mod:`sia_theory.symbolic.generated` (no sympy at run time), and the coefficients come from the
+transform object, so these functions work for any :class:`~sia_theory.transforms.Transform`.
+``n_ctx`` and a head ``h`` are passed to the transform's ``coefficients`` (a transform whose
+``depends_on`` contains ``"context"`` or ``"head"`` and is not given it says so); ``h`` is
+checked against the transform's ``n_heads``; the exact SI sums need its declared ``power_law``.
 """
 
 from __future__ import annotations
@@ -11,8 +15,8 @@ from __future__ import annotations
 import numpy as np
 
 from .._infra.validate import check_int
-from ..symbolic import si as _si
-from ..transforms import ScaleInvariant, Transform
+from ..symbolic import generated
+from ..transforms import ScaleInvariant, Transform, declared_dependence
 
 __all__ = [
     "check_range",
@@ -33,48 +37,57 @@ def check_range(t1, t2, n_ctx=None) -> tuple[int, int, int | None]:
     return t1, t2, n_ctx
 
 
-def _range_moments(transform: Transform, t1, t2, n_ctx):
+def _range_moments(transform: Transform, t1, t2, n_ctx, h):
     if not isinstance(transform, Transform):
         raise ValueError(f"transform must be a sia_theory Transform, got {transform!r}")
     t1, t2, n_ctx = check_range(t1, t2, n_ctx)
-    a, m = transform.coefficients(np.arange(t1, t2), n_ctx)
-    mean_weight, mean_negentropy = _si.moment_functions()
+    if h is not None and "head" in declared_dependence(transform):
+        h = check_int("h", h, lo=0, hi=None if transform.n_heads is None
+                      else transform.n_heads - 1)
+    a, m = transform.coefficients(np.arange(t1, t2), n_ctx, h)  # (t2 - t1,) each
     a2 = a * a
-    return mean_weight(a2, m), mean_negentropy(a2, m)
+    return generated.lognormal_weight_mean(a2, m), generated.lognormal_negentropy_mean(a2, m)
 
 
-def expected_total_attention(transform: Transform, t1, t2, n_ctx=None) -> float:
+def expected_total_attention(transform: Transform, t1, t2, n_ctx=None, h=None) -> float:
     """``E[Z_{t1}^{t2}] = Σ_{t=t1}^{t2-1} E[e^{L_t}] = Σ exp(m_t + a_t²/2)`` (SI eq. 6, App. B).
 
-    ``n_ctx`` (the number of keys the query sees) is needed by context-dependent transforms
-    such as :class:`~sia_theory.transforms.LogN`.
+    ``n_ctx`` (the number of keys the query sees) is needed when ``transform.depends_on``
+    contains ``"context"`` (e.g. :class:`~sia_theory.transforms.LogN`), the head index ``h``
+    when it contains ``"head"`` (e.g. ALiBi with one slope per head).
     """
-    weights, _ = _range_moments(transform, t1, t2, n_ctx)
+    weights, _ = _range_moments(transform, t1, t2, n_ctx, h)
     return float(np.sum(weights))
 
 
-def expected_negentropy(transform: Transform, t1, t2, n_ctx=None) -> float:
+def expected_negentropy(transform: Transform, t1, t2, n_ctx=None, h=None) -> float:
     """``E[N_{t1}^{t2}] = Σ E[e^{L_t} L_t] = Σ (m_t + a_t²) exp(m_t + a_t²/2)`` (SI eq. 7)."""
-    _, negentropies = _range_moments(transform, t1, t2, n_ctx)
+    _, negentropies = _range_moments(transform, t1, t2, n_ctx, h)
     return float(np.sum(negentropies))
 
 
-def plug_in_entropy(transform: Transform, t1, t2, n_ctx=None) -> float:
+def plug_in_entropy(transform: Transform, t1, t2, n_ctx=None, h=None) -> float:
     """Law-of-large-numbers approximation ``log E[Z] − E[N]/E[Z]`` of ``E[H_{t1}^{t2}]``.
 
     Exact in the limit of a long range of light-tailed weights; for no transform it gives
     ``log(t2 − t1) − 1/2``. It is *not* accurate for the scale-invariant transform, whose
     weights are heavy-tailed at large ``t`` — that gap is what SI Fig. 2 is about.
     """
-    weights, negentropies = _range_moments(transform, t1, t2, n_ctx)
+    weights, negentropies = _range_moments(transform, t1, t2, n_ctx, h)
     total = np.sum(weights)
     return float(np.log(total) - np.sum(negentropies) / total)
 
 
-def _check_si(transform) -> ScaleInvariant:
-    if not isinstance(transform, ScaleInvariant):
-        raise ValueError(f"transform must be a ScaleInvariant, got {transform!r}")
-    return transform
+def _power_law(transform) -> tuple[float, float, float]:
+    """``(alpha, beta, tau)`` of a transform that satisfies SI eq. 15 exactly (its declared
+    ``power_law``), else ``ValueError``."""
+    if not isinstance(transform, Transform):
+        raise ValueError(f"transform must be a sia_theory Transform, got {transform!r}")
+    law = transform.power_law
+    if law is None:
+        raise ValueError("transform must satisfy SI eq. 15 exactly (declare power_law = "
+                         f"(alpha, beta, tau), as ScaleInvariant does), got {transform!r}")
+    return law
 
 
 def scale_invariant_total_attention(transform: ScaleInvariant, t1, t2) -> float:
@@ -82,26 +95,26 @@ def scale_invariant_total_attention(transform: ScaleInvariant, t1, t2) -> float:
     with the digamma telescoping identity of :func:`sia_theory.symbolic.si.exact_range_sum`).
 
     An independent route to :func:`expected_total_attention`: it never evaluates ``a_t, m_t``.
+    Any transform that declares ``power_law = (alpha, beta, tau)`` is accepted.
     """
-    transform = _check_si(transform)
+    alpha, _, tau = _power_law(transform)
     t1, t2, _ = check_range(t1, t2)
-    return float(transform.alpha * _si.exact_range_sum_function()(t1, t2, transform.tau))
+    return float(alpha * generated.si_range_sum(t1, t2, tau))
 
 
 def scale_invariant_negentropy(transform: ScaleInvariant, t1, t2) -> float:
     """Exact ``E[N_{t1}^{t2}] = β τ [ψ(t2+τ) − ψ(t1+τ)]`` (eq. 15b summed)."""
-    transform = _check_si(transform)
+    _, beta, tau = _power_law(transform)
     t1, t2, _ = check_range(t1, t2)
-    return float(transform.beta * _si.exact_range_sum_function()(t1, t2, transform.tau))
+    return float(beta * generated.si_range_sum(t1, t2, tau))
 
 
 def scale_invariant_limits(transform: ScaleInvariant, delta) -> tuple[float, float]:
     """``(lim E[Z_t^{tΔ}], lim E[N_t^{tΔ}])`` as ``t → ∞``: ``(ατ log Δ, βτ log Δ)`` (SI-4/5),
-    evaluated from the symbolic squeeze limits of :func:`sia_theory.symbolic.si.range_sum_limits`.
+    evaluated from the symbolic squeeze limits of :func:`sia_theory.symbolic.si.range_sum_limits`
+    (printed into :mod:`sia_theory.symbolic.generated`).
     """
-    transform = _check_si(transform)
+    alpha, beta, tau = _power_law(transform)
     delta = check_int("delta", delta, lo=2)
-    values = {_si.alpha: transform.alpha, _si.beta: transform.beta, _si.tau: transform.tau,
-              _si.Delta: delta}
-    limit_z, limit_n = _si.range_sum_limits()
-    return float(limit_z.subs(values)), float(limit_n.subs(values))
+    return (float(generated.si_total_attention_limit(alpha, tau, delta)),
+            float(generated.si_negentropy_limit(beta, tau, delta)))

@@ -29,7 +29,7 @@ from tqdm.auto import tqdm
 
 from .._infra.stats import mean_se
 from .._infra.validate import check_finite_array, check_int
-from ..transforms import Transform
+from ..transforms import Transform, declared_dependence
 from . import _kernels as kernels
 from .closed_forms import check_range
 from .rng import normals
@@ -262,7 +262,7 @@ def context_length_sweep(transform: Transform, n_ctx_values, *, samples, seed=0,
     ``quantity`` is ``"global_entropy"`` (``H`` of ``[0, n_ctx)``), ``"recent_mass"`` (attention
     share of ``[0, min(recent, n_ctx))``) or ``"range_entropy"`` (``H`` of each given range with
     ``t2 <= n_ctx``); rows come in increasing ``n_ctx`` (duplicates in ``n_ctx_values`` are
-    dropped). For transforms whose coefficients depend on the distance only, one
+    dropped). For transforms whose ``depends_on`` does not contain ``"context"``, one
     simulation at the largest context serves every context length: the query at position
     ``N − 1`` sees exactly the distances ``0 .. N−1``, so context ``N`` is the prefix ``[0, N)``
     of the same samples. Context-dependent transforms (LogN) run one simulation per length, all
@@ -278,7 +278,7 @@ def context_length_sweep(transform: Transform, n_ctx_values, *, samples, seed=0,
     n_max, samples, seed = _check_simulation(transform, values[-1], samples, seed)
     user_ranges = _check_ranges(ranges, n_max, allow_empty=True)
 
-    if transform.distance_only:
+    if "context" not in declared_dependence(transform):
         a, m = _coefficients(transform, n_max)
         pairs, refs = _sweep_plan(values, recent, user_ranges)
         records = _sweep_records(_simulate(a, m, pairs, refs, samples, seed), values, recent,

@@ -4,8 +4,11 @@ Nothing here is typed in from the paper: the lognormal moments are integrated, e
 solved for ``(a_t², m_t)``, the boundary conditions are solved for ``(α, β)``, the validity
 condition comes from minimising ``a_t²`` over ``t ≥ 0``, and the scale-invariant limits come
 from squeezing the range sums between the harmonic-sum integral bounds of App. E. The numeric
-coefficient functions used by :class:`sia_theory.ScaleInvariant` are lambdified from the solved
-expressions, so the paper's formula lives in exactly one place: the solver's output.
+code used at run time (:class:`sia_theory.ScaleInvariant`, :mod:`sia_theory.si.closed_forms`) is
+printed from these expressions into the committed :mod:`sia_theory.symbolic.generated` by
+:mod:`sia_theory.symbolic.codegen` (a test re-derives it), so the paper's formula lives in exactly
+one place, the solver's output, and the run time never imports sympy. The ``*_functions``
+helpers below lambdify the same expressions for tests and checks that want them directly.
 """
 
 from __future__ import annotations
@@ -151,19 +154,11 @@ def exact_range_sum():
 @cache
 def coefficient_functions():
     """Numpy functions ``(a2(t, tau, alpha, beta), m(t, tau, alpha, beta))`` lambdified from
-    :func:`solve_coefficients` — the single numeric source of the SI transform."""
+    :func:`solve_coefficients` (the run-time path uses the generated ``si_a2``, ``si_m``)."""
     sol = solve_coefficients()
     args = (t, tau, alpha, beta)
     return (sp.lambdify(args, sol[a2], modules="numpy"),
             sp.lambdify(args, sol[m], modules="numpy"))
-
-
-@cache
-def moment_functions():
-    """Numpy functions ``(E[Ã](a2, m), E[Ã log Ã](a2, m))`` lambdified from the integrals."""
-    mean_weight, mean_negentropy = lognormal_moments()
-    return (sp.lambdify((a2, m), mean_weight, modules="numpy"),
-            sp.lambdify((a2, m), mean_negentropy, modules="numpy"))
 
 
 @cache
