@@ -48,7 +48,7 @@ __all__ = [
     # subpackages
     "attention", "symbolic",
 ]
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 
 def __getattr__(name):
