@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
-from sia_theory.attention import Decoder, DecoderConfig, PRoPESI, attention_scores, p_rope_si
 from sia_theory._infra.seeding import rng_for
+from sia_theory.attention import Decoder, DecoderConfig, PRoPESI, attention_scores, p_rope_si
 from sia_theory.attention.positional import rms_norm
 from sia_theory.symbolic import si
 from sia_theory.transforms import ScaleInvariant

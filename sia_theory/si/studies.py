@@ -129,7 +129,7 @@ def local_slopes(h: np.ndarray, t_values, deltas, windows) -> pd.DataFrame:
         raise ValueError(f"h must be (samples >= 2, {len(deltas)}, {len(t_values)}), got "
                          f"{h.shape}")
     per_sample, rows = [], []
-    for w, (lo, hi) in enumerate(windows):
+    for lo, hi in windows:
         inside, weights = _window_weights(t_values, lo, hi)
         per_sample.append(h[:, :, inside] @ weights)  # (samples, deltas)
     per_sample = np.stack(per_sample, axis=-1)  # (samples, deltas, windows)
