@@ -159,7 +159,7 @@ def decide_next_order(exact, t_values, c0, c1, c2) -> Measurement:
                               "from the sympy expansion; tolerance 2|c₂/(c₁t)|.")
 
 
-def _limit_inputs(amplitude, limit_scale=1.0):
+def limit_inputs(amplitude, limit_scale=1.0):
     """Exact sums from scipy's digamma (not from the code under test) and the sympy expansion;
     ``limit_scale`` ≠ 1 makes the sum converge to a different limit (the negative control)."""
     tau = LIMIT_TRANSFORM.tau
@@ -180,7 +180,7 @@ def _squeeze_ok(index, amplitude):
 
 
 def _limit_row(index, amplitude_symbol, amplitude):
-    m = decide_next_order(*_limit_inputs(amplitude))
+    m = decide_next_order(*limit_inputs(amplitude))
     ok = m.verdict == "PASS" and _squeeze_ok(index, amplitude_symbol)
     return Measurement(verdict(ok), m.measured, m.value, m.ci_low, m.ci_high, m.target,
                        m.tolerance, f"Squeeze of the App. E bounds gives the limit symbolically; "
@@ -195,7 +195,7 @@ def si_4(quick, seed):
 
 @negative_control("SI-4")
 def si_4_control():
-    return decide_next_order(*_limit_inputs(LIMIT_TRANSFORM.alpha, limit_scale=1 + 1e-3))
+    return decide_next_order(*limit_inputs(LIMIT_TRANSFORM.alpha, limit_scale=1 + 1e-3))
 
 
 @claim("SI-5", "E[Ã_t log Ã_t] = β/(t/τ+1) implies E[N_t^{tΔ}] → βτ log Δ as t → ∞",
@@ -206,5 +206,5 @@ def si_5(quick, seed):
 
 @negative_control("SI-5")
 def si_5_control():
-    return decide_next_order(*_limit_inputs(LIMIT_TRANSFORM.beta, limit_scale=1 + 1e-3))
+    return decide_next_order(*limit_inputs(LIMIT_TRANSFORM.beta, limit_scale=1 + 1e-3))
 

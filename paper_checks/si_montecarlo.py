@@ -48,7 +48,7 @@ def decide_moments(means, ses, exact) -> Measurement:
                        f"{z.size} comparisons", value=worst, target=0.0, tolerance=Z_SCORE)
 
 
-def _si6_exact(tau, t1, t2):
+def si6_exact(tau, t1, t2):
     """The claim's right-hand sides summed: ``ατ[ψ(t2+τ) − ψ(t1+τ)]`` (β for N), from scipy."""
     half = math.exp(0.5)  # α = β = e^{1/2} for the boundary-condition transform
     s = tau * (digamma(t2 + tau) - digamma(t1 + tau))
@@ -61,7 +61,7 @@ def _si6_measure(quick, seed):
     for k, (tau, t1, t2) in enumerate(SI6_CASES):
         row = simulate_gaussian_logits(ScaleInvariant(tau), t2, [(t1, t2)], samples=samples,
                                        seed=seed_int(seed, "si.moments", k)).iloc[0]
-        for col, value in zip(("Z", "N"), _si6_exact(tau, t1, t2)):
+        for col, value in zip(("Z", "N"), si6_exact(tau, t1, t2)):
             means.append(row[f"{col}_mean"])
             ses.append(row[f"{col}_se"])
             exact.append(value)
@@ -82,7 +82,7 @@ def si_6(quick, seed):
 
 @negative_control("SI-6")
 def si_6_control():
-    exact = np.array([v for case in SI6_CASES for v in _si6_exact(*case)])
+    exact = np.array([v for case in SI6_CASES for v in si6_exact(*case)])
     ses = 0.002 * exact
     return decide_moments(exact + 10 * ses, ses, exact)
 
@@ -141,7 +141,7 @@ def decide_log_growth(slopes) -> Measurement:
                        tolerance=tol + Z_LAW * pooled.se)
 
 
-def _synthetic_slopes(curve, settings, sd=2.0):
+def synthetic_slopes(curve, settings, sd=2.0):
     """Local slopes of ``curve(t)`` plus per-sample Gaussian noise of ``sd`` (about the spread
     of one sample's entropy under the transform at t ~ 1e4), on the settings' grid."""
     from sia_theory.si.entropy_scaling import log_spaced_integers
@@ -177,7 +177,7 @@ def si_7_control():
     settings = fig2_settings(False)
     curves = (lambda t: 3.0 - 1.0 / np.sqrt(t), lambda t: 0.5 * np.log(t),
               lambda t: 1.5 * np.log(np.log(t)))
-    results = [decide_weak_sparsity(_synthetic_slopes(c, settings)) for c in curves]
+    results = [decide_weak_sparsity(synthetic_slopes(c, settings)) for c in curves]
     passing = [m for m in results if m.verdict == "PASS"]
     return passing[0] if passing else results[-1]
 
@@ -190,7 +190,7 @@ def si_8(quick, seed):
 
 @negative_control("SI-8")
 def si_8_control():
-    return decide_log_growth(_synthetic_slopes(lambda t: 2.0 * np.sqrt(np.log(t)),
+    return decide_log_growth(synthetic_slopes(lambda t: 2.0 * np.sqrt(np.log(t)),
                                                fig6_settings(False), sd=0.05))
 
 
