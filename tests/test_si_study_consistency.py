@@ -62,7 +62,7 @@ def test_entropy_claims_quote_the_r2_of_their_figure(claim_id, stem):
     row = claim_row(claim_id)
     fits = fit_growth_laws(pd.read_csv(FIGURES / f"{stem}_entropy.csv"))
     quoted = {(int(d), law): float(v) for d, a, b in re.findall(
-        r"Δ=(\d+): R² √log ([0-9.]+) vs log ([0-9.]+)", row["detail"])
+        r"Δ=(\d+): R² √log (\d\.\d+) vs log (\d\.\d+)", row["detail"])
         for law, v in (("sqrt(log t)", a), ("log t", b))}
     assert quoted, f"{claim_id} quotes no R² in its detail: {row['detail']!r}"
     for fit in fits.itertuples():

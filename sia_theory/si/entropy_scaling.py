@@ -4,6 +4,8 @@
 (every range is read off the same pass over the tokens), then fitted against ``log t`` and
 ``sqrt(log t)``: logarithmic growth means no scale-invariant sparsity, sub-logarithmic growth
 (``o(log t)``) is the weak form (SI Def. 3.3), bounded growth the strong form (Def. 3.4).
+The studies with their settings (what Fig. 2 / Fig. 6 and the claims run) are in
+:mod:`sia_theory.si.studies`; this module holds the building blocks.
 """
 
 from __future__ import annotations
