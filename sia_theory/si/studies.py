@@ -200,7 +200,7 @@ class ContextSweepSettings:
 
     @classmethod
     def quick(cls) -> ContextSweepSettings:
-        return cls(n_max=10**4, n_points=9, samples=256)
+        return cls(n_max=10**4, n_points=9, samples=2048)
 
     def n_values(self) -> np.ndarray:
         return log_spaced_integers(self.n_min, self.n_max, self.n_points)
