@@ -112,7 +112,7 @@ def decide_weak_sparsity(slopes) -> Measurement:
                        f"{log_rho[0]:.3f} ± {log_rho[1]:.3f}",
                        value=rho, ci_low=rho - Z_LAW * se, ci_high=rho + Z_LAW * se, target=1.0,
                        tolerance=Z_LAW * se,
-                       detail=f"value: s_last/s_first over the √(log t) curve's (log t would give "
+                       detail=f"value: s_last/s_first over the √(log t) curve's (log t gives "
                               f"{_law_rho(slopes, 'log t'):.2f}, log log t "
                               f"{_law_rho(slopes, 'log log t'):.2f}); "
                               + ("all three tests hold" if not failed
@@ -161,7 +161,7 @@ def _entropy_row(settings, seed, decide):
     r2 = ", ".join(f"Δ={d}: R² √log {fits.loc[d, 'sqrt(log t)']:.4f} vs log "
                    f"{fits.loc[d, 'log t']:.4f}" for d in fits.index)
     return Measurement(m.verdict, m.measured, m.value, m.ci_low, m.ci_high, m.target,
-                       m.tolerance, f"{settings.samples} samples. {r2}.")
+                       m.tolerance, f"{m.detail} {settings.samples} samples; {r2}.".strip())
 
 
 @claim("SI-7", "Under the transform (τ = 10), E[H_t^{tΔ}] grows sub-logarithmically, roughly "
