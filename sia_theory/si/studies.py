@@ -61,12 +61,12 @@ class EntropyScalingSettings:
 
     @classmethod
     def full(cls, transform: Transform | None = None) -> EntropyScalingSettings:
-        """Publication fidelity (about 40 s for the transform on 2 cores)."""
+        """Publication fidelity: 16384 samples (about 40 s for the transform on 2 idle cores)."""
         return cls(transform=ScaleInvariant(10.0) if transform is None else transform)
 
     @classmethod
     def quick(cls, transform: Transform | None = None) -> EntropyScalingSettings:
-        """CI-sized (a few seconds): fewer samples, the same grid of t."""
+        """CI-sized (about 10 s): 4096 samples on the same grid of t and windows."""
         return cls(transform=ScaleInvariant(10.0) if transform is None else transform,
                    samples=4096)
 
