@@ -37,22 +37,19 @@ def plot_entropy_scaling(table, fits, title: str):
     return fig
 
 
-def entropy_scaling_experiment(transform, title: str, stem: str, *, quick: bool, seed: int,
-                               out_dir, deltas=(2, 5, 10)):
-    """The whole SI Fig. 2 / Fig. 6 experiment for one transform: simulate, fit, plot, save."""
+def entropy_scaling_experiment(settings, title: str, stem: str, *, quick: bool, seed: int,
+                               out_dir):
+    """The whole SI Fig. 2 / Fig. 6 experiment: run the library study with ``settings`` (the
+    same object the claims SI-7 / SI-8 use), plot, and save the table, fits and local slopes."""
     from sia_theory._infra.io import save_experiment
-    from sia_theory.si.entropy_scaling import (
-        entropy_in_range_scaling,
-        fit_growth_laws,
-        log_spaced_integers,
-    )
+    from sia_theory.si.studies import entropy_scaling_study
 
-    t_values = log_spaced_integers(10, 10**4 if quick else 10**5, 10 if quick else 26)
-    samples = 128 if quick else 2048
-    table = entropy_in_range_scaling(transform, t_values, deltas, samples=samples, seed=seed)
-    fits = fit_growth_laws(table)
-    fig = plot_entropy_scaling(table, fits, f"{title}, IID Gaussian base logits, "
-                                            f"{samples} samples")
-    return save_experiment(out_dir, stem, fig, {"entropy": table, "fits": fits}, seed=seed,
-                           quick=quick, transform=repr(transform), deltas=list(deltas),
-                           samples=samples, t_values=t_values.tolist())
+    result = entropy_scaling_study(settings, seed)
+    fig = plot_entropy_scaling(result.table, result.fits,
+                               f"{title}, IID Gaussian base logits, {settings.samples} samples")
+    return save_experiment(out_dir, stem, fig, {"entropy": result.table, "fits": result.fits,
+                                                "slopes": result.slopes},
+                           seed=seed, quick=quick, transform=repr(settings.transform),
+                           deltas=list(settings.deltas), samples=settings.samples,
+                           t_min=settings.t_min, t_max=settings.t_max, n_t=settings.n_t,
+                           windows=[list(w) for w in settings.windows])

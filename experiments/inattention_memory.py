@@ -17,6 +17,7 @@ from tqdm import tqdm
 from sia_theory import ScaleInvariant
 from sia_theory._infra.cli import run
 from sia_theory._infra.io import save_experiment
+from sia_theory._infra.seeding import rng_for
 from sia_theory.attention import Decoder, DecoderConfig, PRoPESI
 
 MODEL = dict(vocab_size=1024, d_model=64, n_heads=2, position=PRoPESI(),
@@ -48,7 +49,7 @@ def _filled_cache(model, tokens, rng):
 
 def measure(variant, n_layers, n_ctx, seed):
     model = Decoder(DecoderConfig(n_layers=n_layers, seed=seed, **MODEL, **VARIANTS[variant]))
-    rng = np.random.default_rng(seed)
+    rng = rng_for(seed, "inattention_memory", n_layers, n_ctx)
     tokens = rng.integers(0, MODEL["vocab_size"], (1, n_ctx + 2))
     tracemalloc.start()
     baseline = tracemalloc.get_traced_memory()[0]

@@ -17,6 +17,7 @@ from sia_theory import LogN, NoScale, ScaleInvariant
 from sia_theory._infra.cli import run
 from sia_theory._infra.io import save_experiment
 from sia_theory._infra.parallel import single_threaded_blas
+from sia_theory._infra.seeding import rng_for
 from sia_theory.attention import Decoder, DecoderConfig, PRoPESI, attention, attention_scores
 from sia_theory.si.entropy_scaling import log_spaced_integers
 from sia_theory.si.montecarlo import range_statistics, summarize
@@ -38,7 +39,7 @@ def qq_table(quick: bool, seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
     of a few random sequences) against standard-normal quantiles, plus moments per layer."""
     n_ctx, batch = (256, 1) if quick else (1024, 2)
     model = Decoder(_config(NoScale(), seed))
-    tokens = np.random.default_rng(seed).integers(0, MODEL["vocab_size"], (batch, n_ctx))
+    tokens = rng_for(seed, "reference_logits.qq").integers(0, MODEL["vocab_size"], (batch, n_ctx))
     probabilities = np.linspace(0.0005, 0.9995, 401)
     quantiles, moments = [], []
     causal = np.tril(np.ones((n_ctx, n_ctx), dtype=bool))
@@ -64,7 +65,7 @@ def context_sweep(quick: bool, seed: int) -> tuple[pd.DataFrame, float]:
     lengths = log_spaced_integers(100, 2_048 if quick else 65_536, 5 if quick else 12)
     batch = 2 if quick else 8
     records, lse_gap = [], 0.0
-    rng = np.random.default_rng(seed)
+    rng = rng_for(seed, "reference_logits.sweep")
     token_sets = {n: rng.integers(0, MODEL["vocab_size"], (batch, n)) for n in lengths}
     for label, transform in tqdm(TRANSFORMS.items(), desc="reference_logits sweep",
                                  unit="transform"):

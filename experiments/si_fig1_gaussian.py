@@ -7,35 +7,19 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
-import pandas as pd
 from matplotlib.lines import Line2D
-from tqdm import tqdm
 
-from sia_theory import LogN, NoScale, ScaleInvariant
 from sia_theory._infra.cli import run
 from sia_theory._infra.io import save_experiment
-from sia_theory.si.entropy_scaling import log_spaced_integers
-from sia_theory.si.montecarlo import context_length_sweep
+from sia_theory.si.studies import context_sweep_study, fig1_settings
 
-TRANSFORMS = {"No scale": NoScale(), "LogN (s = 0.4)": LogN(0.4),
-              "Scale-invariant (τ = 10)": ScaleInvariant(10.0)}
-RANGES = ((10, 100), (100, 1_000), (1_000, 10_000), (10_000, 100_000))
-RECENT = 100
-
-
-def sweep(quick: bool, seed: int) -> pd.DataFrame:
-    n_values = log_spaced_integers(10, 10**4 if quick else 10**5, 10 if quick else 33)
-    samples = 64 if quick else 2048
-    frames = []
-    for label, transform in tqdm(TRANSFORMS.items(), desc="si_fig1 transforms", unit="transform"):
-        frame = context_length_sweep(transform, n_values, samples=samples, seed=seed,
-                                     recent=RECENT,
-                                     ranges=[r for r in RANGES if r[1] <= n_values[-1]])
-        frames.append(frame.assign(transform=label))
-    return pd.concat(frames, ignore_index=True)
+SETTINGS = fig1_settings(False)
+TRANSFORMS = dict(SETTINGS.transforms)
+RANGES = SETTINGS.ranges
+RECENT = SETTINGS.recent
 
 
-def plot(data: pd.DataFrame):
+def plot(data):
     fig, axes = plt.subplots(1, 3, figsize=(15, 4.2), constrained_layout=True)
     colours = dict(zip(TRANSFORMS, plt.rcParams["axes.prop_cycle"].by_key()["color"]))
     styles = ["-", "--", ":", "-."]
@@ -72,10 +56,13 @@ def plot(data: pd.DataFrame):
 
 
 def main(quick=False, seed=0, out_dir="figures"):
-    data = sweep(quick, seed)
+    settings = fig1_settings(quick)
+    data = context_sweep_study(settings, seed)
     return save_experiment(out_dir, "si_fig1_gaussian", plot(data), data, seed=seed, quick=quick,
                            transforms={k: repr(v) for k, v in TRANSFORMS.items()},
-                           ranges=[list(r) for r in RANGES], recent=RECENT)
+                           ranges=[list(r) for r in RANGES], recent=RECENT,
+                           samples=settings.samples,
+                           n_values=settings.n_values().tolist())
 
 
 if __name__ == "__main__":

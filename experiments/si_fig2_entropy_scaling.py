@@ -8,15 +8,14 @@ matplotlib.use("Agg")
 
 from _plotting import entropy_scaling_experiment
 
-from sia_theory import ScaleInvariant
 from sia_theory._infra.cli import run
+from sia_theory.si.studies import fig2_settings
 
 
 def main(quick=False, seed=0, out_dir="figures"):
-    return entropy_scaling_experiment(ScaleInvariant(tau=10.0),
-                                      "Scale-invariant attention (τ = 10)",
-                                      "si_fig2_entropy_scaling", quick=quick, seed=seed,
-                                      out_dir=out_dir)
+    return entropy_scaling_experiment(fig2_settings(quick), "Scale-invariant attention (τ = 10)",
+                                      "si_fig2_entropy_scaling",
+                                      quick=quick, seed=seed, out_dir=out_dir)
 
 
 if __name__ == "__main__":

@@ -8,14 +8,14 @@ matplotlib.use("Agg")
 
 from _plotting import entropy_scaling_experiment
 
-from sia_theory import NoScale
 from sia_theory._infra.cli import run
+from sia_theory.si.studies import fig6_settings
 
 
 def main(quick=False, seed=0, out_dir="figures"):
-    return entropy_scaling_experiment(NoScale(), "Standard attention (no transform)",
-                                      "si_fig6_standard_entropy", quick=quick, seed=seed,
-                                      out_dir=out_dir)
+    return entropy_scaling_experiment(fig6_settings(quick), "Standard attention (no transform)",
+                                      "si_fig6_standard_entropy",
+                                      quick=quick, seed=seed, out_dir=out_dir)
 
 
 if __name__ == "__main__":

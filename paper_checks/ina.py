@@ -6,12 +6,13 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
+from sia_theory._infra.seeding import rng_for
 from sia_theory.attention import Decoder, DecoderConfig, PRoPESI, attention_scores, p_rope_si
 from sia_theory.attention.positional import rms_norm
 from sia_theory.symbolic import si
 from sia_theory.transforms import ScaleInvariant
 
-from .core import Measurement, claim
+from .core import Measurement, claim, negative_control, verdict
 
 
 def _model(inattention, n_layers, seed, cache="initial", kv_chunk=2048):
@@ -21,19 +22,31 @@ def _model(inattention, n_layers, seed, cache="initial", kv_chunk=2048):
                                  kv_chunk=kv_chunk))
 
 
-@claim("INA-1", "During inference the per-layer hidden states need not be cached: only Y (or "
-                "its projections) is kept, so the cache grows linearly with context length and "
-                "is smaller than a standard KV cache by about the number of layers.")
-def check_ina_1(quick: bool, seed: int) -> Measurement:
-    """INA §3 (arXiv 2410.07063): "With InAttention, since we only attend initial states, we
-    do not need to [cache the hidden states at each layer]". Measured: bytes held by the real
-    decoding caches after a real prefill, standard KV cache vs InAttention's cache of Y."""
+def decide_cache(lengths, sizes_standard, sizes_inattention) -> Measurement:
+    """``sizes_*[L]``: cache bytes after each of ``lengths`` tokens for an ``L``-layer model.
+    PASS iff the InAttention cache grows linearly in T (constant bytes per token) with no
+    dependence on L, and is at least L times smaller than the standard KV cache."""
+    lengths = np.asarray(lengths, float)
+    per_token = {n: np.asarray(v, float) / lengths for n, v in sizes_inattention.items()}
+    linear = all(np.all(v == v[0]) for v in per_token.values())
+    flat_in_layers = len({float(v[0]) for v in per_token.values()}) == 1
+    ratios = {n: sizes_standard[n][-1] / sizes_inattention[n][-1] for n in sizes_standard}
+    value = min(r / n for n, r in ratios.items())  # (standard/INA ratio) / L
+    return Measurement(verdict(linear and flat_in_layers and value >= 1.0),
+                       f"INA bytes/token constant in T: {linear}, independent of L: "
+                       f"{flat_in_layers}; standard/INA ratio "
+                       + ", ".join(f"L={n}: {r:g}" for n, r in ratios.items()),
+                       value=value, target=2.0, tolerance=1.0,
+                       detail="value: (standard/INA cache ratio)/L, ≥ 1 required (2 with "
+                              "d_k = d_v = d_model: K and V per layer against one Y).")
+
+
+def _cache_sizes(quick, seed):
     lengths = (32, 64, 128) if quick else (128, 256, 512, 1024)
     layer_counts = (2, 4) if quick else (2, 4, 8)
-    tokens = np.random.default_rng(seed).integers(0, 64, (1, lengths[-1]))
-    ratios, linear = {}, True
+    tokens = rng_for(seed, "ina.cache").integers(0, 64, (1, lengths[-1]))
+    sizes = {False: {}, True: {}}
     for n_layers in layer_counts:
-        sizes = {}
         for inattention in (False, True):
             model = _model(inattention, n_layers, seed)
             cache, done, per_length = model.new_cache(), 0, []
@@ -41,32 +54,35 @@ def check_ina_1(quick: bool, seed: int) -> Measurement:
                 model.forward(tokens[:, done:length], cache)
                 done = length
                 per_length.append(cache.nbytes)
-            per_token = np.array(per_length) / np.array(lengths)
-            linear &= bool(np.all(per_token == per_token[0]))
-            sizes[inattention] = per_length
-        ratios[n_layers] = sizes[False][-1] / sizes[True][-1]
-    ratio_text = ", ".join(f"L={n}: {r:g}" for n, r in ratios.items())
-    passed = linear and all(r >= n for n, r in ratios.items())
-    return Measurement(
-        measured=f"bytes/token constant for T={lengths}: {linear}; standard/INA cache ratio "
-                 f"{ratio_text}",
-        passed=passed,
-        interval="linear: exact; ratio >= L",
-        detail="Ratio is exactly 2L with d_k = d_v = d_model: a standard cache holds K and V "
-               "per layer, InAttention one Y per token. Against caching the per-layer hidden "
-               "states (one d_model vector per layer, the paper's wording) it is L. The price: "
-               "each decoding step re-projects W_K Y, W_V Y over the context (O(L T d^2) "
-               "time; done in chunks, so the working memory stays O(kv_chunk d)); caching "
-               "the projections instead is as large as a standard KV cache. Decoding-step "
-               "peak memory: figures/inattention_memory.png.")
+            sizes[inattention][n_layers] = per_length
+    return lengths, sizes[False], sizes[True]
 
 
-@claim("INA-2", "Incremental decoding with that cache gives exactly the full-recompute result.")
+@claim("INA-1", "During inference the per-layer hidden states need not be cached: only Y (or "
+                "its projections) is kept, so the cache grows linearly with context length and "
+                "is smaller than a standard KV cache by about the number of layers.",
+       alternative="a cache that grows with L·T (per-layer states kept)")
+def check_ina_1(quick: bool, seed: int) -> Measurement:
+    """INA §3 (arXiv 2410.07063): "With InAttention, since we only attend initial states, we
+    do not need to [cache the hidden states at each layer]". Measured: bytes held by the real
+    decoding caches after a real prefill, standard KV cache vs InAttention's cache of Y."""
+    return decide_cache(*_cache_sizes(quick, seed))
+
+
+@negative_control("INA-1")
+def ina_1_control():
+    lengths, standard, _ = _cache_sizes(True, 0)
+    per_layer = {n: [s // 2 for s in v] for n, v in standard.items()}  # one state per layer
+    return decide_cache(lengths, standard, per_layer)
+
+
+@claim("INA-2", "Incremental decoding with that cache gives exactly the full-recompute result.",
+       alternative="decoding that departs from the full pass (e.g. by 1e-6)")
 def check_ina_2(quick: bool, seed: int) -> Measurement:
     """INA §3: the keys and values of every step are fixed by the initial states, so caching
     Y (or W_K Y, W_V Y) and decoding token by token must reproduce the full forward pass."""
     length, prefill = (24, 6) if quick else (96, 16)
-    tokens = np.random.default_rng(seed).integers(0, 64, (2, length))
+    tokens = rng_for(seed, "ina.decode").integers(0, 64, (2, length))
     errors = {}
     modes = {"Y": ("initial", 2048), "Y, re-projected in chunks of 8": ("initial", 8),
              "W_K Y, W_V Y": ("projected", 2048)}
@@ -77,13 +93,23 @@ def check_ina_2(quick: bool, seed: int) -> Measurement:
         steps = [model.forward(tokens[:, :prefill], cache)]
         steps += [model.decode_step(tokens[:, i], cache)[:, None] for i in range(prefill, length)]
         errors[name] = float(np.max(np.abs(np.concatenate(steps, axis=1) - full)))
-    return Measurement(
-        measured="max |decode - full|: " + ", ".join(f"cache {k}: {v:.2e}" for k, v in
-                                                      errors.items()),
-        passed=all(e <= 1e-10 for e in errors.values()),
-        interval="<= 1e-10 (float64; not bitwise: summation order differs)",
-        detail=f"3 layers, d_model 32, 2 heads, p-RoPE (SI) + ScaleInvariant(tau=10), QK-norm; "
-               f"prefill {prefill} tokens then {length - prefill} single-token steps, batch 2.")
+    return decide_decode(errors)
+
+
+def decide_decode(errors) -> Measurement:
+    """PASS iff every cache mode reproduces the full forward pass to float64 rounding."""
+    worst = max(errors.values())
+    return Measurement(verdict(worst <= 1e-10), "max |decode − full|: " + ", ".join(
+                           f"cache {k}: {v:.2e}" for k, v in errors.items()),
+                       value=worst, target=0.0, tolerance=1e-10,
+                       detail="3 layers, d_model 32, 2 heads, p-RoPE (SI) + ScaleInvariant(10), "
+                              "QK-norm; prefill then single-token steps, batch 2 (float64; not "
+                              "bitwise: the summation order differs).")
+
+
+@negative_control("INA-2")
+def ina_2_control():
+    return decide_decode({"Y": 1e-6})
 
 
 def _symbolic_coefficients(distances, tau):
@@ -98,14 +124,23 @@ def _symbolic_coefficients(distances, tau):
     return np.array(a), np.array(m)
 
 
-@claim("REF-1", "In a real attention layer (QK-norm, p-RoPE) the reference's scale-invariant "
-                "logits are L_ij = a_{i-j} S_ij + m_{i-j} with S = q.k/sqrt(d) (SI §3, eq. 16).")
-def check_ref_1(quick: bool, seed: int) -> Measurement:
-    """SI §3: "we propose to scale the logits in real attention using a_t and m_t defined in
-    Eq. (16)". The reference's logits (``attention_scores``, the same score path as
-    ``attention``) are compared with ``a_{i-j} S_ij + m_{i-j}`` built from the sympy solution."""
+def decide_logits(logits, expected, causal) -> Measurement:
+    """PASS iff the causal logits equal ``a S + m`` to float64 rounding (relative 1e-12) and
+    every entry above the diagonal is ``-inf``."""
+    error = float(np.max(np.abs(logits - expected)[..., causal]))
+    scale = max(float(np.max(np.abs(expected[..., causal]))), 1.0)
+    masked = bool(np.all(logits[..., ~causal] == -np.inf))
+    return Measurement(verdict(error <= 1e-12 * scale and masked),
+                       f"max |L_ref − (a S + m)| = {error:.2e} over {int(causal.sum())} causal "
+                       f"entries per head (|L| ≤ {scale:.1f}); j > i masked: {masked}",
+                       value=error / scale, target=0.0, tolerance=1e-12,
+                       detail="a_t, m_t from the sympy solution at 30 digits; value relative to "
+                              "max |L|.")
+
+
+def _ref_logits(quick, seed, with_shift=True):
     n_pos, head_dim, tau = (64, 32, 10.0) if quick else (512, 64, 10.0)
-    rng = np.random.default_rng(seed)
+    rng = rng_for(seed, "ref.logits")
     positions = np.arange(n_pos)
     q = p_rope_si(rms_norm(rng.standard_normal((1, 2, n_pos, head_dim))), positions)
     k = p_rope_si(rms_norm(rng.standard_normal((1, 2, n_pos, head_dim))), positions)
@@ -114,15 +149,21 @@ def check_ref_1(quick: bool, seed: int) -> Measurement:
     distance = positions[:, None] - positions[None, :]  # (T, T)
     a, m = _symbolic_coefficients(range(n_pos), tau)
     causal = distance >= 0
-    expected = a[np.where(causal, distance, 0)] * raw + m[np.where(causal, distance, 0)]
-    error = np.abs(logits - expected)[..., causal]
-    masked_ok = bool(np.all(logits[..., ~causal] == -np.inf))
-    scale = float(np.max(np.abs(expected[..., causal])))
-    return Measurement(
-        measured=f"max |L_ref - (a S + m)| = {error.max():.2e} over {error.size} causal "
-                 f"entries (|L| <= {scale:.1f}); entries j > i are -inf: {masked_ok}",
-        passed=bool(error.max() <= 1e-12 * max(scale, 1.0)) and masked_ok,
-        interval="<= 1e-12 relative (float64 rounding)",
-        detail=f"T={n_pos}, head_dim={head_dim}, 2 heads, tau={tau}; a_t, m_t from the sympy "
-               "solution at 30 digits; identical up to the rounding of q.k and of the float "
-               "coefficients.")
+    d = np.where(causal, distance, 0)
+    expected = a[d] * raw + (m[d] if with_shift else 0.0)
+    return logits, expected, causal
+
+
+@claim("REF-1", "In a real attention layer (QK-norm, p-RoPE) the reference's scale-invariant "
+                "logits are L_ij = a_{i-j} S_ij + m_{i-j} with S = q.k/sqrt(d) (SI §3, eq. 16).",
+       alternative="logits missing a term of eq. 16 (e.g. without the m_t shift)")
+def check_ref_1(quick: bool, seed: int) -> Measurement:
+    """SI §3: "we propose to scale the logits in real attention using a_t and m_t defined in
+    Eq. (16)". The reference's logits (``attention_scores``, the same score path as
+    ``attention``) are compared with ``a_{i-j} S_ij + m_{i-j}`` built from the sympy solution."""
+    return decide_logits(*_ref_logits(quick, seed))
+
+
+@negative_control("REF-1")
+def ref_1_control():
+    return decide_logits(*_ref_logits(True, 0, with_shift=False))

@@ -87,3 +87,76 @@ def test_fit_growth_laws_needs_three_points_and_the_columns():
         fit_growth_laws(pd.DataFrame({"delta": [2, 2], "t": [10, 100], "H_mean": [1.0, 2.0]}))
     with pytest.raises(ValueError, match="^table must have the columns"):
         fit_growth_laws(pd.DataFrame({"t": [10, 100, 1000]}))
+
+
+# --- the SI studies (one definition for figure and claim) ----------------------------------
+
+def test_local_slopes_mean_is_the_least_squares_slope_of_the_mean_curve():
+    """The per-sample slope is linear in H, so its mean is the OLS slope of H_mean on log t;
+    its standard error is the spread of the per-sample OLS slopes (computed here by polyfit)."""
+    from sia_theory.si.studies import local_slopes
+
+    rng = np.random.default_rng(4)
+    t = log_spaced_integers(100, 10**4, 21)
+    h = 0.3 * np.log(t) + rng.standard_normal((50, 2, t.size))  # (samples, deltas, t)
+    slopes = local_slopes(h, t, (2, 5), ((100, 1000), (1000, 10**4)))
+    for (di, delta), (w, (lo, hi)) in [((0, 2), (0, (100, 1000))), ((1, 5), (1, (1000, 10**4)))]:
+        inside = (t >= lo) & (t <= hi)
+        per_sample = [np.polyfit(np.log(t[inside]), h[i, di, inside], 1)[0] for i in range(50)]
+        row = slopes[(slopes["delta"] == delta) & (slopes["window"] == w)].iloc[0]
+        assert row["slope"] == pytest.approx(np.mean(per_sample), rel=1e-10)
+        assert row["se"] == pytest.approx(np.std(per_sample, ddof=1) / np.sqrt(50), rel=1e-10)
+        assert row["law_log t"] == pytest.approx(1.0, rel=1e-12)
+    pooled = slopes[(slopes["delta"] == 0) & (slopes["window"] == 1)].iloc[0]
+    both = slopes[(slopes["delta"] > 0) & (slopes["window"] == 1)]["slope"]
+    assert pooled["slope"] == pytest.approx(both.mean(), rel=1e-12)
+
+
+def test_slope_ratio_is_one_for_the_exact_law_and_its_se_matches_the_spread():
+    from sia_theory.si.studies import local_slopes, slope_ratio
+
+    t = log_spaced_integers(100, 10**5, 31)
+    windows = ((100, 1000), (10**4, 10**5))
+    exact = local_slopes(np.tile(np.sqrt(np.log(t)), (3, 1, 1)), t, (2,), windows)
+    assert slope_ratio(exact, 0, "sqrt(log t)")[0] == pytest.approx(1.0, rel=1e-12)
+    rng = np.random.default_rng(8)
+    ratios, ses = [], []
+    for _ in range(200):
+        noisy = 2 * np.sqrt(np.log(t)) + 0.5 * rng.standard_normal((400, 1, t.size))
+        r, se = slope_ratio(local_slopes(noisy, t, (2,), windows))
+        ratios.append(r)
+        ses.append(se)
+    assert np.std(ratios) == pytest.approx(np.mean(ses), rel=0.15)
+    assert abs(np.mean(ratios) - 1.0) < 3 * np.std(ratios) / np.sqrt(200) + 0.01
+
+
+def test_entropy_scaling_study_is_reproducible_and_settings_validate():
+    from sia_theory.si.studies import EntropyScalingSettings, entropy_scaling_study
+
+    settings = EntropyScalingSettings(ScaleInvariant(10.0), t_min=10, t_max=1000, n_t=9,
+                                      deltas=(2, 5), samples=64,
+                                      windows=((10, 100), (100, 1000)))
+    first, again = (entropy_scaling_study(settings, seed=3) for _ in range(2))
+    pd.testing.assert_frame_equal(first.table, again.table)
+    pd.testing.assert_frame_equal(first.slopes, again.slopes)
+    other = entropy_scaling_study(settings, seed=4)
+    assert not np.allclose(first.table["H_mean"], other.table["H_mean"])
+    assert set(first.slopes["delta"]) == {0, 2, 5}
+    with pytest.raises(ValueError, match="^windows must lie"):
+        EntropyScalingSettings(NoScale(), t_max=1000, windows=((10, 10**4),))
+    with pytest.raises(ValueError, match="^samples"):
+        EntropyScalingSettings(NoScale(), samples=1)
+    with pytest.raises(ValueError, match="^settings must"):
+        entropy_scaling_study({"samples": 4}, seed=0)
+
+
+def test_context_sweep_study_seeds_transforms_independently():
+    from sia_theory.si.studies import ContextSweepSettings, context_sweep_study, recent_mass_ratio
+
+    settings = ContextSweepSettings(transforms=(("a", NoScale()), ("b", NoScale())),
+                                    n_min=10, n_max=300, n_points=3, samples=200, ranges=())
+    sweep = context_sweep_study(settings, seed=1)
+    a, b = (sweep[sweep["transform"] == k]["mean"].to_numpy() for k in "ab")
+    assert not np.allclose(a, b)  # same law, independent streams
+    ratio, se = recent_mass_ratio(sweep, "a", "b")
+    assert abs(ratio - 1.0) <= K_SE * se  # both put 100/300 on the recent tokens

@@ -4,6 +4,8 @@
 (every range is read off the same pass over the tokens), then fitted against ``log t`` and
 ``sqrt(log t)``: logarithmic growth means no scale-invariant sparsity, sub-logarithmic growth
 (``o(log t)``) is the weak form (SI Def. 3.3), bounded growth the strong form (Def. 3.4).
+The studies with their settings (what Fig. 2 / Fig. 6 and the claims run) are in
+:mod:`sia_theory.si.studies`; this module holds the building blocks.
 """
 
 from __future__ import annotations
@@ -14,9 +16,10 @@ import pandas as pd
 from .._infra.validate import check_int
 from ..transforms import Transform
 from .closed_forms import plug_in_entropy
-from .montecarlo import simulate_gaussian_logits
+from .montecarlo import simulate_gaussian_range_statistics, summarize
 
-__all__ = ["entropy_in_range_scaling", "fit_growth_laws", "GROWTH_LAWS", "log_spaced_integers"]
+__all__ = ["entropy_in_range_scaling", "entropy_in_range_samples", "fit_growth_laws",
+           "GROWTH_LAWS", "log_spaced_integers", "depends_on_context"]
 
 # Each law maps t to the regressor x(t) of a straight-line fit H ≈ slope·x(t) + intercept.
 GROWTH_LAWS = {"log t": np.log, "sqrt(log t)": lambda t: np.sqrt(np.log(t))}
@@ -31,30 +34,53 @@ def log_spaced_integers(start, stop, count) -> np.ndarray:
     return np.unique(np.round(np.geomspace(start, stop, count)).astype(np.int64))
 
 
-def entropy_in_range_scaling(transform: Transform, t_values, deltas=(2, 5, 10), *,
-                             samples: int, seed: int = 0) -> pd.DataFrame:
-    """``E[H_t^{tΔ}]`` (mean, standard error) for every ``t`` in ``t_values`` and ``Δ``.
+def depends_on_context(transform) -> bool:
+    """Whether ``transform``'s coefficients depend on the context length (its declared
+    ``depends_on`` holds ``"context"``)."""
+    depends_on = getattr(transform, "depends_on", None)
+    if depends_on is not None:
+        return "context" in depends_on
+    return not getattr(transform, "distance_only", False)  # until depends_on lands
+
+
+def entropy_in_range_samples(transform: Transform, t_values, deltas=(2, 5, 10), *,
+                             samples: int, seed: int):
+    """Per-sample entropies in range and their summary, for every ``t`` and ``Δ``.
 
     One Gaussian-logit simulation with ``n_ctx = max(t)·max(Δ)`` covers all ranges; entropy in
-    a range depends only on the logits inside it, so for the distance-only transforms this
-    study is about (``transform.distance_only``) the context length does not matter. Transforms
-    whose coefficients depend on the context length (LogN) are rejected: for them the answer
-    would depend on the arbitrary ``n_ctx`` of the grid.
-    Returns columns ``delta, t, t1, t2, H_mean, H_se, samples, H_plug_in`` (the last is the
-    closed-form law-of-large-numbers value :func:`~sia_theory.si.closed_forms.plug_in_entropy`).
+    a range depends only on the logits inside it, so for transforms that do not depend on the
+    context length the ``n_ctx`` does not matter. Transforms that do (LogN; ``"context"`` in
+    ``transform.depends_on``) are rejected: for them the answer would depend on the arbitrary
+    ``n_ctx`` of the grid.
+    Returns ``(table, h)``: ``table`` has columns ``delta, t, t1, t2, H_mean, H_se, samples,
+    H_plug_in`` (the last is the closed-form law-of-large-numbers value
+    :func:`~sia_theory.si.closed_forms.plug_in_entropy`), ``h`` is the per-sample entropy,
+    shaped ``(samples, len(deltas), len(t_values))``.
     """
-    if not getattr(transform, "distance_only", False):
-        raise ValueError(f"transform must have coefficients that depend on the distance only "
-                         f"(distance_only=True), got {transform!r}")
+    if depends_on_context(transform):
+        raise ValueError(f"transform must have coefficients that do not depend on the context "
+                         f"length ('context' not in depends_on), got {transform!r}")
     t_values = np.asarray([check_int("t", t, lo=1) for t in np.atleast_1d(t_values)])
+    if t_values.size == 0:
+        raise ValueError("t_values must contain at least one distance t >= 1")
     deltas = [check_int("delta", d, lo=2) for d in np.atleast_1d(deltas)]
     ranges = [(int(t), int(t) * d) for d in deltas for t in t_values]
     n_ctx = max(t2 for _, t2 in ranges)
-    table = simulate_gaussian_logits(transform, n_ctx, ranges, samples=samples, seed=seed)
+    stats = simulate_gaussian_range_statistics(transform, n_ctx, ranges, samples, seed)
+    table = summarize(stats, ranges)
     table.insert(0, "delta", [d for d in deltas for _ in t_values])
     table.insert(1, "t", table["t1"].to_numpy())
     table["H_plug_in"] = [plug_in_entropy(transform, t1, t2) for t1, t2 in ranges]
-    return table[["delta", "t", "t1", "t2", "H_mean", "H_se", "samples", "H_plug_in"]]
+    table = table[["delta", "t", "t1", "t2", "H_mean", "H_se", "samples", "H_plug_in"]]
+    h = stats.H.reshape(stats.rows, len(deltas), len(t_values))  # (samples, deltas, t)
+    return table, h
+
+
+def entropy_in_range_scaling(transform: Transform, t_values, deltas=(2, 5, 10), *,
+                             samples: int, seed: int = 0) -> pd.DataFrame:
+    """``E[H_t^{tΔ}]`` (mean, standard error) for every ``t`` in ``t_values`` and ``Δ``: the
+    ``table`` of :func:`entropy_in_range_samples`."""
+    return entropy_in_range_samples(transform, t_values, deltas, samples=samples, seed=seed)[0]
 
 
 def fit_growth_laws(table: pd.DataFrame) -> pd.DataFrame:

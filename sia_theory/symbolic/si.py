@@ -166,3 +166,32 @@ def exact_range_sum_function():
     """Numpy/scipy function ``f(t1, t2, tau) = Σ_{s=t1}^{t2-1} 1/(s/τ+1)`` from
     :func:`exact_range_sum`."""
     return sp.lambdify((t1, t2, tau), exact_range_sum(), modules="scipy")
+
+
+@cache
+def small_t_series(order: int = 3):
+    """Taylor series in ``t`` (``t ≪ τ``) of the boundary-condition coefficients (claim SI-10).
+
+    Returns ``({a2: [c_0, ..., c_order], m: [...]}``: the coefficients of ``t^k`` of ``a_t²`` and
+    ``m_t`` (``a_t² = 1 + 2t/τ − t²/τ² + …``, ``m_t = −2t/τ + t²/τ² − …``).
+    """
+    coeffs = boundary_coefficients()
+    out = {}
+    for key in (a2, m):
+        series = sp.series(coeffs[key], t, 0, order + 1).removeO()
+        out[key] = [sp.simplify(series.coeff(t, k)) for k in range(order + 1)]
+    return out
+
+
+@cache
+def range_sum_asymptotics(order: int = 2):
+    """Large-``t`` expansion of the exact range sum ``τ[ψ(tΔ+τ) − ψ(t+τ)]`` (claims SI-4/SI-5).
+
+    Returns ``[c_0, c_1, …, c_order]`` with ``Σ_{s=t}^{tΔ-1} 1/(s/τ+1) = Σ_k c_k t^{-k} +
+    O(t^{-order-1})``; ``c_0 = τ log Δ`` is the lemma's limit and ``c_1 = −τ(τ − ½)(1 − 1/Δ)``
+    its next-order (Euler–Maclaurin) term. Multiply by ``α`` (``β``) for ``E[Z]`` (``E[N]``).
+    """
+    u = sp.Symbol("u", positive=True)  # u = 1/t
+    expr = exact_range_sum().subs({t1: 1 / u, t2: Delta / u})
+    series = sp.series(expr, u, 0, order + 1).removeO()
+    return [sp.simplify(sp.expand_log(series.coeff(u, k), force=True)) for k in range(order + 1)]

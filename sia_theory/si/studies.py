@@ -1,0 +1,256 @@
+"""The SI studies, one definition each: figure scripts and claims call these with one frozen
+settings object (``Settings.quick()`` or ``Settings.full()``), so they report the same numbers.
+
+* :func:`entropy_scaling_study`: ``E[H_t^{tΔ}]`` against ``t`` (SI Fig. 2 with the transform,
+  Fig. 6 without; claims SI-7, SI-8), with growth-law fits and the local slopes
+  ``s(t) = dE[H]/d log t`` in windows of ``t`` (:func:`local_slopes`).
+* :func:`context_sweep_study`: global entropy, range entropies and the attention on the most
+  recent tokens against the context length (SI Fig. 1 top row; claim SI-9).
+
+Seeds come from :mod:`sia_theory._infra.seeding` (``(seed, study, index)``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from .._infra.seeding import check_seed, seed_int
+from .._infra.validate import check_int
+from ..transforms import LogN, NoScale, ScaleInvariant, Transform
+from .entropy_scaling import entropy_in_range_samples, fit_growth_laws, log_spaced_integers
+from .montecarlo import context_length_sweep
+
+__all__ = ["EntropyScalingSettings", "EntropyScalingResult", "entropy_scaling_study",
+           "local_slopes", "LAW_REGRESSORS", "slope_ratio", "ContextSweepSettings",
+           "context_sweep_study", "recent_mass_ratio", "fig1_settings", "fig2_settings",
+           "fig6_settings"]
+
+# Regressors x(t) of the laws H ≈ c·x(t) + d that a local slope is compared with.
+LAW_REGRESSORS = {"log t": np.log, "sqrt(log t)": lambda t: np.sqrt(np.log(t)),
+                  "log log t": lambda t: np.log(np.log(t))}
+
+
+@dataclass(frozen=True)
+class EntropyScalingSettings:
+    """Entropy-in-range scaling (SI Fig. 2 / Fig. 6): ``n_t`` log-spaced ``t`` from ``t_min``
+    to ``t_max``, ranges ``[t, tΔ)`` for each of ``deltas``, ``samples`` Monte Carlo rows, and
+    the ``windows`` ``(t_lo, t_hi)`` in which the local slope on ``log t`` is fitted."""
+
+    transform: Transform = field(default_factory=lambda: ScaleInvariant(10.0))
+    t_min: int = 10
+    t_max: int = 10**5
+    n_t: int = 41
+    deltas: tuple = (2, 5, 10)
+    samples: int = 16384
+    windows: tuple = ((100, 1_000), (1_000, 10_000), (10_000, 100_000))
+
+    def __post_init__(self):
+        check_int("t_min", self.t_min, lo=2)
+        check_int("t_max", self.t_max, lo=self.t_min + 1)
+        check_int("n_t", self.n_t, lo=3)
+        check_int("samples", self.samples, lo=2)
+        for d in self.deltas:
+            check_int("deltas", d, lo=2)
+        for lo, hi in self.windows:
+            if not self.t_min <= lo < hi <= self.t_max:
+                raise ValueError(f"windows must lie in [t_min, t_max] = [{self.t_min}, "
+                                 f"{self.t_max}], got ({lo}, {hi})")
+
+    @classmethod
+    def full(cls, transform: Transform | None = None) -> EntropyScalingSettings:
+        """Publication fidelity: 16384 samples (about 40 s for the transform on 2 idle cores)."""
+        return cls(transform=ScaleInvariant(10.0) if transform is None else transform)
+
+    @classmethod
+    def quick(cls, transform: Transform | None = None) -> EntropyScalingSettings:
+        """CI-sized (about 10 s): 4096 samples on the same grid of t and windows."""
+        return cls(transform=ScaleInvariant(10.0) if transform is None else transform,
+                   samples=4096)
+
+
+@dataclass(frozen=True)
+class EntropyScalingResult:
+    """``table``: per ``(Δ, t)`` mean and se of ``H`` (+ plug-in); ``fits``: growth-law fits;
+    ``slopes``: :func:`local_slopes` of the same samples."""
+
+    settings: EntropyScalingSettings
+    table: pd.DataFrame
+    fits: pd.DataFrame
+    slopes: pd.DataFrame
+
+
+def entropy_scaling_study(settings: EntropyScalingSettings, seed: int) -> EntropyScalingResult:
+    """Run the entropy-in-range study of ``settings`` (seeded by ``(seed, "si.entropy_scaling")``).
+
+    One simulation covers every range; the per-sample entropies give the local slopes with
+    their exact covariance across ``t`` (all ranges of a sample share its stream).
+    """
+    if not isinstance(settings, EntropyScalingSettings):
+        raise ValueError(f"settings must be an EntropyScalingSettings, got {settings!r}")
+    seed = check_seed(seed)
+    t_values = log_spaced_integers(settings.t_min, settings.t_max, settings.n_t)
+    t_values = np.unique(np.concatenate([t_values, np.ravel(settings.windows)]).astype(np.int64))
+    table, h = entropy_in_range_samples(settings.transform, t_values, settings.deltas,
+                                        samples=settings.samples,
+                                        seed=seed_int(seed, "si.entropy_scaling"))
+    slopes = local_slopes(h, t_values, settings.deltas, settings.windows)
+    return EntropyScalingResult(settings, table, fit_growth_laws(table), slopes)
+
+
+def _window_weights(t_values: np.ndarray, lo, hi) -> tuple[np.ndarray, np.ndarray]:
+    """OLS slope weights ``c`` on ``log t`` for the points with ``lo <= t <= hi``."""
+    inside = (t_values >= lo) & (t_values <= hi)
+    if inside.sum() < 3:
+        raise ValueError(f"windows must hold at least 3 values of t, got {inside.sum()} in "
+                         f"[{lo}, {hi}]")
+    x = np.log(t_values[inside].astype(float))
+    weights = (x - x.mean()) / np.sum((x - x.mean()) ** 2)
+    return inside, weights
+
+
+def local_slopes(h: np.ndarray, t_values, deltas, windows) -> pd.DataFrame:
+    """Local slope ``s = dE[H]/d log t`` per window, from per-sample entropies.
+
+    ``h`` is ``(samples, len(deltas), len(t_values))``. In each window the slope is the least
+    squares slope of ``H`` on ``log t``, computed per sample (a fixed linear combination), so its
+    standard error and its covariance with the first window's slope come from the spread over
+    samples, whatever the correlation across ``t``. ``delta = 0`` rows pool the ``Δ`` (per-sample
+    mean of their slopes). ``law_<name>`` columns are the same slope for the exact curve
+    ``x(t)`` of each law of :data:`LAW_REGRESSORS` (its local slope per unit prefactor).
+    Columns: ``delta, window, t_lo, t_hi, slope, se, cov_first, law_log t, ...``.
+    """
+    h = np.asarray(h, dtype=np.float64)
+    t_values = np.asarray(t_values, dtype=np.int64)
+    deltas = [int(d) for d in deltas]
+    if h.ndim != 3 or h.shape[1:] != (len(deltas), len(t_values)) or h.shape[0] < 2:
+        raise ValueError(f"h must be (samples >= 2, {len(deltas)}, {len(t_values)}), got "
+                         f"{h.shape}")
+    per_sample, rows = [], []
+    for lo, hi in windows:
+        inside, weights = _window_weights(t_values, lo, hi)
+        per_sample.append(h[:, :, inside] @ weights)  # (samples, deltas)
+    per_sample = np.stack(per_sample, axis=-1)  # (samples, deltas, windows)
+    pooled = per_sample.mean(axis=1, keepdims=True)  # (samples, 1, windows)
+    per_sample = np.concatenate([pooled, per_sample], axis=1)  # (samples, 1 + deltas, windows)
+    n = per_sample.shape[0]
+    for k, delta in enumerate([0, *deltas]):
+        first = per_sample[:, k, 0]
+        for w, (lo, hi) in enumerate(windows):
+            values = per_sample[:, k, w]
+            inside, weights = _window_weights(t_values, lo, hi)
+            t_in = t_values[inside].astype(float)
+            row = {"delta": delta, "window": w, "t_lo": int(lo), "t_hi": int(hi),
+                   "slope": values.mean(), "se": values.std(ddof=1) / np.sqrt(n),
+                   "cov_first": np.cov(values, first)[0, 1] / n}
+            for law, regressor in LAW_REGRESSORS.items():
+                row[f"law_{law}"] = float(regressor(t_in) @ weights)
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def slope_ratio(slopes: pd.DataFrame, delta: int = 0, law: str = "sqrt(log t)"):
+    """``ρ = (s_last/s_first) / (x_last/x_first)``: the ratio of the last to the first window's
+    local slope, divided by the same ratio for the exact curve of ``law``; ``ρ = 1`` for that
+    law. Returns ``(ρ, se)`` (delta method with the covariance of the two slopes)."""
+    rows = slopes[slopes["delta"] == delta].sort_values("window")
+    if len(rows) < 2:
+        raise ValueError(f"slopes must hold at least two windows for delta={delta}")
+    first, last = rows.iloc[0], rows.iloc[-1]
+    unit = last[f"law_{law}"] / first[f"law_{law}"]
+    ratio = last["slope"] / first["slope"] / unit
+    grad = np.array([-last["slope"] / first["slope"] ** 2, 1.0 / first["slope"]]) / unit
+    cov = np.array([[first["se"] ** 2, last["cov_first"]], [last["cov_first"], last["se"] ** 2]])
+    return float(ratio), float(np.sqrt(max(grad @ cov @ grad, 0.0)))
+
+
+# --- context-length sweep (SI Fig. 1 top row) ----------------------------------------------
+
+def _fig1_transforms():
+    return (("No scale", NoScale()), ("LogN (s = 0.4)", LogN(0.4)),
+            ("Scale-invariant (τ = 10)", ScaleInvariant(10.0)))
+
+
+@dataclass(frozen=True)
+class ContextSweepSettings:
+    """Context lengths ``n_points`` log-spaced in ``[n_min, n_max]``; ``transforms`` as
+    ``(label, transform)`` pairs; range entropies for ``ranges`` that fit; the attention on the
+    ``recent`` newest tokens."""
+
+    transforms: tuple = field(default_factory=_fig1_transforms)
+    n_min: int = 10
+    n_max: int = 10**5
+    n_points: int = 33
+    samples: int = 2048
+    recent: int = 100
+    ranges: tuple = ((10, 100), (100, 1_000), (1_000, 10_000), (10_000, 100_000))
+
+    def __post_init__(self):
+        check_int("n_min", self.n_min, lo=1)
+        check_int("n_max", self.n_max, lo=self.n_min)
+        check_int("n_points", self.n_points, lo=2)
+        check_int("samples", self.samples, lo=2)
+        check_int("recent", self.recent, lo=1)
+
+    @classmethod
+    def full(cls) -> ContextSweepSettings:
+        return cls()
+
+    @classmethod
+    def quick(cls) -> ContextSweepSettings:
+        return cls(n_max=10**4, n_points=9, samples=2048)
+
+    def n_values(self) -> np.ndarray:
+        return log_spaced_integers(self.n_min, self.n_max, self.n_points)
+
+
+def context_sweep_study(settings: ContextSweepSettings, seed: int) -> pd.DataFrame:
+    """:func:`~sia_theory.si.montecarlo.context_length_sweep` for every transform of
+    ``settings`` (transform ``k`` seeded by ``(seed, "si.context_sweep", k)``, so the transforms
+    are independent), as one long table with a ``transform`` label column."""
+    if not isinstance(settings, ContextSweepSettings):
+        raise ValueError(f"settings must be a ContextSweepSettings, got {settings!r}")
+    seed = check_seed(seed)
+    n_values = settings.n_values()
+    ranges = [r for r in settings.ranges if r[1] <= n_values[-1]]
+    frames = []
+    for k, (label, transform) in enumerate(settings.transforms):
+        frame = context_length_sweep(transform, n_values, samples=settings.samples,
+                                     seed=seed_int(seed, "si.context_sweep", k),
+                                     recent=settings.recent, ranges=ranges)
+        frames.append(frame.assign(transform=label))
+    return pd.concat(frames, ignore_index=True)
+
+
+def recent_mass_ratio(sweep: pd.DataFrame, numerator: str, denominator: str):
+    """Ratio of the attention on the most recent tokens of two transforms (labels of the
+    ``transform`` column) at the largest context length, with its delta-method standard error
+    (the transforms of :func:`context_sweep_study` use independent streams). ``(ratio, se)``."""
+    mass = sweep[sweep["quantity"] == "recent_mass"]
+    n_max = mass["n_ctx"].max()
+    rows = mass[mass["n_ctx"] == n_max].set_index("transform")
+    missing = {numerator, denominator} - set(rows.index)
+    if missing:
+        raise ValueError(f"sweep has no recent_mass rows for {sorted(missing)} at n = {n_max}")
+    top, bottom = rows.loc[numerator], rows.loc[denominator]
+    ratio = top["mean"] / bottom["mean"]
+    se = abs(ratio) * np.hypot(top["se"] / top["mean"], bottom["se"] / bottom["mean"])
+    return float(ratio), float(se)
+
+
+def fig2_settings(quick: bool) -> EntropyScalingSettings:
+    """SI Fig. 2 and claim SI-7: the transform with τ = 10."""
+    return (EntropyScalingSettings.quick if quick else EntropyScalingSettings.full)(
+        ScaleInvariant(10.0))
+
+
+def fig6_settings(quick: bool) -> EntropyScalingSettings:
+    """SI Fig. 6 and claim SI-8: no transform (light tails: far fewer samples suffice)."""
+    return EntropyScalingSettings(NoScale(), samples=256 if quick else 2048)
+
+
+def fig1_settings(quick: bool) -> ContextSweepSettings:
+    """SI Fig. 1 (top row) and claim SI-9."""
+    return ContextSweepSettings.quick() if quick else ContextSweepSettings.full()

@@ -1,0 +1,83 @@
+"""The SI claim decisions on known laws, and the series the claims compare with, held against
+independent numerics (no expected value taken from the code under test)."""
+
+import math
+
+import numpy as np
+import pytest
+from scipy.special import digamma
+
+from paper_checks import si as si_claims
+from paper_checks import si_montecarlo as mc_claims
+from sia_theory.si.studies import fig2_settings, fig6_settings
+from sia_theory.symbolic import si
+
+
+@pytest.mark.parametrize("name, curve", [
+    ("bounded", lambda t: 3.0 - 1.0 / np.sqrt(t)),
+    ("logarithmic", lambda t: 0.5 * np.log(t)),
+    ("weakly logarithmic", lambda t: 0.2 * np.log(t)),
+    ("log log t", lambda t: 1.5 * np.log(np.log(t))),
+])
+def test_si7_decision_rejects_each_alternative_law(name, curve):
+    slopes = mc_claims.synthetic_slopes(curve, fig2_settings(False))
+    assert mc_claims.decide_weak_sparsity(slopes).verdict == "FAIL", name
+
+
+@pytest.mark.parametrize("quick", [False, True])
+def test_si7_decision_accepts_a_sqrt_log_curve_with_the_real_noise(quick):
+    settings = fig2_settings(quick)
+    slopes = mc_claims.synthetic_slopes(lambda t: 1.2 * np.sqrt(np.log(t)), settings)
+    measurement = mc_claims.decide_weak_sparsity(slopes)
+    assert measurement.verdict == "PASS"
+    assert measurement.ci_low <= 1.0 <= measurement.ci_high
+
+
+def test_si8_decision_accepts_log_and_rejects_sqrt_log():
+    settings = fig6_settings(False)
+    good = mc_claims.synthetic_slopes(lambda t: np.log(t) - 0.5, settings, sd=0.05)
+    assert mc_claims.decide_log_growth(good).verdict == "PASS"
+    bad = mc_claims.synthetic_slopes(lambda t: 0.8 * np.log(t), settings, sd=0.05)
+    assert mc_claims.decide_log_growth(bad).verdict == "FAIL"
+
+
+def test_small_t_series_matches_the_numeric_taylor_coefficients():
+    """``log(1 + x) = x − x²/2 + x³/3``, so ``a² = 1 + 2x − x² + (2/3)x³`` with x = t/τ, and the
+    truncation error of the sympy series shrinks like x³ on the real coefficients."""
+    series = si.small_t_series(3)
+    tau = 7.0
+    a2 = [float(c.subs(si.tau, tau)) for c in series[si.a2]]
+    m = [float(c.subs(si.tau, tau)) for c in series[si.m]]
+    assert a2 == pytest.approx([1.0, 2 / tau, -1 / tau**2, 2 / (3 * tau**3)], rel=1e-14)
+    assert m == pytest.approx([0.0, -2 / tau, 1 / tau**2, -2 / (3 * tau**3)], rel=1e-14, abs=0)
+    x = np.array([1e-2, 1e-3]) * tau
+    exact = 1 + 2 * np.log1p(x / tau)
+    error = np.abs(exact - sum(c * x**k for k, c in enumerate(a2)))
+    assert error[0] / error[1] == pytest.approx(1e4, rel=0.05)  # next term is O(x⁴)
+
+
+@pytest.mark.parametrize("delta", [2, 5, 10])
+def test_range_sum_expansion_matches_digamma_and_euler_maclaurin(delta):
+    tau = 3.0
+    c0, c1, c2 = (float(c.subs({si.tau: tau, si.Delta: delta}))
+                  for c in si.range_sum_asymptotics(2))
+    assert c0 == pytest.approx(tau * math.log(delta), rel=1e-14)
+    assert c1 == pytest.approx(-tau * (tau - 0.5) * (1 - 1 / delta), rel=1e-14)
+    for t in (1e3, 1e4):
+        exact = tau * (digamma(t * delta + tau) - digamma(t + tau))
+        remainder = exact - c0 - c1 / t - c2 / t**2
+        assert abs(remainder) < 10 * abs(c2) / t**3 * tau
+
+
+def test_next_order_decision_fails_for_a_wrong_limit_even_a_tiny_one():
+    assert si_claims.decide_next_order(*si_claims.limit_inputs(2.0)).verdict == "PASS"
+    shifted = si_claims.limit_inputs(2.0, limit_scale=1 + 1e-5)
+    assert si_claims.decide_next_order(*shifted).verdict == "FAIL"
+
+
+def test_moment_decision_uses_the_claims_right_hand_side():
+    half = math.exp(0.5)
+    z_exact, n_exact = mc_claims.si6_exact(10.0, 0, 10)
+    direct = sum(half / (s / 10.0 + 1) for s in range(10))
+    assert z_exact == pytest.approx(direct, rel=1e-13)
+    assert n_exact == pytest.approx(direct, rel=1e-13)
