@@ -14,12 +14,12 @@ import numpy as np
 import pandas as pd
 
 from .._infra.validate import check_int
-from ..transforms import Transform
+from ..transforms import Transform, declared_dependence
 from .closed_forms import plug_in_entropy
 from .montecarlo import simulate_gaussian_range_statistics, summarize
 
 __all__ = ["entropy_in_range_scaling", "entropy_in_range_samples", "fit_growth_laws",
-           "GROWTH_LAWS", "log_spaced_integers", "depends_on_context"]
+           "GROWTH_LAWS", "log_spaced_integers"]
 
 # Each law maps t to the regressor x(t) of a straight-line fit H ≈ slope·x(t) + intercept.
 GROWTH_LAWS = {"log t": np.log, "sqrt(log t)": lambda t: np.sqrt(np.log(t))}
@@ -32,15 +32,6 @@ def log_spaced_integers(start, stop, count) -> np.ndarray:
     if stop < start:
         raise ValueError(f"stop must be >= start = {start}, got {stop}")
     return np.unique(np.round(np.geomspace(start, stop, count)).astype(np.int64))
-
-
-def depends_on_context(transform) -> bool:
-    """Whether ``transform``'s coefficients depend on the context length (its declared
-    ``depends_on`` holds ``"context"``)."""
-    depends_on = getattr(transform, "depends_on", None)
-    if depends_on is not None:
-        return "context" in depends_on
-    return not getattr(transform, "distance_only", False)  # until depends_on lands
 
 
 def entropy_in_range_samples(transform: Transform, t_values, deltas=(2, 5, 10), *,
@@ -57,7 +48,7 @@ def entropy_in_range_samples(transform: Transform, t_values, deltas=(2, 5, 10), 
     :func:`~sia_theory.si.closed_forms.plug_in_entropy`), ``h`` is the per-sample entropy,
     shaped ``(samples, len(deltas), len(t_values))``.
     """
-    if depends_on_context(transform):
+    if "context" in declared_dependence(transform):
         raise ValueError(f"transform must have coefficients that do not depend on the context "
                          f"length ('context' not in depends_on), got {transform!r}")
     t_values = np.asarray([check_int("t", t, lo=1) for t in np.atleast_1d(t_values)])
