@@ -245,3 +245,22 @@ def test_temporary_names_are_not_hidden_from_git():
     proc = subprocess.run(["git", "check-ignore", "--no-index", *names], cwd=ROOT,
                           capture_output=True, text=True)
     assert proc.returncode == 1 and proc.stdout == "", proc.stdout  # 1: none ignored
+
+
+def test_the_next_command_line_run_finishes_a_killed_publish_before_computing(tmp_path):
+    from sia_theory._infra.cli import run
+
+    figure_set(tmp_path / "old", 0)
+    labels = labels_of(figure_set, shutil.copytree(tmp_path / "old", tmp_path / "ref"), 1)
+    new = comparable(read_set(tmp_path / "ref", "demo"))
+    folder = shutil.copytree(tmp_path / "old", tmp_path / "killed")
+    killed_at(labels.index("committed") + 2, figure_set, folder, 1)  # one file moved, rest not
+    mixed = visible(folder, "demo")
+    mixed.pop("demo.manifest.json")
+    old = comparable(read_set(tmp_path / "old", "demo"))
+    assert comparable(mixed) not in (old, new)  # what a plain reader would see meanwhile
+    seen = []
+    assert run(lambda **kw: seen.append(visible(kw["out_dir"], "demo")), "demo",
+               argv=["--out", str(folder)]) == 0
+    seen[0].pop("demo.manifest.json")
+    assert comparable(seen[0]) == new

@@ -19,6 +19,7 @@ import os
 import sys
 from pathlib import Path
 
+from .fileset import recover_sets
 from .seeding import MAX_SEED
 
 __all__ = ["OneLineArgumentParser", "int_range", "positive_int", "nonnegative_int",
@@ -81,8 +82,9 @@ def check_output_dir(path) -> Path:
         probe = probe.parent
     if not probe.is_dir():
         where = "is" if probe == path.absolute() else "would be inside"
-        raise ValueError(f"output folder {text!r} {where} the regular file {str(probe)!r}, "
-                         "not a folder")
+        what = "the regular file" if probe.is_file() else "the path"
+        raise ValueError(f"output folder {text!r} {where} {what} {str(probe)!r}, which is not "
+                         "a folder")
     if not os.access(probe, os.W_OK | os.X_OK):
         target = "is" if probe == path.absolute() else "would be created in"
         raise ValueError(f"output folder {text!r} {target} the folder {str(probe)!r}, which is "
@@ -112,13 +114,15 @@ def run(main, description: str, argv=None, parser=None) -> int:
     """Parse ``--quick/--seed/--out`` (plus anything added to ``parser``) and call ``main``.
 
     Extra options are passed to ``main`` as keyword arguments under their dest names. Every
-    option is validated by the parser before ``main`` starts; a ``ValueError`` that ``main``
-    raises is still reported as one line and exit status 2.
+    option is validated by the parser before ``main`` starts (so no progress bar can precede a
+    usage error); then what a killed earlier run left in the output folder is rolled forward or
+    removed. A ``ValueError`` that ``main`` raises is still reported as one line, exit status 2.
     """
     parser = parser or experiment_parser(description)
     args = vars(parser.parse_args(argv))
     if "out" in args:
         args["out_dir"] = args.pop("out")
+        recover_sets(args["out_dir"])  # finish or remove what a killed run left there
     try:
         main(**args)
     except ValueError as err:

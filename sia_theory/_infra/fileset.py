@@ -22,14 +22,15 @@ live process is never touched), so only our own names are removed and nothing ne
 from git.
 
 **Guarantee.** Let the old set be the one named by ``<stem>.manifest.json`` before a run. If
-the run is killed at any point (SIGKILL included), ``read_set(folder, stem)`` returns exactly
+the run's process dies at any point (SIGKILL included), ``read_set(folder, stem)`` returns exactly
 the complete old set (killed before the commit) or exactly the complete new set (killed after
 it), every file checked against the manifest's SHA-256; it never returns a mix. Plain reads of
 the fixed paths are consistent once the run has finished, or once the next run (or
 ``recover_sets``) has rolled a killed publish forward; in the window between a kill during
 step 3 and that recovery, only ``read_set`` is guaranteed. A set without a manifest, or whose
 files do not match it, is treated as absent (``SetNotFoundError``). One writer per stem and
-folder at a time; writers of different stems may share a folder.
+folder at a time; writers of different stems may share a folder. Files and the commit are
+fsync'ed, so the committed set also survives a power cut; the guarantee tested is process death.
 """
 
 from __future__ import annotations
