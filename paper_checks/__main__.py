@@ -1,31 +1,37 @@
 """``python -m paper_checks [--quick] [--seed S] [--only ID,ID] [--out DIR]``; exit 1 on a FAIL or
-ERROR row (DIVERGES and INFO rows are findings, not failures), exit 2 on a usage error."""
+ERROR row (DIVERGES and INFO rows are findings, not failures), exit 2 on a usage error.
+
+Every argument (the seed range, the output folder, the claim IDs) is checked before the first
+check runs and before the progress bar: a usage error prints one line, writes nothing and exits
+with status 2. ERROR rows are only for checks that crash."""
 
 from __future__ import annotations
 
 import sys
 
-from sia_theory._infra.cli import OneLineArgumentParser, nonnegative_int
-
-from . import run_claims, write_table
+from sia_theory._infra.cli import OneLineArgumentParser, output_dir, seed
 
 
 def main(argv=None) -> int:
     parser = OneLineArgumentParser(prog="python -m paper_checks", description=__doc__)
     parser.add_argument("--quick", action="store_true", help="CI-sized checks (seconds each)")
-    parser.add_argument("--seed", type=nonnegative_int, default=0)
+    parser.add_argument("--seed", type=seed, default=0, help="an integer in [0, 2**63 - 1]")
     parser.add_argument("--only", default="", help="comma-separated claim IDs, e.g. SI-1,CAS-3")
-    parser.add_argument("--out", default=None,
+    parser.add_argument("--out", type=output_dir, default=None,
                         help="folder for claims.md/claims.csv (default: paper_checks/results for "
                              "a full run, build/paper_checks_quick for --quick)")
     args = parser.parse_args(argv)
     ids = [x.strip() for x in args.only.split(",") if x.strip()]
-    out = args.out or ("build/paper_checks_quick" if args.quick else "paper_checks/results")
+    out = args.out or output_dir("build/paper_checks_quick" if args.quick
+                                 else "paper_checks/results")
+
+    from .core import run_claims, select, write_table  # the claim modules register on import
+
     try:
-        table = run_claims(ids, quick=args.quick, seed=args.seed)
+        select(ids)  # unknown IDs are a usage error, before any check runs
     except ValueError as err:
-        print(f"{parser.prog}: error: {err}", file=sys.stderr)
-        return 2
+        parser.error(str(err))
+    table = run_claims(ids, quick=args.quick, seed=args.seed)
     md, _ = write_table(table, out, quick=args.quick, seed=args.seed)
     width = 60
     print(f"{'ID':<8} {'verdict':<8} {'value [CI]':<28} measured")

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from sia_theory._infra.io import write_csv, write_text
+from sia_theory._infra.io import write_set
 
 VERDICTS = ("PASS", "FAIL", "DIVERGES", "INFO")
 """``PASS``: the measurement supports the claim. ``FAIL``: it does not. ``DIVERGES``: the paper's
@@ -187,7 +187,12 @@ def to_markdown(table: pd.DataFrame, *, quick: bool, seed: int) -> str:
 
 
 def write_table(table: pd.DataFrame, out_dir, *, quick: bool, seed: int) -> tuple[Path, Path]:
-    out_dir = Path(out_dir)
-    md = write_text(out_dir / "claims.md", to_markdown(table, quick=quick, seed=seed))
-    csv = write_csv(out_dir / "claims.csv", table)
-    return md, csv
+    """Publish ``claims.md`` and ``claims.csv`` in ``out_dir`` as one set (with
+    ``claims.manifest.json``): after a kill at any point, ``read_set(out_dir, "claims")`` gives
+    both files of the old run or both of the new one, never one of each."""
+    text = to_markdown(table, quick=quick, seed=seed)
+    paths = write_set(out_dir, "claims", {
+        "claims.md": lambda path: path.write_text(text),
+        "claims.csv": lambda path: table.to_csv(path, index=False, float_format="%.17g"),
+    })
+    return paths["claims.md"], paths["claims.csv"]

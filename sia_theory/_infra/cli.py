@@ -1,49 +1,131 @@
-"""Command-line plumbing shared by the experiment and benchmark scripts.
+"""Command-line plumbing shared by the experiment, benchmark and claims scripts.
 
-Bad input must end in exit status 2 and a single line on stderr, never a traceback, so the
-parser's ``error`` is replaced and ``ValueError`` from the library is caught at the top.
+Every argument is checked by the parser, before any computation, import of heavy modules or
+progress bar: bad input ends in exit status 2 and a single line on stderr, never a traceback,
+and nothing is written. The parser's ``error`` is replaced (argparse would print the usage
+block too), and a ``ValueError`` from the library is caught at the top as well.
+
+Argument types for ``add_argument(type=...)``: ``positive_int``, ``nonnegative_int``,
+``int_range(lo, hi)``, ``positive_float``, ``seed`` (an integer in ``[0, 2**63 - 1]``) and
+``output_dir`` (a folder that exists and is writable, or can be created: no regular file on the
+way, the nearest existing ancestor writable).
 """
 
 from __future__ import annotations
 
 import argparse
+import math
+import os
 import sys
+from pathlib import Path
+
+from .fileset import recover_sets
+from .seeding import MAX_SEED
+
+__all__ = ["OneLineArgumentParser", "int_range", "positive_int", "nonnegative_int",
+           "positive_float", "seed", "output_dir", "check_output_dir", "experiment_parser",
+           "run"]
 
 
 class OneLineArgumentParser(argparse.ArgumentParser):
     def error(self, message):  # argparse would print the usage block too
-        self.exit(2, f"{self.prog}: error: {message}\n")
+        self.exit(2, f"{self.prog}: error: {' '.join(message.split())}\n")
 
 
-def nonnegative_int(text: str) -> int:
+def int_range(lo: int | None = None, hi: int | None = None):
+    """An argparse type accepting a decimal integer in ``[lo, hi]`` (either bound optional)."""
+    bounds = " and ".join(part for part in (f">= {lo}" if lo is not None else "",
+                                            f"<= {hi}" if hi is not None else "") if part)
+    expected = f"an integer {bounds}".rstrip()
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text.strip())
+        except (ValueError, AttributeError):
+            raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}") from None
+        if (lo is not None and value < lo) or (hi is not None and value > hi):
+            raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}")
+        return value
+
+    parse.__name__ = f"integer {bounds}".rstrip()
+    return parse
+
+
+positive_int = int_range(1)
+nonnegative_int = int_range(0)
+seed = int_range(0, MAX_SEED)
+seed.__name__ = "seed"
+
+
+def positive_float(text: str) -> float:
     try:
-        value = int(text)
+        value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected a finite real number > 0, got {text!r}") \
+            from None
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"expected a finite real number > 0, got {text!r}")
     return value
+
+
+def check_output_dir(path) -> Path:
+    """``path`` as a ``Path`` if results can be written there, else ``ValueError`` saying why.
+
+    Nothing is created: the folder must exist and be writable, or its nearest existing ancestor
+    must be a writable folder (so that it can be created when results are written)."""
+    text = os.fspath(path)
+    if not text.strip():
+        raise ValueError("output folder must be a non-empty path")
+    path = Path(text)
+    probe = path.absolute()
+    while not os.path.lexists(probe):
+        probe = probe.parent
+    if not probe.is_dir():
+        where = "is" if probe == path.absolute() else "would be inside"
+        what = "the regular file" if probe.is_file() else "the path"
+        raise ValueError(f"output folder {text!r} {where} {what} {str(probe)!r}, which is not "
+                         "a folder")
+    if not os.access(probe, os.W_OK | os.X_OK):
+        target = "is" if probe == path.absolute() else "would be created in"
+        raise ValueError(f"output folder {text!r} {target} the folder {str(probe)!r}, which is "
+                         "not writable")
+    return path
+
+
+def output_dir(text: str) -> Path:
+    """argparse type for an output folder (see ``check_output_dir``)."""
+    try:
+        return check_output_dir(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
 
 
 def experiment_parser(description: str) -> OneLineArgumentParser:
     parser = OneLineArgumentParser(description=description)
     parser.add_argument("--quick", action="store_true", help="seconds-long run for tests")
-    parser.add_argument("--seed", type=nonnegative_int, default=0, help="Monte Carlo seed")
-    parser.add_argument("--out", default="figures", help="output folder (default: figures)")
+    parser.add_argument("--seed", type=seed, default=0,
+                        help=f"Monte Carlo seed, an integer in [0, {MAX_SEED}]")
+    parser.add_argument("--out", type=output_dir, default="figures",
+                        help="output folder (default: figures)")
     return parser
 
 
 def run(main, description: str, argv=None, parser=None) -> int:
     """Parse ``--quick/--seed/--out`` (plus anything added to ``parser``) and call ``main``.
 
-    Extra options are passed to ``main`` as keyword arguments under their dest names.
+    Extra options are passed to ``main`` as keyword arguments under their dest names. Every
+    option is validated by the parser before ``main`` starts (so no progress bar can precede a
+    usage error); then what a killed earlier run left in the output folder is rolled forward or
+    removed. A ``ValueError`` that ``main`` raises is still reported as one line, exit status 2.
     """
     parser = parser or experiment_parser(description)
     args = vars(parser.parse_args(argv))
-    args["out_dir"] = args.pop("out")
+    if "out" in args:
+        args["out_dir"] = args.pop("out")
+        recover_sets(args["out_dir"])  # finish or remove what a killed run left there
     try:
         main(**args)
     except ValueError as err:
-        print(f"{parser.prog}: error: {err}", file=sys.stderr)
+        print(f"{parser.prog}: error: {' '.join(str(err).split())}", file=sys.stderr)
         return 2
     return 0

@@ -1,7 +1,15 @@
-"""Writing results so that nothing already on disk is lost or left half-written.
+"""Writing results so that nothing already on disk is lost, left half-written or mixed.
 
-Every file goes to a temporary sibling first and is moved into place with ``os.replace``, which
-is atomic on POSIX: a crash or a bad argument leaves the previous figure and data untouched.
+* One file (``atomic_path``, ``write_text``, ``write_csv``, ``save_figure``): written to a
+  temporary sibling ``.<name>.<pid>-<token>.tmp``, fsync'ed and moved into place with
+  ``os.replace``, which is atomic on POSIX.
+* A set of files (``save_experiment``: figure, data and metadata of one stem): published
+  together through ``sia_theory._infra.fileset.write_set`` with a checksummed manifest, so
+  ``read_set`` sees either the complete old set or the complete new one after a kill at any
+  point (see that module for the steps and the exact guarantee).
+
+Files get the permissions of an ordinary ``open`` (``0o666 & ~umask``: 0644 under the usual
+umask 022), and what a killed run leaves behind is removed by the next write into the folder.
 """
 
 from __future__ import annotations
@@ -10,25 +18,43 @@ import json
 import os
 import platform
 import sys
-import tempfile
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 
+from .fileset import (
+    SetNotFoundError,
+    fsync_path,
+    manifest_name,
+    read_set,
+    recover_sets,
+    temporary_name,
+    write_set,
+)
+
+__all__ = ["SetNotFoundError", "atomic_path", "write_text", "write_csv", "save_figure",
+           "package_versions", "metadata_text", "write_metadata", "save_experiment",
+           "experiment_files", "manifest_name", "read_set", "recover_sets", "write_set"]
+
 
 @contextmanager
 def atomic_path(path):
-    """Yield a temporary path beside ``path``; move it onto ``path`` only if the block succeeds."""
+    """Yield a temporary path beside ``path``; move it onto ``path`` only if the block succeeds.
+
+    The temporary file is created empty with ``O_EXCL`` and mode ``0o666`` (the umask applies),
+    so what lands at ``path`` has the permissions of a file made by ``open``."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
+    recover_sets(path.parent)
+    tmp = path.with_name(temporary_name(path.name))
+    os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
     try:
-        yield Path(tmp)
+        yield tmp
+        fsync_path(tmp)
         os.replace(tmp, path)
+        fsync_path(path.parent)
     finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+        tmp.unlink(missing_ok=True)
 
 
 def write_text(path, text: str) -> Path:
@@ -37,17 +63,25 @@ def write_text(path, text: str) -> Path:
     return Path(path)
 
 
+def _csv_writer(frame):
+    return lambda path: frame.to_csv(path, index=False, float_format="%.17g")
+
+
+def _figure_writer(fig, dpi: int, fmt: str):
+    return lambda path: fig.savefig(path, dpi=dpi, bbox_inches="tight", format=fmt)
+
+
 def write_csv(path, frame) -> Path:
     """Write a pandas DataFrame as CSV (full float precision)."""
     with atomic_path(path) as tmp:
-        frame.to_csv(tmp, index=False, float_format="%.17g")
+        _csv_writer(frame)(tmp)
     return Path(path)
 
 
 def save_figure(fig, path, dpi: int = 150) -> Path:
     path = Path(path)
     with atomic_path(path) as tmp:
-        fig.savefig(tmp, dpi=dpi, bbox_inches="tight", format=path.suffix.lstrip(".") or "png")
+        _figure_writer(fig, dpi, path.suffix.lstrip(".") or "png")(tmp)
     return path
 
 
@@ -63,24 +97,43 @@ def package_versions() -> dict:
     return out
 
 
-def write_metadata(path, **params) -> Path:
-    """JSON beside a figure: its parameters, seed, package versions and creation time."""
+def metadata_text(**params) -> str:
+    """The JSON beside a figure: its parameters, seed, package versions and creation time."""
     record = {
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "parameters": params,
         "versions": package_versions(),
     }
-    return write_text(path, json.dumps(record, indent=2, sort_keys=True, default=str) + "\n")
+    return json.dumps(record, indent=2, sort_keys=True, default=str) + "\n"
+
+
+def write_metadata(path, **params) -> Path:
+    return write_text(path, metadata_text(**params))
+
+
+def experiment_files(stem: str, data) -> dict[str, str]:
+    """The file names of a figure set by kind: ``figure`` (``stem.png``), ``data`` (``stem.csv``)
+    or ``data_<key>`` (``stem_<key>.csv`` for each key of a dict of frames), ``metadata``
+    (``stem.json``)."""
+    names = {"figure": f"{stem}.png"}
+    for key in (data if isinstance(data, dict) else {"": data}):
+        names[f"data_{key}" if key else "data"] = f"{stem}_{key}.csv" if key else f"{stem}.csv"
+    names["metadata"] = f"{stem}.json"
+    return names
 
 
 def save_experiment(out_dir, stem: str, fig, data, **params) -> dict:
-    """Write ``stem.png``, its data (``stem.csv``, or ``stem_<key>.csv`` for a dict of frames)
-    and ``stem.json`` into ``out_dir``; return the written paths by kind."""
-    out_dir = Path(out_dir)
+    """Publish ``stem.png``, its data (``stem.csv``, or ``stem_<key>.csv`` for a dict of frames)
+    and ``stem.json`` into ``out_dir`` as one set (with ``stem.manifest.json``); return the
+    written paths by kind (``figure``, ``data``/``data_<key>``, ``metadata``, ``manifest``)."""
     frames = data if isinstance(data, dict) else {"": data}
-    written = {"figure": save_figure(fig, out_dir / f"{stem}.png")}
+    names = experiment_files(stem, data)
+    text = metadata_text(**params)
+    writers = {names["figure"]: _figure_writer(fig, 150, "png")}
     for key, frame in frames.items():
-        name = f"{stem}_{key}.csv" if key else f"{stem}.csv"
-        written[f"data{'_' + key if key else ''}"] = write_csv(out_dir / name, frame)
-    written["metadata"] = write_metadata(out_dir / f"{stem}.json", **params)
+        writers[names[f"data_{key}" if key else "data"]] = _csv_writer(frame)
+    writers[names["metadata"]] = lambda path: path.write_text(text)
+    paths = write_set(out_dir, stem, writers)
+    written = {kind: paths[name] for kind, name in names.items()}
+    written["manifest"] = Path(out_dir) / manifest_name(stem)
     return written
