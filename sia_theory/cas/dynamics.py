@@ -127,7 +127,7 @@ def _gammas(gamma) -> np.ndarray:
 
 
 def simulate_token_step(*, n, d, rho, gamma, seed, alpha=0.0, tokens="gaussian", samples=8,
-                        q=1.0) -> pd.DataFrame:
+                        q=1.0, by_sample=False) -> pd.DataFrame:
     """One CAS layer on (near-)simplex tokens (CAS Theorem 2.1 / Fig. 1), ``β = γ log n``.
 
     ``gamma`` may be a sequence: each sample's tokens are reused for every ``γ``. Exact simplex
@@ -136,7 +136,8 @@ def simulate_token_step(*, n, d, rho, gamma, seed, alpha=0.0, tokens="gaussian",
     mean off-diagonal cosine after the step (``cos_after``) and before it (``cos_before``, the
     realised ``ρ``), the self weight, the effective number of attended tokens ``1/Σ_j A_ij²``, the
     attention entropy and the attention-weighted cosine ``Σ_j A_ij⟨y_i, y_j⟩``
-    (``attended_cosine``).
+    (``attended_cosine``). ``by_sample=True`` returns one row per ``(γ, sample)`` instead, with
+    the per-sample values in columns without suffix (``cos_after``, ``entropy``, ...).
     """
     n, d, rho, alpha, samples, seed, q = _check_common(n, d, rho, alpha, tokens, samples, seed, q)
     gammas = _gammas(gamma)
@@ -178,6 +179,10 @@ def simulate_token_step(*, n, d, rho, gamma, seed, alpha=0.0, tokens="gaussian",
     for g_idx, g in enumerate(gammas):
         row = {"n": n, "d": d, "rho": rho, "gamma": g, "beta": g * np.log(n), "alpha": alpha,
                "q": q, "tokens": tokens, "samples": samples}
+        if by_sample:
+            rows += [dict(row, sample=k, **{key: float(values[key][g_idx, k]) for key in keys})
+                     for k in range(samples)]
+            continue
         for k in keys:
             row[f"{k}_mean"], row[f"{k}_se"] = _summary(values[k][g_idx], tokens == "simplex")
         rows.append(row)
@@ -185,10 +190,11 @@ def simulate_token_step(*, n, d, rho, gamma, seed, alpha=0.0, tokens="gaussian",
 
 
 def simulate_depth(*, n, d, rho, gamma, layers, seed, alpha=0.0, tokens="gaussian", samples=4,
-                   q=1.0) -> pd.DataFrame:
+                   q=1.0, by_sample=False) -> pd.DataFrame:
     """Iterate the CAS layer ``layers`` times at fixed ``β = γ log n`` (CAS multi-layer
     extension, CAS-8). Returns one row per layer ``0..layers`` (and per ``γ`` if a sequence) with
-    the mean off-diagonal cosine (mean and standard error over samples)."""
+    the mean off-diagonal cosine (mean and standard error over samples), or with
+    ``by_sample=True`` one row per ``(γ, sample, layer)`` with its cosine ``cos``."""
     n, d, rho, alpha, samples, seed, q = _check_common(n, d, rho, alpha, tokens, samples, seed, q)
     layers = check_int("layers", layers, 1)
     gammas = _gammas(gamma)
@@ -209,6 +215,11 @@ def simulate_depth(*, n, d, rho, gamma, layers, seed, alpha=0.0, tokens="gaussia
     rows = []
     for g_idx, g in enumerate(gammas):
         for layer in range(layers + 1):
+            if by_sample:
+                rows += [{"n": n, "d": d, "rho": rho, "gamma": g, "alpha": alpha, "q": q,
+                          "tokens": tokens, "sample": k, "layer": layer,
+                          "cos": float(cos[g_idx, layer, k])} for k in range(samples)]
+                continue
             mean, se = _summary(cos[g_idx, layer], tokens == "simplex")
             rows.append({"n": n, "d": d, "rho": rho, "gamma": g, "alpha": alpha, "q": q,
                          "tokens": tokens, "samples": samples, "layer": layer,
