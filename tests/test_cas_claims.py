@@ -80,11 +80,12 @@ def test_cas7_passes_on_square_root_growth_at_criticality():
     assert C.decide_cas7(genuine).verdict == "PASS"
 
 
-def test_cas8_passes_on_slow_supercritical_drift_and_fails_without_collapse():
-    genuine = {**C.cas_8_alternative(), "super_drift_per_layer": (0.005, 0.002, 0.008)}
+def test_cas8_verdicts():
+    genuine = {**C.cas_8_alternative(), "super_drift_per_layer": (0.005, 0.002, 0.008),
+               "super_median_total": 0.02, "super_runaway": 0.0}
     assert C.decide_cas8(genuine).verdict == "PASS"
-    no_collapse = {**genuine, "sub_final": (0.9, 0.88, 0.92)}
-    assert C.decide_cas8(no_collapse).verdict == "FAIL"
+    assert C.decide_cas8({**genuine, "super_runaway": 0.2}).verdict == "DIVERGES"
+    assert C.decide_cas8({**genuine, "sub_final": (0.9, 0.88, 0.92)}).verdict == "FAIL"
 
 
 def test_cas_measurements_carry_numbers():

@@ -213,7 +213,7 @@ class DepthSettings:
     rho: float = 0.5
     relative_gammas: tuple = (0.5, 1.0, 2.0)
     layers: int = 12
-    samples: int = 8
+    samples: int = 16
     alphas: tuple = (0.0, 0.5)
 
     @classmethod
@@ -222,7 +222,7 @@ class DepthSettings:
 
     @classmethod
     def quick(cls):
-        return cls(n=256, d=64, layers=6, samples=4)
+        return cls(n=256, d=64, layers=6, samples=8)
 
 
 def depth_study(settings: DepthSettings, *, seed) -> dict:
@@ -251,7 +251,8 @@ def summarize_depth(gaussian: pd.DataFrame) -> dict:
     """Without residual: per draw, the super-critical (largest ``γ``) drift per layer (slope of
     the cosine over layers ``0..L``) and largest single-layer rise; the sub-critical (smallest
     ``γ``) first-layer contraction and final cosine; the critical final cosine. Means with 95 %
-    intervals over draws."""
+    intervals over draws. ``super_runaway``: the fraction of super-critical draws whose cosine
+    rose by more than half the sub-critical first-layer contraction over the horizon."""
     g = gaussian[gaussian["alpha"] == 0.0]
     rels = sorted(g["gamma_over_gc"].unique())
     layers = int(g["layer"].max())
@@ -268,6 +269,11 @@ def summarize_depth(gaussian: pd.DataFrame) -> dict:
            "super_drift_per_layer": mean_ci(drift),
            "super_max_step": mean_ci(np.max(np.diff(sup, axis=1), axis=1)),
            "super_total": mean_ci(sup[:, -1] - sup[:, 0]),
+           "super_median_total": float(np.median(sup[:, -1] - sup[:, 0])),
+           "super_runaway": float(np.mean(sup[:, -1] - sup[:, 0]
+                                          > 0.5 * np.mean(sub[:, 1] - sub[:, 0]))),
+           "runaway_start": float(np.min(sup[sup[:, -1] - sup[:, 0] > 0.5 * np.mean(
+               sub[:, 1] - sub[:, 0]), 0], initial=np.inf)),
            "sub_first_step": mean_ci(sub[:, 1] - sub[:, 0]),
            "sub_final": mean_ci(sub[:, -1]),
            "start": float(np.mean(sup[:, 0]))}

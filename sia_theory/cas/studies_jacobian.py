@@ -56,8 +56,8 @@ class JacobianSweepSettings:
 
     @classmethod
     def quick(cls):
-        return cls(n=150, dims=(16, 64), gammas=tuple(np.round(np.linspace(0.0, 8.0, 13), 12)),
-                   draws=3)
+        return cls(n=200, dims=(16, 256), gammas=tuple(np.round(np.linspace(0.0, 8.0, 13), 12)),
+                   draws=4)
 
 
 def jacobian_sweep(settings: JacobianSweepSettings, *, seed) -> dict:
