@@ -176,3 +176,15 @@ def test_results_identical_across_thread_counts():
 def test_bad_input_names_the_parameter(call, name):
     with pytest.raises(ValueError, match=rf"^{name} must"):
         call()
+
+
+def test_simulation_statistics_match_attention_statistics_of_the_attention_matrix():
+    """The simulation's fast entropy (log Z − Σ A S) against the plain −Σ A log A."""
+    for d, gamma in ((2, 0.7), (16, 2.0), (64, 6.0)):
+        frame = D.simulate_token_step(n=90, d=d, rho=0.5, gamma=gamma, samples=1, seed=4,
+                                      by_sample=True).iloc[0]
+        X = D.sample_tokens(n=90, d=d, rho=0.5, rng=D.token_rng(4, D.TOKEN_STUDY, 0))
+        _, A = D.attention_step(X, beta=gamma * np.log(90), return_attention=True)
+        stats = D.attention_statistics(A)
+        for key in ("self_weight", "effective_tokens", "entropy"):
+            assert frame[key] == pytest.approx(stats[key], rel=1e-12, abs=1e-12)
