@@ -5,7 +5,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from paper_checks import cas as C
+from paper_checks import cas as C1
+from paper_checks import cas_near_simplex as C
 from paper_checks.core import NEGATIVE_CONTROLS, REGISTRY
 from sia_theory.cas.config import PHASES
 
@@ -25,16 +26,16 @@ def test_negative_control_fails(cid):
 
 def _limits(alpha, q, rhos=(0.2, 0.5, 0.8), error=0.0):
     return pd.DataFrame([{"rho": r, "alpha": alpha, "q": q, "phase": p,
-                          "limit": C.paper_limit(p, r, alpha, q) + error}
+                          "limit": C1.paper_limit(p, r, alpha, q) + error}
                          for r in rhos for p in PHASES])
 
 
 def test_cas1_and_cas2_pass_on_the_paper_limits_and_fail_off_them():
-    assert C.decide_cas1(_limits(0.0, 1.0), 1e-14, True).verdict == "PASS"
-    assert C.decide_cas1(_limits(0.0, 1.0, error=1e-6), 1e-14, True).verdict == "FAIL"
-    assert C.decide_cas1(_limits(0.0, 1.0), 1e-14, False).verdict == "FAIL"
-    assert C.decide_cas2(_limits(0.5, 2.0), 1e-14, True).verdict == "PASS"
-    assert C.decide_cas2(_limits(0.5, 2.0), 1e-6, True).verdict == "FAIL"
+    assert C1.decide_cas1(_limits(0.0, 1.0), 1e-14, True).verdict == "PASS"
+    assert C1.decide_cas1(_limits(0.0, 1.0, error=1e-6), 1e-14, True).verdict == "FAIL"
+    assert C1.decide_cas1(_limits(0.0, 1.0), 1e-14, False).verdict == "FAIL"
+    assert C1.decide_cas2(_limits(0.5, 2.0), 1e-14, True).verdict == "PASS"
+    assert C1.decide_cas2(_limits(0.5, 2.0), 1e-6, True).verdict == "FAIL"
 
 
 def test_cas3_passes_when_near_simplex_eta_follows_the_finite_size_formula():
@@ -43,9 +44,9 @@ def test_cas3_passes_when_near_simplex_eta_follows_the_finite_size_formula():
                                "simplex": s, "at_gamma_c": 0.24} for n, s in simplex.items()},
                "matched_deviation": 0.02, "matched_growth": (0.046, 0.045),
                "eta_token_rel_error": 1e-13, "bare_limit": 0.246}
-    assert C.decide_cas3(genuine, 1e-12, True).verdict == "PASS"
-    assert C.decide_cas3(genuine, 1e-6, True).verdict == "FAIL"  # dense Jacobian disagrees
-    assert C.decide_cas3(C.cas_3_alternative(), 1e-12, True).verdict == "FAIL"
+    assert C1.decide_cas3(genuine, 1e-12, True).verdict == "PASS"
+    assert C1.decide_cas3(genuine, 1e-6, True).verdict == "FAIL"  # dense Jacobian disagrees
+    assert C1.decide_cas3(C1.cas_3_alternative(), 1e-12, True).verdict == "FAIL"
 
 
 @pytest.mark.parametrize("power", [0.5, 2.0])

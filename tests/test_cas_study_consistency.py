@@ -16,7 +16,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from paper_checks import cas as C
+from paper_checks import cas as C1
+from paper_checks import cas_near_simplex as C
 from sia_theory.cas.studies import (
     summarize_depth,
     summarize_phase_diagram,
@@ -36,13 +37,13 @@ def _finite(frames, params):
 
 def _cas1(frames, params):
     limits = frames["limits"][frames["limits"]["alpha"] == 0]
-    return C.decide_cas1(limits, _finite(frames, params)["cos_error"][0.0], True)
+    return C1.decide_cas1(limits, _finite(frames, params)["cos_error"][0.0], True)
 
 
 def _cas2(frames, params):
     limits = frames["limits"][frames["limits"]["alpha"] > 0]
     errors = _finite(frames, params)["cos_error"]
-    return C.decide_cas2(limits, max(v for a, v in errors.items() if a > 0), True)
+    return C1.decide_cas2(limits, max(v for a, v in errors.items() if a > 0), True)
 
 
 # claim → (figure stem, data keys, its value recomputed from the figure data, verdict decided by
@@ -51,7 +52,7 @@ FROM_FIGURE = {
     "CAS-1": ("cas_finite_n", ("limits", "token_checks", "matched"), _cas1, False),
     "CAS-2": ("cas_finite_n", ("limits", "token_checks", "matched"), _cas2, False),
     "CAS-3": ("cas_finite_n", ("token_checks", "matched"),
-              lambda f, p: C.decide_cas3(_finite(f, p), 0.0, True), False),
+              lambda f, p: C1.decide_cas3(_finite(f, p), 0.0, True), False),
     "CAS-4": ("cas_transition", ("draws", "windows"),
               lambda f, p: C.decide_cas4(summarize_transition(f["draws"], f["windows"])), True),
     "CAS-5": ("cas_fig1_phase_diagram", ("transition", "scaling"),
