@@ -12,9 +12,10 @@ import numpy as np  # noqa: E402
 
 from sia_theory._infra.cli import run  # noqa: E402
 from sia_theory._infra.io import save_experiment  # noqa: E402
+from sia_theory.cas.config import PHASE_LABELS  # noqa: E402
 from sia_theory.cas.studies import DepthSettings, depth_study  # noqa: E402
 
-PHASE_NAMES = {0.5: "sub-critical", 1.0: "critical", 2.0: "super-critical"}
+PHASE_NAMES = dict(zip(DepthSettings().relative_gammas, PHASE_LABELS.values(), strict=True))
 
 
 def main(quick=False, seed=0, out_dir="figures"):

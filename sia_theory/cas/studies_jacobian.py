@@ -143,7 +143,7 @@ class FiniteNSettings:
     @classmethod
     def quick(cls):
         return cls(n_max=1e6, points=40, check_ns=(8, 32, 128), sim_n=200, matched_ns=(256, 1024),
-                   matched_draws=2)
+                   matched_draws=4)
 
 
 def matched_self_weight_beta(X, level=0.5) -> float:
