@@ -8,22 +8,23 @@ import numpy as np
 from sia_theory._infra.cli import experiment_parser, run
 from sia_theory._infra.parallel import worker_count
 from sia_theory._infra.timing import best_time
-from sia_theory.cas.dynamics import sample_tokens, simulate_token_step
+from sia_theory.cas.dynamics import simulate_token_step
 from sia_theory.cas.jacobian import dense_jacobian, eta_from_jacobian, jacobian_eta
+from sia_theory.cas.tokens import sample_tokens, token_rng
 
 
 def main(quick=False, seed=0, out_dir=None):
-    rng = np.random.default_rng(seed)
+    rng = token_rng(seed, "bench.cas")
     print(f"worker threads (NUMBA_NUM_THREADS): {worker_count()}")
     n, d = (64, 32) if quick else (128, 64)
-    X = sample_tokens(n, d, 0.5, "gaussian", 1.0, rng)
+    X = sample_tokens(n=n, d=d, rho=0.5, tokens="gaussian", q=1.0, rng=rng)
     beta = 2.0 * np.log(n)
-    jacobian_eta(X, beta)  # lambdify once outside the timing
-    t_fast, _, eta_fast = best_time(lambda: jacobian_eta(X, beta, 0.3), 5)
-    t_blocks, _, J = best_time(lambda: dense_jacobian(X, beta, 0.3, method="blocks"), 1)
+    jacobian_eta(X, beta=beta)  # lambdify once outside the timing
+    t_fast, _, eta_fast = best_time(lambda: jacobian_eta(X, beta=beta, alpha=0.3), 5)
+    t_blocks, _, J = best_time(lambda: dense_jacobian(X, beta=beta, alpha=0.3, method="blocks"), 1)
     eta_blocks = eta_from_jacobian(J, n, d)
     del J
-    t_cs, _, J = best_time(lambda: dense_jacobian(X, beta, 0.3), 1)
+    t_cs, _, J = best_time(lambda: dense_jacobian(X, beta=beta, alpha=0.3), 1)
     eta_cs = eta_from_jacobian(J, n, d)
     del J
     print(f"\njacobian_eta vs dense Jacobian, n = {n}, d = {d}, beta = 2 log n, alpha = 0.3")
@@ -35,8 +36,8 @@ def main(quick=False, seed=0, out_dir=None):
     print(f"  target >= 100x faster than dense: {'met' if t_blocks / t_fast >= 100 else 'NOT met'}")
 
     n, d = (512, 128) if quick else (4096, 512)
-    X = sample_tokens(n, d, 0.5, "gaussian", 1.0, rng)
-    t_big, _, eta_big = best_time(lambda: jacobian_eta(X, 2.0 * np.log(n)), 1 if quick else 2)
+    X = sample_tokens(n=n, d=d, rho=0.5, tokens="gaussian", q=1.0, rng=rng)
+    t_big, _, eta_big = best_time(lambda: jacobian_eta(X, beta=2.0 * np.log(n)), 1 if quick else 2)
     print(f"\njacobian_eta at n = {n}, d = {d}: {t_big:.2f} s (eta = {eta_big:.6g}); "
           f"target <= 10 s: {'met' if t_big <= 10 else 'NOT met'}")
 
@@ -45,7 +46,7 @@ def main(quick=False, seed=0, out_dir=None):
     for d in (512, 32, 2):
         gammas = np.linspace(0.0, 10.0, 40)
         t_row, _, _ = best_time(lambda d=d, gammas=gammas: simulate_token_step(
-            n, d, 0.5, gammas, samples=1, seed=seed), 1)
+            n=n, d=d, rho=0.5, gamma=gammas, samples=1, seed=seed), 1)
         print(f"  d = {d:4d}: {t_row / gammas.size * 1e3:7.2f} ms per cell "
               f"({t_row:.2f} s per 40-cell row; 40x40 grid ~ {40 * t_row:.0f} s)")
 

@@ -9,80 +9,40 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
 
 from sia_theory._infra.cli import run  # noqa: E402
 from sia_theory._infra.io import save_experiment  # noqa: E402
-from sia_theory.cas.dynamics import sample_tokens  # noqa: E402
-from sia_theory.cas.jacobian import jacobian_eta  # noqa: E402
-from sia_theory.cas.simplex import (  # noqa: E402
-    critical_eta_excess,
-    critical_gamma,
-    jacobian_limit,
-    simplex_eta,
-    simplex_inner_product,
-    simplex_limit,
-)
-
-RHO, Q = 0.5, 1.0
-RELATIVE_GAMMAS = (0.5, 1.0, 1.5)
-ALPHAS = (0.0, 0.5)
-PHASE_NAMES = {0.5: "sub-critical", 1.0: "critical", 1.5: "super-critical"}
+from sia_theory.cas.config import PHASE_LABELS  # noqa: E402
+from sia_theory.cas.studies_jacobian import FiniteNSettings, finite_n_study  # noqa: E402
 
 
 def main(quick=False, seed=0, out_dir="figures"):
-    gamma_c = critical_gamma(RHO)
-    ns = np.unique(np.geomspace(4, 1e6 if quick else 1e12, 40 if quick else 120).round())
-    rows = []
-    for g_rel in RELATIVE_GAMMAS:
-        for alpha in ALPHAS:
-            gamma = g_rel * gamma_c
-            rows.append(pd.DataFrame({
-                "n": ns, "gamma_over_gc": g_rel, "alpha": alpha,
-                "cos": simplex_inner_product(ns, gamma, RHO, alpha, Q),
-                "cos_limit": simplex_limit(gamma, RHO, alpha, Q),
-                "eta_d_eq_n": simplex_eta(ns, ns, gamma, RHO, alpha, Q),
-                "eta_limit": jacobian_limit(gamma, RHO, Q, alpha=alpha)}))
-    curves = pd.concat(rows, ignore_index=True)
-    # the closed form against the structured Jacobian of actual simplex tokens (d = n)
-    check_ns = (8, 32, 128) if quick else (8, 32, 128, 512, 1024)
-    checks = []
-    for n in check_ns:
-        X = sample_tokens(n, n, RHO, "simplex", Q)  # (n, n)
-        for g_rel in RELATIVE_GAMMAS:
-            for alpha in ALPHAS:
-                checks.append({"n": n, "gamma_over_gc": g_rel, "alpha": alpha,
-                               "eta_tokens": jacobian_eta(X, g_rel * gamma_c * np.log(n), alpha)})
-    checks = pd.DataFrame(checks)
-    # critical excess: exact minus limit, against the derived leading terms, for d = n and d = 512
-    excess_rows = []
-    for label, d_of_n in (("d = n", lambda n: n), ("d = 512", lambda n: 512.0 + 0 * n)):
-        d = d_of_n(ns)
-        exact = simplex_eta(ns, d, gamma_c, RHO, 0.0, Q)
-        parts = critical_eta_excess(ns, d, RHO, Q)
-        excess_rows.append(pd.DataFrame({
-            "n": ns, "d": d, "case": label, "excess": exact - parts["limit"],
-            "term_1_over_n": parts["1/n"], "term_beta_over_d": parts["beta/d"],
-            "term_beta2_over_d": parts["beta^2/d"]}))
-    excess = pd.concat(excess_rows, ignore_index=True)
+    settings = FiniteNSettings.quick() if quick else FiniteNSettings.full()
+    data = finite_n_study(settings, seed=seed)
+    curves, excess, matched = data["curves"], data["critical_excess"], data["matched"]
+    checks = data["token_checks"].dropna(subset=["eta_tokens"])
+    rho, q = settings.rho, settings.q
+    relative_gammas = tuple(sorted(curves["gamma_over_gc"].unique()))
+    phase_names = {g: PHASE_LABELS[p] for g, p in zip(
+        curves["gamma_over_gc"], curves["phase"], strict=True)}
 
-    fig, axes = plt.subplots(2, 2, figsize=(13, 9.5), constrained_layout=True)
-    colours = dict(zip(RELATIVE_GAMMAS, plt.rcParams["axes.prop_cycle"].by_key()["color"],
+    fig, axes = plt.subplots(2, 3, figsize=(19, 9.5), constrained_layout=True)
+    colours = dict(zip(relative_gammas, plt.rcParams["axes.prop_cycle"].by_key()["color"],
                        strict=False))
-    styles = {0.0: "-", 0.5: "--"}
+    styles = dict(zip(settings.alphas, ("-", "--", "-.", ":"), strict=False))
     ax = axes[0, 0]
     for (g_rel, alpha), sub in curves.groupby(["gamma_over_gc", "alpha"]):
         ax.plot(sub["n"], sub["cos"], styles[alpha], color=colours[g_rel],
-                label=f"{PHASE_NAMES[g_rel]}, α = {alpha}")
+                label=f"{phase_names[g_rel]}, α = {alpha}")
         ax.axhline(sub["cos_limit"].iloc[0], color=colours[g_rel], lw=0.8, ls=":")
     ax.set(xscale="log", xlabel="n", ylabel=r"exact $\langle y_i', y_j'\rangle$",
-           title=f"Post-update cosine, simplex ρ = {RHO} (dotted: n → ∞ limits)")
+           title=f"Post-update cosine, simplex ρ = {rho} (dotted: n → ∞ limits)")
     ax.legend(fontsize=8)
     ax = axes[0, 1]
-    for g_rel in RELATIVE_GAMMAS:
+    for g_rel in relative_gammas:
         sub = curves[(curves["gamma_over_gc"] == g_rel) & (curves["alpha"] == 0.0)]
         err = np.abs(sub["cos"] - sub["cos_limit"])
-        ax.plot(sub["n"], err, color=colours[g_rel], label=PHASE_NAMES[g_rel])
+        ax.plot(sub["n"], err, color=colours[g_rel], label=phase_names[g_rel])
         slope = {0.5: 2 * (0.5 - 1), 1.0: -1.0, 1.5: 1 - 1.5}[g_rel]
         ref = err.iloc[-1] * (sub["n"] / sub["n"].iloc[-1]) ** slope
         ax.plot(sub["n"], ref, ":", color=colours[g_rel], label=f"slope {slope:g}")
@@ -92,7 +52,7 @@ def main(quick=False, seed=0, out_dir="figures"):
     ax = axes[1, 0]
     for (g_rel, alpha), sub in curves.groupby(["gamma_over_gc", "alpha"]):
         ax.plot(sub["n"], sub["eta_d_eq_n"], styles[alpha], color=colours[g_rel],
-                label=f"{PHASE_NAMES[g_rel]}, α = {alpha}")
+                label=f"{phase_names[g_rel]}, α = {alpha}")
         ax.axhline(sub["eta_limit"].iloc[0], color=colours[g_rel], lw=0.8, ls=":")
     for (g_rel, _alpha), sub in checks.groupby(["gamma_over_gc", "alpha"]):
         ax.plot(sub["n"], sub["eta_tokens"], "o", mfc="none", color=colours[g_rel])
@@ -113,18 +73,29 @@ def main(quick=False, seed=0, out_dir="figures"):
         ax.plot(sub["n"], sub["term_beta2_over_d"], ":", color="tab:green" if case == "d = n"
                 else "tab:olive", label=f"β²ρ(1−ρ)²/(16d), {case}")
     crit = checks[(checks["gamma_over_gc"] == 1.0) & (checks["alpha"] == 0.0)]
-    ax.plot(crit["n"], crit["eta_tokens"] - (1 - 1 / crit["n"]) / (4 * Q), "o", mfc="none",
+    ax.plot(crit["n"], crit["eta_tokens"] - (1 - 1 / crit["n"]) / (4 * q), "o", mfc="none",
             color="k", ms=8, label="jacobian_eta on simplex tokens − limit, d = n")
     ax.set(xscale="log", yscale="log", xlabel="n", ylabel="excess over the critical limit",
            title="Critical η: finite-size excess (γ = γc, α = 0, q = 1)")
     ax.legend(fontsize=7)
-    for ax in axes.ravel():
+    ax = axes[0, 2]
+    ax.plot(matched["n"], matched["eta"], "o", ms=4, mfc="none", color="k",
+            label=f"Gaussian tokens d = {settings.matched_d}, β at mean A_ii = ½ (per draw)")
+    ax.plot(matched["n"], matched["eta_simplex"], "s", ms=4, color="tab:red",
+            label="exact simplex formula at A_ii = ½ (realised ρ)")
+    ax.plot(matched["n"], matched["eta_at_gamma_c"], "^", ms=4, color="tab:blue",
+            label="Gaussian tokens at γ_c of the realised cosine")
+    ax.axhline(matched["eta_bare_limit"].iloc[0], color="grey", ls=":",
+               label="bare limit (1−1/d)/4")
+    ax.set(xscale="log", xlabel="n", ylabel=r"$\eta$",
+           title="Near-simplex tokens, d ≪ n: the β/d and β²/d terms at a matched self weight")
+    ax.legend(fontsize=7)
+    axes[1, 2].axis("off")
+    for ax in axes.ravel()[:5]:
         ax.grid(alpha=0.3, which="both")
     fig.suptitle("Exact simplex at finite n: convergence to CAS Theorems 2.1 and 2.4")
-    return save_experiment(out_dir, "cas_finite_n", fig,
-                           {"curves": curves, "token_checks": checks, "critical_excess": excess},
-                           seed=seed, quick=quick, rho=RHO, q=Q, alphas=list(ALPHAS),
-                           relative_gammas=list(RELATIVE_GAMMAS))
+    return save_experiment(out_dir, "cas_finite_n", fig, data, seed=seed, quick=quick,
+                           settings=settings.__dict__)
 
 
 if __name__ == "__main__":

@@ -22,22 +22,24 @@ def tokens(n, d, seed):
 @pytest.mark.parametrize("n,d,beta,alpha,seed", CONFIGS)
 def test_structured_eta_matches_complex_step_dense_jacobian(n, d, beta, alpha, seed):
     X = tokens(n, d, seed)
-    dense = eta_from_jacobian(dense_jacobian(X, beta, alpha), n, d)
-    assert jacobian_eta(X, beta, alpha) == pytest.approx(dense, rel=1e-8)
-    assert jacobian_eta(X, beta, alpha, block_rows=2) == pytest.approx(dense, rel=1e-8)
+    dense = eta_from_jacobian(dense_jacobian(X, beta=beta, alpha=alpha), n, d)
+    assert jacobian_eta(X, beta=beta, alpha=alpha) == pytest.approx(dense, rel=1e-8)
+    assert jacobian_eta(X, beta=beta, alpha=alpha, block_rows=2) == pytest.approx(dense, rel=1e-8)
 
 
 @pytest.mark.parametrize("n,d,beta,alpha,seed", CONFIGS[:4])
 def test_complex_step_matches_central_differences_and_blocks(n, d, beta, alpha, seed):
     X = tokens(n, d, seed)
-    J = dense_jacobian(X, beta, alpha)
-    np.testing.assert_allclose(dense_jacobian(X, beta, alpha, "blocks"), J, atol=1e-12)
+    J = dense_jacobian(X, beta=beta, alpha=alpha)
+    np.testing.assert_allclose(dense_jacobian(X, beta=beta, alpha=alpha, method="blocks"), J,
+                               atol=1e-12)
     h = 1e-6
     for col in (0, n * d // 2, n * d - 1):
         Xp, Xm = X.copy(), X.copy()
         Xp.flat[col] += h
         Xm.flat[col] -= h
-        fd = (attention_step(Xp, beta, alpha) - attention_step(Xm, beta, alpha)).ravel() / (2 * h)
+        fd = (attention_step(Xp, beta=beta, alpha=alpha)
+              - attention_step(Xm, beta=beta, alpha=alpha)).ravel() / (2 * h)
         np.testing.assert_allclose(J[:, col], fd, atol=1e-7)
 
 
@@ -47,18 +49,18 @@ def test_symbolic_simplex_eta_matches_structured_eta_on_simplex_tokens(q, g_rel)
     rho = 0.35
     for n, d, alpha in ((20, 20, 0.0), (60, 75, 0.4)):
         gamma = g_rel * S.critical_gamma(rho)
-        X = sample_tokens(n, d, rho, "simplex", q)
-        assert jacobian_eta(X, gamma * np.log(n), alpha) == pytest.approx(
-            S.simplex_eta(n, d, gamma, rho, alpha, q), rel=1e-10)
+        X = sample_tokens(n=n, d=d, rho=rho, tokens="simplex", q=q)
+        assert jacobian_eta(X, beta=gamma * np.log(n), alpha=alpha) == pytest.approx(
+            S.simplex_eta(n=n, d=d, gamma=gamma, rho=rho, alpha=alpha, q=q), rel=1e-10)
 
 
 def test_identity_attention_gives_supercritical_value():
     # β → ∞ makes A the identity: each block is P_i = (I − y_i y_iᵀ)/|x_i|, so η = (1−1/d)/q
     n, d, q = 30, 8, 2.0
-    X = sample_tokens(n, d, 0.3, "gaussian", q, np.random.default_rng(0))
+    X = sample_tokens(n=n, d=d, rho=0.3, tokens="gaussian", q=q, rng=np.random.default_rng(0))
     # β = 300 puts the off-diagonal weights below e^{-36}; the covariance terms are differences of
     # O(1) numbers times β², so rounding contributes ~β²·1e-16 (documented in jacobian_eta)
-    assert jacobian_eta(X, 300.0) == pytest.approx((1 - 1 / d) / q, rel=1e-9)
+    assert jacobian_eta(X, beta=300.0) == pytest.approx((1 - 1 / d) / q, rel=1e-9)
 
 
 def test_eta_invariances():
@@ -67,20 +69,21 @@ def test_eta_invariances():
     perm = rng.permutation(25)
     rot, _ = np.linalg.qr(rng.standard_normal((5, 5)))
     for alpha in (0.0, 0.6):
-        eta = jacobian_eta(X, 4.0, alpha)
-        assert jacobian_eta(X[perm], 4.0, alpha) == pytest.approx(eta, rel=1e-12)
-        assert jacobian_eta(X @ rot, 4.0, alpha) == pytest.approx(eta, rel=1e-12)
+        eta = jacobian_eta(X, beta=4.0, alpha=alpha)
+        assert jacobian_eta(X[perm], beta=4.0, alpha=alpha) == pytest.approx(eta, rel=1e-12)
+        assert jacobian_eta(X @ rot, beta=4.0, alpha=alpha) == pytest.approx(eta, rel=1e-12)
     # without residual the layer is scale-free in x, so its Jacobian scales like 1/|x|
-    assert jacobian_eta(3.0 * X, 4.0) == pytest.approx(jacobian_eta(X, 4.0) / 9.0, rel=1e-12)
+    assert jacobian_eta(3.0 * X, beta=4.0) == pytest.approx(jacobian_eta(X, beta=4.0) / 9.0,
+                                                            rel=1e-12)
 
 
 @pytest.mark.parametrize("call,name", [
-    (lambda: jacobian_eta(np.ones(4), 1.0), "X"),
-    (lambda: jacobian_eta(np.array([[1.0, 2.0], [0.0, 0.0]]), 1.0), "X"),
-    (lambda: jacobian_eta(np.array([[1.0, np.nan]]), 1.0), "X"),
-    (lambda: jacobian_eta(np.ones((3, 2)), -1.0), "beta"),
-    (lambda: jacobian_eta(np.ones((3, 2)), 1.0, alpha=-0.5), "alpha"),
-    (lambda: dense_jacobian(np.ones((3, 2)), 1.0, method="fd"), "method"),
+    (lambda: jacobian_eta(np.ones(4), beta=1.0), "X"),
+    (lambda: jacobian_eta(np.array([[1.0, 2.0], [0.0, 0.0]]), beta=1.0), "X"),
+    (lambda: jacobian_eta(np.array([[1.0, np.nan]]), beta=1.0), "X"),
+    (lambda: jacobian_eta(np.ones((3, 2)), beta=-1.0), "beta"),
+    (lambda: jacobian_eta(np.ones((3, 2)), beta=1.0, alpha=-0.5), "alpha"),
+    (lambda: dense_jacobian(np.ones((3, 2)), beta=1.0, method="fd"), "method"),
 ])
 def test_bad_input_names_the_parameter(call, name):
     with pytest.raises(ValueError, match=rf"^{name} must"):

@@ -3,9 +3,12 @@
 One layer: ``y_i = x_i/|x_i|``, scores ``β⟨y_i, y_j⟩`` for all ``j`` (including ``i``),
 ``A = softmax`` by rows, ``x_i' = Σ_j A_ij y_j + α x_i``. The work per layer is two ``n×n×d``
 matrix products (BLAS) and ``n²`` exponentials; the mean off-diagonal cosine is ``O(nd)`` from
-``|Σ_i y_i|²``. Each Monte Carlo sample draws its tokens from its own
-``SeedSequence([seed, sample])``, so results do not depend on thread count, and a sample index
-gives the same draws for every ``ρ`` and ``γ`` of a grid (common random numbers).
+``|Σ_i y_i|²``. Each Monte Carlo sample draws its tokens from its own stream
+``token_rng(seed, "cas.tokens", sample)``, so results do not depend on thread count, and a sample
+index gives the same draws for every ``ρ`` and ``γ`` of a grid (common random numbers).
+
+Every physical parameter is keyword-only (``simulate_token_step(n=..., d=..., rho=...,
+gamma=...)``): swapping ``γ`` and ``ρ`` cannot pass silently.
 
 Determinism across thread counts: OpenBLAS partitions a matrix product differently for different
 thread counts, which changes the last bits (measured: ``(300×300)·(300×32)``). So every product
@@ -20,57 +23,45 @@ import numpy as np
 import pandas as pd
 
 from .._infra.parallel import parallel_map, single_threaded_blas, worker_count
+from .._infra.seeding import check_seed
 from .._infra.stats import mean_se
 from .._infra.validate import check_finite_array, check_int, check_real
+from .config import check_token_kind
+from .tokens import check_tokens, mean_cosine, normalise_rows, sample_tokens, token_rng
 
-__all__ = ["attention_step", "simulate_token_step", "simulate_depth", "sample_tokens",
-           "mean_cosine", "attention_statistics", "crossing_point"]
+__all__ = ["attention_step", "softmax_from_gram", "simulate_token_step", "simulate_depth",
+           "sample_tokens", "mean_cosine", "attention_statistics", "crossing_point",
+           "TOKEN_STUDY"]
 
-TOKEN_KINDS = ("gaussian", "simplex")
-
-
-def _normalise_rows(X: np.ndarray, name: str = "X") -> tuple[np.ndarray, np.ndarray]:
-    norms = np.sqrt(np.einsum("ij,ij->i", X, X))  # (n,)
-    if np.any(norms == 0):
-        raise ValueError(f"{name} must not contain a zero row (row {int(np.argmin(norms))})")
-    return X / norms[:, None], norms
+TOKEN_STUDY = "cas.tokens"
+"""Seeding study name of the token draws of :func:`simulate_token_step` and
+:func:`simulate_depth`: sample ``k`` under ``seed`` uses ``token_rng(seed, TOKEN_STUDY, k)``."""
 
 
-def _check_tokens(X) -> np.ndarray:
-    X = check_finite_array("X", X, ndim=2, dtype=np.float64)
-    if X.shape[0] < 1 or X.shape[1] < 1:
-        raise ValueError(f"X must have at least one row and one column, got shape {X.shape}")
-    return X
+def softmax_from_gram(gram: np.ndarray, beta: float) -> np.ndarray:
+    """Row softmax of ``β·gram`` (a new array), stabilised by subtracting the row maximum."""
+    S = beta * gram  # (b, n)
+    S -= S.max(axis=1, keepdims=True)
+    np.exp(S, out=S)
+    S /= S.sum(axis=1, keepdims=True)
+    return S
 
 
-def attention_step(X, beta, alpha=0.0, return_attention=False):
+def attention_step(X, *, beta, alpha=0.0, return_attention=False):
     """One CAS attention layer (CAS eq. 1): ``x_i' = Σ_j softmax_j(β⟨y_i,y_j⟩) y_j + α x_i``.
 
     ``X`` is ``(n, d)`` with nonzero rows; returns ``X'`` (and ``A`` if ``return_attention``).
     """
-    X = _check_tokens(X)
+    X = check_tokens(X)
     beta = check_real("beta", beta, 0.0)
     alpha = check_real("alpha", alpha, 0.0)
-    Y, _ = _normalise_rows(X)  # (n, d)
+    Y, _ = normalise_rows(X)  # (n, d)
     with single_threaded_blas():
-        A = _softmax_from_gram(Y @ Y.T, beta)  # (n, n)
+        A = softmax_from_gram(Y @ Y.T, beta)  # (n, n)
         out = A @ Y  # (n, d)
     if alpha:
         out += alpha * X
     return (out, A) if return_attention else out
-
-
-def mean_cosine(X) -> float:
-    """Mean of ``⟨y_i, y_j⟩`` over ordered pairs ``i ≠ j``, in ``O(nd)`` via ``|Σ y_i|²``."""
-    X = check_finite_array("X", X, ndim=2, dtype=np.float64)
-    if X.shape[0] < 2:
-        raise ValueError(f"X must have at least 2 rows (tokens) for a pairwise cosine, "
-                         f"got shape {X.shape}")
-    Y, _ = _normalise_rows(X)
-    n = Y.shape[0]
-    total = Y.sum(axis=0)  # (d,)
-    # not `total @ total`: BLAS ddot splits the sum across threads and changes the last bit
-    return float((np.sum(total * total) - n) / (n * (n - 1)))
 
 
 def attention_statistics(A: np.ndarray) -> dict:
@@ -84,35 +75,6 @@ def attention_statistics(A: np.ndarray) -> dict:
     return {"self_weight": float(np.mean(np.diag(A))),
             "effective_tokens": float(np.mean(1.0 / np.einsum("ij,ij->i", A, A))),
             "entropy": float(np.mean(-plogp.sum(axis=1)))}
-
-
-def sample_tokens(n, d, rho, tokens="gaussian", q=1.0, rng=None) -> np.ndarray:
-    """Tokens of squared norm ``q`` with pairwise cosine ``ρ`` (exactly or in expectation).
-
-    ``"simplex"``: the exact simplex ``Y = sqrt(Gram)`` with ``Gram = (1−ρ)I + ρ11ᵀ`` (needs
-    ``d ≥ n``; deterministic). ``"gaussian"``: CAS's near-simplex ``√ρ z_0 + √(1−ρ) z_i`` with
-    ``z`` iid ``N(0, I_d)``, rescaled to norm ``√q`` (the direction is what CAS draws; the norm
-    only matters through the residual).
-    """
-    n, d = check_int("n", n, 2), check_int("d", d, 1)
-    rho = check_real("rho", rho, 0.0, 1.0, lo_open=True, hi_open=True)
-    q = check_real("q", q, 0.0, lo_open=True)
-    if tokens == "simplex":
-        if d < n:
-            raise ValueError(f"d must be >= n for exact simplex tokens, got d={d}, n={n}")
-        # eigen-decomposition of (1−ρ)I + ρ11ᵀ: eigenvalue 1−ρ+nρ on 1/√n, 1−ρ elsewhere
-        root = np.sqrt(1 - rho) * np.eye(n)  # (n, n)
-        root += (np.sqrt(1 - rho + n * rho) - np.sqrt(1 - rho)) / n
-        Y = np.zeros((n, d))
-        Y[:, :n] = root
-    elif tokens == "gaussian":
-        rng = rng if rng is not None else np.random.default_rng()
-        z0 = rng.standard_normal(d)  # (d,)
-        Z = rng.standard_normal((n, d))  # (n, d)
-        Y, _ = _normalise_rows(np.sqrt(rho) * z0 + np.sqrt(1 - rho) * Z)
-    else:
-        raise ValueError(f"tokens must be one of {TOKEN_KINDS}, got {tokens!r}")
-    return np.sqrt(q) * Y
 
 
 def crossing_point(x, y, level) -> float:
@@ -134,10 +96,6 @@ def crossing_point(x, y, level) -> float:
     return float(np.exp(lx0 + fraction * (lx1 - lx0)))
 
 
-def _sample_rng(seed: int, sample: int) -> np.random.Generator:
-    return np.random.default_rng(np.random.SeedSequence([seed, sample]))
-
-
 def _summary(values: np.ndarray, deterministic: bool = False) -> tuple[float, float]:
     """Mean and standard error over samples (0 for a deterministic configuration, ``nan`` when a
     random one has a single sample)."""
@@ -150,9 +108,8 @@ def _check_common(n, d, rho, alpha, tokens, samples, seed, q):
     n, d = check_int("n", n, 2), check_int("d", d, 1)
     rho = check_real("rho", rho, 0.0, 1.0, lo_open=True, hi_open=True)
     alpha, q = check_real("alpha", alpha, 0.0), check_real("q", q, 0.0, lo_open=True)
-    samples, seed = check_int("samples", samples, 1), check_int("seed", seed, 0)
-    if tokens not in TOKEN_KINDS:
-        raise ValueError(f"tokens must be one of {TOKEN_KINDS}, got {tokens!r}")
+    samples, seed = check_int("samples", samples, 1), check_seed(seed)
+    check_token_kind(tokens)
     if tokens == "simplex":
         if d < n:
             raise ValueError(f"d must be >= n for exact simplex tokens, got d={d}, n={n}")
@@ -169,8 +126,8 @@ def _gammas(gamma) -> np.ndarray:
     return gammas
 
 
-def simulate_token_step(n, d, rho, gamma, alpha=0.0, tokens="gaussian", samples=8, seed=0,
-                        q=1.0) -> pd.DataFrame:
+def simulate_token_step(*, n, d, rho, gamma, seed, alpha=0.0, tokens="gaussian", samples=8,
+                        q=1.0, by_sample=False) -> pd.DataFrame:
     """One CAS layer on (near-)simplex tokens (CAS Theorem 2.1 / Fig. 1), ``β = γ log n``.
 
     ``gamma`` may be a sequence: each sample's tokens are reused for every ``γ``. Exact simplex
@@ -179,7 +136,8 @@ def simulate_token_step(n, d, rho, gamma, alpha=0.0, tokens="gaussian", samples=
     mean off-diagonal cosine after the step (``cos_after``) and before it (``cos_before``, the
     realised ``ρ``), the self weight, the effective number of attended tokens ``1/Σ_j A_ij²``, the
     attention entropy and the attention-weighted cosine ``Σ_j A_ij⟨y_i, y_j⟩``
-    (``attended_cosine``).
+    (``attended_cosine``). ``by_sample=True`` returns one row per ``(γ, sample)`` instead, with
+    the per-sample values in columns without suffix (``cos_after``, ``entropy``, ...).
     """
     n, d, rho, alpha, samples, seed, q = _check_common(n, d, rho, alpha, tokens, samples, seed, q)
     gammas = _gammas(gamma)
@@ -189,22 +147,29 @@ def simulate_token_step(n, d, rho, gamma, alpha=0.0, tokens="gaussian", samples=
     inner_parallel = gammas.size >= worker_count()
 
     def one_sample(sample: int) -> np.ndarray:  # (n_gamma, 6)
-        X = sample_tokens(n, d, rho, tokens, q, _sample_rng(seed, sample))  # (n, d)
-        Y, _ = _normalise_rows(X)
+        X = sample_tokens(n=n, d=d, rho=rho, tokens=tokens, q=q,
+                          rng=token_rng(seed, TOKEN_STUDY, sample))  # (n, d)
+        Y, _ = normalise_rows(X)
         with single_threaded_blas():
             gram = Y @ Y.T  # (n, n), shared by every gamma
         before = mean_cosine(Y)
 
         def one_gamma(g: float) -> list:
+            S = (g * np.log(n)) * gram  # (n, n) scores
+            S -= S.max(axis=1, keepdims=True)
+            A = np.exp(S)  # (n, n)
+            Z = A.sum(axis=1)  # (n,)
+            A /= Z[:, None]
             with single_threaded_blas():
-                A = _softmax_from_gram(gram, g * np.log(n))  # (n, n)
                 out = A @ Y + alpha * X if alpha else A @ Y  # (n, d)
-            stats = attention_statistics(A)
+            # entropy −Σ A log A = log Z − Σ_j A_ij S_ij (n logs, not n²: the same numbers as
+            # attention_statistics to rounding, several times faster)
+            entropy = float(np.mean(np.log(Z) - np.einsum("ij,ij->i", A, S)))
             # attention-weighted cosine between a token and what it attends to (1 = itself or
             # exact copies; near 1 with a small self weight = neighbour averaging)
             attended = float(np.einsum("ij,ij->", A, gram)) / n
-            return [mean_cosine(out), before, stats["self_weight"], stats["effective_tokens"],
-                    stats["entropy"], attended]
+            return [mean_cosine(out), before, float(np.mean(np.diag(A))),
+                    float(np.mean(1.0 / np.einsum("ij,ij->i", A, A))), entropy, attended]
 
         per_gamma = parallel_map(one_gamma, gammas) if inner_parallel else [
             one_gamma(g) for g in gammas]
@@ -220,36 +185,33 @@ def simulate_token_step(n, d, rho, gamma, alpha=0.0, tokens="gaussian", samples=
     for g_idx, g in enumerate(gammas):
         row = {"n": n, "d": d, "rho": rho, "gamma": g, "beta": g * np.log(n), "alpha": alpha,
                "q": q, "tokens": tokens, "samples": samples}
+        if by_sample:
+            rows += [dict(row, sample=k, **{key: float(values[key][g_idx, k]) for key in keys})
+                     for k in range(samples)]
+            continue
         for k in keys:
             row[f"{k}_mean"], row[f"{k}_se"] = _summary(values[k][g_idx], tokens == "simplex")
         rows.append(row)
     return pd.DataFrame(rows)
 
 
-def _softmax_from_gram(gram: np.ndarray, beta: float) -> np.ndarray:
-    """Row softmax of ``β·gram``, stabilised by subtracting the row maximum."""
-    S = beta * gram  # (n, n)
-    S -= S.max(axis=1, keepdims=True)
-    np.exp(S, out=S)
-    S /= S.sum(axis=1, keepdims=True)
-    return S
-
-
-def simulate_depth(n, d, rho, gamma, layers, alpha=0.0, tokens="gaussian", samples=4, seed=0,
-                   q=1.0) -> pd.DataFrame:
+def simulate_depth(*, n, d, rho, gamma, layers, seed, alpha=0.0, tokens="gaussian", samples=4,
+                   q=1.0, by_sample=False) -> pd.DataFrame:
     """Iterate the CAS layer ``layers`` times at fixed ``β = γ log n`` (CAS multi-layer
     extension, CAS-8). Returns one row per layer ``0..layers`` (and per ``γ`` if a sequence) with
-    the mean off-diagonal cosine (mean and standard error over samples)."""
+    the mean off-diagonal cosine (mean and standard error over samples), or with
+    ``by_sample=True`` one row per ``(γ, sample, layer)`` with its cosine ``cos``."""
     n, d, rho, alpha, samples, seed, q = _check_common(n, d, rho, alpha, tokens, samples, seed, q)
     layers = check_int("layers", layers, 1)
     gammas = _gammas(gamma)
 
     def one_run(task) -> np.ndarray:  # (layers + 1,)
         sample, g = task
-        X = sample_tokens(n, d, rho, tokens, q, _sample_rng(seed, sample))  # (n, d)
+        X = sample_tokens(n=n, d=d, rho=rho, tokens=tokens, q=q,
+                          rng=token_rng(seed, TOKEN_STUDY, sample))  # (n, d)
         out = [mean_cosine(X)]
         for _ in range(layers):
-            X = attention_step(X, g * np.log(n), alpha)
+            X = attention_step(X, beta=g * np.log(n), alpha=alpha)
             out.append(mean_cosine(X))
         return np.array(out)
 
@@ -259,6 +221,11 @@ def simulate_depth(n, d, rho, gamma, layers, alpha=0.0, tokens="gaussian", sampl
     rows = []
     for g_idx, g in enumerate(gammas):
         for layer in range(layers + 1):
+            if by_sample:
+                rows += [{"n": n, "d": d, "rho": rho, "gamma": g, "alpha": alpha, "q": q,
+                          "tokens": tokens, "sample": k, "layer": layer,
+                          "cos": float(cos[g_idx, layer, k])} for k in range(samples)]
+                continue
             mean, se = _summary(cos[g_idx, layer], tokens == "simplex")
             rows.append({"n": n, "d": d, "rho": rho, "gamma": g, "alpha": alpha, "q": q,
                          "tokens": tokens, "samples": samples, "layer": layer,

@@ -21,7 +21,8 @@ import sympy as sp
 from .._infra.parallel import parallel_map, single_threaded_blas
 from .._infra.validate import check_int, check_real
 from ..symbolic import cas
-from .dynamics import _check_tokens, _normalise_rows, _softmax_from_gram
+from .dynamics import softmax_from_gram
+from .tokens import check_tokens, normalise_rows
 
 __all__ = ["jacobian_eta", "dense_jacobian", "eta_from_jacobian"]
 
@@ -42,7 +43,7 @@ def _square_features(Y: np.ndarray) -> np.ndarray:
     return Y[:, upper_a] * Y[:, upper_b] * weight  # (n, d(d+1)/2)
 
 
-def jacobian_eta(X, beta, alpha=0.0, block_rows=512) -> float:
+def jacobian_eta(X, *, beta, alpha=0.0, block_rows=512) -> float:
     """``η = |∂X'/∂X|_F²/(nd)`` of one CAS layer at tokens ``X`` (CAS Theorem 2.4, full ``nd×nd``
     Jacobian through the normalisation, query side and key/value side, plus the residual ``αI``).
 
@@ -51,11 +52,11 @@ def jacobian_eta(X, beta, alpha=0.0, block_rows=512) -> float:
     ``O(1)`` moments times ``β²``, so the absolute rounding error is about ``β²·1e-16``
     (negligible for ``β ≲ 10³``; at ``β = 10⁶`` it reaches ``1e-4``).
     """
-    X = _check_tokens(X)
+    X = check_tokens(X)
     beta, alpha = check_real("beta", beta, 0.0), check_real("alpha", alpha, 0.0)
     block_rows = check_int("block_rows", block_rows, 1)
     pair_fn, token_fn = _term_functions()
-    Y, r = _normalise_rows(X)  # (n, d), (n,)
+    Y, r = normalise_rows(X)  # (n, d), (n,)
     n, d = Y.shape
     with single_threaded_blas():
         G = Y @ Y.T  # (n, n)
@@ -65,7 +66,7 @@ def jacobian_eta(X, beta, alpha=0.0, block_rows=512) -> float:
     def block_sum(start: int) -> float:
         rows = np.arange(start, min(start + block_rows, n))
         Gb = G[rows]  # (b, n)
-        A = _softmax_from_gram(Gb, beta)  # (b, n)
+        A = softmax_from_gram(Gb, beta)  # (b, n)
         O = A @ Y  # (b, d)
         K = O @ Y.T  # (b, n)
         AG = A * Gb  # (b, n)
@@ -115,9 +116,9 @@ def _dense_complex_step(X, beta, alpha, batch=256, step=1e-30) -> np.ndarray:
 
 def _dense_blocks(X, beta, alpha) -> np.ndarray:
     """``∂x_i'/∂x_k = A_ik (I + β(y_k − o_i)y_iᵀ) P_k + δ_ik (C_i P_i + αI)`` assembled."""
-    Y, r = _normalise_rows(X)
+    Y, r = normalise_rows(X)
     n, d = Y.shape
-    A = _softmax_from_gram(Y @ Y.T, beta)  # (n, n)
+    A = softmax_from_gram(Y @ Y.T, beta)  # (n, n)
     O = A @ Y  # (n, d)
     eye = np.eye(d)
     P = (eye[None] - np.einsum("ka,kb->kab", Y, Y)) / r[:, None, None]  # (n, d, d)
@@ -131,16 +132,16 @@ def _dense_blocks(X, beta, alpha) -> np.ndarray:
     return J.transpose(0, 2, 1, 3).reshape(n * d, n * d)  # rows (i, a), columns (k, c)
 
 
-def dense_jacobian(X, beta, alpha=0.0, method="complex_step") -> np.ndarray:
+def dense_jacobian(X, *, beta, alpha=0.0, method="complex_step") -> np.ndarray:
     """The full ``nd × nd`` Jacobian ``∂vec(X')/∂vec(X)`` (row-major ``(token, coordinate)``).
 
     ``method="complex_step"`` differentiates the forward pass by complex perturbation (exact to
     rounding, independent of any hand derivation); ``"blocks"`` assembles the analytic blocks.
     Memory ``(nd)²``: for validation on small ``n, d`` only.
     """
-    X = _check_tokens(X)
+    X = check_tokens(X)
     beta, alpha = check_real("beta", beta, 0.0), check_real("alpha", alpha, 0.0)
-    _normalise_rows(X)  # rejects zero rows
+    normalise_rows(X)  # rejects zero rows
     # many small batched products: threaded BLAS only adds wake-up overhead here (measured 50x)
     with single_threaded_blas():
         if method == "complex_step":

@@ -1,7 +1,9 @@
 """Closed forms for critical attention scaling on the exact simplex (CAS Theorems 2.1 and 2.4).
 
 Every function here is lambdified from :mod:`sia_theory.symbolic.cas`; nothing is retyped. The
-sympy derivations run once, on first use, and are cached.
+sympy derivations run once, on first use, and are cached. The physical parameters are
+keyword-only (``simplex_inner_product(n=1000, gamma=2.0, rho=0.5)``): swapping ``γ`` and ``ρ``
+cannot pass silently. Phase names are :data:`sia_theory.cas.config.PHASES`.
 """
 
 from __future__ import annotations
@@ -14,10 +16,11 @@ import sympy as sp
 
 from .._infra.validate import check_real
 from ..symbolic import cas
+from .config import PHASES
 
 __all__ = ["critical_gamma", "simplex_self_weight", "simplex_inner_product", "simplex_limit",
            "jacobian_limit", "simplex_eta", "critical_eta_excess", "phase_of",
-           "transition_width"]
+           "transition_width", "simplex_sparsity", "PHASES"]
 
 
 # ----------------------------------------------------------------------------- validation
@@ -80,46 +83,47 @@ def critical_gamma(rho):
     return _functions()["gamma_c"](_check_rho(rho))
 
 
-def simplex_self_weight(n, gamma, rho):
+def simplex_self_weight(*, n, gamma, rho):
     """Self weight ``A_ii = n^γ / (n^γ + (n−1) n^{γρ})`` on the exact simplex, ``β = γ log n``."""
     n, gamma, rho = _check_n(n), _check("gamma", gamma, 0.0), _check_rho(rho)
     return 1.0 / (1.0 + _functions()["odds"](n, gamma, rho))
 
 
-def simplex_inner_product(n, gamma, rho, alpha=0.0, q=1.0):
+def simplex_inner_product(*, n, gamma, rho, alpha=0.0, q=1.0):
     """Exact finite-``n`` cosine ``⟨y_i', y_j'⟩`` after one CAS attention layer on the simplex
     (CAS §2, Theorem 2.1 before the limit), with residual ``α`` and squared norm ``q``."""
-    w = simplex_self_weight(n, gamma, rho)
+    w = simplex_self_weight(n=n, gamma=gamma, rho=rho)
     alpha, q = _check("alpha", alpha, 0.0), _check("q", q, 0.0, lo_open=True)
     return _functions()["cos_in_w"](np.asarray(n, dtype=np.float64), w, rho, alpha, q)
 
 
-def transition_width(n, rho):
+def transition_width(*, n, rho):
     """10–90 % width, in units of ``γ/γ_c``, of the ``α = 0`` simplex transition at large ``n``:
     ``c(ρ)/log n`` with ``c(0.5) ≈ 3.46`` (derived in :func:`cas.transition_width_constant`)."""
     n, rho = _check_n(n), _check_rho(rho)
     return _functions()["width"](rho) / np.log(n)
 
 
-def phase_of(gamma, rho, rel_tol=1e-12) -> str:
-    """``"subcritical"``, ``"critical"`` or ``"supercritical"`` by comparing ``γ`` with ``γ_c``."""
+def phase_of(*, gamma, rho, rel_tol=1e-12) -> str:
+    """One of :data:`PHASES` (``"subcritical"``, ``"critical"``, ``"supercritical"``) by comparing
+    ``γ`` with ``γ_c``."""
     # Scalars only: a phase is one label (the finite-n functions take arrays).
     gamma = check_real("gamma", gamma, lo=0.0)
     gamma_c = critical_gamma(check_real("rho", rho, 0.0, 1.0, lo_open=True, hi_open=True))
     if math.isclose(gamma, gamma_c, rel_tol=rel_tol):
-        return "critical"
-    return "subcritical" if gamma < gamma_c else "supercritical"
+        return PHASES[1]
+    return PHASES[0] if gamma < gamma_c else PHASES[2]
 
 
-def simplex_limit(gamma, rho, alpha=0.0, q=1.0):
+def simplex_limit(*, gamma, rho, alpha=0.0, q=1.0):
     """``lim_{n→∞} ⟨y_i', y_j'⟩`` (CAS Theorem 2.1; ``1``, ``4ρ/(1+3ρ)``, ``ρ`` for ``α = 0``) and
     its residual version ``ρ(1+α√q)² / (ρ(1+α√q)² + (1−ρ)(w+α√q)²)`` with ``w ∈ {0, 1/2, 1}``."""
-    phase = phase_of(gamma, rho)
+    phase = phase_of(gamma=gamma, rho=rho)
     alpha, q = _check("alpha", alpha, 0.0), _check("q", q, 0.0, lo_open=True)
     return float(_functions()["cos_limit"][phase](rho, alpha, q))
 
 
-def jacobian_limit(gamma, rho, q=1.0, d=math.inf, alpha=0.0):
+def jacobian_limit(*, gamma, rho, q=1.0, d=math.inf, alpha=0.0):
     """``lim η`` (CAS Theorem 2.4): ``0``, ``(1−1/d)/(4q)``, ``(1−1/d)/q`` for ``α = 0``; with a
     residual, ``α² + (1−1/d)(w² + 2α√q w)/q`` at the limiting self weight ``w ∈ {0, 1/2, 1}``.
 
@@ -127,7 +131,7 @@ def jacobian_limit(gamma, rho, q=1.0, d=math.inf, alpha=0.0):
     ``β(1−ρ)(2+ρ)/(4qd) + β²ρ(1−ρ)²/(16qd)``, see :func:`critical_eta_excess`); ``d = inf`` gives
     the ``d → ∞`` value.
     """
-    phase = phase_of(gamma, rho)
+    phase = phase_of(gamma=gamma, rho=rho)
     q, alpha = _check("q", q, 0.0, lo_open=True), _check("alpha", alpha, 0.0)
     fn = _eta_function("eta_limit")[phase]
     if isinstance(d, float) and d == math.inf:
@@ -135,17 +139,17 @@ def jacobian_limit(gamma, rho, q=1.0, d=math.inf, alpha=0.0):
     return float(fn(rho, q, _check("d", d, 1.0), alpha))
 
 
-def simplex_eta(n, d, gamma, rho, alpha=0.0, q=1.0):
+def simplex_eta(*, n, d, gamma, rho, alpha=0.0, q=1.0):
     """Exact ``η = |∂X'/∂X|_F²/(nd)`` on the simplex at finite ``n, d`` (CAS Theorem 2.4 before
     the limit). Valid formula for any ``d ≥ 1``; an exact simplex embeds only when ``d ≥ n``."""
-    w = simplex_self_weight(n, gamma, rho)
+    w = simplex_self_weight(n=n, gamma=gamma, rho=rho)
     d = _check("d", d, 1.0, integer=True)
     alpha, q = _check("alpha", alpha, 0.0), _check("q", q, 0.0, lo_open=True)
     beta = np.asarray(gamma, dtype=np.float64) * np.log(np.asarray(n, dtype=np.float64))
     return _eta_function("eta_in_w")(np.asarray(n, dtype=np.float64), d, w, beta, rho, alpha, q)
 
 
-def critical_eta_excess(n, d, rho, q=1.0) -> dict:
+def critical_eta_excess(*, n, d, rho, q=1.0) -> dict:
     """Leading finite-size terms of the critical simplex ``η`` over ``(1−1/d)/(4q)`` (α = 0).
 
     Returns ``{"1/n": c_n/n, "beta/d": c_1 β/d, "beta^2/d": c_2 β²/d, "limit": (1−1/d)/(4q)}`` at
@@ -162,11 +166,11 @@ def critical_eta_excess(n, d, rho, q=1.0) -> dict:
             "beta^2/d": ex["beta^2/d"](rho, q) * beta**2 / d}
 
 
-def simplex_sparsity(n, gamma, rho):
+def simplex_sparsity(*, n, gamma, rho):
     """``(participation ratio 1/Σ_j A_ij², exp(entropy))`` of a simplex attention row
     ``(w, u, …, u)`` with ``u = (1 − w)/(n − 1)`` (CAS-7): two measures of how many tokens a query
     attends to. At ``γ_c`` the first stays ≈ 4 while the second grows like ``2√n``."""
-    w = np.asarray(simplex_self_weight(n, gamma, rho), dtype=np.float64)
+    w = np.asarray(simplex_self_weight(n=n, gamma=gamma, rho=rho), dtype=np.float64)
     n = np.asarray(n, dtype=np.float64)
     u = (1.0 - w) / (n - 1.0)
     participation = 1.0 / (w**2 + (n - 1.0) * u**2)

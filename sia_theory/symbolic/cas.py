@@ -19,13 +19,13 @@ from functools import cache
 
 import sympy as sp
 
+from ..cas.config import PHASES  # the one phase vocabulary
+
 n, d = sp.symbols("n d", positive=True)
 gamma, rho, q, beta = sp.symbols("gamma rho q beta", positive=True)
 alpha = sp.Symbol("alpha", nonnegative=True)
 w = sp.Symbol("w", positive=True)  # self weight A_ii
 s = sp.Symbol("s", real=True)  # relative distance to criticality: gamma = gamma_c (1 + s)
-
-PHASES = ("subcritical", "critical", "supercritical")
 
 
 # ----------------------------------------------------------------------------- forward pass
@@ -56,8 +56,7 @@ def self_weight_limits():
     """``lim_{n→∞} w`` in the three phases, with ``γ = γ_c (1 + s)``: ``{phase: value}``."""
     _, gamma_c = critical_exponent()
     out = {}
-    for phase, s_value in (("subcritical", -sp.Rational(1, 2)), ("critical", 0),
-                           ("supercritical", sp.Rational(1, 2))):
+    for phase, s_value in zip(PHASES, (-sp.Rational(1, 2), 0, sp.Rational(1, 2)), strict=True):
         # the limit depends on s only through its sign; a representative value proves each case
         # because w is monotone in gamma (checked in tests against the numeric function).
         # 1/w − 1 = (n−1) n^{γρ−γ}; substituting γ before taking the limit lets sympy see the

@@ -1,0 +1,91 @@
+"""Token sampling and token-level helpers of the CAS model (CAS §2).
+
+Tokens are rows of an ``(n, d)`` array. :func:`sample_tokens` draws the exact simplex or CAS's
+Gaussian near-simplex tokens ``x_i = √ρ z_0 + √(1−ρ) z_i`` (``z`` iid ``N(0, I_d)``); a random draw
+needs a ``numpy.random.Generator`` (there is no unseeded default): use :func:`token_rng`, which
+derives the stream of draw ``index`` of a study from the project's one seeding rule
+(:mod:`sia_theory._infra.seeding`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._infra.seeding import rng_for
+from .._infra.validate import check_finite_array, check_int, check_real
+from .config import check_token_kind
+
+__all__ = ["sample_tokens", "token_rng", "check_rng", "check_tokens", "normalise_rows",
+           "mean_cosine"]
+
+
+def token_rng(seed, study: str, *index) -> np.random.Generator:
+    """The generator of token draw ``index`` of ``study`` under ``seed`` (one stream per
+    ``(seed, study, index)``, the same whatever the thread count)."""
+    return rng_for(seed, study, *index)
+
+
+def check_rng(rng) -> np.random.Generator:
+    """``rng`` if it is a ``numpy.random.Generator``, else ``ValueError`` naming ``rng``."""
+    if not isinstance(rng, np.random.Generator):
+        raise ValueError(f"rng must be a numpy.random.Generator (e.g. token_rng(seed, study, i)), "
+                         f"got {rng!r}")
+    return rng
+
+
+def check_tokens(X, name: str = "X") -> np.ndarray:
+    """``X`` as a finite float64 ``(n, d)`` array with ``n, d ≥ 1``, or ``ValueError``."""
+    X = check_finite_array(name, X, ndim=2, dtype=np.float64)
+    if X.shape[0] < 1 or X.shape[1] < 1:
+        raise ValueError(f"{name} must have at least one row and one column, got shape {X.shape}")
+    return X
+
+
+def normalise_rows(X: np.ndarray, name: str = "X") -> tuple[np.ndarray, np.ndarray]:
+    """``(Y, norms)`` with ``y_i = x_i/|x_i|`` (the CAS pre-layer-norm onto the sphere);
+    ``ValueError`` for a zero row."""
+    norms = np.sqrt(np.einsum("ij,ij->i", X, X))  # (n,)
+    if np.any(norms == 0):
+        raise ValueError(f"{name} must not contain a zero row (row {int(np.argmin(norms))})")
+    return X / norms[:, None], norms
+
+
+def mean_cosine(X) -> float:
+    """Mean of ``⟨y_i, y_j⟩`` over ordered pairs ``i ≠ j``, in ``O(nd)`` via ``|Σ y_i|²``."""
+    X = check_finite_array("X", X, ndim=2, dtype=np.float64)
+    if X.shape[0] < 2:
+        raise ValueError(f"X must have at least 2 rows (tokens) for a pairwise cosine, "
+                         f"got shape {X.shape}")
+    Y, _ = normalise_rows(X)
+    n = Y.shape[0]
+    total = Y.sum(axis=0)  # (d,)
+    # not `total @ total`: BLAS ddot splits the sum across threads and changes the last bit
+    return float((np.sum(total * total) - n) / (n * (n - 1)))
+
+
+def sample_tokens(*, n, d, rho, tokens="gaussian", q=1.0, rng=None) -> np.ndarray:
+    """Tokens of squared norm ``q`` with pairwise cosine ``ρ`` (exactly or in expectation).
+
+    ``"simplex"``: the exact simplex ``Y = sqrt(Gram)`` with ``Gram = (1−ρ)I + ρ11ᵀ`` (needs
+    ``d ≥ n``; deterministic, ``rng`` unused). ``"gaussian"``: CAS's near-simplex
+    ``√ρ z_0 + √(1−ρ) z_i`` with ``z`` iid ``N(0, I_d)``, rescaled to norm ``√q``; ``rng`` (a
+    ``numpy.random.Generator``, e.g. from :func:`token_rng`) is required.
+    """
+    n, d = check_int("n", n, 2), check_int("d", d, 1)
+    rho = check_real("rho", rho, 0.0, 1.0, lo_open=True, hi_open=True)
+    q = check_real("q", q, 0.0, lo_open=True)
+    check_token_kind(tokens)
+    if tokens == "simplex":
+        if d < n:
+            raise ValueError(f"d must be >= n for exact simplex tokens, got d={d}, n={n}")
+        # eigen-decomposition of (1−ρ)I + ρ11ᵀ: eigenvalue 1−ρ+nρ on 1/√n, 1−ρ elsewhere
+        root = np.sqrt(1 - rho) * np.eye(n)  # (n, n)
+        root += (np.sqrt(1 - rho + n * rho) - np.sqrt(1 - rho)) / n
+        Y = np.zeros((n, d))  # (n, d)
+        Y[:, :n] = root
+    else:
+        rng = check_rng(rng)
+        z0 = rng.standard_normal(d)  # (d,)
+        Z = rng.standard_normal((n, d))  # (n, d)
+        Y, _ = normalise_rows(np.sqrt(rho) * z0 + np.sqrt(1 - rho) * Z)
+    return np.sqrt(q) * Y
