@@ -39,7 +39,8 @@ scores) is exactly :class:`~sia_theory.transforms.LogN`: an alias, not a second 
 
 
 class _Multiplier(Transform):
-    """A pure logit multiplier ``L = multiplier(n)·S`` (no bias, no distance dependence)."""
+    """A pure logit multiplier ``L = multiplier(n)·S`` (no bias, no distance dependence);
+    ``multiplier(n_ctx)`` is public: it is the scheme's effective inverse temperature."""
 
     def multiplier(self, n_ctx=None) -> np.ndarray:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -142,7 +143,9 @@ class DynamicYaRNTemperature(_Multiplier):
 
         ``L = (0.1·ln max(1, n/train_len) + 1)²·S``  (q and k, as in YaRN).
 
-    This is the law CAS classes as ``~(log n)²``.
+    Both q and k carry the factor of the *current* length (the cos/sin cache recomputed, as in
+    a forward pass without a KV cache); an implementation that keeps keys cached under an older
+    ``s`` differs from this. This is the law CAS classes as ``~(log n)²``.
     """
 
     depends_on = frozenset({"context"})
