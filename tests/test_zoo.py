@@ -9,6 +9,10 @@ score_mod, the closed forms and attention's fast path against its generic callab
 """
 
 import math
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -131,6 +135,12 @@ def test_yarn_attention_equals_mscale_on_cos_sin(scale):
         np.testing.assert_allclose(attention(q_rot, k_rot, v, score_mod=mod), want,
                                    rtol=0, atol=1e-12)
     _grid_check(yarn, lambda n: m * m * np.ones_like(n))
+
+
+def test_yarn_mscale_equals_get_mscale():
+    scales = np.concatenate([np.linspace(0.01, 1.0, 50), np.geomspace(1.0001, 1e6, 200)])
+    np.testing.assert_allclose(yarn_mscale(scales), [yarn_get_mscale(s) for s in scales],
+                               rtol=1e-15, atol=0)
 
 
 def test_yarn_known_values():
@@ -359,3 +369,14 @@ def test_zoo_table_describes_every_member():
     assert row.loc["scale-invariant", "depends_on"] == "distance"
     assert row.loc["yarn", "depends_on"] == "-"
     assert all(table["source"].str.len() > 10)
+
+
+def test_importing_the_zoo_loads_no_pandas_numba_or_sympy():
+    code = ("import sys, sia_theory.zoo; "
+            "print(sorted(m for m in ('pandas', 'numba', 'sympy') if m in sys.modules))")
+    root = Path(__file__).resolve().parents[1]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        filter(None, [str(root), os.environ.get("PYTHONPATH")])))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=env, cwd=root, check=True).stdout.strip()
+    assert out == "[]"
