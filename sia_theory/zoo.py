@@ -34,12 +34,12 @@ from .transforms import ALiBi, LogN, NoScale, ScaleInvariant, Transform, declare
 
 __all__ = ["Temperature", "QwenLogN", "YaRNTemperature", "DynamicYaRNTemperature",
            "Llama4Temperature", "CriticalScaling", "SSMax", "yarn_mscale", "ZooEntry", "ZOO",
-           "ZOO_INFO",
-           "zoo_table"]
+           "ZOO_INFO", "zoo_table"]
 
 SSMax = LogN
-"""Scalable-Softmax (Nakanishi 2025, eq. 2: ``softmax(s·log n·z)``, ``n`` the number of
-scores) is exactly :class:`~sia_theory.transforms.LogN`: an alias, not a second class."""
+"""Scalable-Softmax (Nakanishi 2025, "Scalable-Softmax Is Superior for Attention", §3:
+``z_i ↦ n^{s z_i} / Σ_j n^{s z_j}``, i.e. ``softmax(s·log n·z)`` with ``n`` the number of scores)
+is exactly :class:`~sia_theory.transforms.LogN`: an alias, not a second class."""
 
 
 class _Multiplier(Transform):
@@ -97,18 +97,17 @@ class QwenLogN(_Multiplier):
         return np.where(n > self.train_len, ratio, 1.0)
 
 
-def yarn_mscale(scale) -> float:
-    """YaRN's attention factor ``0.1·ln s + 1`` for ``s > 1``, else 1 (Peng et al. 2023,
-    eq. 22 ``√(1/t) = 0.1 ln s + 1``; transformers ``get_mscale`` / ``_compute_yarn_parameters``,
-    whose ``attention_factor`` multiplies cos and sin, hence both q and k)."""
+def yarn_mscale(scale) -> np.ndarray:
+    """YaRN's attention factor ``0.1·ln s + 1`` for ``s > 1``, else 1 (Peng et al. 2023, §3.4,
+    ``√(1/t) = 0.1 ln s + 1``; transformers ``get_mscale`` / ``_compute_yarn_parameters``, whose
+    ``attention_factor`` multiplies cos and sin, hence both q and k). Elementwise."""
     scale = np.asarray(scale, dtype=np.float64)
-    with np.errstate(divide="ignore"):
-        return np.where(scale > 1.0, 0.1 * np.log(np.maximum(scale, 1.0)) + 1.0, 1.0)
+    return np.where(scale > 1.0, 0.1 * np.log(np.maximum(scale, 1.0)) + 1.0, 1.0)
 
 
 @dataclass(frozen=True)
 class YaRNTemperature(_Multiplier):
-    """YaRN attention scaling (Peng et al. 2023, "YaRN", §3.4 eq. 22): softmax of
+    """YaRN attention scaling (Peng et al. 2023, "YaRN", §3.4): softmax of
     ``q·k/(t√d)`` with ``√(1/t) = 0.1·ln s + 1``. transformers' ``_compute_yarn_parameters``
     returns ``attention_factor = 0.1·ln(factor) + 1`` (1 when ``factor <= 1``) and the rotary
     embedding multiplies **cos and sin** by it, i.e. q and k each, so
@@ -239,11 +238,11 @@ ZOO_INFO: dict[str, ZooEntry] = {
     "none": _E(NoScale(), "standard attention (Vaswani et al. 2017)", "-", "-", "L = S"),
     "temperature": _E(Temperature(1.5), "constant inverse temperature", "-", "logit",
                       "L = c·S"),
-    "logn": _E(LogN(0.4), "LogN / SSMax (Nakanishi 2025, eq. 2; Chiang & Cholak 2022); "
+    "logn": _E(LogN(0.4), "LogN / SSMax (Nakanishi 2025 §3; Chiang & Cholak 2022); "
                "SI Fig. 1", "n = number of keys (position + 1)", "logit", "L = s·log(n)·S"),
     "qwen-logn": _E(QwenLogN(8192), "Qwen-1 modeling_qwen.py use_logn_attn (logn_list)",
                     "i = position + 1 (= n)", "q only", "L = max(1, log n/log train_len)·S"),
-    "yarn": _E(YaRNTemperature(4.0), "YaRN (Peng et al. 2023) eq. 22; transformers "
+    "yarn": _E(YaRNTemperature(4.0), "YaRN (Peng et al. 2023) §3.4; transformers "
                "_compute_yarn_parameters attention_factor", "fixed s (rope_scaling factor)",
                "q and k (cos/sin)", "L = (0.1·ln s + 1)²·S"),
     "yarn-dynamic": _E(DynamicYaRNTemperature(8192), "YaRN (Peng et al. 2023) §3.3 dynamic "

@@ -237,12 +237,16 @@ def test_critical_scaling_known_values():
 # ---- SSMax, Temperature ----------------------------------------------------------------------
 
 def test_ssmax_is_logn_with_nakanishi_formula():
+    """SSMax (Nakanishi 2025 §3): weights ``n^{s z_j} / Σ_j n^{s z_j}`` over the n visible keys."""
     assert SSMax is LogN
-    s, z = 0.43, _rng(7).standard_normal((T, T))  # SSMax eq. 2: softmax(s·log n·z)
+    s = 0.43
     _grid_check(SSMax(s), lambda n: s * np.log(n))
-    q_idx = np.arange(T)[:, None]
-    np.testing.assert_allclose(SSMax(s).score_mod(z, 0, 0, q_idx, np.arange(T)[None]),
-                               s * np.log(q_idx + 1.0) * z, rtol=1e-14)
+    q, k, v = _qkv(T, T, seed=7)
+    z = q @ k.swapaxes(-1, -2) / math.sqrt(8)  # (1, 2, T, T)
+    n = np.arange(1, T + 1, dtype=np.float64)[:, None]  # (T, 1) keys each query sees
+    power = np.where(np.tril(np.ones((T, T), bool)), n ** (s * z), 0.0)  # n^{s z}, masked
+    want = (power / power.sum(axis=-1, keepdims=True)) @ v
+    np.testing.assert_allclose(attention(q, k, v, score_mod=SSMax(s)), want, rtol=0, atol=1e-12)
 
 
 def test_temperature_is_a_constant_multiplier():
