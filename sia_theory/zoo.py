@@ -1,0 +1,285 @@
+"""The zoo: published length-scaling rules as :class:`~sia_theory.transforms.Transform` objects.
+
+Each member maps the raw score ``S = q·k/√d`` to ``L = a·S + m`` (THEORY.md §5). Sources
+disagree on two conventions, and each class states and tests its own:
+
+* **n as position or as length.** Here ``n`` is always the number of keys the query sees,
+  ``n = q_idx + 1`` (query position + 1, 0-based positions). Qwen indexes its table by the
+  query's absolute position with ``i = position + 1`` and Llama-4 uses ``cache_position + 1``:
+  both are this ``n``. CAS and SSMax define ``n`` as the sequence length, which is the same
+  number for the last query of a causal sequence. Without a causal mask ``n`` is still
+  ``q_idx + 1`` (the package convention); for a bidirectional layer over ``N`` tokens use
+  ``Temperature(member.multiplier(N))`` instead.
+* **Temperature on q only or on q and k.** A factor ``f`` on the query alone multiplies the
+  logit by ``f`` (Qwen logn, Llama-4); YaRN multiplies cos/sin, i.e. both ``q`` and ``k``,
+  so the logit gets ``f²``.
+
+Members defined here: :class:`Temperature`, :class:`QwenLogN`, :class:`YaRNTemperature`,
+:class:`DynamicYaRNTemperature`, :class:`Llama4Temperature`, :class:`CriticalScaling`;
+:data:`SSMax` is :class:`~sia_theory.transforms.LogN` (same law). :data:`ZOO` holds a default
+instance of every member, including ``NoScale``, ``LogN``, ``ALiBi`` and ``ScaleInvariant``
+from :mod:`sia_theory.transforms`, and :func:`zoo_table` describes them as a DataFrame.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+
+from ._infra.validate import check_int, check_real
+from .transforms import ALiBi, LogN, NoScale, ScaleInvariant, Transform, declared_dependence
+
+__all__ = ["Temperature", "QwenLogN", "YaRNTemperature", "DynamicYaRNTemperature",
+           "Llama4Temperature", "CriticalScaling", "SSMax", "yarn_mscale", "ZooEntry", "ZOO",
+           "ZOO_INFO", "zoo_table"]
+
+SSMax = LogN
+"""Scalable-Softmax (Nakanishi 2025, "Scalable-Softmax Is Superior for Attention", §3:
+``z_i ↦ n^{s z_i} / Σ_j n^{s z_j}``, i.e. ``softmax(s·log n·z)`` with ``n`` the number of scores)
+is exactly :class:`~sia_theory.transforms.LogN`: an alias, not a second class."""
+
+
+class _Multiplier(Transform):
+    """A pure logit multiplier ``L = multiplier(n)·S`` (no bias, no distance dependence);
+    ``multiplier(n_ctx)`` is public: it is the scheme's effective inverse temperature."""
+
+    def multiplier(self, n_ctx=None) -> np.ndarray:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _affine(self, t, n, h):
+        if n is None and "context" in self.depends_on:
+            raise ValueError(f"n_ctx is required for {type(self).__name__} (its multiplier "
+                             "depends on the number of keys the query sees)")
+        return self.multiplier(n) * np.ones_like(t), np.zeros_like(t)
+
+
+@dataclass(frozen=True)
+class Temperature(_Multiplier):
+    """A constant inverse temperature: ``L = c·S`` for every query and key."""
+
+    depends_on = frozenset()
+
+    c: float = 1.5
+
+    def __post_init__(self):
+        object.__setattr__(self, "c", check_real("c", self.c, lo=0, lo_open=True))
+
+    def multiplier(self, n_ctx=None):
+        return np.float64(self.c)
+
+
+@dataclass(frozen=True)
+class QwenLogN(_Multiplier):
+    """Qwen-1 ``use_logn_attn`` (``modeling_qwen.py``, ``QWenAttention``): the query at absolute
+    position ``p`` is multiplied by ``logn_list[p]`` with ``logn_list = [math.log(i, seq_length)
+    if i > seq_length else 1 for i in range(1, 32768)]``, so with ``n = p + 1``:
+
+        ``L = max(1, log n / log train_len)·S``  (query only: the logit gets the factor once).
+
+    ``train_len`` is the config's ``seq_length``. Qwen applies it at inference only
+    (``not self.training``); the table's 32767-entry cap is not reproduced (``n`` is unbounded).
+    """
+
+    depends_on = frozenset({"context"})
+
+    train_len: int = 8192
+
+    def __post_init__(self):
+        object.__setattr__(self, "train_len", check_int("train_len", self.train_len, lo=2))
+
+    def multiplier(self, n_ctx=None):
+        n = np.asarray(n_ctx, dtype=np.float64)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = np.log(n) / math.log(self.train_len)
+        return np.where(n > self.train_len, ratio, 1.0)
+
+
+def yarn_mscale(scale) -> np.ndarray:
+    """YaRN's attention factor ``0.1·ln s + 1`` for ``s > 1``, else 1 (Peng et al. 2023, §3.4,
+    ``√(1/t) = 0.1 ln s + 1``; transformers ``get_mscale`` / ``_compute_yarn_parameters``, whose
+    ``attention_factor`` multiplies cos and sin, hence both q and k). Elementwise."""
+    scale = np.asarray(scale, dtype=np.float64)
+    return np.where(scale > 1.0, 0.1 * np.log(np.maximum(scale, 1.0)) + 1.0, 1.0)
+
+
+@dataclass(frozen=True)
+class YaRNTemperature(_Multiplier):
+    """YaRN attention scaling (Peng et al. 2023, "YaRN", §3.4): softmax of
+    ``q·k/(t√d)`` with ``√(1/t) = 0.1·ln s + 1``. transformers' ``_compute_yarn_parameters``
+    returns ``attention_factor = 0.1·ln(factor) + 1`` (1 when ``factor <= 1``) and the rotary
+    embedding multiplies **cos and sin** by it, i.e. q and k each, so
+
+        ``L = (0.1·ln s + 1)²·S``.
+
+    ``scale`` is the context extension factor ``s = L_new/L_train`` (``rope_scaling["factor"]``,
+    e.g. 4 for Qwen2.5's 32k → 128k YaRN setting): a **constant** fixed for a deployment, as in
+    transformers, where ``seq_len`` is documented as unused for YaRN. The frequency
+    interpolation of YaRN belongs to the position encoding, not to this transform. See
+    :class:`DynamicYaRNTemperature` for ``s`` following the context length.
+    """
+
+    depends_on = frozenset()
+
+    scale: float = 4.0
+
+    def __post_init__(self):
+        object.__setattr__(self, "scale", check_real("scale", self.scale, lo=0, lo_open=True))
+
+    @property
+    def attention_factor(self) -> float:
+        """The factor on q and on k (on cos/sin): ``0.1·ln s + 1``."""
+        return float(yarn_mscale(self.scale))
+
+    def multiplier(self, n_ctx=None):
+        return np.float64(self.attention_factor ** 2)
+
+
+@dataclass(frozen=True)
+class DynamicYaRNTemperature(_Multiplier):
+    """Dynamic YaRN (Peng et al. 2023, §3.3 "Dynamic Scaling", ``s = max(1, l'/L)`` with ``l'``
+    the current sequence length): the attention factor of :class:`YaRNTemperature` with
+    ``s = max(1, n/train_len)``, ``n`` the keys the query sees (the sequence length while
+    decoding token by token):
+
+        ``L = (0.1·ln max(1, n/train_len) + 1)²·S``  (q and k, as in YaRN).
+
+    Both q and k carry the factor of the *current* length (the cos/sin cache recomputed, as in
+    a forward pass without a KV cache); an implementation that keeps keys cached under an older
+    ``s`` differs from this. This is the law CAS classes as ``~(log n)²``.
+    """
+
+    depends_on = frozenset({"context"})
+
+    train_len: int = 8192
+
+    def __post_init__(self):
+        object.__setattr__(self, "train_len", check_int("train_len", self.train_len, lo=1))
+
+    def multiplier(self, n_ctx=None):
+        return yarn_mscale(np.asarray(n_ctx, dtype=np.float64) / self.train_len) ** 2
+
+
+@dataclass(frozen=True)
+class Llama4Temperature(_Multiplier):
+    """Llama-4 attention temperature tuning (transformers ``modeling_llama4.Llama4TextAttention``,
+    NoPE layers, citing Nakanishi 2025): ``attn_scales = log(floor((cache_position + 1) /
+    floor_scale) + 1)·attn_scale + 1`` multiplies the **query states** only, so with
+    ``n = cache_position + 1``:
+
+        ``L = (log(floor(n/floor_scale) + 1)·attn_scale + 1)·S``.
+
+    Defaults ``floor_scale = 8192``, ``attn_scale = 0.1`` are the Llama-4 config values. The
+    multiplier is 1 for ``n < floor_scale`` and a staircase in ``n`` above it.
+    """
+
+    depends_on = frozenset({"context"})
+
+    floor_scale: float = 8192.0
+    attn_scale: float = 0.1
+
+    def __post_init__(self):
+        object.__setattr__(self, "floor_scale",
+                           check_real("floor_scale", self.floor_scale, lo=0, lo_open=True))
+        object.__setattr__(self, "attn_scale", check_real("attn_scale", self.attn_scale, lo=0))
+
+    def multiplier(self, n_ctx=None):
+        n = np.asarray(n_ctx, dtype=np.float64)
+        return np.log(np.floor(n / self.floor_scale) + 1.0) * self.attn_scale + 1.0
+
+
+@dataclass(frozen=True)
+class CriticalScaling(_Multiplier):
+    """Critical attention scaling (CAS): ``softmax(β·cos)`` with ``β = γ·log n`` on cosine
+    scores of unit tokens; ``γ = 1/(1−ρ)`` is critical for simplex tokens with cosine ``ρ``.
+
+    Conversion to ``S = q·k/√d``: with QK-norm as RMSNorm (``|q| = |k| = √d``, what
+    :func:`sia_theory.attention.qk_norm` does), ``S = √d·cos``, so ``β·cos = (γ·log n/√d)·S``:
+
+        ``L = γ·log(n)/√head_dim·S``;  with ``head_dim=None``, ``L = γ·log(n)·S``
+
+    (``S`` already is the cosine, e.g. unit-norm q, k with ``scale=1``). For random directions
+    ``cos ~ N(0, 1/d)``, so ``S ~ N(0, 1)``: the Gaussian-logit theory applies to ``S``.
+    """
+
+    depends_on = frozenset({"context"})
+
+    gamma: float = 2.0
+    head_dim: int | None = None
+
+    def __post_init__(self):
+        object.__setattr__(self, "gamma", check_real("gamma", self.gamma, lo=0, lo_open=True))
+        if self.head_dim is not None:
+            object.__setattr__(self, "head_dim", check_int("head_dim", self.head_dim, lo=1))
+
+    def beta(self, n_ctx) -> np.ndarray:
+        """The CAS inverse temperature on cosines, ``γ·log n``."""
+        return self.gamma * np.log(np.asarray(n_ctx, dtype=np.float64))
+
+    def multiplier(self, n_ctx=None):
+        root_d = 1.0 if self.head_dim is None else math.sqrt(self.head_dim)
+        return self.beta(n_ctx) / root_d
+
+
+class ZooEntry(NamedTuple):
+    """A zoo member's default instance and how it reads its source."""
+
+    transform: Transform
+    source: str  # paper / model card / file and equation
+    n_convention: str  # what n (or t) is in the source's own terms
+    applied_to: str  # where the factor enters: q only, q and k, the logit, a bias
+    formula: str  # the law on S = q·k/√d
+
+
+_E = ZooEntry
+ZOO_INFO: dict[str, ZooEntry] = {
+    "none": _E(NoScale(), "standard attention (Vaswani et al. 2017)", "-", "-", "L = S"),
+    "temperature": _E(Temperature(1.5), "constant inverse temperature", "-", "logit",
+                      "L = c·S"),
+    "logn": _E(LogN(0.4), "LogN / SSMax (Nakanishi 2025 §3; Chiang & Cholak 2022); "
+               "SI Fig. 1", "n = number of keys (position + 1)", "logit", "L = s·log(n)·S"),
+    "qwen-logn": _E(QwenLogN(8192), "Qwen-1 modeling_qwen.py use_logn_attn (logn_list)",
+                    "i = position + 1 (= n)", "q only", "L = max(1, log n/log train_len)·S"),
+    "yarn": _E(YaRNTemperature(4.0), "YaRN (Peng et al. 2023) §3.4; transformers "
+               "_compute_yarn_parameters attention_factor", "fixed s (rope_scaling factor)",
+               "q and k (cos/sin)", "L = (0.1·ln s + 1)²·S"),
+    "yarn-dynamic": _E(DynamicYaRNTemperature(8192), "YaRN (Peng et al. 2023) §3.3 dynamic "
+                       "scaling, s = max(1, l'/L)", "s from n = position + 1",
+                       "q and k (cos/sin)", "L = (0.1·ln max(1, n/L) + 1)²·S"),
+    "llama4": _E(Llama4Temperature(8192, 0.1), "transformers modeling_llama4 "
+                 "attn_temperature_tuning (NoPE layers)", "cache_position + 1 (= n)", "q only",
+                 "L = (log(floor(n/8192) + 1)·0.1 + 1)·S"),
+    "critical": _E(CriticalScaling(2.0, head_dim=64), "CAS: beta = gamma·log n on cosines, "
+                   "gamma = 1/(1 - 0.5); QK-norm (RMSNorm), d = 64", "n = number of keys",
+                   "logit (cosine)", "L = γ·log(n)/√d·S"),
+    "alibi": _E(ALiBi(2.0 ** -4), "ALiBi (Press et al. 2022), slope 2^-4 (head h = 3 of "
+                "ALiBi.standard(8))", "t = q_idx - kv_idx", "bias", "L = S - slope·t"),
+    "scale-invariant": _E(ScaleInvariant(10.0), "SI eq. 16, tau = 10", "t = q_idx - kv_idx",
+                          "logit and bias", "L = a_t·S + m_t"),
+}
+ZOO: dict[str, Transform] = {name: entry.transform for name, entry in ZOO_INFO.items()}
+"""A default instance of every zoo member under a stable name. Defaults: ``Temperature(1.5)``;
+``LogN(0.4)`` (SI Fig. 1); ``QwenLogN(8192)`` and ``DynamicYaRNTemperature(8192)`` (an 8k
+training context); ``YaRNTemperature(4)`` (Qwen2.5's YaRN factor); ``Llama4Temperature(8192,
+0.1)`` (Llama-4 config); ``CriticalScaling(2, head_dim=64)`` (``γ = 1/(1−ρ)`` at ``ρ = 0.5``,
+QK-norm with ``d = 64``); ``ALiBi(2⁻⁴)`` (one slope, so no member needs a head index);
+``ScaleInvariant(10)`` (SI's τ)."""
+
+
+def zoo_table():
+    """The zoo as a pandas DataFrame: one row per :data:`ZOO` entry with its name, class,
+    parameters, source, declared dependence, ``n`` convention, where the factor is applied and
+    the law on ``S = q·k/√d``."""
+    import pandas as pd  # here, so that importing the zoo loads no pandas
+
+    rows = []
+    for name, entry in ZOO_INFO.items():
+        member = entry.transform
+        rows.append({"name": name, "class": type(member).__name__, "parameters": repr(member),
+                     "source": entry.source,
+                     "depends_on": ",".join(sorted(declared_dependence(member))) or "-",
+                     "n_convention": entry.n_convention, "applied_to": entry.applied_to,
+                     "formula": entry.formula})
+    return pd.DataFrame(rows)
