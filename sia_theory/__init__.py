@@ -28,6 +28,9 @@ _EXPORTS = {
     **dict.fromkeys(["attention_step", "simulate_token_step", "simulate_depth",
                      "sample_tokens"], ".cas.dynamics"),
     **dict.fromkeys(["jacobian_eta", "dense_jacobian"], ".cas.jacobian"),
+    **dict.fromkeys(["Temperature", "QwenLogN", "YaRNTemperature", "DynamicYaRNTemperature",
+                     "Llama4Temperature", "CriticalScaling", "SSMax", "ZOO", "zoo_table"],
+                    ".zoo"),
 }
 _SUBPACKAGES = ("attention", "symbolic")
 
@@ -45,6 +48,9 @@ __all__ = [
     "jacobian_limit", "simplex_eta", "simplex_sparsity", "critical_eta_excess", "transition_width",
     "attention_step", "simulate_token_step", "simulate_depth", "sample_tokens",
     "jacobian_eta", "dense_jacobian",
+    # the zoo of published length-scaling schemes
+    "Temperature", "QwenLogN", "YaRNTemperature", "DynamicYaRNTemperature", "Llama4Temperature",
+    "CriticalScaling", "SSMax", "ZOO", "zoo_table",
     # subpackages
     "attention", "symbolic",
 ]

@@ -24,7 +24,9 @@ from :mod:`sia_theory.transforms`, and :func:`zoo_table` describes them as a Dat
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import NamedTuple
 
 import numpy as np
@@ -259,7 +261,8 @@ ZOO_INFO: dict[str, ZooEntry] = {
     "scale-invariant": _E(ScaleInvariant(10.0), "SI eq. 16, tau = 10", "t = q_idx - kv_idx",
                           "logit and bias", "L = a_t·S + m_t"),
 }
-ZOO: dict[str, Transform] = {name: entry.transform for name, entry in ZOO_INFO.items()}
+ZOO: Mapping[str, Transform] = MappingProxyType(
+    {name: entry.transform for name, entry in ZOO_INFO.items()})  # read-only: shared by all callers
 """A default instance of every zoo member under a stable name. Defaults: ``Temperature(1.5)``;
 ``LogN(0.4)`` (SI Fig. 1); ``QwenLogN(8192)`` and ``DynamicYaRNTemperature(8192)`` (an 8k
 training context); ``YaRNTemperature(4)`` (Qwen2.5's YaRN factor); ``Llama4Temperature(8192,
