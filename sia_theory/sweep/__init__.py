@@ -1,0 +1,9 @@
+"""Sweeps: grids of independent cells on dask.distributed (local by default), stored as a
+Parquet dataset and resumable. See :mod:`sia_theory.sweep.engine` for the cell contract."""
+
+from .engine import SweepError, run_cells, sweep
+from .grid import cell_key, cell_seed, expand_grid
+from .store import load_errors, load_sweep
+
+__all__ = ["sweep", "run_cells", "load_sweep", "load_errors", "cell_key", "cell_seed",
+           "expand_grid", "SweepError"]

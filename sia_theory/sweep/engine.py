@@ -1,0 +1,248 @@
+"""``sweep``: a grid of independent cells run on dask.distributed, stored and resumable.
+
+The contract of a cell function: ``fn(cell, rng_seed)`` takes the cell's parameters (a dict of
+scalars, see :mod:`sia_theory.sweep.grid`) and its seed (an int in ``[0, 2**63 − 1]`` derived
+from the sweep seed and the cell only), draws every random number from that seed (e.g.
+``numpy.random.default_rng(rng_seed)``), and returns either a dict of scalars (one row) or a
+pandas DataFrame (any number of rows; its index is dropped). It must not depend on anything but
+its arguments (module-level state, worker identity, time), so its result is the same on any
+worker; it runs with one BLAS thread (:func:`sia_theory._infra.parallel.single_threaded_blas`).
+
+Where the cells run (``scheduler``):
+
+* ``None``: the address in the environment variable ``SIA_DASK_SCHEDULER`` if set, else an
+  embedded ``distributed.LocalCluster`` on this machine (``n_workers`` processes, default the CPU
+  count, one thread each, ``NUMBA_NUM_THREADS=1``, no dashboard, listening on 127.0.0.1 only),
+  shut down afterwards;
+* ``"tcp://host:port"`` (or any dask address) or a ``distributed.Client``: an existing cluster
+  (the store is written by this process, so the workers need no shared file system);
+* ``"sync"``: in this process, one cell after another, in grid order;
+* ``"threads"``: in this process on :func:`~sia_theory._infra.parallel.worker_count` threads.
+
+All four give bit-identical numbers.
+"""
+
+from __future__ import annotations
+
+import os
+import traceback
+import uuid
+from concurrent.futures import ThreadPoolExecutor, as_completed
+
+import pandas as pd
+from tqdm.auto import tqdm
+
+from .._infra.parallel import single_threaded_blas, worker_count
+from .._infra.seeding import check_seed
+from .._infra.validate import check_int
+from . import store as stores
+from .grid import cell_key, cell_seed, expand_grid, file_stem
+
+__all__ = ["sweep", "run_cells", "SweepError", "ENV_SCHEDULER", "CONNECT_TIMEOUT",
+           "IN_PROCESS"]
+
+ENV_SCHEDULER = "SIA_DASK_SCHEDULER"
+CONNECT_TIMEOUT = "3s"
+IN_PROCESS = ("sync", "threads")
+
+
+class SweepError(RuntimeError):
+    """Raised by ``on_error="raise"`` when a cell fails (after the other cells finished)."""
+
+
+def as_frame(value) -> pd.DataFrame:
+    """fn's return value as a DataFrame (a dict of scalars is one row)."""
+    if isinstance(value, pd.DataFrame):
+        frame = value.reset_index(drop=True)
+    elif isinstance(value, dict):
+        frame = pd.DataFrame([value])
+    else:
+        raise TypeError(f"fn must return a dict of scalars or a pandas DataFrame, got "
+                        f"{type(value).__name__}")
+    bad = [c for c in frame.columns if not isinstance(c, str)]
+    if bad:
+        raise TypeError(f"fn's output columns must be strings, got {bad!r}")
+    return frame
+
+
+def run_one(fn, cell: dict, seed: int):
+    """Run one cell: ``("ok", frame)`` or ``("error", one line, traceback)``. Exceptions are
+    returned, not raised, so a failed cell is a result like any other on every scheduler
+    (``KeyboardInterrupt`` and ``SystemExit`` still stop the sweep)."""
+    try:
+        with single_threaded_blas():
+            return ("ok", as_frame(fn(dict(cell), seed)))
+    except Exception as err:  # noqa: BLE001 - recorded with the cell, the sweep goes on
+        line = " ".join(f"{type(err).__name__}: {err}".split())
+        return ("error", line, traceback.format_exc())
+
+
+def _check_scheduler(scheduler):
+    if scheduler is None:
+        scheduler = os.environ.get(ENV_SCHEDULER) or None
+    if scheduler is None or scheduler in IN_PROCESS:
+        return scheduler
+    if isinstance(scheduler, str):
+        if "://" not in scheduler:
+            raise ValueError(f"scheduler must be None, 'sync', 'threads' or a dask address such "
+                             f"as 'tcp://host:8786', got {scheduler!r}")
+        return scheduler
+    from distributed import Client
+
+    if isinstance(scheduler, Client):
+        return scheduler
+    raise ValueError(f"scheduler must be None, 'sync', 'threads', a dask address or a "
+                     f"distributed.Client, got {scheduler!r}")
+
+
+def connect(scheduler, n_workers=None):
+    """``(client, close)`` for ``scheduler`` (a checked address, a Client or ``None`` for an
+    embedded LocalCluster). A scheduler that does not answer within :data:`CONNECT_TIMEOUT` is
+    a ``ValueError``."""
+    import logging
+
+    from distributed import Client, LocalCluster
+
+    if isinstance(scheduler, Client):
+        return scheduler, lambda: None
+    if isinstance(scheduler, str):
+        try:
+            client = Client(scheduler, timeout=CONNECT_TIMEOUT, set_as_default=False)
+        except (OSError, TimeoutError, ValueError) as err:
+            reason = " ".join(str(err).split()) or type(err).__name__
+            raise ValueError(f"scheduler {scheduler!r} does not answer ({reason}); start one "
+                             f"with `dask scheduler`, or leave scheduler unset for a local "
+                             f"cluster") from None
+        return client, client.close
+    workers = (os.cpu_count() or 1) if n_workers is None else check_int("n_workers", n_workers, 1)
+    cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                           host="127.0.0.1", dashboard_address=None,
+                           silence_logs=logging.ERROR, env={"NUMBA_NUM_THREADS": "1"})
+    client = Client(cluster, set_as_default=False)
+
+    def close():
+        client.close()
+        cluster.close()
+
+    return client, close
+
+
+def _dask_results(client, fn, todo, seeds, study):
+    """Yield ``(index, outcome)`` as cells finish on the cluster."""
+    from distributed import as_completed as dask_completed
+
+    run = uuid.uuid4().hex[:8]
+    keys = [f"{study}-{file_stem(cell_key(cells))}-{run}" for cells in todo]
+    futures = client.map(run_one, [fn] * len(todo), todo, seeds, key=keys, pure=False)
+    index = {f.key: i for i, f in enumerate(futures)}
+    try:
+        for future in dask_completed(futures, loop=client.loop):
+            yield index[future.key], future.result()
+            future.release()
+    finally:
+        client.cancel([f for f in futures if not f.done()])
+
+
+def _thread_results(fn, todo, seeds):
+    with ThreadPoolExecutor(max(1, min(worker_count(), len(todo)))) as pool:
+        futures = {pool.submit(run_one, fn, c, s): i for i, (c, s) in
+                   enumerate(zip(todo, seeds, strict=True))}
+        try:
+            for future in as_completed(futures):
+                yield futures[future], future.result()
+        finally:
+            for future in futures:
+                future.cancel()
+
+
+def run_cells(fn, grid, *, seed, store=None, scheduler=None, force=False, progress=True,
+              study="sweep", seed_key=None, on_error="record", n_workers=None):
+    """Run the cells of ``grid`` and return ``(cells, frames, errors)``: the cells in grid
+    order, fn's DataFrame of each (``None`` for a failed cell) and ``{cell key: error line}``.
+    See :func:`sweep` for the arguments."""
+    if not callable(fn):
+        raise ValueError(f"fn must be callable as fn(cell, rng_seed), got {fn!r}")
+    if on_error not in ("record", "raise"):
+        raise ValueError(f"on_error must be 'record' or 'raise', got {on_error!r}")
+    seed = check_seed(seed)
+    cells = expand_grid(grid)
+    scheduler = _check_scheduler(scheduler)
+    keys = [cell_key(c) for c in cells]
+    stems = [file_stem(k) for k in keys]
+    seeds = [cell_seed(seed, c, study=study, seed_key=seed_key) for c in cells]
+    root = None if store is None else stores.open_store(store, study=study, seed=seed)
+    done = set() if root is None or force else stores.finished_stems(root)
+    frames = [stores.read_cell(root, s) if s in done else None for s in stems]
+    todo = [i for i, s in enumerate(stems) if s not in done]
+    errors = {}
+    bar = tqdm(total=len(cells), initial=len(cells) - len(todo), desc=study, unit="cell",
+               disable=not progress or None, leave=False)
+
+    def record(i, outcome):
+        if outcome[0] == "ok":
+            frames[i] = outcome[1]
+            if root is not None:
+                stores.write_cell(root, stems[i], outcome[1], cells[i], keys[i], seeds[i])
+        else:
+            errors[keys[i]] = outcome[1]
+            if root is not None:
+                stores.write_error(root, stems[i], cells[i], keys[i], seeds[i], *outcome[1:])
+        bar.update()
+
+    close = None
+    try:
+        todo_cells, todo_seeds = [cells[i] for i in todo], [seeds[i] for i in todo]
+        if not todo:
+            pass
+        elif scheduler == "sync":
+            for i in todo:
+                record(i, run_one(fn, cells[i], seeds[i]))
+        elif scheduler == "threads":
+            for j, outcome in _thread_results(fn, todo_cells, todo_seeds):
+                record(todo[j], outcome)
+        else:
+            client, close = connect(scheduler, n_workers)
+            for j, outcome in _dask_results(client, fn, todo_cells, todo_seeds, study):
+                record(todo[j], outcome)
+    finally:
+        bar.close()
+        if close is not None:
+            close()
+    if errors and on_error == "raise":
+        key, line = next(iter(errors.items()))
+        raise SweepError(f"{len(errors)} of {len(cells)} cells failed; first: {key}: {line}")
+    return cells, frames, errors
+
+
+def sweep(fn, grid, *, store, seed, scheduler=None, force=False, progress=True,
+          study="sweep", seed_key=None, on_error="record", n_workers=None) -> pd.DataFrame:
+    """Run ``fn(cell, rng_seed)`` on every cell of ``grid`` and return the results.
+
+    ``grid``: an iterable of dicts of scalar parameters, or a dict of lists (Cartesian product).
+    ``store``: a folder for the Parquet dataset (one file per finished cell, see
+    :mod:`sia_theory.sweep.store`), or ``None`` to keep the results in memory only. Cells already
+    in the store are read back, not recomputed, unless ``force=True``. ``seed``: the sweep seed;
+    the seed of a cell is ``seed_int(seed, study, key_index(cell_key(cell)))``, or
+    ``seed_int(seed, *seed_key(cell))`` for a study with its own seeding rule. ``scheduler``: see
+    the module docstring; ``n_workers`` sizes the embedded LocalCluster. A cell whose fn raises is
+    recorded (``store/errors/``, :func:`~sia_theory.sweep.store.load_errors`) and the others go
+    on; ``on_error="raise"`` raises :class:`SweepError` at the end instead.
+
+    Returns fn's rows of every finished cell in grid order, with the cell's parameters (those
+    not already columns of fn's output), ``cell_key`` and ``cell_seed``; the failed cells'
+    errors are in ``result.attrs["errors"]`` (``{cell key: error line}``).
+    """
+    cells, frames, errors = run_cells(fn, grid, seed=seed, store=store, scheduler=scheduler,
+                                      force=force, progress=progress, study=study,
+                                      seed_key=seed_key, on_error=on_error, n_workers=n_workers)
+    seed = check_seed(seed)
+    parts = []
+    for cell, frame in zip(cells, frames, strict=True):
+        if frame is not None:
+            parts.append(stores.stored_frame(frame, cell, cell_key(cell),
+                                             cell_seed(seed, cell, study=study,
+                                                       seed_key=seed_key))[0])
+    result = (pd.concat(parts, ignore_index=True) if parts
+              else pd.DataFrame(columns=list(stores.CELL_COLUMNS)))
+    result.attrs["errors"] = errors
+    return result

@@ -1,0 +1,162 @@
+"""The sweep store: a folder holding a Parquet dataset, one file per finished cell.
+
+Layout of ``store``::
+
+    sweep.json              the study name and sweep seed the store belongs to
+    cells/<stem>.parquet    one finished cell: fn's rows, then the cell's parameters (those not
+                            already output columns), ``cell_key`` and ``cell_seed``
+    errors/<stem>.json      one failed cell: parameters, key, seed, error line and traceback
+
+``<stem>`` is a hash of the cell key (:func:`sia_theory.sweep.grid.file_stem`); the key itself is
+in the file. Every file is written to a hidden temporary sibling and moved into place with
+``os.replace`` (atomic on POSIX), so a killed sweep leaves only whole cells behind; permissions
+are those of ``open`` (``0o666 & ~umask``, 0644 under umask 022). One sweep at a time per store.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pandas as pd
+
+from .._infra.fileset import fsync_path, recover_sets, temporary_name
+
+__all__ = ["CELL_COLUMNS", "open_store", "finished_stems", "write_cell", "read_cell",
+           "write_error", "clear_error", "load_sweep", "load_errors"]
+
+CELL_COLUMNS = ("cell_key", "cell_seed")
+_ADDED = b"sia_theory.sweep.added"  # Parquet metadata: the columns the store added to fn's rows
+_MANIFEST = "sweep.json"
+
+
+def _atomic_write(path: Path, write) -> None:
+    """``write(tmp)`` then ``os.replace(tmp, path)``; the temporary file is created with mode
+    ``0o666`` so the umask applies."""
+    tmp = path.with_name(temporary_name(path.name))
+    os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+    try:
+        write(tmp)
+        fsync_path(tmp)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def open_store(store, *, study: str, seed: int) -> Path:
+    """Create ``store`` (or check that it holds the sweep ``(study, seed)``) and remove what a
+    killed writer left there. A store of another study or seed is a ``ValueError``."""
+    root = Path(os.fspath(store))
+    if root.exists() and not root.is_dir():
+        raise ValueError(f"store must be a folder, got the file {str(root)!r}")
+    manifest = root / _MANIFEST
+    if manifest.exists():
+        try:
+            held = json.loads(manifest.read_text())
+        except (OSError, ValueError) as err:
+            raise ValueError(f"store {str(root)!r} has an unreadable {_MANIFEST}: {err}") from None
+        if held.get("study") != study or held.get("seed") != seed:
+            raise ValueError(f"store {str(root)!r} holds the sweep study={held.get('study')!r} "
+                             f"seed={held.get('seed')!r}, not study={study!r} seed={seed}; use "
+                             "another store folder")
+    for sub in ("cells", "errors"):
+        (root / sub).mkdir(parents=True, exist_ok=True)
+        recover_sets(root / sub)
+    if not manifest.exists():
+        text = json.dumps({"study": study, "seed": seed, "format": 1}, indent=2) + "\n"
+        _atomic_write(manifest, lambda tmp: tmp.write_text(text))
+    return root
+
+
+def finished_stems(root: Path) -> set[str]:
+    return {p.name[:-len(".parquet")] for p in (root / "cells").glob("*.parquet")
+            if not p.name.startswith(".")}
+
+
+def stored_frame(frame: pd.DataFrame, cell: dict, key: str, seed: int):
+    """fn's rows with the parameters not already among its columns, ``cell_key`` and
+    ``cell_seed`` appended; and the names of the appended columns."""
+    out = frame.copy()
+    added = [name for name in cell if name not in out.columns]
+    for name in added:
+        out[name] = cell[name]
+    for name in CELL_COLUMNS:
+        if name in out.columns:
+            raise ValueError(f"fn must not return a column named {name!r} (the store's own)")
+    out["cell_key"], out["cell_seed"] = key, seed
+    return out, [*added, *CELL_COLUMNS]
+
+
+def write_cell(root: Path, stem: str, frame: pd.DataFrame, cell: dict, key: str,
+               seed: int) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    out, added = stored_frame(frame, cell, key, seed)
+    table = pa.Table.from_pandas(out, preserve_index=False)
+    table = table.replace_schema_metadata({**(table.schema.metadata or {}),
+                                           _ADDED: json.dumps(added).encode()})
+    _atomic_write(root / "cells" / f"{stem}.parquet", lambda tmp: pq.write_table(table, tmp))
+    clear_error(root, stem)
+
+
+def _read(path: Path) -> tuple[pd.DataFrame, list]:
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(path)
+    added = json.loads((table.schema.metadata or {}).get(_ADDED, b"[]"))
+    return table.to_pandas(), added
+
+
+def read_cell(root: Path, stem: str) -> pd.DataFrame:
+    """fn's rows of a finished cell, exactly as fn returned them (added columns removed)."""
+    frame, added = _read(root / "cells" / f"{stem}.parquet")
+    return frame.drop(columns=added)
+
+
+def write_error(root: Path, stem: str, cell: dict, key: str, seed: int, error: str,
+                trace: str) -> None:
+    record = {"cell": cell, "cell_key": key, "cell_seed": seed, "error": error,
+              "traceback": trace}
+    text = json.dumps(record, indent=2, default=str) + "\n"
+    _atomic_write(root / "errors" / f"{stem}.json", lambda tmp: tmp.write_text(text))
+
+
+def clear_error(root: Path, stem: str) -> None:
+    (root / "errors" / f"{stem}.json").unlink(missing_ok=True)
+
+
+def _existing_store(store) -> Path:
+    root = Path(os.fspath(store))
+    if not (root / _MANIFEST).is_file():
+        raise ValueError(f"store {str(root)!r} is not a sweep store (no {_MANIFEST})")
+    return root
+
+
+def load_sweep(store) -> pd.DataFrame:
+    """Every finished cell of ``store`` as one DataFrame (cells in order of their key; within a
+    cell, fn's rows in order), with the parameter, ``cell_key`` and ``cell_seed`` columns."""
+    root = _existing_store(store)
+    paths = sorted((p for p in (root / "cells").glob("*.parquet") if not p.name.startswith(".")))
+    frames = [_read(p)[0] for p in paths]
+    if not frames:
+        return pd.DataFrame(columns=list(CELL_COLUMNS))
+    frames.sort(key=lambda f: f["cell_key"].iloc[0] if len(f) else "")
+    return pd.concat(frames, ignore_index=True)
+
+
+def load_errors(store) -> pd.DataFrame:
+    """The failed cells of ``store``: ``cell_key, cell_seed, error, traceback`` and the
+    parameters."""
+    root = _existing_store(store)
+    rows = []
+    for path in sorted((root / "errors").glob("*.json")):
+        if path.name.startswith("."):
+            continue
+        record = json.loads(path.read_text())
+        rows.append({**record["cell"], "cell_key": record["cell_key"],
+                     "cell_seed": record["cell_seed"], "error": record["error"],
+                     "traceback": record["traceback"]})
+    return pd.DataFrame(rows, columns=None if rows else ["cell_key", "cell_seed", "error",
+                                                           "traceback"])
