@@ -16,6 +16,7 @@ The Jacobian and exact-simplex studies are in :mod:`sia_theory.cas.studies_jacob
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 import pandas as pd
@@ -25,10 +26,11 @@ from .._infra.seeding import check_seed, seed_int
 from .config import PHASES
 from .dynamics import simulate_depth, simulate_token_step
 from .simplex import critical_gamma, simplex_inner_product, simplex_sparsity
-from .transition import transition_draws
+from .transition import transition_draw, transition_draws
 
 __all__ = ["TransitionSettings", "transition_study", "summarize_transition",
            "PhaseDiagramSettings", "phase_diagram", "summarize_phase_diagram",
+           "phase_diagram_cells", "phase_diagram_cell", "phase_seed_key", "PHASE_STUDY",
            "DepthSettings", "depth_study", "summarize_depth",
            "SparsitySettings", "sparsity_study", "summarize_sparsity", "fit_slope", "mean_ci",
            "RELATIVE_GAMMAS"]
@@ -156,28 +158,74 @@ class PhaseDiagramSettings:
         return cls(n=200, size=8, transition_draws=3)
 
 
-def phase_diagram(settings: PhaseDiagramSettings, *, seed) -> dict:
+PHASE_STUDY = "cas.phase_diagram"
+"""Seeding study name of the phase diagram: grid row ``(d, row)`` uses ``seed_int(seed,
+PHASE_STUDY, d, row)``; the transition and scaling draws ``token_rng(seed, PHASE_STUDY +
+".transition" / ".scaling", n, d, draw)``."""
+
+
+def phase_diagram_cells(settings: PhaseDiagramSettings) -> list[dict]:
+    """The sweep cells of :func:`phase_diagram`, in the order of its tables: one per Fig. 1 row
+    ``(d, ρ)`` (``part="grid"``), per crossing draw at ``n`` (``"transition"``) and per scaling
+    draw (``"scaling"``); every setting a cell's numbers depend on is in its key."""
+    s = settings
+    rhos = np.linspace(*s.rho_range, s.size)
+    grid = [{"part": "grid", "n": s.n, "d": d, "row": row, "rho": float(rho),
+             "gamma_max": s.gamma_max, "size": s.size}
+            for d in s.dims for row, rho in enumerate(rhos)]
+    transition = [{"part": "transition", "n": s.n, "d": d, "rho": s.rho, "draw": k,
+                   "queries": s.n} for d in s.dims for k in range(s.transition_draws)]
+    scaling = [{"part": "scaling", "n": n, "d": min(s.dims), "rho": s.rho, "draw": k,
+                "queries": s.scaling_queries} for n in s.scaling_ns
+               for k in range(s.scaling_draws)]
+    return grid + transition + scaling
+
+
+def phase_seed_key(cell: dict) -> tuple:
+    """``(study, *index)`` of a phase-diagram cell's seed (see :data:`PHASE_STUDY`)."""
+    if cell["part"] == "grid":
+        return PHASE_STUDY, cell["d"], cell["row"]
+    return f"{PHASE_STUDY}.{cell['part']}", cell["n"], cell["d"], cell["draw"]
+
+
+def phase_diagram_cell(seed: int, cell: dict, rng_seed: int) -> pd.DataFrame:
+    """One phase-diagram cell. A grid row is one token draw seeded by ``rng_seed`` reused across
+    the ``γ`` grid (every cell of the paper's figure is one configuration; in d = 2 the
+    realised cosine of a draw varies widely); a crossing draw uses ``token_rng(seed, study, n,
+    d, draw)``, the generator of the very ``SeedSequence`` whose integer form is ``rng_seed``."""
+    if cell["part"] == "grid":
+        gammas = np.linspace(0.0, cell["gamma_max"], cell["size"])
+        return simulate_token_step(n=cell["n"], d=cell["d"], rho=cell["rho"], gamma=gammas,
+                                   samples=1, seed=rng_seed)
+    levels = (0.1, 0.5, 0.9) if cell["part"] == "transition" else (0.5,)
+    return pd.DataFrame([transition_draw(n=cell["n"], d=cell["d"], rho=cell["rho"], seed=seed,
+                                         draw=cell["draw"], queries=cell["queries"],
+                                         levels=levels, study=phase_seed_key(cell)[0])])
+
+
+def phase_diagram(settings: PhaseDiagramSettings, *, seed, scheduler="threads", store=None,
+                  force=False, progress=True) -> dict:
     """``{"grid", "transition", "scaling"}``: the Fig. 1 cells (mean cosine before and after one
     layer, self weight, attended cosine), per-draw crossings for each ``d`` at ``n``, and per-draw
-    β₅₀ of ``d = min(dims)`` for ``scaling_ns`` (``d = max(dims)`` scales as CAS-4 shows)."""
+    β₅₀ of ``d = min(dims)`` for ``scaling_ns`` (``d = max(dims)`` scales as CAS-4 shows).
+
+    Every row and draw is a cell of :func:`sia_theory.sweep.run_cells`: on this process's threads
+    by default, on Dask with ``scheduler=None`` (embedded LocalCluster) or an address, and kept
+    in ``store`` (resumable) if given; the numbers are the same on every scheduler."""
+    from ..sweep import run_cells
+
     seed = check_seed(seed)
-    s = settings
-    gammas = np.linspace(0.0, s.gamma_max, s.size)
-    rhos = np.linspace(*s.rho_range, s.size)
-    # one independent token draw per (d, ρ) row, reused across γ (every cell of the paper's
-    # figure is one configuration; in d = 2 the realised cosine of a draw varies widely)
-    grid = pd.concat([simulate_token_step(n=s.n, d=d, rho=rho, gamma=gammas, samples=1,
-                                          seed=seed_int(seed, "cas.phase_diagram", d, row))
-                      for d in s.dims for row, rho in enumerate(rhos)], ignore_index=True)
-    transition = pd.concat([transition_draws(ns=[s.n], d=d, rho=s.rho, seed=seed,
-                                             draws=s.transition_draws, queries=s.n,
-                                             levels=(0.1, 0.5, 0.9),
-                                             study="cas.phase_diagram.transition")
-                            for d in s.dims], ignore_index=True)
-    scaling = transition_draws(ns=s.scaling_ns, d=min(s.dims), rho=s.rho, seed=seed,
-                               draws=s.scaling_draws, queries=s.scaling_queries,
-                               study="cas.phase_diagram.scaling")
-    return {"grid": grid, "transition": transition, "scaling": scaling}
+    cells, frames, _ = run_cells(partial(phase_diagram_cell, seed),
+                                 phase_diagram_cells(settings), seed=seed, store=store,
+                                 scheduler=scheduler, force=force, progress=progress,
+                                 study=PHASE_STUDY, seed_key=phase_seed_key, on_error="raise")
+    out = {}
+    for part in ("grid", "transition", "scaling"):
+        out[part] = pd.concat([f for c, f in zip(cells, frames, strict=True)
+                               if c["part"] == part], ignore_index=True)
+    for part in ("transition", "scaling"):
+        out[part]["log_n"] = np.log(out[part]["n"])
+    return out
 
 
 def summarize_phase_diagram(transition: pd.DataFrame, scaling: pd.DataFrame) -> dict:

@@ -10,7 +10,9 @@ same settings, and the claim's number comes from the same summary of the figure'
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 import pandas as pd
@@ -33,6 +35,7 @@ from .studies import RELATIVE_GAMMAS, mean_ci
 from .tokens import normalise_rows, sample_tokens, token_rng
 
 __all__ = ["JacobianSweepSettings", "jacobian_sweep", "summarize_jacobian_sweep",
+           "jacobian_cells", "jacobian_cell", "JACOBIAN_STUDY",
            "FiniteNSettings", "finite_n_study", "summarize_finite_n", "matched_self_weight_beta"]
 
 
@@ -60,23 +63,51 @@ class JacobianSweepSettings:
                    draws=4)
 
 
-def jacobian_sweep(settings: JacobianSweepSettings, *, seed) -> dict:
+JACOBIAN_STUDY = "cas.jacobian_sweep"
+"""Seeding study name: draw ``k`` at dimension ``d`` uses ``token_rng(seed, JACOBIAN_STUDY, d,
+k)``."""
+
+
+def jacobian_cells(settings: JacobianSweepSettings) -> list[dict]:
+    """The sweep cells of :func:`jacobian_sweep`: one per ``(d, draw)``, the ``γ`` grid in the
+    key (as JSON)."""
+    s = settings
+    gammas = json.dumps([float(g) for g in s.gammas])
+    return [{"n": s.n, "d": d, "rho": s.rho, "draw": draw, "gammas": gammas}
+            for d in s.dims for draw in range(s.draws)]
+
+
+def jacobian_cell(seed: int, cell: dict, rng_seed: int) -> pd.DataFrame:
+    """``η`` of one token draw on the ``γ`` grid; the tokens come from ``token_rng(seed,
+    JACOBIAN_STUDY, d, draw)``, the generator of the ``SeedSequence`` whose integer form is
+    ``rng_seed``."""
+    n, d, draw = cell["n"], cell["d"], cell["draw"]
+    X = sample_tokens(n=n, d=d, rho=cell["rho"],
+                      rng=token_rng(seed, JACOBIAN_STUDY, d, draw))  # (n, d)
+    Y, _ = normalise_rows(X)
+    total = Y.sum(axis=0)
+    realised = float((np.sum(total * total) - n) / (n * (n - 1)))
+    return pd.DataFrame([{"n": n, "d": d, "draw": draw, "gamma": g, "realised_rho": realised,
+                          "eta": jacobian_eta(X, beta=g * np.log(n))}
+                         for g in json.loads(cell["gammas"])])
+
+
+def jacobian_sweep(settings: JacobianSweepSettings, *, seed, scheduler="threads", store=None,
+                   force=False, progress=True) -> dict:
     """``{"eta": one row per (d, draw, γ), "summary": mean and sd over draws, "simplex": the
-    exact simplex η at n = d}``."""
+    exact simplex η at n = d}``. Each ``(d, draw)`` is a cell of
+    :func:`sia_theory.sweep.run_cells` (this process's threads by default; Dask with
+    ``scheduler=None`` or an address; resumable with ``store``), the same numbers on every
+    scheduler."""
+    from ..sweep import run_cells
+
     seed, s = check_seed(seed), settings
-    tasks = [(d, draw) for d in s.dims for draw in range(s.draws)]
-
-    def one(task) -> list:
-        d, draw = task
-        X = sample_tokens(n=s.n, d=d, rho=s.rho, rng=token_rng(seed, "cas.jacobian_sweep", d,
-                                                               draw))  # (n, d)
-        Y, _ = normalise_rows(X)
-        total = Y.sum(axis=0)
-        realised = float((np.sum(total * total) - s.n) / (s.n * (s.n - 1)))
-        return [{"n": s.n, "d": d, "draw": draw, "gamma": g, "realised_rho": realised,
-                 "eta": jacobian_eta(X, beta=g * np.log(s.n))} for g in s.gammas]
-
-    eta = pd.DataFrame([row for rows in parallel_map(one, tasks) for row in rows])
+    _, frames, _ = run_cells(partial(jacobian_cell, seed), jacobian_cells(s), seed=seed,
+                             store=store, scheduler=scheduler, force=force, progress=progress,
+                             study=JACOBIAN_STUDY,
+                             seed_key=lambda c: (JACOBIAN_STUDY, c["d"], c["draw"]),
+                             on_error="raise")
+    eta = pd.concat(frames, ignore_index=True)
     summary = (eta.groupby(["d", "gamma"])
                .agg(eta_mean=("eta", "mean"), eta_sd=("eta", "std"),
                     realised_rho=("realised_rho", "mean")).reset_index())

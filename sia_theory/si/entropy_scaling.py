@@ -16,10 +16,11 @@ import pandas as pd
 from .._infra.validate import check_int
 from ..transforms import Transform, declared_dependence
 from .closed_forms import plug_in_entropy
-from .montecarlo import simulate_gaussian_range_statistics, summarize
+from .._infra.stats import mean_se
+from .montecarlo import simulate_gaussian_range_statistics
 
-__all__ = ["entropy_in_range_scaling", "entropy_in_range_samples", "fit_growth_laws",
-           "GROWTH_LAWS", "log_spaced_integers"]
+__all__ = ["entropy_in_range_scaling", "entropy_in_range_samples", "entropy_table",
+           "fit_growth_laws", "GROWTH_LAWS", "log_spaced_integers"]
 
 # Each law maps t to the regressor x(t) of a straight-line fit H ≈ slope·x(t) + intercept.
 GROWTH_LAWS = {"log t": np.log, "sqrt(log t)": lambda t: np.sqrt(np.log(t))}
@@ -34,8 +35,35 @@ def log_spaced_integers(start, stop, count) -> np.ndarray:
     return np.unique(np.round(np.geomspace(start, stop, count)).astype(np.int64))
 
 
+def _check_grid(transform: Transform, t_values, deltas):
+    if "context" in declared_dependence(transform):
+        raise ValueError(f"transform must have coefficients that do not depend on the context "
+                         f"length ('context' not in depends_on), got {transform!r}")
+    t_values = np.asarray([check_int("t", t, lo=1) for t in np.atleast_1d(t_values)])
+    if t_values.size == 0:
+        raise ValueError("t_values must contain at least one distance t >= 1")
+    deltas = [check_int("delta", d, lo=2) for d in np.atleast_1d(deltas)]
+    return t_values, deltas, [(int(t), int(t) * d) for d in deltas for t in t_values]
+
+
+def entropy_table(transform: Transform, t_values, deltas, h) -> pd.DataFrame:
+    """The ``table`` of :func:`entropy_in_range_samples` from per-sample entropies ``h``
+    ``(samples, len(deltas), len(t_values))`` (e.g. blocks of samples concatenated in order)."""
+    t_values, deltas, ranges = _check_grid(transform, t_values, deltas)
+    h = np.ascontiguousarray(h, dtype=np.float64)
+    if h.ndim != 3 or h.shape[1:] != (len(deltas), len(t_values)):
+        raise ValueError(f"h must be (samples, {len(deltas)}, {len(t_values)}), got {h.shape}")
+    pairs = np.asarray(ranges, dtype=np.int64)  # (R, 2)
+    mean, se = mean_se(h.reshape(h.shape[0], -1))  # (R,), (R,)
+    return pd.DataFrame({
+        "delta": [d for d in deltas for _ in t_values], "t": pairs[:, 0], "t1": pairs[:, 0],
+        "t2": pairs[:, 1], "H_mean": mean, "H_se": se,
+        "samples": np.full(len(ranges), h.shape[0], dtype=np.int64),
+        "H_plug_in": [plug_in_entropy(transform, t1, t2) for t1, t2 in ranges]})
+
+
 def entropy_in_range_samples(transform: Transform, t_values, deltas=(2, 5, 10), *,
-                             samples: int, seed: int):
+                             samples: int, seed: int, first_sample: int = 0):
     """Per-sample entropies in range and their summary, for every ``t`` and ``Δ``.
 
     One Gaussian-logit simulation with ``n_ctx = max(t)·max(Δ)`` covers all ranges; entropy in
@@ -48,23 +76,12 @@ def entropy_in_range_samples(transform: Transform, t_values, deltas=(2, 5, 10), 
     :func:`~sia_theory.si.closed_forms.plug_in_entropy`), ``h`` is the per-sample entropy,
     shaped ``(samples, len(deltas), len(t_values))``.
     """
-    if "context" in declared_dependence(transform):
-        raise ValueError(f"transform must have coefficients that do not depend on the context "
-                         f"length ('context' not in depends_on), got {transform!r}")
-    t_values = np.asarray([check_int("t", t, lo=1) for t in np.atleast_1d(t_values)])
-    if t_values.size == 0:
-        raise ValueError("t_values must contain at least one distance t >= 1")
-    deltas = [check_int("delta", d, lo=2) for d in np.atleast_1d(deltas)]
-    ranges = [(int(t), int(t) * d) for d in deltas for t in t_values]
+    t_values, deltas, ranges = _check_grid(transform, t_values, deltas)
     n_ctx = max(t2 for _, t2 in ranges)
-    stats = simulate_gaussian_range_statistics(transform, n_ctx, ranges, samples, seed)
-    table = summarize(stats, ranges)
-    table.insert(0, "delta", [d for d in deltas for _ in t_values])
-    table.insert(1, "t", table["t1"].to_numpy())
-    table["H_plug_in"] = [plug_in_entropy(transform, t1, t2) for t1, t2 in ranges]
-    table = table[["delta", "t", "t1", "t2", "H_mean", "H_se", "samples", "H_plug_in"]]
+    stats = simulate_gaussian_range_statistics(transform, n_ctx, ranges, samples, seed,
+                                               first_sample=first_sample)
     h = stats.H.reshape(stats.rows, len(deltas), len(t_values))  # (samples, deltas, t)
-    return table, h
+    return entropy_table(transform, t_values, deltas, h), h
 
 
 def entropy_in_range_scaling(transform: Transform, t_values, deltas=(2, 5, 10), *,

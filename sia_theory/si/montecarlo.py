@@ -179,10 +179,11 @@ PROGRESS_LOGITS = 2**28
 CHUNK_LOGITS = 2**25
 
 
-def _simulate(a, m, ranges, mass_ref, samples, seed) -> RangeStatistics:
+def _simulate(a, m, ranges, mass_ref, samples, seed, first_sample=0) -> RangeStatistics:
     """Per-sample statistics of ``ranges``; ``mass`` of range r is relative to ``mass_ref[r]``.
 
-    Sample ``i`` always uses stream ``i``, so chunking (for the progress bar) changes nothing.
+    Sample ``i`` always uses stream ``first_sample + i``, so chunking (for the progress bar, or
+    into sweep cells) changes nothing.
     """
     bounds, first_seg, stop_seg = _segment_plan(ranges, a.size)
     chunk = samples if samples * a.size <= PROGRESS_LOGITS else max(1, CHUNK_LOGITS // a.size)
@@ -191,20 +192,24 @@ def _simulate(a, m, ranges, mass_ref, samples, seed) -> RangeStatistics:
         starts = tqdm(starts, desc=f"Gaussian logits (n_ctx={a.size:,})", unit="chunk",
                       leave=False)
     parts = [kernels.simulate_rows(a, m, bounds, first_seg, stop_seg, mass_ref,
-                                   min(chunk, samples - start), np.uint64(seed), np.uint64(start))
+                                   min(chunk, samples - start), np.uint64(seed),
+                                   np.uint64(first_sample + start))
              for start in starts]
     return _as_statistics(tuple(np.concatenate(arrays) for arrays in zip(*parts)))
 
 
-def simulate_gaussian_range_statistics(transform: Transform, n_ctx, ranges, samples, seed=0
-                                       ) -> RangeStatistics:
+def simulate_gaussian_range_statistics(transform: Transform, n_ctx, ranges, samples, seed=0, *,
+                                       first_sample=0) -> RangeStatistics:
     """Per-sample version of :func:`simulate_gaussian_logits`: a :class:`RangeStatistics` with
-    one row per sample (row ``i`` uses the base logits ``rng.normals(seed, i, n_ctx)``)."""
+    one row per sample (row ``i`` uses the base logits ``rng.normals(seed, first_sample + i,
+    n_ctx)``; a block of samples starting at ``first_sample`` gives exactly those rows of a
+    larger run)."""
     n_ctx, samples, seed = _check_simulation(transform, n_ctx, samples, seed)
+    first_sample = check_int("first_sample", first_sample, lo=0, hi=2**63 - 1)
     ranges = _check_ranges(ranges, n_ctx)
     a, m = _coefficients(transform, n_ctx)
     full, mass_ref = _with_total(ranges, n_ctx)
-    stats = _simulate(a, m, full, mass_ref, samples, seed)
+    stats = _simulate(a, m, full, mass_ref, samples, seed, first_sample)
     return _as_statistics((stats.Z, stats.N, stats.H, stats.mass, stats.log_Z), keep=len(ranges))
 
 

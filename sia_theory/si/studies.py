@@ -12,7 +12,9 @@ Seeds come from :mod:`sia_theory._infra.seeding` (``(seed, study, index)``).
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 import pandas as pd
@@ -20,10 +22,16 @@ import pandas as pd
 from .._infra.seeding import check_seed, seed_int
 from .._infra.validate import check_int
 from ..transforms import LogN, NoScale, ScaleInvariant, Transform
-from .entropy_scaling import entropy_in_range_samples, fit_growth_laws, log_spaced_integers
+from .entropy_scaling import (
+    entropy_in_range_samples,
+    entropy_table,
+    fit_growth_laws,
+    log_spaced_integers,
+)
 from .montecarlo import context_length_sweep
 
 __all__ = ["EntropyScalingSettings", "EntropyScalingResult", "entropy_scaling_study",
+           "entropy_scaling_cells", "entropy_block", "ENTROPY_STUDY",
            "local_slopes", "LAW_REGRESSORS", "slope_ratio", "ContextSweepSettings",
            "context_sweep_study", "recent_mass_ratio", "fig1_settings", "fig2_settings",
            "fig6_settings"]
@@ -82,20 +90,68 @@ class EntropyScalingResult:
     slopes: pd.DataFrame
 
 
-def entropy_scaling_study(settings: EntropyScalingSettings, seed: int) -> EntropyScalingResult:
+ENTROPY_STUDY = "si.entropy_scaling"
+"""Seeding study name: every sample block uses ``seed_int(seed, ENTROPY_STUDY)`` and sample
+``i`` its stream ``i`` (:func:`sia_theory.si.rng.normals`)."""
+SAMPLE_BLOCK = 1024
+"""Samples per sweep cell of :func:`entropy_scaling_study`."""
+
+
+def _entropy_t_values(settings: EntropyScalingSettings) -> np.ndarray:
+    t_values = log_spaced_integers(settings.t_min, settings.t_max, settings.n_t)
+    return np.unique(np.concatenate([t_values, np.ravel(settings.windows)]).astype(np.int64))
+
+
+def entropy_scaling_cells(settings: EntropyScalingSettings) -> list[dict]:
+    """The sweep cells of the study: blocks ``[first, first + samples)`` of the Monte Carlo
+    samples (at least 2 each), with the transform and the grid of ``t`` and ``Δ`` in the key."""
+    s = settings
+    blocks = max(1, min(-(-s.samples // SAMPLE_BLOCK), s.samples // 2))
+    sizes = [len(b) for b in np.array_split(np.arange(s.samples), blocks)]
+    grid = {"transform": repr(s.transform), "t_values": json.dumps(_entropy_t_values(s).tolist()),
+            "deltas": json.dumps([int(d) for d in s.deltas])}
+    starts = np.cumsum([0, *sizes[:-1]])
+    return [{**grid, "first": int(a), "samples": int(k)} for a, k in zip(starts, sizes,
+                                                                         strict=True)]
+
+
+def entropy_block(transform: Transform, cell: dict, rng_seed: int) -> pd.DataFrame:
+    """Sweep cell: the per-sample entropies ``H`` of samples ``[first, first + samples)``, one
+    row per sample and one column ``H_<Δ>_<t>`` per range (``rng_seed`` is the study seed
+    ``seed_int(seed, ENTROPY_STUDY)``; sample ``i`` uses its stream ``i``)."""
+    t_values, deltas = json.loads(cell["t_values"]), json.loads(cell["deltas"])
+    _, h = entropy_in_range_samples(transform, t_values, deltas, samples=cell["samples"],
+                                    seed=rng_seed, first_sample=cell["first"])
+    columns = [f"H_{d}_{t}" for d in deltas for t in t_values]
+    return pd.DataFrame(h.reshape(h.shape[0], -1), columns=columns)  # (samples, Δ·t)
+
+
+def entropy_scaling_study(settings: EntropyScalingSettings, seed: int, *, scheduler="sync",
+                          store=None, force=False, progress=True) -> EntropyScalingResult:
     """Run the entropy-in-range study of ``settings`` (seeded by ``(seed, "si.entropy_scaling")``).
 
-    One simulation covers every range; the per-sample entropies give the local slopes with
-    their exact covariance across ``t`` (all ranges of a sample share its stream).
+    The samples run in blocks (:func:`entropy_scaling_cells`), each a cell of
+    :func:`sia_theory.sweep.run_cells`: in this process by default (``scheduler="sync"``; the
+    kernel is itself parallel), or on Dask with ``scheduler=None`` / an address, optionally kept
+    in ``store`` for resuming. Sample ``i`` uses the same stream in every block layout, so the
+    result is bit-identical to one simulation of all samples. The per-sample entropies give the
+    local slopes with their exact covariance across ``t`` (all ranges of a sample share its
+    stream).
     """
+    from ..sweep import run_cells
+
     if not isinstance(settings, EntropyScalingSettings):
         raise ValueError(f"settings must be an EntropyScalingSettings, got {settings!r}")
     seed = check_seed(seed)
-    t_values = log_spaced_integers(settings.t_min, settings.t_max, settings.n_t)
-    t_values = np.unique(np.concatenate([t_values, np.ravel(settings.windows)]).astype(np.int64))
-    table, h = entropy_in_range_samples(settings.transform, t_values, settings.deltas,
-                                        samples=settings.samples,
-                                        seed=seed_int(seed, "si.entropy_scaling"))
+    t_values = _entropy_t_values(settings)
+    _, frames, _ = run_cells(partial(entropy_block, settings.transform),
+                             entropy_scaling_cells(settings), seed=seed, store=store,
+                             scheduler=scheduler, force=force, progress=progress,
+                             study=ENTROPY_STUDY, seed_key=lambda cell: (ENTROPY_STUDY,),
+                             on_error="raise")
+    h = np.concatenate([f.to_numpy(dtype=np.float64) for f in frames])  # (samples, Δ·t)
+    h = h.reshape(h.shape[0], len(settings.deltas), t_values.size)  # (samples, Δ, t)
+    table = entropy_table(settings.transform, t_values, settings.deltas, h)
     slopes = local_slopes(h, t_values, settings.deltas, settings.windows)
     return EntropyScalingResult(settings, table, fit_growth_laws(table), slopes)
 
