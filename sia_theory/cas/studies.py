@@ -204,7 +204,7 @@ def phase_diagram_cell(seed: int, cell: dict, rng_seed: int) -> pd.DataFrame:
 
 
 def phase_diagram(settings: PhaseDiagramSettings, *, seed, scheduler="threads", store=None,
-                  force=False, progress=True) -> dict:
+                  force=False, progress=True, n_workers=None) -> dict:
     """``{"grid", "transition", "scaling"}``: the Fig. 1 cells (mean cosine before and after one
     layer, self weight, attended cosine), per-draw crossings for each ``d`` at ``n``, and per-draw
     β₅₀ of ``d = min(dims)`` for ``scaling_ns`` (``d = max(dims)`` scales as CAS-4 shows).
@@ -218,7 +218,8 @@ def phase_diagram(settings: PhaseDiagramSettings, *, seed, scheduler="threads", 
     cells, frames, _ = run_cells(partial(phase_diagram_cell, seed),
                                  phase_diagram_cells(settings), seed=seed, store=store,
                                  scheduler=scheduler, force=force, progress=progress,
-                                 study=PHASE_STUDY, seed_key=phase_seed_key, on_error="raise")
+                                 study=PHASE_STUDY, seed_key=phase_seed_key, on_error="raise",
+                                 n_workers=n_workers)
     out = {}
     for part in ("grid", "transition", "scaling"):
         out[part] = pd.concat([f for c, f in zip(cells, frames, strict=True)

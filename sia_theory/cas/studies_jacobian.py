@@ -93,7 +93,7 @@ def jacobian_cell(seed: int, cell: dict, rng_seed: int) -> pd.DataFrame:
 
 
 def jacobian_sweep(settings: JacobianSweepSettings, *, seed, scheduler="threads", store=None,
-                   force=False, progress=True) -> dict:
+                   force=False, progress=True, n_workers=None) -> dict:
     """``{"eta": one row per (d, draw, γ), "summary": mean and sd over draws, "simplex": the
     exact simplex η at n = d}``. Each ``(d, draw)`` is a cell of
     :func:`sia_theory.sweep.run_cells` (this process's threads by default; Dask with
@@ -106,7 +106,7 @@ def jacobian_sweep(settings: JacobianSweepSettings, *, seed, scheduler="threads"
                              store=store, scheduler=scheduler, force=force, progress=progress,
                              study=JACOBIAN_STUDY,
                              seed_key=lambda c: (JACOBIAN_STUDY, c["d"], c["draw"]),
-                             on_error="raise")
+                             on_error="raise", n_workers=n_workers)
     eta = pd.concat(frames, ignore_index=True)
     summary = (eta.groupby(["d", "gamma"])
                .agg(eta_mean=("eta", "mean"), eta_sd=("eta", "std"),

@@ -127,7 +127,8 @@ def entropy_block(transform: Transform, cell: dict, rng_seed: int) -> pd.DataFra
 
 
 def entropy_scaling_study(settings: EntropyScalingSettings, seed: int, *, scheduler="sync",
-                          store=None, force=False, progress=True) -> EntropyScalingResult:
+                          store=None, force=False, progress=True,
+                          n_workers=None) -> EntropyScalingResult:
     """Run the entropy-in-range study of ``settings`` (seeded by ``(seed, "si.entropy_scaling")``).
 
     The samples run in blocks (:func:`entropy_scaling_cells`), each a cell of
@@ -148,7 +149,7 @@ def entropy_scaling_study(settings: EntropyScalingSettings, seed: int, *, schedu
                              entropy_scaling_cells(settings), seed=seed, store=store,
                              scheduler=scheduler, force=force, progress=progress,
                              study=ENTROPY_STUDY, seed_key=lambda cell: (ENTROPY_STUDY,),
-                             on_error="raise")
+                             on_error="raise", n_workers=n_workers)
     h = np.concatenate([f.to_numpy(dtype=np.float64) for f in frames])  # (samples, Δ·t)
     h = h.reshape(h.shape[0], len(settings.deltas), t_values.size)  # (samples, Δ, t)
     table = entropy_table(settings.transform, t_values, settings.deltas, h)

@@ -170,10 +170,20 @@ def run_cells(fn, grid, *, seed, store=None, scheduler=None, force=False, progre
     keys = [cell_key(c) for c in cells]
     stems = [file_stem(k) for k in keys]
     seeds = [cell_seed(seed, c, study=study, seed_key=seed_key) for c in cells]
-    root = None if store is None else stores.open_store(store, study=study, seed=seed)
+    root = None if store is None else stores.check_store(store, study=study, seed=seed)
     done = set() if root is None or force else stores.finished_stems(root)
-    frames = [stores.read_cell(root, s) if s in done else None for s in stems]
     todo = [i for i, s in enumerate(stems) if s not in done]
+    close = None
+    if todo and scheduler not in IN_PROCESS:  # connect before anything is written
+        client, close = connect(scheduler, n_workers)
+    try:
+        if root is not None:
+            stores.open_store(root, study=study, seed=seed)
+        frames = [stores.read_cell(root, s) if s in done else None for s in stems]
+    except BaseException:
+        if close is not None:
+            close()
+        raise
     errors = {}
     bar = tqdm(total=len(cells), initial=len(cells) - len(todo), desc=study, unit="cell",
                disable=not progress or None, leave=False)
@@ -189,7 +199,6 @@ def run_cells(fn, grid, *, seed, store=None, scheduler=None, force=False, progre
                 stores.write_error(root, stems[i], cells[i], keys[i], seeds[i], *outcome[1:])
         bar.update()
 
-    close = None
     try:
         todo_cells, todo_seeds = [cells[i] for i in todo], [seeds[i] for i in todo]
         if not todo:
@@ -201,7 +210,6 @@ def run_cells(fn, grid, *, seed, store=None, scheduler=None, force=False, progre
             for j, outcome in _thread_results(fn, todo_cells, todo_seeds):
                 record(todo[j], outcome)
         else:
-            client, close = connect(scheduler, n_workers)
             for j, outcome in _dask_results(client, fn, todo_cells, todo_seeds, study):
                 record(todo[j], outcome)
     finally:

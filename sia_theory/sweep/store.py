@@ -23,7 +23,7 @@ import pandas as pd
 
 from .._infra.fileset import fsync_path, recover_sets, temporary_name
 
-__all__ = ["CELL_COLUMNS", "open_store", "finished_stems", "write_cell", "read_cell",
+__all__ = ["CELL_COLUMNS", "check_store", "open_store", "finished_stems", "write_cell", "read_cell",
            "write_error", "clear_error", "load_sweep", "load_errors"]
 
 CELL_COLUMNS = ("cell_key", "cell_seed")
@@ -44,9 +44,9 @@ def _atomic_write(path: Path, write) -> None:
         tmp.unlink(missing_ok=True)
 
 
-def open_store(store, *, study: str, seed: int) -> Path:
-    """Create ``store`` (or check that it holds the sweep ``(study, seed)``) and remove what a
-    killed writer left there. A store of another study or seed is a ``ValueError``."""
+def check_store(store, *, study: str, seed: int) -> Path:
+    """``store`` as a Path if it can hold the sweep ``(study, seed)`` (absent, empty, or made by
+    that sweep), else ``ValueError``; nothing is written."""
     root = Path(os.fspath(store))
     if root.exists() and not root.is_dir():
         raise ValueError(f"store must be a folder, got the file {str(root)!r}")
@@ -60,6 +60,13 @@ def open_store(store, *, study: str, seed: int) -> Path:
             raise ValueError(f"store {str(root)!r} holds the sweep study={held.get('study')!r} "
                              f"seed={held.get('seed')!r}, not study={study!r} seed={seed}; use "
                              "another store folder")
+    return root
+
+
+def open_store(store, *, study: str, seed: int) -> Path:
+    """Create ``store`` (after :func:`check_store`) and remove what a killed writer left."""
+    root = check_store(store, study=study, seed=seed)
+    manifest = root / _MANIFEST
     for sub in ("cells", "errors"):
         (root / sub).mkdir(parents=True, exist_ok=True)
         recover_sets(root / sub)
@@ -70,6 +77,8 @@ def open_store(store, *, study: str, seed: int) -> Path:
 
 
 def finished_stems(root: Path) -> set[str]:
+    if not (root / "cells").is_dir():
+        return set()
     return {p.name[:-len(".parquet")] for p in (root / "cells").glob("*.parquet")
             if not p.name.startswith(".")}
 
