@@ -13,10 +13,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .._infra.stats import mean_se
 from .._infra.validate import check_int
 from ..transforms import Transform, declared_dependence
 from .closed_forms import plug_in_entropy
-from .._infra.stats import mean_se
 from .montecarlo import simulate_gaussian_range_statistics
 
 __all__ = ["entropy_in_range_scaling", "entropy_in_range_samples", "entropy_table",

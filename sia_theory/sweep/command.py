@@ -21,8 +21,14 @@ import argparse
 import sys
 import time
 
-from .._infra.cli import OneLineArgumentParser, int_range, output_dir, positive_float, \
-    positive_int, seed
+from .._infra.cli import (
+    OneLineArgumentParser,
+    int_range,
+    output_dir,
+    positive_float,
+    positive_int,
+    seed,
+)
 
 __all__ = ["register", "main", "scheduler_arg"]
 

@@ -12,8 +12,8 @@ Where the cells run (``scheduler``):
 
 * ``None``: the address in the environment variable ``SIA_DASK_SCHEDULER`` if set, else an
   embedded ``distributed.LocalCluster`` on this machine (``n_workers`` processes, default the CPU
-  count, one thread each, ``NUMBA_NUM_THREADS=1``, no dashboard, listening on 127.0.0.1 only),
-  shut down afterwards;
+  count, one thread each, ``NUMBA_NUM_THREADS=1``; scheduler, workers and the scheduler's HTTP
+  server listen on 127.0.0.1 only, on random ports), shut down afterwards;
 * ``"tcp://host:port"`` (or any dask address) or a ``distributed.Client``: an existing cluster
   (the store is written by this process, so the workers need no shared file system);
 * ``"sync"``: in this process, one cell after another, in grid order;
@@ -115,8 +115,10 @@ def connect(scheduler, n_workers=None):
                              f"cluster") from None
         return client, client.close
     workers = (os.cpu_count() or 1) if n_workers is None else check_int("n_workers", n_workers, 1)
+    # dashboard_address=None does not stop the scheduler's HTTP server (dask/distributed#8136,
+    # #7207): bind it to a random loopback port instead, like every other listener here
     cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                           host="127.0.0.1", dashboard_address=None,
+                           host="127.0.0.1", dashboard_address="127.0.0.1:0",
                            silence_logs=logging.ERROR, env={"NUMBA_NUM_THREADS": "1"})
     client = Client(cluster, set_as_default=False)
 

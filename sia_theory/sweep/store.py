@@ -147,7 +147,7 @@ def load_sweep(store) -> pd.DataFrame:
     """Every finished cell of ``store`` as one DataFrame (cells in order of their key; within a
     cell, fn's rows in order), with the parameter, ``cell_key`` and ``cell_seed`` columns."""
     root = _existing_store(store)
-    paths = sorted((p for p in (root / "cells").glob("*.parquet") if not p.name.startswith(".")))
+    paths = sorted(p for p in (root / "cells").glob("*.parquet") if not p.name.startswith("."))
     frames = [_read(p)[0] for p in paths]
     if not frames:
         return pd.DataFrame(columns=list(CELL_COLUMNS))
