@@ -137,10 +137,11 @@ def _dask_results(client, fn, todo, seeds, study):
     keys = [f"{study}-{file_stem(cell_key(cells))}-{run}" for cells in todo]
     futures = client.map(run_one, [fn] * len(todo), todo, seeds, key=keys, pure=False)
     index = {f.key: i for i, f in enumerate(futures)}
-    try:
-        for future in dask_completed(futures, loop=client.loop):
-            yield index[future.key], future.result()
-            future.release()
+    try:  # results arrive in batches of whatever finished meanwhile (one round trip each)
+        for batch in dask_completed(futures, loop=client.loop, with_results=True).batches():
+            for future, outcome in batch:
+                yield index[future.key], outcome
+                future.release()
     finally:
         client.cancel([f for f in futures if not f.done()])
 
@@ -174,14 +175,14 @@ def run_cells(fn, grid, *, seed, store=None, scheduler=None, force=False, progre
     seeds = [cell_seed(seed, c, study=study, seed_key=seed_key) for c in cells]
     root = None if store is None else stores.check_store(store, study=study, seed=seed)
     done = set() if root is None or force else stores.finished_stems(root)
-    todo = [i for i, s in enumerate(stems) if s not in done]
+    frames = [stores.read_cell(root, s) if s in done else None for s in stems]
+    todo = [i for i, f in enumerate(frames) if f is None]
     close = None
     if todo and scheduler not in IN_PROCESS:  # connect before anything is written
         client, close = connect(scheduler, n_workers)
     try:
         if root is not None:
             stores.open_store(root, study=study, seed=seed)
-        frames = [stores.read_cell(root, s) if s in done else None for s in stems]
     except BaseException:
         if close is not None:
             close()

@@ -31,14 +31,17 @@ _ADDED = b"sia_theory.sweep.added"  # Parquet metadata: the columns the store ad
 _MANIFEST = "sweep.json"
 
 
-def _atomic_write(path: Path, write) -> None:
+def _atomic_write(path: Path, write, durable: bool = True) -> None:
     """``write(tmp)`` then ``os.replace(tmp, path)``; the temporary file is created with mode
-    ``0o666`` so the umask applies."""
+    ``0o666`` so the umask applies. ``durable`` fsyncs the file first (survives a power cut, not
+    only a kill); cell files skip it (a few ms each) because an unreadable cell file is simply
+    computed again."""
     tmp = path.with_name(temporary_name(path.name))
     os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
     try:
         write(tmp)
-        fsync_path(tmp)
+        if durable:
+            fsync_path(tmp)
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
@@ -106,7 +109,8 @@ def write_cell(root: Path, stem: str, frame: pd.DataFrame, cell: dict, key: str,
     table = pa.Table.from_pandas(out, preserve_index=False)
     table = table.replace_schema_metadata({**(table.schema.metadata or {}),
                                            _ADDED: json.dumps(added).encode()})
-    _atomic_write(root / "cells" / f"{stem}.parquet", lambda tmp: pq.write_table(table, tmp))
+    _atomic_write(root / "cells" / f"{stem}.parquet", lambda tmp: pq.write_table(table, tmp),
+                  durable=False)
     clear_error(root, stem)
 
 
@@ -118,9 +122,15 @@ def _read(path: Path) -> tuple[pd.DataFrame, list]:
     return table.to_pandas(), added
 
 
-def read_cell(root: Path, stem: str) -> pd.DataFrame:
-    """fn's rows of a finished cell, exactly as fn returned them (added columns removed)."""
-    frame, added = _read(root / "cells" / f"{stem}.parquet")
+def read_cell(root: Path, stem: str) -> pd.DataFrame | None:
+    """fn's rows of a finished cell, exactly as fn returned them (added columns removed), or
+    ``None`` if the file cannot be read (cut short by a power loss: the cell runs again)."""
+    import pyarrow as pa
+
+    try:
+        frame, added = _read(root / "cells" / f"{stem}.parquet")
+    except (OSError, pa.ArrowException, ValueError):
+        return None
     return frame.drop(columns=added)
 
 
@@ -129,7 +139,8 @@ def write_error(root: Path, stem: str, cell: dict, key: str, seed: int, error: s
     record = {"cell": cell, "cell_key": key, "cell_seed": seed, "error": error,
               "traceback": trace}
     text = json.dumps(record, indent=2, default=str) + "\n"
-    _atomic_write(root / "errors" / f"{stem}.json", lambda tmp: tmp.write_text(text))
+    _atomic_write(root / "errors" / f"{stem}.json", lambda tmp: tmp.write_text(text),
+                  durable=False)
 
 
 def clear_error(root: Path, stem: str) -> None:
