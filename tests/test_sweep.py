@@ -277,3 +277,32 @@ def test_entropy_study_in_sample_blocks_equals_one_simulation(monkeypatch, tmp_p
     pd.testing.assert_frame_equal(blocked.table, table, check_exact=True)
     again = studies.entropy_scaling_study(settings, 4, store=tmp_path / "e", progress=False)
     pd.testing.assert_frame_equal(again.slopes, blocked.slopes, check_exact=True)
+
+
+def test_command_runs_a_study_into_the_store_and_resumes(tmp_path):
+    store = tmp_path / "store"
+    command = [sys.executable, "-m", "sia_theory.sweep.command", "jacobian", "--n", "20", "--d",
+               "16", "--draws", "2", "--points", "3", "--scheduler", "sync", "--store",
+               str(store), "--seed", "3", "--no-progress"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    first = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+    assert first.returncode == 0, first.stderr
+    stored = load_sweep(store)
+    assert sorted(set(stored["draw"])) == [0, 1] and len(stored) == 6
+    from sia_theory.cas.studies_jacobian import JacobianSweepSettings, jacobian_sweep
+
+    direct = jacobian_sweep(JacobianSweepSettings(n=20, dims=(16,), gammas=(0.0, 4.0, 8.0),
+                                                  draws=2), seed=3, progress=False)["eta"]
+    ordered = stored.sort_values(["draw", "gamma"], ignore_index=True)[list(direct.columns)]
+    pd.testing.assert_frame_equal(ordered, direct, check_exact=True)
+    mtimes = {p: p.stat().st_mtime_ns for p in (store / "cells").iterdir()}
+    again = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+    assert again.returncode == 0
+    assert {p: p.stat().st_mtime_ns for p in (store / "cells").iterdir()} == mtimes
+
+
+def test_benchmark_rejects_bad_flags_in_one_line():
+    run = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_sweep.py"),
+                          "--cells", "5"], env={**os.environ, "PYTHONPATH": str(ROOT)},
+                         capture_output=True, text=True, timeout=60)
+    assert run.returncode == 2 and run.stderr.count("\n") == 1 and "--cells" in run.stderr

@@ -102,7 +102,8 @@ def register(subparsers) -> argparse.ArgumentParser:
     subcommands) to ``subparsers``; the parsed namespace's ``func(args)`` runs it and returns the
     exit status."""
     sweep = subparsers.add_parser("sweep", help="run a study's grid on Dask into a store",
-                                  description=__doc__.split("\n\n")[0])
+                                  description="Run a study's grid on Dask (a local cluster by "
+                                              "default) into a resumable Parquet store.")
     kinds = sweep.add_subparsers(dest="study", required=True, metavar="STUDY",
                                  parser_class=OneLineArgumentParser)
     p = kinds.add_parser("phase-diagram", help="CAS Fig. 1 and its transitions")
