@@ -204,15 +204,13 @@ def run_cells(fn, grid, *, seed, store=None, scheduler=None, force=False, progre
 
     try:
         todo_cells, todo_seeds = [cells[i] for i in todo], [seeds[i] for i in todo]
-        if not todo:
-            pass
-        elif scheduler == "sync":
+        if scheduler == "sync":
             for i in todo:
                 record(i, run_one(fn, cells[i], seeds[i]))
         elif scheduler == "threads":
             for j, outcome in _thread_results(fn, todo_cells, todo_seeds):
                 record(todo[j], outcome)
-        else:
+        elif todo:
             for j, outcome in _dask_results(client, fn, todo_cells, todo_seeds, study):
                 record(todo[j], outcome)
     finally:
