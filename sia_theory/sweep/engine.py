@@ -210,9 +210,12 @@ def run_cells(fn, grid, *, seed, store=None, scheduler=None, force=False, progre
         elif scheduler == "threads":
             for j, outcome in _thread_results(fn, todo_cells, todo_seeds):
                 record(todo[j], outcome)
-        elif todo:
-            for j, outcome in _dask_results(client, fn, todo_cells, todo_seeds, study):
-                record(todo[j], outcome)
+        elif todo:  # store writes overlap with the cluster on one writer thread
+            with ThreadPoolExecutor(1) as writer:
+                pending = [writer.submit(record, todo[j], outcome) for j, outcome in
+                           _dask_results(client, fn, todo_cells, todo_seeds, study)]
+            for done_write in pending:
+                done_write.result()  # a failed write is an error of the sweep
     finally:
         bar.close()
         if close is not None:

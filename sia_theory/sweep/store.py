@@ -105,8 +105,15 @@ def write_cell(root: Path, stem: str, frame: pd.DataFrame, cell: dict, key: str,
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    out, added = stored_frame(frame, cell, key, seed)
-    table = pa.Table.from_pandas(out, preserve_index=False)
+    for name in CELL_COLUMNS:
+        if name in frame.columns:
+            raise ValueError(f"fn must not return a column named {name!r} (the store's own)")
+    table = pa.Table.from_pandas(frame, preserve_index=False)  # the columns of stored_frame,
+    added = [name for name in cell if name not in frame.columns]  # built in arrow (faster)
+    for name, value in [*((n, cell[n]) for n in added), ("cell_key", key), ("cell_seed", seed)]:
+        table = table.append_column(name, pa.array([value] * len(frame),
+                                                   pa.int64() if name == "cell_seed" else None))
+    added = [*added, *CELL_COLUMNS]
     table = table.replace_schema_metadata({**(table.schema.metadata or {}),
                                            _ADDED: json.dumps(added).encode()})
     _atomic_write(root / "cells" / f"{stem}.parquet", lambda tmp: pq.write_table(table, tmp),
