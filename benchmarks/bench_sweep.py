@@ -1,4 +1,4 @@
-"""Benchmark of the sweep engine (sia_theory.sweep): per-cell overhead against calling the cell
+"""Benchmark of the sweep engine (sia_theory.sweeps): per-cell overhead against calling the cell
 function directly (target <= 10 ms per cell), and the speed-up from 1 to 2 local Dask workers on
 a CPU-bound grid (target >= 1.7x). The machine's load average is printed beside the numbers:
 on a shared machine the speed-up measures the cores that were free."""
@@ -53,7 +53,7 @@ def local_client(workers):
 
 
 def main(quick=False, seed=0, cells=None, reps=None):
-    from sia_theory.sweep import sweep
+    from sia_theory.sweeps import sweep
 
     print(load())
     n = cells or (100 if quick else 400)

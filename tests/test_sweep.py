@@ -1,4 +1,4 @@
-"""The sweep engine (sia_theory.sweep): determinism across schedulers and worker counts,
+"""The sweep engine (sia_theory.sweeps): determinism across schedulers and worker counts,
 resume after a crash, failed cells, the store's files, bad scheduler addresses; and the studies
 ported onto it give the numbers they gave before (one-shot computation in the same process).
 
@@ -22,7 +22,7 @@ import pandas as pd
 import pytest
 
 from sia_theory._infra.seeding import seed_int
-from sia_theory.sweep import cell_key, load_errors, load_sweep, sweep
+from sia_theory.sweeps import cell_key, load_errors, load_sweep, sweep
 
 ROOT = Path(__file__).resolve().parents[1]
 # worker processes cannot import this test module: ship its functions by value
@@ -151,7 +151,7 @@ KILLED_RUN = """
 import sys
 sys.path.insert(0, {tests!r})
 from test_sweep import counting_cell, counting_grid
-from sia_theory.sweep import sweep
+from sia_theory.sweeps import sweep
 sweep(counting_cell, counting_grid({calls!r}, "kill"), store={store!r}, seed=1,
       scheduler="sync", progress=False)
 """
@@ -221,7 +221,7 @@ def test_bad_scheduler_address_is_a_quick_value_error_and_writes_nothing(tmp_pat
 def test_command_bad_scheduler_is_one_line_exit_2_nothing_written(tmp_path):
     store = tmp_path / "store"
     for scheduler in ("tcp://127.0.0.1:9", "nowhere"):
-        run = subprocess.run([sys.executable, "-m", "sia_theory.sweep.command",
+        run = subprocess.run([sys.executable, "-m", "sia_theory.sweeps.command",
                               "phase-diagram", "--n", "50", "--d", "4", "--grid", "3",
                               "--scheduler", scheduler, "--store", str(store)],
                              env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True,
@@ -281,7 +281,7 @@ def test_entropy_study_in_sample_blocks_equals_one_simulation(monkeypatch, tmp_p
 
 def test_command_runs_a_study_into_the_store_and_resumes(tmp_path):
     store = tmp_path / "store"
-    command = [sys.executable, "-m", "sia_theory.sweep.command", "jacobian", "--n", "20", "--d",
+    command = [sys.executable, "-m", "sia_theory.sweeps.command", "jacobian", "--n", "20", "--d",
                "16", "--draws", "2", "--points", "3", "--scheduler", "sync", "--store",
                str(store), "--seed", "3", "--no-progress"]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}

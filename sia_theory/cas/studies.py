@@ -209,10 +209,10 @@ def phase_diagram(settings: PhaseDiagramSettings, *, seed, scheduler="threads", 
     layer, self weight, attended cosine), per-draw crossings for each ``d`` at ``n``, and per-draw
     β₅₀ of ``d = min(dims)`` for ``scaling_ns`` (``d = max(dims)`` scales as CAS-4 shows).
 
-    Every row and draw is a cell of :func:`sia_theory.sweep.run_cells`: on this process's threads
+    Every row and draw is a cell of :func:`sia_theory.sweeps.run_cells`: on this process's threads
     by default, on Dask with ``scheduler=None`` (embedded LocalCluster) or an address, and kept
     in ``store`` (resumable) if given; the numbers are the same on every scheduler."""
-    from ..sweep import run_cells
+    from ..sweeps import run_cells
 
     seed = check_seed(seed)
     cells, frames, _ = run_cells(partial(phase_diagram_cell, seed),

@@ -96,10 +96,10 @@ def jacobian_sweep(settings: JacobianSweepSettings, *, seed, scheduler="threads"
                    force=False, progress=True, n_workers=None) -> dict:
     """``{"eta": one row per (d, draw, γ), "summary": mean and sd over draws, "simplex": the
     exact simplex η at n = d}``. Each ``(d, draw)`` is a cell of
-    :func:`sia_theory.sweep.run_cells` (this process's threads by default; Dask with
+    :func:`sia_theory.sweeps.run_cells` (this process's threads by default; Dask with
     ``scheduler=None`` or an address; resumable with ``store``), the same numbers on every
     scheduler."""
-    from ..sweep import run_cells
+    from ..sweeps import run_cells
 
     seed, s = check_seed(seed), settings
     _, frames, _ = run_cells(partial(jacobian_cell, seed), jacobian_cells(s), seed=seed,

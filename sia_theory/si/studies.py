@@ -132,14 +132,14 @@ def entropy_scaling_study(settings: EntropyScalingSettings, seed: int, *, schedu
     """Run the entropy-in-range study of ``settings`` (seeded by ``(seed, "si.entropy_scaling")``).
 
     The samples run in blocks (:func:`entropy_scaling_cells`), each a cell of
-    :func:`sia_theory.sweep.run_cells`: in this process by default (``scheduler="sync"``; the
+    :func:`sia_theory.sweeps.run_cells`: in this process by default (``scheduler="sync"``; the
     kernel is itself parallel), or on Dask with ``scheduler=None`` / an address, optionally kept
     in ``store`` for resuming. Sample ``i`` uses the same stream in every block layout, so the
     result is bit-identical to one simulation of all samples. The per-sample entropies give the
     local slopes with their exact covariance across ``t`` (all ranges of a sample share its
     stream).
     """
-    from ..sweep import run_cells
+    from ..sweeps import run_cells
 
     if not isinstance(settings, EntropyScalingSettings):
         raise ValueError(f"settings must be an EntropyScalingSettings, got {settings!r}")

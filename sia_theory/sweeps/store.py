@@ -7,7 +7,7 @@ Layout of ``store``::
                             already output columns), ``cell_key`` and ``cell_seed``
     errors/<stem>.json      one failed cell: parameters, key, seed, error line and traceback
 
-``<stem>`` is a hash of the cell key (:func:`sia_theory.sweep.grid.file_stem`); the key itself is
+``<stem>`` is a hash of the cell key (:func:`sia_theory.sweeps.grid.file_stem`); the key itself is
 in the file. Every file is written to a hidden temporary sibling and moved into place with
 ``os.replace`` (atomic on POSIX), so a killed sweep leaves only whole cells behind; permissions
 are those of ``open`` (``0o666 & ~umask``, 0644 under umask 022). One sweep at a time per store.
@@ -27,7 +27,7 @@ __all__ = ["CELL_COLUMNS", "check_store", "open_store", "finished_stems", "write
            "write_error", "clear_error", "load_sweep", "load_errors"]
 
 CELL_COLUMNS = ("cell_key", "cell_seed")
-_ADDED = b"sia_theory.sweep.added"  # Parquet metadata: the columns the store added to fn's rows
+_ADDED = b"sia_theory.sweeps.added"  # Parquet metadata: the columns the store added to fn's rows
 _MANIFEST = "sweep.json"
 
 

@@ -1,5 +1,8 @@
 """Sweeps: grids of independent cells on dask.distributed (local by default), stored as a
-Parquet dataset and resumable. See :mod:`sia_theory.sweep.engine` for the cell contract."""
+Parquet dataset and resumable. See :mod:`sia_theory.sweeps.engine` for the cell contract.
+
+The package is ``sweeps`` (plural) so that the top-level export ``sia_theory.sweep`` (the
+function) is never shadowed by the subpackage attribute Python sets when a subpackage loads."""
 
 from .engine import SweepError, run_cells, sweep
 from .grid import cell_key, cell_seed, expand_grid

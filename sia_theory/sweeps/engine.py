@@ -1,7 +1,7 @@
 """``sweep``: a grid of independent cells run on dask.distributed, stored and resumable.
 
 The contract of a cell function: ``fn(cell, rng_seed)`` takes the cell's parameters (a dict of
-scalars, see :mod:`sia_theory.sweep.grid`) and its seed (an int in ``[0, 2**63 − 1]`` derived
+scalars, see :mod:`sia_theory.sweeps.grid`) and its seed (an int in ``[0, 2**63 − 1]`` derived
 from the sweep seed and the cell only), draws every random number from that seed (e.g.
 ``numpy.random.default_rng(rng_seed)``), and returns either a dict of scalars (one row) or a
 pandas DataFrame (any number of rows; its index is dropped). It must not depend on anything but
@@ -232,12 +232,12 @@ def sweep(fn, grid, *, store, seed, scheduler=None, force=False, progress=True,
 
     ``grid``: an iterable of dicts of scalar parameters, or a dict of lists (Cartesian product).
     ``store``: a folder for the Parquet dataset (one file per finished cell, see
-    :mod:`sia_theory.sweep.store`), or ``None`` to keep the results in memory only. Cells already
+    :mod:`sia_theory.sweeps.store`), or ``None`` to keep the results in memory only. Cells already
     in the store are read back, not recomputed, unless ``force=True``. ``seed``: the sweep seed;
     the seed of a cell is ``seed_int(seed, study, key_index(cell_key(cell)))``, or
     ``seed_int(seed, *seed_key(cell))`` for a study with its own seeding rule. ``scheduler``: see
     the module docstring; ``n_workers`` sizes the embedded LocalCluster. A cell whose fn raises is
-    recorded (``store/errors/``, :func:`~sia_theory.sweep.store.load_errors`) and the others go
+    recorded (``store/errors/``, :func:`~sia_theory.sweeps.store.load_errors`) and the others go
     on; ``on_error="raise"`` raises :class:`SweepError` at the end instead.
 
     Returns fn's rows of every finished cell in grid order, with the cell's parameters (those

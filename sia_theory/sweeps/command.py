@@ -12,7 +12,7 @@ address (``tcp://host:8786``), ``sync`` or ``threads``; unset, ``SIA_DASK_SCHEDU
 embedded LocalCluster. Re-running resumes from the store; ``--force`` recomputes. Bad input
 (including a scheduler that does not answer) is one line on stderr and exit status 2, with
 nothing written. ``register(subparsers)`` adds the subcommand to the ``sia-theory`` parser;
-``python -m sia_theory.sweep.command ...`` runs it on its own.
+``python -m sia_theory.sweeps.command ...`` runs it on its own.
 """
 
 from __future__ import annotations
