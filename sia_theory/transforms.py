@@ -25,17 +25,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._infra.validate import check_int, check_real
+from ._infra.memory import check_memory
+from ._infra.validate import check_finite_array, check_int, check_real
 from .symbolic import generated
 
 __all__ = ["DEPENDENCES", "Transform", "NoScale", "LogN", "ScaleInvariant", "ALiBi",
            "declared_dependence"]
 
 DEPENDENCES = frozenset({"distance", "context", "head"})
-
-
-def _distance(t) -> np.ndarray:
-    return np.asarray(t, dtype=np.float64)
 
 
 def declared_dependence(transform) -> frozenset:
@@ -74,7 +71,25 @@ class Transform:
                           stacklevel=2)
 
     def _affine(self, t: np.ndarray, n: np.ndarray | None, h) -> tuple[np.ndarray, np.ndarray]:
-        raise NotImplementedError
+        raise NotImplementedError(
+            f"{type(self).__name__} does not define its coefficients: a Transform subclass must "
+            "implement _affine(self, t, n, h) -> (a, m), the affine coefficients of the logit "
+            "L = a*S + m as float arrays broadcastable to t (t: distances >= 0; n: number of "
+            "keys the query sees, or None; h: head index, or None), and declare depends_on")
+
+    def log_moments(self, t, n_ctx=None, h=None) -> tuple[np.ndarray, np.ndarray]:
+        """``(log E[e^{L_t}], E[L_t e^{L_t}] / E[e^{L_t}])`` for Gaussian base logits, i.e.
+        ``(m + a²/2, m + a²)`` (SI App. B), each shaped like ``t``.
+
+        The closed forms work in log space from these. The default computes them from
+        :meth:`coefficients`; a transform whose ``a²`` and ``m`` nearly cancel (the SI transform
+        with a tiny ``alpha``, where ``a_t² ≈ 2β/α`` and ``m_t ≈ −β/α``) overrides it with the
+        simplified expressions, which stay accurate.
+        """
+        a, m = self.coefficients(t, n_ctx, h)
+        a2 = a * a
+        return (generated.lognormal_log_weight_mean(a2, m),
+                generated.lognormal_tilted_mean(a2, m))
 
     def coefficients(self, t, n_ctx=None, h=None) -> tuple[np.ndarray, np.ndarray]:
         """Per-distance affine coefficients ``(a_t, m_t)`` broadcast to the shape of ``t``.
@@ -84,12 +99,8 @@ class Transform:
         selects the head for transforms whose ``depends_on`` contains ``"head"``, such as
         :class:`ALiBi` with several slopes.
         """
-        t = _distance(t)
-        if not np.all(np.isfinite(t) & (t >= 0)):
-            raise ValueError("t must contain finite distances >= 0")
-        n = None if n_ctx is None else np.asarray(n_ctx, dtype=np.float64)
-        if n is not None and not np.all((n >= 1) & np.isfinite(n)):
-            raise ValueError("n_ctx must be finite and >= 1")
+        t = check_finite_array("t", t, dtype=np.float64, lo=0)
+        n = None if n_ctx is None else check_finite_array("n_ctx", n_ctx, dtype=np.float64, lo=1)
         a, m = self._affine(t, n, h)
         shape = np.broadcast_shapes(np.shape(a), np.shape(m), t.shape)
         return np.broadcast_to(a, shape).copy(), np.broadcast_to(m, shape).copy()
@@ -105,9 +116,10 @@ class Transform:
         Causal convention: ``t = q_idx - kv_idx`` and ``n = q_idx + 1``. Keys after the query
         (only reachable without a causal mask) are given the coefficients of distance ``|t|``.
         """
-        t = np.abs(np.asarray(q_idx, dtype=np.float64) - np.asarray(kv_idx, dtype=np.float64))
-        n = np.asarray(q_idx, dtype=np.float64) + 1.0
-        a, m = self._affine(t, n, h)
+        q_idx = check_finite_array("q_idx", q_idx, dtype=np.float64, lo=0)
+        kv_idx = check_finite_array("kv_idx", kv_idx, dtype=np.float64, lo=0)
+        t = np.abs(q_idx - kv_idx)
+        a, m = self._affine(t, q_idx + 1.0, h)
         return a * score + m
 
 
@@ -171,6 +183,18 @@ class ScaleInvariant(Transform):
         """``(alpha, beta, tau)``: the transform satisfies SI eq. 15 exactly (its definition)."""
         return self.alpha, self.beta, self.tau
 
+    def log_moments(self, t, n_ctx=None, h=None) -> tuple[np.ndarray, np.ndarray]:
+        """``(log α − log(t/τ + 1), β/α)``: SI eq. 15 itself, from the simplified sympy
+        expressions of :mod:`sia_theory.symbolic.generated` (no cancellation of ``a²`` against
+        ``m``, so exact for any valid ``α, β``)."""
+        t = check_finite_array("t", t, dtype=np.float64, lo=0)
+        if n_ctx is not None:
+            check_finite_array("n_ctx", n_ctx, dtype=np.float64, lo=1)
+        log_w = generated.si_log_weight_mean(t, self.tau, self.alpha, self.beta)
+        tilt = generated.si_tilted_logit_mean(t, self.tau, self.alpha, self.beta)
+        return (np.broadcast_to(log_w, t.shape).astype(np.float64),
+                np.broadcast_to(tilt, t.shape).astype(np.float64))
+
     def _affine(self, t, n, h):
         a2 = generated.si_a2(t, self.tau, self.alpha, self.beta)
         # Rounding can leave a2 a few ulps below 0 when beta == alpha*log(alpha) exactly.
@@ -206,6 +230,7 @@ class ALiBi(Transform):
     @classmethod
     def standard(cls, n_heads: int) -> ALiBi:
         n_heads = check_int("n_heads", n_heads, lo=1)
+        check_memory("n_heads", n_heads, 128 * n_heads)  # a tuple and an array of slopes
         return cls(tuple(2.0 ** (-8.0 * (h + 1) / n_heads) for h in range(n_heads)))
 
     @property
