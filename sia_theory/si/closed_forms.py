@@ -9,10 +9,10 @@ transform object, so these functions work for any :class:`~sia_theory.transforms
 ``depends_on`` contains ``"context"`` or ``"head"`` and is not given it says so); ``h`` is
 checked against the transform's ``n_heads``; the exact SI sums need its declared ``power_law``.
 
-Sums are taken in log space from the transform's :meth:`~sia_theory.transforms.Transform.log_moments`
-(log-sum-exp shifted by the largest term), so a finite answer is returned even when single
-terms ``e^{m + a²/2}`` overflow; an answer that itself exceeds float64 raises ``ValueError``
-(and :func:`expected_log_total_attention` gives its logarithm).
+Sums are taken in log space from the transform's ``log_moments`` (log-sum-exp shifted by the
+largest term), so a finite answer is returned even when single terms ``e^{m + a²/2}``
+overflow; an answer that itself exceeds float64 raises ``ValueError`` (and
+:func:`expected_log_total_attention` gives its logarithm).
 """
 
 from __future__ import annotations

@@ -72,9 +72,11 @@ def entropy_in_range_samples(transform: Transform, t_values, deltas=(2, 5, 10), 
     if not deltas:
         raise ValueError("deltas must contain at least one range ratio delta >= 2")
     n_ctx = int(t_values.max()) * max(deltas)
-    check_memory("t_values", f"max {int(t_values.max())} with delta {max(deltas)}",
-                 simulation_memory(n_ctx, check_int("samples", samples, lo=2),
-                                   len(deltas) * t_values.size))
+    samples = check_int("samples", samples, lo=2)
+    n_ranges = len(deltas) * t_values.size
+    check_memory("t_values/deltas", f"(max {int(t_values.max())}, max {max(deltas)})",
+                 simulation_memory(n_ctx, 2, n_ranges))
+    check_memory("samples", samples, simulation_memory(n_ctx, samples, n_ranges))
     ranges = [(int(t), int(t) * d) for d in deltas for t in t_values]
     stats = simulate_gaussian_range_statistics(transform, n_ctx, ranges, samples, seed)
     table = summarize(stats, ranges)
