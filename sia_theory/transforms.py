@@ -107,6 +107,7 @@ class Transform:
 
     def apply(self, score, t, n_ctx=None, h=None):
         """``a(t, n) * score + m(t, n)``."""
+        score = check_finite_array("score", score)
         a, m = self.coefficients(t, n_ctx, h)
         return a * score + m
 
@@ -116,6 +117,8 @@ class Transform:
         Causal convention: ``t = q_idx - kv_idx`` and ``n = q_idx + 1``. Keys after the query
         (only reachable without a causal mask) are given the coefficients of distance ``|t|``.
         """
+        if np.asarray(score).dtype.kind not in "fiu":  # dtype only: the scores are the big array
+            raise ValueError(f"score must be a real array, got dtype {np.asarray(score).dtype}")
         q_idx = check_finite_array("q_idx", q_idx, dtype=np.float64, lo=0)
         kv_idx = check_finite_array("kv_idx", kv_idx, dtype=np.float64, lo=0)
         t = np.abs(q_idx - kv_idx)

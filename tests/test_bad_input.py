@@ -278,8 +278,58 @@ def test_base_transform_says_what_to_implement():
 def test_memory_bound_names_parameter_estimate_and_limit():
     from sia_theory._infra.memory import check_memory
 
-    with pytest.raises(ValueError, match=r"n_ctx=10000000000 needs about 745 GiB .* 1 GiB "
+    with pytest.raises(ValueError, match=r"n_ctx=10000000000 needs about 447 GiB .* 1 GiB "
                                          r"\(max_bytes\)"):
         check_memory("n_ctx", 10**10, montecarlo.simulation_memory(10**10, 2, 1),
                      max_bytes=2**30)
     check_memory("n_ctx", 10, 100, max_bytes=2**30)  # within the limit: no error
+
+
+# --- the issue's examples, one by one --------------------------------------------------------
+
+_EMPTY_STATS = montecarlo.RangeStatistics(*(np.zeros((0, 1)) for _ in range(5)))
+EXAMPLES = [
+    ("ScaleInvariant(tau=10**400)", lambda: sia.ScaleInvariant(tau=10**400), "tau"),
+    ("complex distances", lambda: SI.coefficients(np.array([1 + 1j])), "t"),
+    ("string distances", lambda: SI.coefficients("12"), "t"),
+    ("string n_ctx", lambda: sia.LogN().coefficients([1], n_ctx="12"), "n_ctx"),
+    ("complex score", lambda: SI.apply(np.array([1 + 1j]), [1]), "score"),
+    ("complex score_mod score", lambda: SI.score_mod(np.array([[1j]]), 0, 0, 1, 0), "score"),
+    ("negative q_idx", lambda: SI.score_mod(np.zeros((1, 1)), 0, 0, np.array([-5]), 0),
+     "q_idx"),
+    ("NaN kv_idx", lambda: SI.score_mod(np.zeros((1, 1)), 0, 0, 5, np.array([np.nan])),
+     "kv_idx"),
+    ("empty t_values", lambda: sia.entropy_in_range_scaling(SI, [], samples=4), "t_values"),
+    ("empty deltas", lambda: sia.entropy_in_range_scaling(SI, [2, 3], deltas=[], samples=4),
+     "deltas"),
+    ("fractional summary range", lambda: sia.summarize(STATS, [(0.5, 3.7)]), "ranges"),
+    ("summary of zero rows", lambda: sia.summarize(_EMPTY_STATS, [(0, 3)]), "stats"),
+    ("NaN in a growth-law table", lambda: sia.fit_growth_laws(_table_with("H_mean", np.nan)),
+     "H_mean"),
+    ("t = 0 in a growth-law table", lambda: sia.fit_growth_laws(_table_with("t", 0)), "t"),
+    ("n_ctx = 1e10", lambda: sia.simulate_gaussian_logits(SI, 10**10, [(0, 10)], 2), "n_ctx"),
+    ("slopes without columns", lambda: studies.slope_ratio(pd.DataFrame({"x": [1]})), "slopes"),
+    ("sweep without columns", lambda: studies.recent_mass_ratio(pd.DataFrame(), "a", "b"),
+     "sweep"),
+]
+
+
+@pytest.mark.parametrize("label, call, param", EXAMPLES, ids=[e[0] for e in EXAMPLES])
+def test_issue_example_raises_value_error_naming_the_parameter(label, call, param):
+    with pytest.raises(ValueError, match=param.replace("[", r"\[")):
+        call()
+
+
+def test_mean_of_no_values_is_an_error_not_nan():
+    from sia_theory._infra.stats import mean_se
+
+    with pytest.raises(ValueError, match="at least one value"):
+        mean_se(np.zeros((0, 3)))
+
+
+def test_constant_growth_curve_fits_exactly():
+    table = TABLE.assign(H_mean=2.0)
+    fits = sia.fit_growth_laws(table)
+    assert np.all(np.isfinite(fits[["slope", "intercept", "r2"]].to_numpy()))
+    assert fits["r2"].tolist() == [1.0, 1.0]
+    assert np.allclose(fits["slope"], 0.0, atol=1e-12)

@@ -184,10 +184,21 @@ def local_slopes(h: np.ndarray, t_values, deltas, windows) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _check_columns(name: str, frame, columns: set) -> None:
+    if not isinstance(frame, pd.DataFrame):
+        raise ValueError(f"{name} must be a pandas DataFrame, got {type(frame).__name__}")
+    missing = columns - set(frame.columns)
+    if missing:
+        raise ValueError(f"{name} must have the columns {sorted(columns)}; missing "
+                         f"{sorted(missing)}")
+
+
 def slope_ratio(slopes: pd.DataFrame, delta: int = 0, law: str = "sqrt(log t)"):
     """``ρ = (s_last/s_first) / (x_last/x_first)``: the ratio of the last to the first window's
     local slope, divided by the same ratio for the exact curve of ``law``; ``ρ = 1`` for that
     law. Returns ``(ρ, se)`` (delta method with the covariance of the two slopes)."""
+    _check_columns("slopes", slopes, {"delta", "window", "slope", "se", "cov_first",
+                                      f"law_{law}"})
     rows = slopes[slopes["delta"] == delta].sort_values("window")
     if len(rows) < 2:
         raise ValueError(f"slopes must hold at least two windows for delta={delta}")
@@ -283,6 +294,7 @@ def recent_mass_ratio(sweep: pd.DataFrame, numerator: str, denominator: str):
     """Ratio of the attention on the most recent tokens of two transforms (labels of the
     ``transform`` column) at the largest context length, with its delta-method standard error
     (the transforms of :func:`context_sweep_study` use independent streams). ``(ratio, se)``."""
+    _check_columns("sweep", sweep, {"quantity", "n_ctx", "transform", "mean", "se"})
     mass = sweep[sweep["quantity"] == "recent_mass"]
     n_max = mass["n_ctx"].max()
     rows = mass[mass["n_ctx"] == n_max].set_index("transform")
