@@ -11,7 +11,8 @@ def mean_se(values, axis: int = 0):
     """Mean and standard error ``std(ddof=1)/sqrt(count)`` along ``axis``.
 
     No values at all is a ``ValueError``. With one value the standard error is ``nan``: one
-    draw says nothing about the spread, and an interval of 0 would claim an exact result. Scalars come back for 1-D input.
+    draw says nothing about the spread, and an interval of 0 would claim an exact result.
+    Scalars come back for 1-D input.
     """
     values = np.asarray(values, dtype=np.float64)
     count = values.shape[axis]
