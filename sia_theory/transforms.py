@@ -101,7 +101,12 @@ class Transform:
         """
         t = check_finite_array("t", t, dtype=np.float64, lo=0)
         n = None if n_ctx is None else check_finite_array("n_ctx", n_ctx, dtype=np.float64, lo=1)
-        a, m = self._affine(t, n, h)
+        with np.errstate(over="ignore", invalid="ignore"):
+            a, m = self._affine(t, n, h)
+        if not (np.all(np.isfinite(a)) and np.all(np.isfinite(m))):
+            raise ValueError(f"{self!r} gives non-finite coefficients (a, m) for t in "
+                             f"[{t.min() if t.size else 0:g}, {t.max() if t.size else 0:g}]: "
+                             "its parameters overflow float64 there")
         shape = np.broadcast_shapes(np.shape(a), np.shape(m), t.shape)
         return np.broadcast_to(a, shape).copy(), np.broadcast_to(m, shape).copy()
 
@@ -177,6 +182,12 @@ class ScaleInvariant(Transform):
                 f"beta must satisfy {generated.SI_VALIDITY_CONDITION} (SI eq. 16 validity: "
                 f"a_t^2 >= 0; the bound is {generated.si_beta_min(alpha):.6g} for "
                 f"alpha={alpha!r}), got beta={beta!r}")
+        with np.errstate(over="ignore"):
+            a2_0 = generated.si_a2(0.0, tau, alpha, beta)
+        if not np.isfinite(a2_0):  # a_t² − a_0² = 2 log(t/τ + 1) < 2·710 for every float t
+            raise ValueError(f"alpha and beta must give finite coefficients (a_t^2 = 2[log(t/tau"
+                             f"+1) - log alpha + beta/alpha] overflows float64), got alpha="
+                             f"{alpha!r}, beta={beta!r}, tau={tau!r}")
         object.__setattr__(self, "tau", tau)
         object.__setattr__(self, "alpha", alpha)
         object.__setattr__(self, "beta", beta)

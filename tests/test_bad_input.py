@@ -290,6 +290,9 @@ def test_memory_bound_names_parameter_estimate_and_limit():
 _EMPTY_STATS = montecarlo.RangeStatistics(*(np.zeros((0, 1)) for _ in range(5)))
 EXAMPLES = [
     ("ScaleInvariant(tau=10**400)", lambda: sia.ScaleInvariant(tau=10**400), "tau"),
+    ("SI coefficients overflow", lambda: sia.ScaleInvariant(alpha=1e-308, beta=1.0), "alpha"),
+    ("LogN coefficients overflow",
+     lambda: sia.LogN(1e307).coefficients([0], n_ctx=[1e300]), "non-finite coefficients"),
     ("complex distances", lambda: SI.coefficients(np.array([1 + 1j])), "t"),
     ("string distances", lambda: SI.coefficients("12"), "t"),
     ("string n_ctx", lambda: sia.LogN().coefficients([1], n_ctx="12"), "n_ctx"),
