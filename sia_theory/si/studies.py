@@ -77,7 +77,7 @@ class EntropyScalingSettings:
             raise ValueError("deltas must contain at least one range ratio delta >= 2")
         windows = _pairs_or_items("windows", self.windows, pairs=True)
         for lo, hi in windows:
-            lo, hi = check_int("windows", lo, lo=t_min), check_int("windows", hi, hi=t_max)
+            lo, hi = check_int("windows", lo), check_int("windows", hi)
             if not t_min <= lo < hi <= t_max:
                 raise ValueError(f"windows must lie in [t_min, t_max] = [{t_min}, "
                                  f"{t_max}], got ({lo}, {hi})")
