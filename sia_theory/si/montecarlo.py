@@ -69,6 +69,19 @@ class RangeStatistics:
     mass: np.ndarray
     log_Z: np.ndarray
 
+    def __post_init__(self):
+        shape = None
+        for name in ("Z", "N", "H", "mass", "log_Z"):
+            value = getattr(self, name)
+            if not isinstance(value, np.ndarray) or value.dtype != np.float64 or value.ndim != 2:
+                raise ValueError(f"RangeStatistics.{name} must be a 2-D float64 array (rows, "
+                                 f"ranges), got {type(value).__name__} "
+                                 f"{getattr(value, 'shape', '')}")
+            if shape is not None and value.shape != shape:
+                raise ValueError(f"RangeStatistics.{name} must have the shape of Z {shape}, got "
+                                 f"{value.shape}")
+            shape = value.shape
+
     @property
     def rows(self) -> int:
         return self.Z.shape[0]

@@ -157,7 +157,8 @@ def local_slopes(h: np.ndarray, t_values, deltas, windows) -> pd.DataFrame:
     h = check_finite_array("h", h, ndim=3, dtype=np.float64)
     t_values = check_finite_array("t_values", t_values, ndim=1, lo=1, integer=True
                                   ).astype(np.int64)
-    deltas = [int(d) for d in deltas]
+    deltas = [check_int("deltas", d, lo=2) for d in _pairs_or_items("deltas", deltas)]
+    windows = _pairs_or_items("windows", windows, pairs=True)
     if h.ndim != 3 or h.shape[1:] != (len(deltas), len(t_values)) or h.shape[0] < 2:
         raise ValueError(f"h must be (samples >= 2, {len(deltas)}, {len(t_values)}), got "
                          f"{h.shape}")
