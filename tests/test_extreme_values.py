@@ -159,3 +159,20 @@ def test_simulation_with_huge_logits_matches_dense_log_space_oracle(alpha, beta)
             assert stats.H[i, r] == pytest.approx(h, abs=1e-9)
             assert stats.log_Z[i, r] == pytest.approx(log_z, rel=1e-12)
             assert stats.mass[i, r] == pytest.approx(mass, rel=1e-9, abs=1e-12)
+
+
+def test_closed_form_sums_stream_over_long_ranges():
+    """A range of 3·2^20 + 2 distances is summed in chunks (flat memory; it needed ~300 MB and
+    t2 = 1e9 raised MemoryError): equal to the digamma route, and for LogN to the formula."""
+    si = sia.ScaleInvariant(10.0)
+    t1, t2 = 5, 3 * 2**20 + 7
+    assert sia.expected_total_attention(si, t1, t2) == pytest.approx(
+        sia.scale_invariant_total_attention(si, t1, t2), rel=1e-12)
+    assert sia.expected_negentropy(si, t1, t2) == pytest.approx(
+        sia.scale_invariant_negentropy(si, t1, t2), rel=1e-12)
+    n = t2
+    a2 = (4.0 * math.log(n)) ** 2
+    assert sia.plug_in_entropy(sia.LogN(4.0), t1, t2, n_ctx=n) == pytest.approx(
+        math.log(t2 - t1) - a2 / 2, rel=1e-12)
+    with pytest.raises(ValueError, match="t2 - t1 must be at most"):
+        sia.expected_total_attention(si, 0, 10**12)

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._infra.memory import check_memory
 from .._infra.validate import check_int
 from ..symbolic import generated
 from ..transforms import ScaleInvariant, Transform, declared_dependence
@@ -44,28 +43,42 @@ def check_range(t1, t2, n_ctx=None) -> tuple[int, int, int | None]:
     return t1, t2, n_ctx
 
 
-# Bytes per distance of a closed-form range sum (the distances, the transform's temporaries,
-# the log moments and the shifted weights): the range is bounded by the memory it needs.
-BYTES_PER_DISTANCE = 96
+# Range sums are streamed over chunks of distances (memory stays flat); a range longer than
+# MAX_DISTANCES would take minutes (~20 ns per distance) and is refused upfront.
+CHUNK = 2**20
+MAX_DISTANCES = 2**32
 _LOG_MAX_FLOAT = float(np.log(np.finfo(np.float64).max))
 
 
 def _range_moments(transform: Transform, t1, t2, n_ctx, h):
-    """``(log_max, shifted, tilt)``: ``E[e^{L_t}] = e^{log_max}·shifted_t`` (``shifted <= 1``)
-    and ``tilt_t = E[L_t e^{L_t}]/E[e^{L_t}]``, for ``t`` in ``[t1, t2)``."""
+    """``(log_max, total, tilted)``: ``Σ_t E[e^{L_t}] = e^{log_max}·total`` and
+    ``Σ_t E[L_t e^{L_t}] = e^{log_max}·tilted`` over ``t`` in ``[t1, t2)``, summed in chunks
+    with a running maximum (so ``total >= 1`` and nothing overflows)."""
     if not isinstance(transform, Transform):
         raise ValueError(f"transform must be a sia_theory Transform, got {transform!r}")
     t1, t2, n_ctx = check_range(t1, t2, n_ctx)
-    check_memory("t2", t2, BYTES_PER_DISTANCE * (t2 - t1))
+    if t2 - t1 > MAX_DISTANCES:
+        raise ValueError(f"t2 - t1 must be at most {MAX_DISTANCES} distances (a closed-form sum "
+                         f"over more takes minutes; for a transform with a power_law use "
+                         f"scale_invariant_total_attention), got t2 - t1 = {t2 - t1}")
     if h is not None and "head" in declared_dependence(transform):
         h = check_int("h", h, lo=0, hi=None if transform.n_heads is None
                       else transform.n_heads - 1)
-    log_w, tilt = transform.log_moments(np.arange(t1, t2), n_ctx, h)  # (t2 - t1,) each
-    if not (np.all(np.isfinite(log_w)) and np.all(np.isfinite(tilt))):
-        raise ValueError(f"transform {transform!r} gives non-finite log moments m + a^2/2, "
-                         f"m + a^2 on [{t1}, {t2}) (its coefficients overflow float64)")
-    log_max = float(np.max(log_w))
-    return log_max, np.exp(log_w - log_max), tilt
+    log_max, total, tilted = -np.inf, 0.0, 0.0
+    for start in range(t1, t2, CHUNK):
+        t = np.arange(start, min(start + CHUNK, t2))  # (chunk,)
+        log_w, tilt = transform.log_moments(t, n_ctx, h)  # (chunk,) each
+        if not (np.all(np.isfinite(log_w)) and np.all(np.isfinite(tilt))):
+            raise ValueError(f"transform {transform!r} gives non-finite log moments m + a^2/2, "
+                             f"m + a^2 on [{t1}, {t2}) (its coefficients overflow float64)")
+        chunk_max = float(np.max(log_w))
+        if chunk_max > log_max:  # re-express the running sums relative to the new maximum
+            scale = np.exp(log_max - chunk_max)
+            total, tilted, log_max = total * scale, tilted * scale, chunk_max
+        shifted = np.exp(log_w - log_max)  # (chunk,) <= 1
+        total += float(np.sum(shifted))
+        tilted += float(np.sum(tilt * shifted))
+    return log_max, total, tilted
 
 
 def _finite(name: str, value: float, hint: str) -> float:
@@ -77,8 +90,8 @@ def _finite(name: str, value: float, hint: str) -> float:
 def expected_log_total_attention(transform: Transform, t1, t2, n_ctx=None, h=None) -> float:
     """``log E[Z_{t1}^{t2}] = logsumexp_t (m_t + a_t²/2)`` (SI eq. 6, App. B) in log space:
     finite whenever the coefficients are, even where ``E[Z]`` itself overflows float64."""
-    log_max, shifted, _ = _range_moments(transform, t1, t2, n_ctx, h)
-    return log_max + float(np.log(np.sum(shifted)))
+    log_max, total, _ = _range_moments(transform, t1, t2, n_ctx, h)
+    return log_max + float(np.log(total))
 
 
 def expected_total_attention(transform: Transform, t1, t2, n_ctx=None, h=None) -> float:
@@ -99,8 +112,7 @@ def expected_total_attention(transform: Transform, t1, t2, n_ctx=None, h=None) -
 def expected_negentropy(transform: Transform, t1, t2, n_ctx=None, h=None) -> float:
     """``E[N_{t1}^{t2}] = Σ E[e^{L_t} L_t] = Σ (m_t + a_t²) exp(m_t + a_t²/2)`` (SI eq. 7),
     summed with the weights shifted by the largest; ``ValueError`` if it exceeds float64."""
-    log_max, shifted, tilt = _range_moments(transform, t1, t2, n_ctx, h)
-    inner = float(np.sum(tilt * shifted))
+    log_max, _, inner = _range_moments(transform, t1, t2, n_ctx, h)
     with np.errstate(over="ignore"):
         value = np.exp(log_max) * inner if inner else 0.0
     return _finite("E[N]", value, f"log of the largest weight = {log_max:.6g}")
@@ -115,9 +127,8 @@ def plug_in_entropy(transform: Transform, t1, t2, n_ctx=None, h=None) -> float:
     log space (``E[N]/E[Z]`` is a weighted mean of ``m_t + a_t²``), so it is finite whenever the
     coefficients are.
     """
-    log_max, shifted, tilt = _range_moments(transform, t1, t2, n_ctx, h)
-    total = np.sum(shifted)
-    return float(log_max + np.log(total) - np.sum(tilt * shifted) / total)
+    log_max, total, tilted = _range_moments(transform, t1, t2, n_ctx, h)
+    return float(log_max + np.log(total) - tilted / total)
 
 
 def _power_law(transform) -> tuple[float, float, float]:
