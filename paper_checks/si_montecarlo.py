@@ -144,7 +144,7 @@ def decide_log_growth(slopes) -> Measurement:
 def synthetic_slopes(curve, settings, sd=2.0):
     """Local slopes of ``curve(t)`` plus per-sample Gaussian noise of ``sd`` (about the spread
     of one sample's entropy under the transform at t ~ 1e4), on the settings' grid."""
-    from sia_theory.si.entropy_scaling import log_spaced_integers
+    from sia_theory._infra.grids import log_spaced_integers
 
     t = log_spaced_integers(settings.t_min, settings.t_max, settings.n_t)
     t = np.unique(np.concatenate([t, np.ravel(settings.windows)]).astype(np.int64))

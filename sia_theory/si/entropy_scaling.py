@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .._infra.grids import log_spaced_integers
 from .._infra.memory import check_memory
 from .._infra.validate import check_finite_array, check_int
 from ..transforms import Transform, declared_dependence
@@ -24,16 +25,6 @@ __all__ = ["entropy_in_range_scaling", "entropy_in_range_samples", "fit_growth_l
 
 # Each law maps t to the regressor x(t) of a straight-line fit H ≈ slope·x(t) + intercept.
 GROWTH_LAWS = {"log t": np.log, "sqrt(log t)": lambda t: np.sqrt(np.log(t))}
-
-
-def log_spaced_integers(start, stop, count) -> np.ndarray:
-    """``count`` roughly log-spaced distinct integers from ``start`` to ``stop`` inclusive."""
-    start, stop = check_int("start", start, lo=1), check_int("stop", stop, lo=1)
-    count = check_int("count", count, lo=1)
-    check_memory("count", count, 32 * count)
-    if stop < start:
-        raise ValueError(f"stop must be >= start = {start}, got {stop}")
-    return np.unique(np.round(np.geomspace(start, stop, count)).astype(np.int64))
 
 
 def _as_list(name: str, values) -> list:
