@@ -77,6 +77,8 @@ def plot_studies(studies, title: str, highlight: str | None = None):
         ax_r.semilogx(ph["t"], ph["ratio"], color=colour, lw=lw, marker="o", ms=2)
     ax_r.axhspan(1 - PHASE_BAND, 1 + PHASE_BAND, color="grey", alpha=0.2, label="critical band")
     ax_r.set_yscale("log")
+    ax_r.set_ylim(0.1, 10)  # ALiBi's bias spread leaves the panel upwards: frozen
+    ax_z.set_ylim(bottom=1e-3)  # ALiBi's octave sums fall to 0
     recent_k = studies[0].settings.recent
     n_ctx = studies[0].settings.n_ctx
     for ax, xl, yl, ttl in (
@@ -167,7 +169,7 @@ class Report:
         s, ev = self.summary.iloc[0], self.evidence
         st = self.study
         lim = self.total_attention_limit
-        out = [f"# analyze({st.name})", "", f"`{s.transform}`; seed {self.seed}, "
+        out = [f"# analyze({st.name})", "", f"`{s['transform']}`; seed {self.seed}, "
                f"{'quick' if self.quick else 'full'} settings ({self.seconds:.1f} s). Gaussian "
                "base logits `L = a(t, n)·L̄ + m(t, n)`, `L̄ ~ N(0, 1)` iid (SI §3.2); "
                f"context-dependent coefficients frozen at n = {st.settings.n_ctx:,}.", "",
@@ -225,7 +227,7 @@ def analyze(transform: Transform, *, n_ctx: int = 2**20, seed: int = 0, quick: b
     octave sums and entropy in range are those of a query seeing ``n_ctx`` keys) and at which
     the phases are read; ``quick``: seconds-long settings (:meth:`AnalysisSettings.quick`)
     instead of the full ones; ``zoo``: also analyse every ZOO member on the same quantities
-    (with :meth:`AnalysisSettings.zoo` — 4096 entropy samples — or, for a quick report,
+    (with :meth:`AnalysisSettings.zoo` — 2048 entropy samples — or, for a quick report,
     :meth:`AnalysisSettings.zoo_quick`; cached per process).
     """
     if not isinstance(transform, Transform):

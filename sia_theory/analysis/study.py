@@ -80,8 +80,8 @@ class AnalysisSettings:
 
     @classmethod
     def zoo(cls, n_ctx: int = 2**20) -> AnalysisSettings:
-        """The zoo columns of a full report: the full grid with 4096 entropy samples."""
-        return cls(n_ctx=n_ctx, samples=4096, label="zoo")
+        """The zoo columns of a full report: the full grid with 2048 entropy samples."""
+        return cls(n_ctx=n_ctx, samples=2048, label="zoo")
 
     @classmethod
     def zoo_quick(cls, n_ctx: int = 2**20) -> AnalysisSettings:
