@@ -239,7 +239,9 @@ SUBCOMMANDS = (register_figures, register_check, register_analyze, register_benc
 
 
 def build_parser() -> OneLineArgumentParser:
-    parser = OneLineArgumentParser(prog="sia-theory", description=__doc__.split("\n\n")[0])
+    parser = OneLineArgumentParser(prog="sia-theory", description="Executable theory of "
+                                   "long-context attention scaling: regenerate the figures, "
+                                   "check the claims, analyse a transform, run the benchmarks.")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for register in SUBCOMMANDS:
         register(sub)
