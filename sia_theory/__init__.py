@@ -32,8 +32,9 @@ _EXPORTS = {
     **dict.fromkeys(["Temperature", "QwenLogN", "YaRNTemperature", "DynamicYaRNTemperature",
                      "Llama4Temperature", "CriticalScaling", "SSMax", "ZOO", "zoo_table"],
                     ".zoo"),
+    **dict.fromkeys(["analyze", "Report"], ".analysis"),
 }
-_SUBPACKAGES = ("attention", "symbolic")
+_SUBPACKAGES = ("analysis", "attention", "symbolic")
 
 __all__ = [
     # transforms
@@ -53,8 +54,10 @@ __all__ = [
     # the zoo of published length-scaling schemes
     "Temperature", "QwenLogN", "YaRNTemperature", "DynamicYaRNTemperature", "Llama4Temperature",
     "CriticalScaling", "SSMax", "ZOO", "zoo_table",
+    # the analysis layer
+    "analyze", "Report",
     # subpackages
-    "attention", "symbolic",
+    "analysis", "attention", "symbolic",
 ]
 __version__ = "0.2.0"
 
