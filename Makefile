@@ -4,9 +4,8 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-# Figure scripts: every experiments/*.py except shared helpers (_*); benchmarks live in benchmarks/.
-FIGURE_SCRIPTS := $(filter-out experiments/_%,$(sort $(wildcard experiments/*.py)))
-BENCH_SCRIPTS  := $(sort $(wildcard benchmarks/bench_*.py))
+# The targets call the sia-theory command (sia_theory/command.py): `figures` runs every
+# experiments/*.py except shared helpers (_*), `bench` every benchmarks/bench_*.py.
 
 .PHONY: venv figures test check bench lint clean
 
@@ -19,19 +18,17 @@ $(STAMP): pyproject.toml
 	@touch $(STAMP)
 
 figures: $(STAMP)
-	@set -e; for script in $(FIGURE_SCRIPTS); do \
-		echo "== $$script"; $(BIN)/python $$script --out figures; done
+	$(BIN)/sia-theory figures --out figures
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q -n 2 --dist loadfile
-	$(BIN)/python -m paper_checks --quick --out build/paper_checks_quick
+	$(BIN)/sia-theory check --quick --out build/paper_checks_quick
 
 check: $(STAMP)
-	$(BIN)/python -m paper_checks --out paper_checks/results
+	$(BIN)/sia-theory check --out paper_checks/results
 
 bench: $(STAMP)
-	@set -e; for script in $(BENCH_SCRIPTS); do \
-		echo "== $$script"; $(BIN)/python $$script; done
+	$(BIN)/sia-theory bench
 
 lint: $(STAMP)
 	$(BIN)/ruff check sia_theory paper_checks experiments benchmarks tests

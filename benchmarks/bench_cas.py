@@ -5,7 +5,7 @@ import sys
 
 import numpy as np
 
-from sia_theory._infra.cli import experiment_parser, run
+from sia_theory._infra.cli import benchmark_parser
 from sia_theory._infra.parallel import worker_count
 from sia_theory._infra.timing import best_time
 from sia_theory.cas.dynamics import simulate_token_step
@@ -13,7 +13,7 @@ from sia_theory.cas.jacobian import dense_jacobian, eta_from_jacobian, jacobian_
 from sia_theory.cas.tokens import sample_tokens, token_rng
 
 
-def main(quick=False, seed=0, out_dir=None):
+def main(quick=False, seed=0):
     rng = token_rng(seed, "bench.cas")
     print(f"worker threads (NUMBA_NUM_THREADS): {worker_count()}")
     n, d = (64, 32) if quick else (128, 64)
@@ -52,5 +52,4 @@ def main(quick=False, seed=0, out_dir=None):
 
 
 if __name__ == "__main__":
-    parser = experiment_parser(__doc__)
-    sys.exit(run(main, __doc__, parser=parser))
+    sys.exit(main(**vars(benchmark_parser(__doc__, seed_flag=True).parse_args())))

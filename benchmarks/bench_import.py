@@ -23,7 +23,7 @@ import sys
 import time
 from pathlib import Path
 
-from sia_theory._infra.cli import OneLineArgumentParser, int_range
+from sia_theory._infra.cli import benchmark_parser, int_range
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -88,8 +88,7 @@ def main(quick=False, runs=None) -> int:
 
 
 if __name__ == "__main__":
-    parser = OneLineArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="3 runs per measurement, not 7")
+    parser = benchmark_parser(__doc__)
     parser.add_argument("--runs", type=int_range(1, 1000), default=None,
                         help="fresh processes per measurement, 1 to 1000 (median reported)")
     args = parser.parse_args()

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from sia_theory import ScaleInvariant
-from sia_theory._infra.cli import OneLineArgumentParser, int_range
+from sia_theory._infra.cli import benchmark_parser, int_range
 from sia_theory._infra.timing import best_time
 from sia_theory.si.montecarlo import simulate_gaussian_logits
 
@@ -132,8 +132,7 @@ def main(quick=False, repeats=3) -> int:
 
 
 if __name__ == "__main__":
-    parser = OneLineArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="small sizes, a few seconds")
+    parser = benchmark_parser(__doc__)
     parser.add_argument("--repeats", type=int_range(1, 1000), default=3,
                         help="timed repeats per implementation, 1 to 1000 (best is reported)")
     args = parser.parse_args()

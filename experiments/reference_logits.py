@@ -15,11 +15,11 @@ from tqdm import tqdm
 
 from sia_theory import LogN, NoScale, ScaleInvariant
 from sia_theory._infra.cli import run
+from sia_theory._infra.grids import log_spaced_integers
 from sia_theory._infra.io import save_experiment
 from sia_theory._infra.parallel import single_threaded_blas
 from sia_theory._infra.seeding import rng_for
 from sia_theory.attention import Decoder, DecoderConfig, PRoPESI, attention, attention_scores
-from sia_theory.si.entropy_scaling import log_spaced_integers
 from sia_theory.si.montecarlo import range_statistics, summarize
 
 # Same labels, ranges and recent window as experiments/si_fig1_gaussian.py (the top row).

@@ -15,6 +15,7 @@ from scipy.special import digamma
 
 from sia_theory import ScaleInvariant
 from sia_theory._infra.seeding import rng_for, seed_int
+from sia_theory.analysis.laws import entropy_law_evidence
 from sia_theory.si.montecarlo import simulate_gaussian_logits
 from sia_theory.si.studies import (
     context_sweep_study,
@@ -24,7 +25,6 @@ from sia_theory.si.studies import (
     fig6_settings,
     local_slopes,
     recent_mass_ratio,
-    slope_ratio,
 )
 from sia_theory.symbolic import si
 
@@ -97,12 +97,10 @@ def decide_weak_sparsity(slopes) -> Measurement:
     * like √(log t): ``ρ`` = that ratio over the √(log t) curve's is within 3 se of 1, which
       also rejects ``log log t`` (ρ of that curve ≈ 0.75 over 1e2 … 1e5).
     """
-    last = slopes[slopes["window"] == slopes["window"].max()]
-    growing = bool(np.all(last["slope"] - Z_LAW * last["se"] > 0))
-    rho, se = slope_ratio(slopes, 0, "sqrt(log t)")
-    log_rho = slope_ratio(slopes, 0, "log t")
-    falling = log_rho[0] + Z_LAW * log_rho[1] < 1.0
-    like_sqrt = abs(rho - 1.0) <= Z_LAW * se
+    ev = entropy_law_evidence(slopes, Z_LAW)  # the tests analyze() classifies with
+    growing, falling, like_sqrt = ev.growing, ev.falling, ev.like_sqrt
+    rho, se = ev.rho, ev.rho_se
+    log_rho = (ev.slope_ratio, ev.slope_ratio_se)
     pooled = slopes[slopes["delta"] == 0].sort_values("window")
     text = ", ".join(f"s[{r.t_lo:g}, {r.t_hi:g}] = {r.slope:.3f} ± {r.se:.3f}"
                      for r in pooled.itertuples())
@@ -144,7 +142,7 @@ def decide_log_growth(slopes) -> Measurement:
 def synthetic_slopes(curve, settings, sd=2.0):
     """Local slopes of ``curve(t)`` plus per-sample Gaussian noise of ``sd`` (about the spread
     of one sample's entropy under the transform at t ~ 1e4), on the settings' grid."""
-    from sia_theory.si.entropy_scaling import log_spaced_integers
+    from sia_theory._infra.grids import log_spaced_integers
 
     t = log_spaced_integers(settings.t_min, settings.t_max, settings.n_t)
     t = np.unique(np.concatenate([t, np.ravel(settings.windows)]).astype(np.int64))

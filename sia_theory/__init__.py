@@ -15,7 +15,8 @@ import importlib
 # Public name -> module (relative to this package) that defines it.
 _EXPORTS = {
     **dict.fromkeys(["ALiBi", "LogN", "NoScale", "ScaleInvariant", "Transform"], ".transforms"),
-    **dict.fromkeys(["expected_total_attention", "expected_negentropy", "plug_in_entropy",
+    **dict.fromkeys(["expected_total_attention", "expected_log_total_attention",
+                     "expected_negentropy", "plug_in_entropy",
                      "scale_invariant_total_attention", "scale_invariant_negentropy",
                      "scale_invariant_limits"], ".si.closed_forms"),
     **dict.fromkeys(["RangeStatistics", "range_statistics", "summarize",
@@ -31,14 +32,16 @@ _EXPORTS = {
     **dict.fromkeys(["Temperature", "QwenLogN", "YaRNTemperature", "DynamicYaRNTemperature",
                      "Llama4Temperature", "CriticalScaling", "SSMax", "ZOO", "zoo_table"],
                     ".zoo"),
+    **dict.fromkeys(["analyze", "Report"], ".analysis"),
 }
-_SUBPACKAGES = ("attention", "symbolic")
+_SUBPACKAGES = ("analysis", "attention", "symbolic")
 
 __all__ = [
     # transforms
     "ALiBi", "LogN", "NoScale", "ScaleInvariant", "Transform",
     # scale-invariant attention: closed forms and Monte Carlo
-    "expected_total_attention", "expected_negentropy", "plug_in_entropy",
+    "expected_total_attention", "expected_log_total_attention", "expected_negentropy",
+    "plug_in_entropy",
     "scale_invariant_total_attention", "scale_invariant_negentropy", "scale_invariant_limits",
     "RangeStatistics", "range_statistics", "summarize", "simulate_gaussian_logits",
     "simulate_gaussian_range_statistics", "context_length_sweep",
@@ -51,8 +54,10 @@ __all__ = [
     # the zoo of published length-scaling schemes
     "Temperature", "QwenLogN", "YaRNTemperature", "DynamicYaRNTemperature", "Llama4Temperature",
     "CriticalScaling", "SSMax", "ZOO", "zoo_table",
+    # the analysis layer
+    "analyze", "Report",
     # subpackages
-    "attention", "symbolic",
+    "analysis", "attention", "symbolic",
 ]
 __version__ = "0.2.0"
 

@@ -25,17 +25,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._infra.validate import check_int, check_real
+from ._infra.memory import check_memory
+from ._infra.validate import check_finite_array, check_int, check_real
 from .symbolic import generated
 
 __all__ = ["DEPENDENCES", "Transform", "NoScale", "LogN", "ScaleInvariant", "ALiBi",
            "declared_dependence"]
 
 DEPENDENCES = frozenset({"distance", "context", "head"})
-
-
-def _distance(t) -> np.ndarray:
-    return np.asarray(t, dtype=np.float64)
 
 
 def declared_dependence(transform) -> frozenset:
@@ -74,7 +71,25 @@ class Transform:
                           stacklevel=2)
 
     def _affine(self, t: np.ndarray, n: np.ndarray | None, h) -> tuple[np.ndarray, np.ndarray]:
-        raise NotImplementedError
+        raise NotImplementedError(
+            f"{type(self).__name__} does not define its coefficients: a Transform subclass must "
+            "implement _affine(self, t, n, h) -> (a, m), the affine coefficients of the logit "
+            "L = a*S + m as float arrays broadcastable to t (t: distances >= 0; n: number of "
+            "keys the query sees, or None; h: head index, or None), and declare depends_on")
+
+    def log_moments(self, t, n_ctx=None, h=None) -> tuple[np.ndarray, np.ndarray]:
+        """``(log E[e^{L_t}], E[L_t e^{L_t}] / E[e^{L_t}])`` for Gaussian base logits, i.e.
+        ``(m + a²/2, m + a²)`` (SI App. B), each shaped like ``t``.
+
+        The closed forms work in log space from these. The default computes them from
+        :meth:`coefficients`; a transform whose ``a²`` and ``m`` nearly cancel (the SI transform
+        with a tiny ``alpha``, where ``a_t² ≈ 2β/α`` and ``m_t ≈ −β/α``) overrides it with the
+        simplified expressions, which stay accurate.
+        """
+        a, m = self.coefficients(t, n_ctx, h)
+        a2 = a * a
+        return (generated.lognormal_log_weight_mean(a2, m),
+                generated.lognormal_tilted_mean(a2, m))
 
     def coefficients(self, t, n_ctx=None, h=None) -> tuple[np.ndarray, np.ndarray]:
         """Per-distance affine coefficients ``(a_t, m_t)`` broadcast to the shape of ``t``.
@@ -84,18 +99,20 @@ class Transform:
         selects the head for transforms whose ``depends_on`` contains ``"head"``, such as
         :class:`ALiBi` with several slopes.
         """
-        t = _distance(t)
-        if not np.all(np.isfinite(t) & (t >= 0)):
-            raise ValueError("t must contain finite distances >= 0")
-        n = None if n_ctx is None else np.asarray(n_ctx, dtype=np.float64)
-        if n is not None and not np.all((n >= 1) & np.isfinite(n)):
-            raise ValueError("n_ctx must be finite and >= 1")
-        a, m = self._affine(t, n, h)
+        t = check_finite_array("t", t, dtype=np.float64, lo=0)
+        n = None if n_ctx is None else check_finite_array("n_ctx", n_ctx, dtype=np.float64, lo=1)
+        with np.errstate(over="ignore", invalid="ignore"):
+            a, m = self._affine(t, n, h)
+        if not (np.all(np.isfinite(a)) and np.all(np.isfinite(m))):
+            raise ValueError(f"{self!r} gives non-finite coefficients (a, m) for t in "
+                             f"[{t.min() if t.size else 0:g}, {t.max() if t.size else 0:g}]: "
+                             "its parameters overflow float64 there")
         shape = np.broadcast_shapes(np.shape(a), np.shape(m), t.shape)
         return np.broadcast_to(a, shape).copy(), np.broadcast_to(m, shape).copy()
 
     def apply(self, score, t, n_ctx=None, h=None):
         """``a(t, n) * score + m(t, n)``."""
+        score = check_finite_array("score", score)
         a, m = self.coefficients(t, n_ctx, h)
         return a * score + m
 
@@ -105,9 +122,12 @@ class Transform:
         Causal convention: ``t = q_idx - kv_idx`` and ``n = q_idx + 1``. Keys after the query
         (only reachable without a causal mask) are given the coefficients of distance ``|t|``.
         """
-        t = np.abs(np.asarray(q_idx, dtype=np.float64) - np.asarray(kv_idx, dtype=np.float64))
-        n = np.asarray(q_idx, dtype=np.float64) + 1.0
-        a, m = self._affine(t, n, h)
+        if np.asarray(score).dtype.kind not in "fiu":  # dtype only: the scores are the big array
+            raise ValueError(f"score must be a real array, got dtype {np.asarray(score).dtype}")
+        q_idx = check_finite_array("q_idx", q_idx, dtype=np.float64, lo=0)
+        kv_idx = check_finite_array("kv_idx", kv_idx, dtype=np.float64, lo=0)
+        t = np.abs(q_idx - kv_idx)
+        a, m = self._affine(t, q_idx + 1.0, h)
         return a * score + m
 
 
@@ -162,6 +182,12 @@ class ScaleInvariant(Transform):
                 f"beta must satisfy {generated.SI_VALIDITY_CONDITION} (SI eq. 16 validity: "
                 f"a_t^2 >= 0; the bound is {generated.si_beta_min(alpha):.6g} for "
                 f"alpha={alpha!r}), got beta={beta!r}")
+        with np.errstate(over="ignore"):
+            a2_0 = generated.si_a2(0.0, tau, alpha, beta)
+        if not np.isfinite(a2_0):  # a_t² − a_0² = 2 log(t/τ + 1) < 2·710 for every float t
+            raise ValueError(f"alpha and beta must give finite coefficients (a_t^2 = 2[log(t/tau"
+                             f"+1) - log alpha + beta/alpha] overflows float64), got alpha="
+                             f"{alpha!r}, beta={beta!r}, tau={tau!r}")
         object.__setattr__(self, "tau", tau)
         object.__setattr__(self, "alpha", alpha)
         object.__setattr__(self, "beta", beta)
@@ -170,6 +196,18 @@ class ScaleInvariant(Transform):
     def power_law(self) -> tuple[float, float, float]:
         """``(alpha, beta, tau)``: the transform satisfies SI eq. 15 exactly (its definition)."""
         return self.alpha, self.beta, self.tau
+
+    def log_moments(self, t, n_ctx=None, h=None) -> tuple[np.ndarray, np.ndarray]:
+        """``(log α − log(t/τ + 1), β/α)``: SI eq. 15 itself, from the simplified sympy
+        expressions of :mod:`sia_theory.symbolic.generated` (no cancellation of ``a²`` against
+        ``m``, so exact for any valid ``α, β``)."""
+        t = check_finite_array("t", t, dtype=np.float64, lo=0)
+        if n_ctx is not None:
+            check_finite_array("n_ctx", n_ctx, dtype=np.float64, lo=1)
+        log_w = generated.si_log_weight_mean(t, self.tau, self.alpha, self.beta)
+        tilt = generated.si_tilted_logit_mean(t, self.tau, self.alpha, self.beta)
+        return (np.broadcast_to(log_w, t.shape).astype(np.float64),
+                np.broadcast_to(tilt, t.shape).astype(np.float64))
 
     def _affine(self, t, n, h):
         a2 = generated.si_a2(t, self.tau, self.alpha, self.beta)
@@ -206,6 +244,7 @@ class ALiBi(Transform):
     @classmethod
     def standard(cls, n_heads: int) -> ALiBi:
         n_heads = check_int("n_heads", n_heads, lo=1)
+        check_memory("n_heads", n_heads, 128 * n_heads)  # a tuple and an array of slopes
         return cls(tuple(2.0 ** (-8.0 * (h + 1) / n_heads) for h in range(n_heads)))
 
     @property

@@ -110,6 +110,18 @@ def experiment_parser(description: str) -> OneLineArgumentParser:
     return parser
 
 
+def benchmark_parser(description: str, *, seed_flag: bool = False) -> OneLineArgumentParser:
+    """The one command-line style of ``benchmarks/bench_*.py``: ``--quick`` (small sizes, used by
+    the tests) and, for benchmarks that draw random inputs, ``--seed``. Benchmarks write
+    nothing, so there is no ``--out``; a benchmark adds only flags it honours."""
+    parser = OneLineArgumentParser(description=description.strip().splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="small sizes, a few seconds")
+    if seed_flag:
+        parser.add_argument("--seed", type=seed, default=0,
+                            help=f"seed of the random inputs, an integer in [0, {MAX_SEED}]")
+    return parser
+
+
 def run(main, description: str, argv=None, parser=None) -> int:
     """Parse ``--quick/--seed/--out`` (plus anything added to ``parser``) and call ``main``.
 

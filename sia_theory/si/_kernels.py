@@ -30,6 +30,9 @@ from numba.extending import intrinsic
 
 from .rng import fill_normals, stream_state
 
+# Logit differences below this are treated as e^d = e^-708 (terms under 1e-307 of the largest,
+# which is 1): exp and d·e^d stay finite even when L − max is −inf (logits spanning ±1e308).
+_FLOOR = -708.0
 BLOCK = 512  # tokens per block: the buffers stay in L1, the per-block overhead is negligible
 
 
@@ -61,7 +64,7 @@ def exp_nonpositive(d):
     bit pattern. Arguments below ``-708`` return ``e^{-708}`` (~3e-308) instead of underflowing:
     every sum they enter already holds a term equal to 1, so this changes nothing.
     """
-    d = max(d, -708.0)
+    d = max(d, _FLOOR)
     k = math.floor(d * 1.4426950408889634 + 0.5)
     r = (d - k * 6.93147180369123816490e-01) - k * 1.90821492927058770002e-10
     p = 1.0 / 6227020800.0
@@ -87,7 +90,9 @@ def _block_sums(logits, count, shift):
     sum0 = 0.0
     sum1 = 0.0
     for j in range(count):
-        d = logits[j] - shift
+        # Clamped like exp_nonpositive's argument: L − shift is −inf when the logits span more
+        # than the float range (±1e308), and e^d·d must stay 0·(finite), never 0·inf = NaN.
+        d = max(logits[j] - shift, _FLOOR)
         e = exp_nonpositive(d)
         sum0 += e
         sum1 += e * d
@@ -104,9 +109,13 @@ def accumulate_block(logits, count, seg, seg_shift, seg_s0, seg_s1):
     if block_max > shift:
         if seg_s0[seg] > 0.0:  # re-express the old sums relative to the new maximum
             delta = shift - block_max
-            scale = math.exp(delta)
-            seg_s1[seg] = scale * (seg_s1[seg] + delta * seg_s0[seg])
-            seg_s0[seg] = scale * seg_s0[seg]
+            if delta < _FLOOR:  # old terms are below e^-708 of the new maximum: negligible
+                seg_s1[seg] = 0.0
+                seg_s0[seg] = 0.0
+            else:
+                scale = math.exp(delta)
+                seg_s1[seg] = scale * (seg_s1[seg] + delta * seg_s0[seg])
+                seg_s0[seg] = scale * seg_s0[seg]
         shift = block_max
         seg_shift[seg] = shift
     sum0, sum1 = _block_sums(logits, count, shift)
@@ -131,6 +140,8 @@ def combine_ranges(seg_shift, seg_s0, seg_s1, first_seg, stop_seg, mass_ref, row
         s1 = 0.0
         for s in range(lo, hi):
             delta = seg_shift[s] - top
+            if delta < _FLOOR:  # the segment's weights are below e^-708 of the range's largest
+                continue
             scale = math.exp(delta)
             s0 += scale * seg_s0[s]
             s1 += scale * (seg_s1[s] + delta * seg_s0[s])

@@ -8,6 +8,11 @@ transform object, so these functions work for any :class:`~sia_theory.transforms
 ``n_ctx`` and a head ``h`` are passed to the transform's ``coefficients`` (a transform whose
 ``depends_on`` contains ``"context"`` or ``"head"`` and is not given it says so); ``h`` is
 checked against the transform's ``n_heads``; the exact SI sums need its declared ``power_law``.
+
+Sums are taken in log space from the transform's ``log_moments`` (log-sum-exp shifted by the
+largest term), so a finite answer is returned even when single terms ``e^{m + a²/2}``
+overflow; an answer that itself exceeds float64 raises ``ValueError`` (and
+:func:`expected_log_total_attention` gives its logarithm).
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from ..transforms import ScaleInvariant, Transform, declared_dependence
 __all__ = [
     "check_range",
     "expected_total_attention",
+    "expected_log_total_attention",
     "expected_negentropy",
     "plug_in_entropy",
     "scale_invariant_total_attention",
@@ -37,16 +43,55 @@ def check_range(t1, t2, n_ctx=None) -> tuple[int, int, int | None]:
     return t1, t2, n_ctx
 
 
+# Range sums are streamed over chunks of distances (memory stays flat); a range longer than
+# MAX_DISTANCES would take minutes (~20 ns per distance) and is refused upfront.
+CHUNK = 2**20
+MAX_DISTANCES = 2**32
+_LOG_MAX_FLOAT = float(np.log(np.finfo(np.float64).max))
+
+
 def _range_moments(transform: Transform, t1, t2, n_ctx, h):
+    """``(log_max, total, tilted)``: ``Σ_t E[e^{L_t}] = e^{log_max}·total`` and
+    ``Σ_t E[L_t e^{L_t}] = e^{log_max}·tilted`` over ``t`` in ``[t1, t2)``, summed in chunks
+    with a running maximum (so ``total >= 1`` and nothing overflows)."""
     if not isinstance(transform, Transform):
         raise ValueError(f"transform must be a sia_theory Transform, got {transform!r}")
     t1, t2, n_ctx = check_range(t1, t2, n_ctx)
+    if t2 - t1 > MAX_DISTANCES:
+        raise ValueError(f"t2 - t1 must be at most {MAX_DISTANCES} distances (a closed-form sum "
+                         f"over more takes minutes; for a transform with a power_law use "
+                         f"scale_invariant_total_attention), got t2 - t1 = {t2 - t1}")
     if h is not None and "head" in declared_dependence(transform):
         h = check_int("h", h, lo=0, hi=None if transform.n_heads is None
                       else transform.n_heads - 1)
-    a, m = transform.coefficients(np.arange(t1, t2), n_ctx, h)  # (t2 - t1,) each
-    a2 = a * a
-    return generated.lognormal_weight_mean(a2, m), generated.lognormal_negentropy_mean(a2, m)
+    log_max, total, tilted = -np.inf, 0.0, 0.0
+    for start in range(t1, t2, CHUNK):
+        t = np.arange(start, min(start + CHUNK, t2))  # (chunk,)
+        log_w, tilt = transform.log_moments(t, n_ctx, h)  # (chunk,) each
+        if not (np.all(np.isfinite(log_w)) and np.all(np.isfinite(tilt))):
+            raise ValueError(f"transform {transform!r} gives non-finite log moments m + a^2/2, "
+                             f"m + a^2 on [{t1}, {t2}) (its coefficients overflow float64)")
+        chunk_max = float(np.max(log_w))
+        if chunk_max > log_max:  # re-express the running sums relative to the new maximum
+            scale = np.exp(log_max - chunk_max)
+            total, tilted, log_max = total * scale, tilted * scale, chunk_max
+        shifted = np.exp(log_w - log_max)  # (chunk,) <= 1
+        total += float(np.sum(shifted))
+        tilted += float(np.sum(tilt * shifted))
+    return log_max, total, tilted
+
+
+def _finite(name: str, value: float, hint: str) -> float:
+    if not np.isfinite(value):
+        raise ValueError(f"{name} overflows float64 for these arguments ({hint})")
+    return float(value)
+
+
+def expected_log_total_attention(transform: Transform, t1, t2, n_ctx=None, h=None) -> float:
+    """``log E[Z_{t1}^{t2}] = logsumexp_t (m_t + a_t²/2)`` (SI eq. 6, App. B) in log space:
+    finite whenever the coefficients are, even where ``E[Z]`` itself overflows float64."""
+    log_max, total, _ = _range_moments(transform, t1, t2, n_ctx, h)
+    return log_max + float(np.log(total))
 
 
 def expected_total_attention(transform: Transform, t1, t2, n_ctx=None, h=None) -> float:
@@ -54,16 +99,23 @@ def expected_total_attention(transform: Transform, t1, t2, n_ctx=None, h=None) -
 
     ``n_ctx`` (the number of keys the query sees) is needed when ``transform.depends_on``
     contains ``"context"`` (e.g. :class:`~sia_theory.transforms.LogN`), the head index ``h``
-    when it contains ``"head"`` (e.g. ALiBi with one slope per head).
+    when it contains ``"head"`` (e.g. ALiBi with one slope per head). Summed in log space; if
+    the answer exceeds float64, ``ValueError`` (use :func:`expected_log_total_attention`).
     """
-    weights, _ = _range_moments(transform, t1, t2, n_ctx, h)
-    return float(np.sum(weights))
+    log_z = expected_log_total_attention(transform, t1, t2, n_ctx, h)
+    if log_z > _LOG_MAX_FLOAT:
+        raise ValueError(f"E[Z] overflows float64 for these arguments (log E[Z] = {log_z:.6g}); "
+                         "use expected_log_total_attention")
+    return float(np.exp(log_z))
 
 
 def expected_negentropy(transform: Transform, t1, t2, n_ctx=None, h=None) -> float:
-    """``E[N_{t1}^{t2}] = Σ E[e^{L_t} L_t] = Σ (m_t + a_t²) exp(m_t + a_t²/2)`` (SI eq. 7)."""
-    _, negentropies = _range_moments(transform, t1, t2, n_ctx, h)
-    return float(np.sum(negentropies))
+    """``E[N_{t1}^{t2}] = Σ E[e^{L_t} L_t] = Σ (m_t + a_t²) exp(m_t + a_t²/2)`` (SI eq. 7),
+    summed with the weights shifted by the largest; ``ValueError`` if it exceeds float64."""
+    log_max, _, inner = _range_moments(transform, t1, t2, n_ctx, h)
+    with np.errstate(over="ignore"):
+        value = np.exp(log_max) * inner if inner else 0.0
+    return _finite("E[N]", value, f"log of the largest weight = {log_max:.6g}")
 
 
 def plug_in_entropy(transform: Transform, t1, t2, n_ctx=None, h=None) -> float:
@@ -71,11 +123,12 @@ def plug_in_entropy(transform: Transform, t1, t2, n_ctx=None, h=None) -> float:
 
     Exact in the limit of a long range of light-tailed weights; for no transform it gives
     ``log(t2 − t1) − 1/2``. It is *not* accurate for the scale-invariant transform, whose
-    weights are heavy-tailed at large ``t`` — that gap is what SI Fig. 2 is about.
+    weights are heavy-tailed at large ``t`` — that gap is what SI Fig. 2 is about. Computed in
+    log space (``E[N]/E[Z]`` is a weighted mean of ``m_t + a_t²``), so it is finite whenever the
+    coefficients are.
     """
-    weights, negentropies = _range_moments(transform, t1, t2, n_ctx, h)
-    total = np.sum(weights)
-    return float(np.log(total) - np.sum(negentropies) / total)
+    log_max, total, tilted = _range_moments(transform, t1, t2, n_ctx, h)
+    return float(log_max + np.log(total) - tilted / total)
 
 
 def _power_law(transform) -> tuple[float, float, float]:
@@ -99,14 +152,14 @@ def scale_invariant_total_attention(transform: ScaleInvariant, t1, t2) -> float:
     """
     alpha, _, tau = _power_law(transform)
     t1, t2, _ = check_range(t1, t2)
-    return float(alpha * generated.si_range_sum(t1, t2, tau))
+    return _finite("E[Z]", alpha * generated.si_range_sum(t1, t2, tau), f"alpha = {alpha!r}")
 
 
 def scale_invariant_negentropy(transform: ScaleInvariant, t1, t2) -> float:
     """Exact ``E[N_{t1}^{t2}] = β τ [ψ(t2+τ) − ψ(t1+τ)]`` (eq. 15b summed)."""
     _, beta, tau = _power_law(transform)
     t1, t2, _ = check_range(t1, t2)
-    return float(beta * generated.si_range_sum(t1, t2, tau))
+    return _finite("E[N]", beta * generated.si_range_sum(t1, t2, tau), f"beta = {beta!r}")
 
 
 def scale_invariant_limits(transform: ScaleInvariant, delta) -> tuple[float, float]:
@@ -115,6 +168,6 @@ def scale_invariant_limits(transform: ScaleInvariant, delta) -> tuple[float, flo
     (printed into :mod:`sia_theory.symbolic.generated`).
     """
     alpha, beta, tau = _power_law(transform)
-    delta = check_int("delta", delta, lo=2)
-    return (float(generated.si_total_attention_limit(alpha, tau, delta)),
-            float(generated.si_negentropy_limit(beta, tau, delta)))
+    delta = float(check_int("delta", delta, lo=2))
+    return (_finite("lim E[Z]", generated.si_total_attention_limit(alpha, tau, delta), "alpha"),
+            _finite("lim E[N]", generated.si_negentropy_limit(beta, tau, delta), "beta"))

@@ -13,11 +13,13 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .._infra.grids import log_spaced_integers
+from .._infra.memory import check_memory
 from .._infra.stats import mean_se
-from .._infra.validate import check_int
+from .._infra.validate import check_finite_array, check_int
 from ..transforms import Transform, declared_dependence
 from .closed_forms import plug_in_entropy
-from .montecarlo import simulate_gaussian_range_statistics
+from .montecarlo import simulate_gaussian_range_statistics, simulation_memory
 
 __all__ = ["entropy_in_range_scaling", "entropy_in_range_samples", "entropy_table",
            "fit_growth_laws", "GROWTH_LAWS", "log_spaced_integers"]
@@ -26,23 +28,28 @@ __all__ = ["entropy_in_range_scaling", "entropy_in_range_samples", "entropy_tabl
 GROWTH_LAWS = {"log t": np.log, "sqrt(log t)": lambda t: np.sqrt(np.log(t))}
 
 
-def log_spaced_integers(start, stop, count) -> np.ndarray:
-    """``count`` roughly log-spaced distinct integers from ``start`` to ``stop`` inclusive."""
-    start, stop = check_int("start", start, lo=1), check_int("stop", stop, lo=1)
-    count = check_int("count", count, lo=1)
-    if stop < start:
-        raise ValueError(f"stop must be >= start = {start}, got {stop}")
-    return np.unique(np.round(np.geomspace(start, stop, count)).astype(np.int64))
+def _as_list(name: str, values) -> list:
+    """A scalar or a sequence as a flat list (strings and mappings are not sequences here)."""
+    if isinstance(values, str | bytes | dict):
+        raise ValueError(f"{name} must be an integer or a sequence of integers, got {values!r}")
+    try:
+        return np.atleast_1d(np.asarray(values, dtype=object)).ravel().tolist()
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be an integer or a sequence of integers, got {values!r}"
+                         ) from None
 
 
 def _check_grid(transform: Transform, t_values, deltas):
     if "context" in declared_dependence(transform):
         raise ValueError(f"transform must have coefficients that do not depend on the context "
                          f"length ('context' not in depends_on), got {transform!r}")
-    t_values = np.asarray([check_int("t", t, lo=1) for t in np.atleast_1d(t_values)])
+    t_values = np.asarray([check_int("t_values", t, lo=1)
+                           for t in _as_list("t_values", t_values)], dtype=np.int64)
     if t_values.size == 0:
         raise ValueError("t_values must contain at least one distance t >= 1")
-    deltas = [check_int("delta", d, lo=2) for d in np.atleast_1d(deltas)]
+    deltas = [check_int("deltas", d, lo=2) for d in _as_list("deltas", deltas)]
+    if not deltas:
+        raise ValueError("deltas must contain at least one range ratio delta >= 2")
     return t_values, deltas, [(int(t), int(t) * d) for d in deltas for t in t_values]
 
 
@@ -77,7 +84,12 @@ def entropy_in_range_samples(transform: Transform, t_values, deltas=(2, 5, 10), 
     shaped ``(samples, len(deltas), len(t_values))``.
     """
     t_values, deltas, ranges = _check_grid(transform, t_values, deltas)
-    n_ctx = max(t2 for _, t2 in ranges)
+    n_ctx = int(t_values.max()) * max(deltas)
+    samples = check_int("samples", samples, lo=2)
+    n_ranges = len(ranges)
+    check_memory("t_values/deltas", f"(max {int(t_values.max())}, max {max(deltas)})",
+                 simulation_memory(n_ctx, 2, n_ranges))
+    check_memory("samples", samples, simulation_memory(n_ctx, samples, n_ranges))
     stats = simulate_gaussian_range_statistics(transform, n_ctx, ranges, samples, seed,
                                                first_sample=first_sample)
     h = stats.H.reshape(stats.rows, len(deltas), len(t_values))  # (samples, deltas, t)
@@ -94,11 +106,20 @@ def entropy_in_range_scaling(transform: Transform, t_values, deltas=(2, 5, 10), 
 def fit_growth_laws(table: pd.DataFrame) -> pd.DataFrame:
     """Least-squares line of ``H_mean`` against each of :data:`GROWTH_LAWS`, per ``Δ``.
 
-    Returns columns ``delta, law, slope, intercept, r2``.
+    Returns columns ``delta, law, slope, intercept, r2``. ``t`` must be finite and ``>= 1``
+    (both laws need ``log t >= 0``), ``H_mean`` finite; ``r2`` is 1 for a constant ``H_mean``
+    (the fitted line, of slope 0, is exact).
     """
-    missing = {"delta", "t", "H_mean"} - set(getattr(table, "columns", ()))
+    if not isinstance(table, pd.DataFrame):
+        raise ValueError(f"table must be a pandas DataFrame, got {type(table).__name__}")
+    missing = {"delta", "t", "H_mean"} - set(table.columns)
     if missing:
         raise ValueError(f"table must have the columns delta, t, H_mean; missing {sorted(missing)}")
+    if len(table) == 0:
+        raise ValueError("table must have at least one row")
+    check_finite_array("table['delta']", table["delta"].to_numpy(), lo=2, integer=True)
+    check_finite_array("table['t']", table["t"].to_numpy(), lo=1)
+    check_finite_array("table['H_mean']", table["H_mean"].to_numpy())
     rows = []
     for delta, group in table.groupby("delta", sort=True):
         if group["t"].nunique() < 3:
@@ -110,7 +131,8 @@ def fit_growth_laws(table: pd.DataFrame) -> pd.DataFrame:
             x = regressor(t)
             slope, intercept = np.polyfit(x, y, 1)
             residual = y - (slope * x + intercept)
-            r2 = 1.0 - residual @ residual / np.sum((y - y.mean()) ** 2)
+            spread = np.sum((y - y.mean()) ** 2)
+            r2 = 1.0 - residual @ residual / spread if spread > 0 else 1.0
             rows.append({"delta": int(delta), "law": law, "slope": slope,
                          "intercept": intercept, "r2": r2})
     return pd.DataFrame(rows)

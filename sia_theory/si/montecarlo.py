@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
+from .._infra.memory import check_memory
 from .._infra.stats import mean_se
 from .._infra.validate import check_finite_array, check_int
 from ..transforms import Transform, declared_dependence
@@ -41,6 +42,7 @@ __all__ = [
     "simulate_gaussian_logits",
     "simulate_gaussian_range_statistics",
     "context_length_sweep",
+    "simulation_memory",
     "range_statistics_reference",
     "gaussian_logits_reference",
     "simulate_gaussian_logits_reference",
@@ -66,6 +68,19 @@ class RangeStatistics:
     H: np.ndarray
     mass: np.ndarray
     log_Z: np.ndarray
+
+    def __post_init__(self):
+        shape = None
+        for name in ("Z", "N", "H", "mass", "log_Z"):
+            value = getattr(self, name)
+            if not isinstance(value, np.ndarray) or value.dtype != np.float64 or value.ndim != 2:
+                raise ValueError(f"RangeStatistics.{name} must be a 2-D float64 array (rows, "
+                                 f"ranges), got {type(value).__name__} "
+                                 f"{getattr(value, 'shape', '')}")
+            if shape is not None and value.shape != shape:
+                raise ValueError(f"RangeStatistics.{name} must have the shape of Z {shape}, got "
+                                 f"{value.shape}")
+            shape = value.shape
 
     @property
     def rows(self) -> int:
@@ -127,6 +142,7 @@ def range_statistics(logits, ranges) -> RangeStatistics:
     if logits.shape[1] < 1:
         raise ValueError("logits must have at least one column (n >= 1)")
     ranges = _check_ranges(ranges, logits.shape[1])
+    check_memory("ranges", f"<{len(ranges)} ranges>", 80 * logits.shape[0] * (len(ranges) + 1))
     full, mass_ref = _with_total(ranges, logits.shape[1])
     bounds, first_seg, stop_seg = _segment_plan(full, logits.shape[1])
     out = kernels.given_rows(np.ascontiguousarray(logits), bounds, first_seg, stop_seg, mass_ref)
@@ -137,14 +153,14 @@ def summarize(stats: RangeStatistics, ranges) -> pd.DataFrame:
     """One row per range: mean and standard error over rows of ``Z, N, H, mass, log_Z``."""
     if not isinstance(stats, RangeStatistics):
         raise ValueError(f"stats must be a RangeStatistics, got {type(stats).__name__}")
-    try:
-        ranges = np.asarray(ranges, dtype=np.int64)
-    except (TypeError, ValueError):
-        raise ValueError(f"ranges must be a sequence of (t1, t2) integer pairs, got {ranges!r}"
-                         ) from None
-    if ranges.ndim != 2 or ranges.shape[1] != 2 or np.any(ranges[:, 0] < 0) or np.any(
-            ranges[:, 0] >= ranges[:, 1]):
-        raise ValueError(f"ranges must be (t1, t2) pairs with 0 <= t1 < t2, got {ranges.tolist()}")
+    if stats.rows < 1:
+        raise ValueError("stats must hold at least one row (sample) to summarise, got 0")
+    ranges = check_finite_array("ranges", ranges, ndim=2, lo=0, integer=True)
+    if ranges.shape[1] != 2 or np.any(ranges[:, 0] >= ranges[:, 1]) or np.any(
+            ranges > np.iinfo(np.int64).max):
+        raise ValueError(f"ranges must be (t1, t2) integer pairs with 0 <= t1 < t2, got "
+                         f"{ranges.tolist()}")
+    ranges = ranges.astype(np.int64)
     if len(ranges) != stats.Z.shape[1]:
         raise ValueError(f"ranges must have one pair per column of stats ({stats.Z.shape[1]}), "
                          f"got {len(ranges)}")
@@ -155,13 +171,32 @@ def summarize(stats: RangeStatistics, ranges) -> pd.DataFrame:
     return pd.DataFrame(table, columns=SUMMARY_COLUMNS)
 
 
-def _check_simulation(transform, n_ctx, samples, seed):
+def simulation_memory(n_ctx: int, samples: int, n_ranges: int, *, dense: bool = False) -> int:
+    """Estimated peak working memory in bytes of a Gaussian-logit simulation: ~48 bytes per
+    distance (the distances, the coefficients and the transform's temporaries; 36 measured for
+    the SI transform at n_ctx = 2e7) and 80 bytes per sample and range (five outputs,
+    concatenated from chunks); the dense reference also holds ~4 ``(samples, n_ctx)`` float
+    arrays."""
+    estimate = 48 * n_ctx + 80 * samples * (n_ranges + 1)
+    return estimate + (32 * samples * n_ctx if dense else 0)
+
+
+def _check_simulation(transform, n_ctx, samples, seed, n_ranges=1, *, dense=False,
+                      name="n_ctx"):
+    """Validated ``(n_ctx, samples, seed)``; ``ValueError`` naming ``name`` (the parameter that
+    sets the context length) or ``samples`` if the run would not fit in memory."""
     if not isinstance(transform, Transform):
         raise ValueError(f"transform must be a sia_theory Transform, got {transform!r}")
     n_ctx = check_int("n_ctx", n_ctx, lo=1)
     samples = check_int("samples", samples, lo=2)
     seed = check_int("seed", seed, lo=0, hi=2**64 - 1)
+    check_memory(name, n_ctx, simulation_memory(n_ctx, 2, n_ranges, dense=dense))
+    check_memory("samples", samples, simulation_memory(n_ctx, samples, n_ranges, dense=dense))
     return n_ctx, samples, seed
+
+
+# |L̄| never exceeds this for the ziggurat's output in practice (P(|L̄| > 40) ~ 1e-349).
+_MAX_NORMAL = 40.0
 
 
 def _coefficients(transform: Transform, n_ctx: int) -> tuple[np.ndarray, np.ndarray]:
@@ -170,6 +205,11 @@ def _coefficients(transform: Transform, n_ctx: int) -> tuple[np.ndarray, np.ndar
     m = np.ascontiguousarray(m, dtype=np.float64)
     if not (np.all(np.isfinite(a)) and np.all(np.isfinite(m))):
         raise ValueError(f"transform {transform!r} gives non-finite coefficients for n_ctx={n_ctx}")
+    with np.errstate(over="ignore"):
+        largest = np.max(np.abs(a) * _MAX_NORMAL + np.abs(m))
+    if not np.isfinite(largest):
+        raise ValueError(f"transform {transform!r} gives coefficients so large that the logits "
+                         f"a*L + m overflow float64 for n_ctx={n_ctx}")
     return a, m
 
 
@@ -207,6 +247,7 @@ def simulate_gaussian_range_statistics(transform: Transform, n_ctx, ranges, samp
     n_ctx, samples, seed = _check_simulation(transform, n_ctx, samples, seed)
     first_sample = check_int("first_sample", first_sample, lo=0, hi=2**63 - 1)
     ranges = _check_ranges(ranges, n_ctx)
+    _check_simulation(transform, n_ctx, samples, seed, len(ranges))
     a, m = _coefficients(transform, n_ctx)
     full, mass_ref = _with_total(ranges, n_ctx)
     stats = _simulate(a, m, full, mass_ref, samples, seed, first_sample)
@@ -280,8 +321,11 @@ def context_length_sweep(transform: Transform, n_ctx_values, *, samples, seed=0,
         raise ValueError("n_ctx_values must contain at least one context length (integers >= 1)")
     values = sorted({check_int("n_ctx_values", v, lo=1) for v in raw_values})
     recent = check_int("recent", recent, lo=1)
-    n_max, samples, seed = _check_simulation(transform, values[-1], samples, seed)
+    n_max, samples, seed = _check_simulation(transform, values[-1], samples, seed,
+                                             name="n_ctx_values")
     user_ranges = _check_ranges(ranges, n_max, allow_empty=True)
+    _check_simulation(transform, n_max, samples, seed, 2 * len(values) + len(user_ranges),
+                      name="n_ctx_values")
 
     if "context" not in declared_dependence(transform):
         a, m = _coefficients(transform, n_max)
@@ -319,7 +363,7 @@ def range_statistics_reference(logits, ranges) -> RangeStatistics:
 
 def gaussian_logits_reference(transform: Transform, n_ctx, samples, seed=0) -> np.ndarray:
     """The ``(samples, n_ctx)`` logit matrix the Monte Carlo uses (row ``i`` = stream ``i``)."""
-    n_ctx, samples, seed = _check_simulation(transform, n_ctx, samples, seed)
+    n_ctx, samples, seed = _check_simulation(transform, n_ctx, samples, seed, dense=True)
     a, m = _coefficients(transform, n_ctx)
     base = np.stack([normals(seed, i, n_ctx) for i in range(samples)])  # (samples, n_ctx)
     return a * base + m

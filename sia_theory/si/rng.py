@@ -30,6 +30,7 @@ import math
 import numba
 import numpy as np
 
+from .._infra.memory import check_memory
 from .._infra.validate import check_int
 
 __all__ = ["ZIGGURAT_R", "normals", "ziggurat_tables"]
@@ -203,6 +204,7 @@ def normals(seed, stream, n) -> np.ndarray:
     seed = check_int("seed", seed, lo=0, hi=2**64 - 1)
     stream = check_int("stream", stream, lo=0, hi=2**64 - 1)
     n = check_int("n", n, lo=0)
+    check_memory("n", n, 8 * n)
     out = np.empty(n)
     _stream_normals(np.uint64(seed), np.uint64(stream), out)
     return out

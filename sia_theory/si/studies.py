@@ -19,8 +19,9 @@ from functools import partial
 import numpy as np
 import pandas as pd
 
+from .._infra.memory import check_memory
 from .._infra.seeding import check_seed, seed_int
-from .._infra.validate import check_int
+from .._infra.validate import check_finite_array, check_int
 from ..transforms import LogN, NoScale, ScaleInvariant, Transform
 from .entropy_scaling import (
     entropy_in_range_samples,
@@ -28,7 +29,7 @@ from .entropy_scaling import (
     fit_growth_laws,
     log_spaced_integers,
 )
-from .montecarlo import context_length_sweep
+from .montecarlo import context_length_sweep, simulation_memory
 
 __all__ = ["EntropyScalingSettings", "EntropyScalingResult", "entropy_scaling_study",
            "entropy_scaling_cells", "entropy_block", "ENTROPY_STUDY",
@@ -39,6 +40,23 @@ __all__ = ["EntropyScalingSettings", "EntropyScalingResult", "entropy_scaling_st
 # Regressors x(t) of the laws H ≈ c·x(t) + d that a local slope is compared with.
 LAW_REGRESSORS = {"log t": np.log, "sqrt(log t)": lambda t: np.sqrt(np.log(t)),
                   "log log t": lambda t: np.log(np.log(t))}
+
+
+def _pairs_or_items(name: str, values, *, pairs=False) -> list:
+    """``values`` as a list (of ``(lo, hi)`` pairs if ``pairs``), or ``ValueError`` naming it."""
+    kind = "a sequence of (lo, hi) pairs" if pairs else "a sequence of integers"
+    if isinstance(values, str | bytes | dict):
+        raise ValueError(f"{name} must be {kind}, got {values!r}")
+    try:
+        items = list(values)
+    except TypeError:
+        raise ValueError(f"{name} must be {kind}, got {values!r}") from None
+    if pairs:
+        for item in items:
+            if isinstance(item, str | bytes) or np.ndim(item) != 1 or len(item) != 2:
+                raise ValueError(f"{name} must be {kind}, got {item!r} in {values!r}")
+        return [tuple(item) for item in items]
+    return items
 
 
 @dataclass(frozen=True)
@@ -56,16 +74,30 @@ class EntropyScalingSettings:
     windows: tuple = ((100, 1_000), (1_000, 10_000), (10_000, 100_000))
 
     def __post_init__(self):
-        check_int("t_min", self.t_min, lo=2)
-        check_int("t_max", self.t_max, lo=self.t_min + 1)
-        check_int("n_t", self.n_t, lo=3)
-        check_int("samples", self.samples, lo=2)
-        for d in self.deltas:
-            check_int("deltas", d, lo=2)
-        for lo, hi in self.windows:
-            if not self.t_min <= lo < hi <= self.t_max:
-                raise ValueError(f"windows must lie in [t_min, t_max] = [{self.t_min}, "
-                                 f"{self.t_max}], got ({lo}, {hi})")
+        if not isinstance(self.transform, Transform):
+            raise ValueError(f"transform must be a sia_theory Transform, got {self.transform!r}")
+        t_min = check_int("t_min", self.t_min, lo=2)
+        t_max = check_int("t_max", self.t_max, lo=t_min + 1)
+        n_t = check_int("n_t", self.n_t, lo=3)
+        samples = check_int("samples", self.samples, lo=2)
+        deltas = [check_int("deltas", d, lo=2) for d in _pairs_or_items("deltas", self.deltas)]
+        if not deltas:
+            raise ValueError("deltas must contain at least one range ratio delta >= 2")
+        windows = _pairs_or_items("windows", self.windows, pairs=True)
+        for lo, hi in windows:
+            lo, hi = check_int("windows", lo), check_int("windows", hi)
+            if not t_min <= lo < hi <= t_max:
+                raise ValueError(f"windows must lie in [t_min, t_max] = [{t_min}, "
+                                 f"{t_max}], got ({lo}, {hi})")
+        check_memory("n_t", n_t, 64 * n_t)
+        # The study runs one simulation with n_ctx = t_max·max(Δ) over n_t·len(Δ) ranges.
+        check_memory("t_max", t_max, simulation_memory(t_max * max(deltas), 2, 1))
+        check_memory("samples", samples, simulation_memory(t_max * max(deltas), samples,
+                                                           (n_t + 2 * len(windows)) * len(deltas)))
+        for name, value in (("t_min", t_min), ("t_max", t_max), ("n_t", n_t),
+                            ("samples", samples), ("deltas", tuple(deltas)),
+                            ("windows", tuple((int(lo), int(hi)) for lo, hi in windows))):
+            object.__setattr__(self, name, value)
 
     @classmethod
     def full(cls, transform: Transform | None = None) -> EntropyScalingSettings:
@@ -179,9 +211,11 @@ def local_slopes(h: np.ndarray, t_values, deltas, windows) -> pd.DataFrame:
     ``x(t)`` of each law of :data:`LAW_REGRESSORS` (its local slope per unit prefactor).
     Columns: ``delta, window, t_lo, t_hi, slope, se, cov_first, law_log t, ...``.
     """
-    h = np.asarray(h, dtype=np.float64)
-    t_values = np.asarray(t_values, dtype=np.int64)
-    deltas = [int(d) for d in deltas]
+    h = check_finite_array("h", h, ndim=3, dtype=np.float64)
+    t_values = check_finite_array("t_values", t_values, ndim=1, lo=1, integer=True
+                                  ).astype(np.int64)
+    deltas = [check_int("deltas", d, lo=2) for d in _pairs_or_items("deltas", deltas)]
+    windows = _pairs_or_items("windows", windows, pairs=True)
     if h.ndim != 3 or h.shape[1:] != (len(deltas), len(t_values)) or h.shape[0] < 2:
         raise ValueError(f"h must be (samples >= 2, {len(deltas)}, {len(t_values)}), got "
                          f"{h.shape}")
@@ -208,10 +242,21 @@ def local_slopes(h: np.ndarray, t_values, deltas, windows) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _check_columns(name: str, frame, columns: set) -> None:
+    if not isinstance(frame, pd.DataFrame):
+        raise ValueError(f"{name} must be a pandas DataFrame, got {type(frame).__name__}")
+    missing = columns - set(frame.columns)
+    if missing:
+        raise ValueError(f"{name} must have the columns {sorted(columns)}; missing "
+                         f"{sorted(missing)}")
+
+
 def slope_ratio(slopes: pd.DataFrame, delta: int = 0, law: str = "sqrt(log t)"):
     """``ρ = (s_last/s_first) / (x_last/x_first)``: the ratio of the last to the first window's
     local slope, divided by the same ratio for the exact curve of ``law``; ``ρ = 1`` for that
     law. Returns ``(ρ, se)`` (delta method with the covariance of the two slopes)."""
+    _check_columns("slopes", slopes, {"delta", "window", "slope", "se", "cov_first",
+                                      f"law_{law}"})
     rows = slopes[slopes["delta"] == delta].sort_values("window")
     if len(rows) < 2:
         raise ValueError(f"slopes must hold at least two windows for delta={delta}")
@@ -245,11 +290,33 @@ class ContextSweepSettings:
     ranges: tuple = ((10, 100), (100, 1_000), (1_000, 10_000), (10_000, 100_000))
 
     def __post_init__(self):
-        check_int("n_min", self.n_min, lo=1)
-        check_int("n_max", self.n_max, lo=self.n_min)
-        check_int("n_points", self.n_points, lo=2)
-        check_int("samples", self.samples, lo=2)
-        check_int("recent", self.recent, lo=1)
+        transforms = _pairs_or_items("transforms", self.transforms, pairs=True)
+        if not transforms:
+            raise ValueError("transforms must contain at least one (label, transform) pair")
+        for label, transform in transforms:
+            if not isinstance(label, str) or not isinstance(transform, Transform):
+                raise ValueError(f"transforms must be (label: str, transform: Transform) pairs, "
+                                 f"got ({label!r}, {transform!r})")
+        n_min = check_int("n_min", self.n_min, lo=1)
+        n_max = check_int("n_max", self.n_max, lo=n_min)
+        n_points = check_int("n_points", self.n_points, lo=2)
+        samples = check_int("samples", self.samples, lo=2)
+        recent = check_int("recent", self.recent, lo=1)
+        ranges = _pairs_or_items("ranges", self.ranges, pairs=True)
+        ranges = [(check_int("ranges", t1, lo=0), check_int("ranges", t2, lo=1)) for t1, t2
+                  in ranges]
+        for t1, t2 in ranges:
+            if t1 >= t2:
+                raise ValueError(f"ranges must be (t1, t2) pairs with 0 <= t1 < t2, got "
+                                 f"({t1}, {t2})")
+        check_memory("n_points", n_points, 64 * n_points)
+        check_memory("n_max", n_max, simulation_memory(n_max, 2, 1))
+        check_memory("samples", samples,
+                     simulation_memory(n_max, samples, 2 * n_points + len(ranges)))
+        for name, value in (("n_min", n_min), ("n_max", n_max), ("n_points", n_points),
+                            ("samples", samples), ("recent", recent),
+                            ("transforms", tuple(transforms)), ("ranges", tuple(ranges))):
+            object.__setattr__(self, name, value)
 
     @classmethod
     def full(cls) -> ContextSweepSettings:
@@ -285,6 +352,7 @@ def recent_mass_ratio(sweep: pd.DataFrame, numerator: str, denominator: str):
     """Ratio of the attention on the most recent tokens of two transforms (labels of the
     ``transform`` column) at the largest context length, with its delta-method standard error
     (the transforms of :func:`context_sweep_study` use independent streams). ``(ratio, se)``."""
+    _check_columns("sweep", sweep, {"quantity", "n_ctx", "transform", "mean", "se"})
     mass = sweep[sweep["quantity"] == "recent_mass"]
     n_max = mass["n_ctx"].max()
     rows = mass[mass["n_ctx"] == n_max].set_index("transform")

@@ -31,6 +31,22 @@ def si_m(t, tau, alpha, beta):
     return 2*numpy.log(alpha) + 2*numpy.log(tau) - 2*numpy.log(t + tau) - beta/alpha
 
 
+def si_log_weight_mean(t, tau, alpha, beta):
+    """log E[e^L_t] = m_t + a_t^2/2 simplified (no cancellation; SI eq. 15a).
+
+    ``log(alpha) + log(tau) - log(t + tau)``
+    """
+    return numpy.log(alpha) + numpy.log(tau) - numpy.log(t + tau)
+
+
+def si_tilted_logit_mean(t, tau, alpha, beta):
+    """E[L_t e^L_t]/E[e^L_t] = m_t + a_t^2 simplified (SI eq. 15b / 15a).
+
+    ``beta/alpha``
+    """
+    return beta/alpha
+
+
 def si_beta_min(alpha):
     """Smallest beta with a_t^2 >= 0 for all t >= 0 (si.validity_condition).
 
@@ -61,6 +77,22 @@ def lognormal_negentropy_mean(a2, m):
     ``(a2 + m)*exp(a2/2 + m)``
     """
     return (a2 + m)*numpy.exp((1/2)*a2 + m)
+
+
+def lognormal_log_weight_mean(a2, m):
+    """log E[e^L] for L ~ N(m, a2) (si.lognormal_moments; log space).
+
+    ``a2/2 + m``
+    """
+    return (1/2)*a2 + m
+
+
+def lognormal_tilted_mean(a2, m):
+    """E[L e^L]/E[e^L] for L ~ N(m, a2) (si.lognormal_moments).
+
+    ``a2 + m``
+    """
+    return a2 + m
 
 
 def si_range_sum(t1, t2, tau):

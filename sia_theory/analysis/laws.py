@@ -1,0 +1,109 @@
+"""Which growth law the entropy in range follows: logarithmic, ``√(log t)``-like or bounded.
+
+The evidence is the local slope ``s(t) = dE[H_t^{tΔ}]/d log t`` in windows of ``t`` with its
+per-sample standard error (:func:`sia_theory.si.studies.local_slopes`). The three laws of SI
+§3 differ in how that slope decays (Defs. 3.3–3.4: ``log t`` = no scale-invariant sparsity,
+``o(log t)`` = weak, bounded = strong):
+
+* ``H ≈ c·log t``        → ``s`` constant, ``s ∝ (log t)^0``;
+* ``H ≈ c·√(log t)``     → ``s ∝ (log t)^{-1/2}``;
+* ``H`` bounded          → ``s`` decays at least like ``(log t)^{-2}`` (``H∞ − C/log t``) or
+  is 0; ``log log t`` (``s ∝ (log t)^{-1}``) is the slowest law slower than ``√(log t)``.
+
+:func:`entropy_law_evidence` computes the tests that claim SI-7 decides on (``growing``,
+``falling``, ``like_sqrt``: :func:`paper_checks.si_montecarlo.decide_weak_sparsity` reads them
+from here) and the decay exponent ``p`` in ``s ∝ (log t)^{-p}`` between the first and last
+window; :func:`classify_entropy_law` turns them into one law:
+
+* ``"bounded"`` if the last window's slope is not more than ``z`` standard errors above 0
+  (for any ``Δ``), else by ``p``:
+* ``"logarithmic"`` if ``p < 1/4``, ``"sqrt-log"`` if ``1/4 <= p < 3/4``, ``"bounded"`` if
+  ``p >= 3/4`` (the thresholds are the midpoints between ``0``, ``½`` and the ``log log t``
+  exponent ``1``: decaying faster than halfway to ``log log t`` is not ``√(log t)``-like).
+
+``p = log(s_last/s_first) / log(u)`` with ``u`` the same ratio for the exact curve
+``log log t`` (its unit slope is ``∝ 1/log t``, so ``u`` is the ratio of the windows'
+effective ``log t``); its standard error is the delta-method one of the slope ratio.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ..si.studies import slope_ratio
+
+__all__ = ["ENTROPY_LAWS", "EntropyLawEvidence", "entropy_law_evidence", "classify_entropy_law",
+           "LAW_EXPONENT_BOUNDS"]
+
+ENTROPY_LAWS = ("logarithmic", "sqrt-log", "bounded")
+LAW_EXPONENT_BOUNDS = (0.25, 0.75)  # p below the first: logarithmic; below the second: √log
+
+
+@dataclass(frozen=True)
+class EntropyLawEvidence:
+    """The tests on the local slopes (see the module docstring), at ``z`` standard errors.
+
+    ``growing``: every last-window slope (each ``Δ`` and pooled) ``> z·se`` above 0;
+    ``slope_ratio``: pooled ``s_last/s_first`` ± ``slope_ratio_se``; ``falling``: that ratio
+    is ``> z·se`` below 1; ``rho``: the ratio over the ``√(log t)`` curve's ± ``rho_se``;
+    ``like_sqrt``: ``|rho − 1| <= z·rho_se``; ``exponent``: ``p`` ± ``exponent_se``.
+    """
+
+    growing: bool
+    falling: bool
+    like_sqrt: bool
+    slope_ratio: float
+    slope_ratio_se: float
+    rho: float
+    rho_se: float
+    exponent: float
+    exponent_se: float
+    z: float
+
+    @property
+    def law(self) -> str:
+        """The law by the rule of the module docstring."""
+        if not self.growing:
+            return "bounded"
+        low, high = LAW_EXPONENT_BOUNDS
+        if self.exponent < low:
+            return "logarithmic"
+        return "sqrt-log" if self.exponent < high else "bounded"
+
+
+def _unit_ratio(slopes: pd.DataFrame, law: str) -> float:
+    rows = slopes[slopes["delta"] == 0].sort_values("window")
+    return float(rows.iloc[-1][f"law_{law}"] / rows.iloc[0][f"law_{law}"])
+
+
+def entropy_law_evidence(slopes: pd.DataFrame, z: float = 3.0) -> EntropyLawEvidence:
+    """The growth-law tests on ``slopes`` (a :func:`~sia_theory.si.studies.local_slopes` table
+    with at least two windows) at ``z`` standard errors."""
+    missing = {"delta", "window", "slope", "se", "law_log t", "law_log log t"} - set(
+        getattr(slopes, "columns", ()))
+    if missing:
+        raise ValueError(f"slopes must be a local_slopes table; missing {sorted(missing)}")
+    if not (math.isfinite(z) and z > 0):
+        raise ValueError(f"z must be a finite number > 0, got {z!r}")
+    last = slopes[slopes["window"] == slopes["window"].max()]
+    growing = bool(np.all(last["slope"] - z * last["se"] > 0))
+    rho, rho_se = slope_ratio(slopes, 0, "sqrt(log t)")
+    q, q_se = slope_ratio(slopes, 0, "log t")  # the log t curve has a constant unit slope
+    falling = q + z * q_se < 1.0
+    like_sqrt = abs(rho - 1.0) <= z * rho_se
+    log_u = math.log(_unit_ratio(slopes, "log log t"))  # < 0: windows ordered by t
+    if q > 0:
+        exponent, exponent_se = math.log(q) / log_u, q_se / (q * abs(log_u))
+    else:  # the first window's slope is <= 0 while the last one grows: no decay at all
+        exponent, exponent_se = -math.inf, math.nan
+    return EntropyLawEvidence(growing, bool(falling), bool(like_sqrt), q, q_se, rho, rho_se,
+                              exponent, exponent_se, float(z))
+
+
+def classify_entropy_law(slopes: pd.DataFrame, z: float = 3.0) -> str:
+    """One of :data:`ENTROPY_LAWS` for the local slopes (rule in the module docstring)."""
+    return entropy_law_evidence(slopes, z).law

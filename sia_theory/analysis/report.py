@@ -1,0 +1,247 @@
+"""``analyze(transform) -> Report``: one call answering what a length-scaling rule does.
+
+The report holds the :class:`~sia_theory.analysis.study.SchemeStudy` of the transform and,
+side by side, of every :data:`~sia_theory.zoo.ZOO` member on the same quantities; pandas
+DataFrames; a one-page, four-panel matplotlib figure; and :meth:`Report.write`, which publishes
+Markdown + CSV + PNG + JSON (parameters, seed, versions) as one atomic set
+(:func:`sia_theory._infra.io.write_set`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from .._infra.io import metadata_text, write_set
+from .._infra.seeding import check_seed
+from .._infra.validate import check_int
+from ..transforms import Transform
+from .quantities import PHASE_BAND
+from .study import AnalysisSettings, SchemeStudy, scheme_study, summary_row
+
+__all__ = ["Report", "analyze", "zoo_studies", "plot_studies", "zoo_markdown"]
+
+_ZOO_CACHE: dict = {}
+
+
+def zoo_studies(settings: AnalysisSettings, seed: int) -> list[SchemeStudy]:
+    """:func:`scheme_study` of every ZOO member (cached per process by settings and seed)."""
+    from ..zoo import ZOO
+
+    key = (settings, check_seed(seed))
+    if key not in _ZOO_CACHE:
+        _ZOO_CACHE[key] = [scheme_study(member, settings, seed, name)
+                           for name, member in ZOO.items()]
+    return _ZOO_CACHE[key]
+
+
+def plot_studies(studies, title: str, highlight: str | None = None):
+    """The four panels for one or more schemes: (a) ``E[Z_t^{2t}]`` (and ``E[N]``, dotted, for
+    a single scheme) per octave; (b) ``E[H_t^{2t}]`` ± 2 se; (c) global entropy (solid, left)
+    and attention on the most recent tokens (dashed, right) versus ``N``; (d) ``σ/√(2 log M)``
+    per octave range with the critical band."""
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(2, 2, figsize=(12, 9), constrained_layout=True)
+    (ax_z, ax_h), (ax_n, ax_r) = axes
+    ax_m = ax_n.twinx()
+    cycle = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    single = len(studies) == 1
+    for k, st in enumerate(studies):
+        colour = cycle[k % len(cycle)]
+        lw = 2.5 if st.name == highlight else 1.2
+        cf = st.closed_forms
+        label = f"{st.name} ({st.entropy_law}, {st.phase})"
+        ax_z.loglog(cf["t"], cf["EZ"].clip(lower=1e-300), color=colour, lw=lw, label=label)
+        if single:
+            ax_z.loglog(cf["t"], np.abs(cf["EN"]).clip(lower=1e-300), ":", color=colour,
+                        label="|E[N]|")
+            if st.total_attention[1] is not None:
+                ax_z.axhline(st.total_attention[1], color="grey", lw=0.8, ls="--",
+                             label=f"limit {st.total_attention[1]:.4g}")
+        ent = st.entropy
+        ax_h.errorbar(ent["t"], ent["H_mean"], yerr=2 * ent["H_se"], color=colour, lw=lw,
+                      ms=2, marker="o", label=st.name)
+        sweep = st.sweep
+        glob = sweep[sweep["quantity"] == "global_entropy"]
+        recent = sweep[sweep["quantity"] == "recent_mass"]
+        ax_n.errorbar(glob["n_ctx"], glob["mean"], yerr=2 * glob["se"], color=colour, lw=lw)
+        ax_m.errorbar(recent["n_ctx"], recent["mean"], yerr=2 * recent["se"], color=colour,
+                      lw=lw, ls="--")
+        ph = st.phases[st.phases["t"] > 0]
+        ax_r.semilogx(ph["t"], ph["ratio"], color=colour, lw=lw, marker="o", ms=2)
+    ax_r.axhspan(1 - PHASE_BAND, 1 + PHASE_BAND, color="grey", alpha=0.2, label="critical band")
+    ax_r.set_yscale("log")
+    ax_r.set_ylim(0.1, 10)  # ALiBi's bias spread leaves the panel upwards: frozen
+    ax_z.set_ylim(bottom=1e-3)  # ALiBi's octave sums fall to 0
+    recent_k = studies[0].settings.recent
+    n_ctx = studies[0].settings.n_ctx
+    for ax, xl, yl, ttl in (
+            (ax_z, "t", "E[Z_t^{2t}] (closed form)", "(a) total attention per octave [t, 2t)"),
+            (ax_h, "t", "E[H_t^{2t}] (nats)", "(b) entropy in range [t, 2t), Monte Carlo"),
+            (ax_n, "context length N", "global entropy (nats), solid",
+             f"(c) global entropy and attention on the {recent_k} newest tokens"),
+            (ax_r, "t (range [t, 2t), M = t keys)", "σ / √(2 log M)",
+             f"(d) phase: logit spread over the freezing point, N = {n_ctx:,}")):
+        ax.set_xscale("log")
+        ax.set_xlabel(xl)
+        ax.set_ylabel(yl)
+        ax.set_title(ttl, fontsize=10)
+        ax.grid(alpha=0.3)
+    ax_m.set_ylabel(f"attention on the {recent_k} newest tokens, dashed")
+    ax_z.legend(fontsize=7)
+    ax_r.legend(fontsize=7)
+    fig.suptitle(title)
+    return fig
+
+
+def _fmt(x, digits=4) -> str:
+    if isinstance(x, str):
+        return x
+    return "—" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{digits}g}"
+
+
+def zoo_markdown(rows: pd.DataFrame) -> str:
+    """The side-by-side table as Markdown (one row per scheme)."""
+    lines = ["| scheme | entropy law | p (s ∝ (log t)^−p) | E[Z_t^{2t}] limit | "
+             "E[N_t^{2t}] limit | phase (r, last octave) | phase (r, whole context) | "
+             "global H at N | recent mass at N |", "|" + "---|" * 9]
+    for r in rows.itertuples(index=False):
+        lines.append(
+            f"| {r.scheme} | {r.entropy_law} | {_fmt(r.decay_exponent_p, 3)} ± "
+            f"{_fmt(r.decay_exponent_se, 2)} | "
+            f"{_fmt(r.total_attention_limit) if r.total_attention == 'converges' else r.total_attention} | "  # noqa: E501
+            f"{_fmt(r.negentropy_limit) if r.negentropy == 'converges' else r.negentropy} | "
+            f"{r.phase} ({r.ratio:.3f}) | {r.phase_context} ({r.ratio_context:.3f}) | "
+            f"{r.global_entropy:.3f} ± {r.global_entropy_se:.3f} | "
+            f"{r.recent_mass:.4f} ± {r.recent_mass_se:.4f} |")
+    return "\n".join(lines) + "\n"
+
+
+@dataclass
+class Report:
+    """The analysis of one transform. ``entropy_law`` (``"logarithmic"``, ``"sqrt-log"``,
+    ``"bounded"``), ``total_attention_limit`` / ``negentropy_limit`` (``None`` unless the octave
+    sums converge), ``phase``; DataFrames ``closed_forms``, ``entropy``, ``slopes``, ``fits``,
+    ``sweep``, ``phases``, ``summary`` (one row) and ``zoo`` (one row per scheme: the
+    transform first, then every ZOO member; ``None`` without the zoo); ``figure`` (four
+    panels); :meth:`write`."""
+
+    study: SchemeStudy
+    zoo_rows: pd.DataFrame | None
+    seed: int
+    quick: bool
+    seconds: float
+    parameters: dict = field(default_factory=dict)
+    _figure: object = field(default=None, repr=False)
+
+    entropy_law = property(lambda self: self.study.entropy_law)
+    phase = property(lambda self: self.study.phase)
+    total_attention_limit = property(lambda self: self.study.total_attention[1])
+    negentropy_limit = property(lambda self: self.study.negentropy[1])
+    closed_forms = property(lambda self: self.study.closed_forms)
+    entropy = property(lambda self: self.study.entropy)
+    slopes = property(lambda self: self.study.slopes)
+    fits = property(lambda self: self.study.fits)
+    sweep = property(lambda self: self.study.sweep)
+    phases = property(lambda self: self.study.phases)
+    evidence = property(lambda self: self.study.evidence)
+    zoo = property(lambda self: self.zoo_rows)
+
+    @property
+    def summary(self) -> pd.DataFrame:
+        return pd.DataFrame([summary_row(self.study)])
+
+    @property
+    def figure(self):
+        if self._figure is None:
+            self._figure = plot_studies([self.study], f"analyze({self.study.name}): Gaussian "
+                                        f"base logits, seed {self.seed}"
+                                        + (" (quick)" if self.quick else ""))
+        return self._figure
+
+    def markdown(self) -> str:
+        s, ev = self.summary.iloc[0], self.evidence
+        st = self.study
+        lim = self.total_attention_limit
+        out = [f"# analyze({st.name})", "", f"`{s['transform']}`; seed {self.seed}, "
+               f"{'quick' if self.quick else 'full'} settings ({self.seconds:.1f} s). Gaussian "
+               "base logits `L = a(t, n)·L̄ + m(t, n)`, `L̄ ~ N(0, 1)` iid (SI §3.2); "
+               f"context-dependent coefficients frozen at n = {st.settings.n_ctx:,}.", "",
+               f"* **Entropy law**: {ev.law} — local slope dE[H_t^{{2t}}]/dlog t decays like "
+               f"(log t)^−p with p = {ev.exponent:.3f} ± {ev.exponent_se:.3f} (log: 0, "
+               f"√log: ½, log log: 1; bounded if not growing or p ≥ ¾); last-window slope "
+               f"{s.last_slope:.4f}; R² √(log t) {s.r2_sqrt_log:.4f}, log t {s.r2_log:.4f}.",
+               f"* **Total attention** E[Z_t^{{2t}}] (SI Def. 3.1): {s.total_attention}"
+               + (f", limit {lim:.6g}" if lim is not None else "")
+               + f"; **negentropy** E[N_t^{{2t}}] (Def. 3.2): {s.negentropy}"
+               + (f", limit {self.negentropy_limit:.6g}" if self.negentropy_limit is not None
+                  else "") + " (criterion: the last 3 octave steps within 1e-3 relative).",
+               f"* **Phase**: {s.phase} at the largest octave [{s.phase_t:,}, {2 * s.phase_t:,})"
+               f" (σ/√(2 log M) = {s.ratio:.3f}); whole context: {s.phase_context} "
+               f"({s.ratio_context:.3f}); critical means within ±{PHASE_BAND} of 1.",
+               f"* **At N = {s.N:,}**: global entropy {s.global_entropy:.3f} ± "
+               f"{s.global_entropy_se:.3f} nats; attention on the {st.settings.recent} newest "
+               f"tokens {s.recent_mass:.4f} ± {s.recent_mass_se:.4f}.", ""]
+        if self.zoo_rows is not None:
+            out += ["## Against the zoo", "", zoo_markdown(self.zoo_rows)]
+        return "\n".join(out)
+
+    def tables(self) -> dict[str, pd.DataFrame]:
+        out = {"summary": self.summary, "closed_forms": self.closed_forms,
+               "entropy": self.entropy, "slopes": self.slopes, "fits": self.fits,
+               "sweep": self.sweep, "phases": self.phases}
+        if self.zoo_rows is not None:
+            out["zoo"] = self.zoo_rows
+        return out
+
+    def write(self, out_dir, stem: str = "analysis") -> dict:
+        """Publish ``stem.md``, ``stem_<table>.csv``, ``stem.png`` and ``stem.json`` into
+        ``out_dir`` as one atomic set; return the paths by file name."""
+        fig = self.figure
+        text = self.markdown()
+        meta = metadata_text(seed=self.seed, quick=self.quick, seconds=round(self.seconds, 2),
+                             transform=self.summary.iloc[0]["transform"],
+                             entropy_law=self.entropy_law,
+                             total_attention_limit=self.total_attention_limit,
+                             phase=self.phase, **self.parameters)
+        writers = {f"{stem}.md": lambda p: p.write_text(text),
+                   f"{stem}.png": lambda p: fig.savefig(p, dpi=120, format="png"),
+                   f"{stem}.json": lambda p: p.write_text(meta)}
+        for key, frame in self.tables().items():
+            writers[f"{stem}_{key}.csv"] = (
+                lambda p, f=frame: f.to_csv(p, index=False, float_format="%.17g"))
+        return write_set(out_dir, stem, writers)
+
+
+def analyze(transform: Transform, *, n_ctx: int = 2**20, seed: int = 0, quick: bool = False,
+            zoo: bool = True, name: str = "") -> Report:
+    """Analyse ``transform`` under Gaussian base logits (module docstring; THEORY.md §1, §6).
+
+    ``n_ctx``: the context length at which context-dependent transforms are frozen (their
+    octave sums and entropy in range are those of a query seeing ``n_ctx`` keys) and at which
+    the phases are read; ``quick``: seconds-long settings (:meth:`AnalysisSettings.quick`)
+    instead of the full ones; ``zoo``: also analyse every ZOO member on the same quantities
+    (with :meth:`AnalysisSettings.zoo` — 2048 entropy samples — or, for a quick report,
+    :meth:`AnalysisSettings.zoo_quick`; cached per process).
+    """
+    if not isinstance(transform, Transform):
+        raise ValueError(f"transform must be a sia_theory Transform, got {transform!r}")
+    n_ctx = check_int("n_ctx", n_ctx, lo=2**8)
+    seed = check_seed(seed)
+    start = time.perf_counter()
+    settings = (AnalysisSettings.quick if quick else AnalysisSettings.full)(n_ctx)
+    study = scheme_study(transform, settings, seed, name or type(transform).__name__)
+    rows = None
+    if zoo:
+        zoo_settings = (AnalysisSettings.zoo_quick if quick else AnalysisSettings.zoo)(n_ctx)
+        rows = pd.DataFrame([summary_row(study)]
+                            + [summary_row(s) for s in zoo_studies(zoo_settings, seed)])
+    params = {"n_ctx": n_ctx, "zoo": zoo, "settings": json.loads(json.dumps(
+        settings.__dict__, default=str))}
+    return Report(study, rows, seed, bool(quick), time.perf_counter() - start, params)

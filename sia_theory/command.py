@@ -1,0 +1,265 @@
+"""The ``sia-theory`` command (``[project.scripts]``; also ``python -m sia_theory.command``).
+
+Subcommands, each added by a ``register(subparsers)`` function:
+
+* ``figures [--quick] [--only NAME...] [--seed S] [--out DIR]``: runs ``experiments/NAME.py``
+  (every script not starting with ``_``) one after another, each in its own process;
+* ``check [--quick] [--only ID...] [--seed S] [--out DIR]``: the claims table
+  (``python -m paper_checks``);
+* ``analyze TARGET [--n-ctx N] [--out DIR] [--quick] [--seed S] [--no-zoo]``:
+  :func:`sia_theory.analyze` on a transform named ``MODULE:OBJECT`` (a module on the path),
+  ``FILE.py:OBJECT`` (a file) or ``zoo:NAME`` (a :data:`~sia_theory.zoo.ZOO` member); the
+  object is a Transform instance or a Transform class that takes no arguments;
+* ``bench [--quick] [--only NAME...]``: runs ``benchmarks/bench_NAME.py``.
+
+``figures`` and ``bench`` run scripts of the repository checkout, which are not part of the
+installed package: the checkout is the folder holding this package when it has
+``experiments/`` (an editable install or ``PYTHONPATH``), else ``$SIA_THEORY_REPO``, else the
+current folder or one of its parents; without one they stop with one line and exit status 2.
+Bad input anywhere (unknown flag, bad ``TARGET``, an object that is not a Transform, unknown
+figure or benchmark name) is one line on stderr and exit status 2, with nothing written.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from ._infra.cli import OneLineArgumentParser, int_range, output_dir, seed
+
+__all__ = ["main", "build_parser", "repo_root", "load_transform", "SUBCOMMANDS",
+           "EXTRA_SUBCOMMAND_MODULES", "CommandError"]
+
+# Modules with a ``register(subparsers)`` function, imported when the parser is built. The
+# sweep subcommand plugs in here at merge: EXTRA_SUBCOMMAND_MODULES = ("sia_theory.sweep.command",)
+EXTRA_SUBCOMMAND_MODULES: tuple[str, ...] = ()
+
+
+class CommandError(ValueError):
+    """Bad input found after parsing (reported as one line, exit status 2)."""
+
+
+def repo_root() -> Path:
+    """The repository checkout holding ``experiments/`` and ``benchmarks/`` (module docstring),
+    or :class:`CommandError`."""
+    here = Path(__file__).resolve().parent.parent
+    candidates = [here]
+    if os.environ.get("SIA_THEORY_REPO"):
+        candidates.append(Path(os.environ["SIA_THEORY_REPO"]))
+    cwd = Path.cwd().resolve()
+    candidates += [cwd, *cwd.parents]
+    for path in candidates:
+        if (path / "experiments").is_dir() and (path / "sia_theory").is_dir():
+            return path
+    raise CommandError("no sia-theory repository checkout found (experiments/ and benchmarks/ "
+                       "are not installed with the package): run inside a clone or set "
+                       "SIA_THEORY_REPO")
+
+
+def _scripts(folder: Path, pattern: str, strip: str = "") -> dict[str, Path]:
+    return {p.stem[len(strip):]: p for p in sorted(folder.glob(pattern))
+            if not p.name.startswith("_")}
+
+
+def _select(available: dict, only, what: str) -> list[Path]:
+    if not only:
+        return list(available.values())
+    unknown = [name for name in only if name not in available]
+    if unknown:
+        raise CommandError(f"unknown {what} {', '.join(map(repr, unknown))}; choose from "
+                           f"{', '.join(available)}")
+    return [available[name] for name in only]
+
+
+def _run_scripts(scripts, extra) -> int:
+    failed = []
+    for script in scripts:
+        print(f"== {script.name}", flush=True)
+        if subprocess.call([sys.executable, str(script), *extra]) != 0:
+            failed.append(script.name)
+    if failed:
+        print(f"failed: {', '.join(failed)}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+# --- figures ------------------------------------------------------------------------------
+
+def _figures(args) -> int:
+    root = repo_root()
+    scripts = _select(_scripts(root / "experiments", "*.py"), args.only, "figure")
+    extra = ["--seed", str(args.seed), "--out", str(args.out or root / "figures")]
+    return _run_scripts(scripts, extra + (["--quick"] if args.quick else []))
+
+
+def register_figures(subparsers):
+    p = subparsers.add_parser("figures", help="regenerate figures (experiments/*.py)",
+                              description="Run experiments/NAME.py for every figure (or --only).")
+    p.add_argument("--quick", action="store_true", help="seconds-long runs (smoke test)")
+    p.add_argument("--only", nargs="+", metavar="NAME", help="figure names, e.g. si_fig1_gaussian")
+    p.add_argument("--seed", type=seed, default=0, help="Monte Carlo seed")
+    p.add_argument("--out", type=output_dir, default=None,
+                   help="output folder (default: figures/ of the checkout)")
+    p.set_defaults(handler=_figures)
+
+
+# --- check --------------------------------------------------------------------------------
+
+def _check(args) -> int:
+    from paper_checks.__main__ import main as checks_main
+
+    argv = ["--seed", str(args.seed)] + (["--quick"] if args.quick else [])
+    if args.only:
+        argv += ["--only", ",".join(args.only)]
+    if args.out is not None:
+        argv += ["--out", str(args.out)]
+    return checks_main(argv)
+
+
+def register_check(subparsers):
+    p = subparsers.add_parser("check", help="the claims table (paper_checks)",
+                              description="Run the paper checks and write the claims table.")
+    p.add_argument("--quick", action="store_true", help="CI-sized checks")
+    p.add_argument("--only", nargs="+", metavar="ID", help="claim IDs, e.g. SI-7 CAS-3")
+    p.add_argument("--seed", type=seed, default=0, help="Monte Carlo seed")
+    p.add_argument("--out", type=output_dir, default=None,
+                   help="folder for claims.md/.csv (default as python -m paper_checks)")
+    p.set_defaults(handler=_check)
+
+
+# --- analyze ------------------------------------------------------------------------------
+
+def _import_target(module: str):
+    if module.endswith(".py") or os.sep in module or "/" in module:
+        path = Path(module)
+        if not path.is_file():
+            raise CommandError(f"TARGET file {module!r} does not exist")
+        spec = importlib.util.spec_from_file_location(f"_sia_user_{path.stem}", path)
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = mod  # dataclasses look their module up while being built
+        spec.loader.exec_module(mod)
+        return mod
+    if os.getcwd() not in sys.path and "" not in sys.path:
+        sys.path.insert(0, os.getcwd())  # as `python -m` does: modules of the current folder
+    return importlib.import_module(module)
+
+
+def load_transform(target: str):
+    """The transform named by ``target`` (``MODULE:OBJECT``, ``FILE.py:OBJECT`` or
+    ``zoo:NAME``) and a name for it; :class:`CommandError` saying what is wrong."""
+    from .transforms import Transform
+
+    module, sep, attr = target.rpartition(":")
+    if not sep or not module or not attr:
+        raise CommandError(f"TARGET must be MODULE:OBJECT, FILE.py:OBJECT or zoo:NAME, got "
+                           f"{target!r}")
+    if module == "zoo":
+        from .zoo import ZOO
+
+        if attr not in ZOO:
+            raise CommandError(f"zoo has no member {attr!r}; choose from {', '.join(ZOO)}")
+        return ZOO[attr], attr
+    try:
+        obj = _import_target(module)
+    except CommandError:
+        raise
+    except Exception as err:  # the user's module can raise anything while importing
+        raise CommandError(f"cannot import {module!r}: {type(err).__name__}: {err}") from None
+    for part in attr.split("."):
+        if not hasattr(obj, part):
+            raise CommandError(f"{module!r} has no attribute {attr!r}")
+        obj = getattr(obj, part)
+    if isinstance(obj, type) and issubclass(obj, Transform):
+        try:
+            obj = obj()
+        except Exception as err:
+            raise CommandError(f"{target} is a Transform class that cannot be built without "
+                               f"arguments ({type(err).__name__}: {err}); name an instance"
+                               ) from None
+    if not isinstance(obj, Transform):
+        raise CommandError(f"{target} is not a sia_theory Transform (got "
+                           f"{type(obj).__name__})")
+    return obj, attr.split(".")[-1]
+
+
+def _analyze(args) -> int:
+    transform, name = load_transform(args.target)  # before any computation or output
+    from .analysis import analyze
+
+    report = analyze(transform, n_ctx=args.n_ctx, seed=args.seed, quick=args.quick,
+                     zoo=not args.no_zoo, name=name)
+    stem = "analysis_" + re.sub(r"[^A-Za-z0-9_.-]+", "_", name)
+    paths = report.write(args.out, stem)
+    limit = report.total_attention_limit
+    print(f"{name}: entropy law {report.entropy_law} (p = {report.evidence.exponent:.3f} ± "
+          f"{report.evidence.exponent_se:.3f}); total attention per octave "
+          + (f"→ {limit:.6g}" if limit is not None else report.study.total_attention[0])
+          + f"; phase {report.phase} (σ/√(2 log M) = {report.summary.iloc[0]['ratio']:.3f}); "
+          f"{report.seconds:.1f} s")
+    print(f"written: {paths[stem + '.md']} (+ {len(paths) - 1} files)")
+    return 0
+
+
+def register_analyze(subparsers):
+    p = subparsers.add_parser("analyze", help="analyse a transform (sia_theory.analyze)",
+                              description="Analyse a transform under Gaussian base logits.")
+    p.add_argument("target", metavar="TARGET",
+                   help="MODULE:OBJECT, FILE.py:OBJECT or zoo:NAME (e.g. zoo:logn)")
+    p.add_argument("--n-ctx", type=int_range(2**8), default=2**20,
+                   help="context length for context-dependent transforms (default 2^20)")
+    p.add_argument("--out", type=output_dir, default="analysis", help="output folder")
+    p.add_argument("--quick", action="store_true", help="seconds-long settings")
+    p.add_argument("--seed", type=seed, default=0, help="Monte Carlo seed")
+    p.add_argument("--no-zoo", action="store_true", help="skip the side-by-side zoo table")
+    p.set_defaults(handler=_analyze)
+
+
+# --- bench --------------------------------------------------------------------------------
+
+def _bench(args) -> int:
+    root = repo_root()
+    scripts = _select(_scripts(root / "benchmarks", "bench_*.py", "bench_"), args.only,
+                      "benchmark")
+    return _run_scripts(scripts, ["--quick"] if args.quick else [])
+
+
+def register_bench(subparsers):
+    p = subparsers.add_parser("bench", help="run benchmarks/bench_*.py",
+                              description="Run the benchmarks (each prints its ratios).")
+    p.add_argument("--quick", action="store_true", help="small sizes")
+    p.add_argument("--only", nargs="+", metavar="NAME", help="benchmark names, e.g. cas")
+    p.set_defaults(handler=_bench)
+
+
+SUBCOMMANDS = (register_figures, register_check, register_analyze, register_bench)
+
+
+def build_parser() -> OneLineArgumentParser:
+    parser = OneLineArgumentParser(prog="sia-theory", description="Executable theory of "
+                                   "long-context attention scaling: regenerate the figures, "
+                                   "check the claims, analyse a transform, run the benchmarks.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for register in SUBCOMMANDS:
+        register(sub)
+    for module in EXTRA_SUBCOMMAND_MODULES:
+        importlib.import_module(module).register(sub)
+    return parser
+
+
+def main(argv=None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.handler(args)
+    except ValueError as err:  # CommandError and the library's bad-input errors
+        print(f"sia-theory {args.command}: error: {' '.join(str(err).split())}",
+              file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

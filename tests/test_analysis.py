@@ -1,0 +1,182 @@
+"""analyze(): the theory's expectations, computed here from formulas, not from the code.
+
+* NoScale: E[Z_t^{2t}] = t·e^{1/2} (lognormal mean, a = 1, m = 0): diverges; E[H] ~ log t.
+* ScaleInvariant(10): E[Z_t^{2t}] → ατ log 2 = e^{1/2}·10·log 2 (SI-4); E[H] ~ √(log t) (SI-7).
+* ALiBi(slope > 0): E[Z_t^{2t}] ≤ t·e^{1/2 − slope·t} → 0; the entropy in range is bounded.
+* a_t² = 1 + 2c·log(1 + t/τ), c = 2 (THEORY.md §6, EXT-3): bounded entropy, same E[Z] limit.
+* Freezing point √(2 log M) (REM) and σ/√(2 log M) for pure multipliers.
+"""
+
+import json
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from sia_theory import ALiBi, LogN, NoScale, ScaleInvariant, Temperature, Transform, analyze
+from sia_theory.analysis import (
+    ENTROPY_LAWS,
+    AnalysisSettings,
+    FixedContext,
+    classify_entropy_law,
+    convergence,
+    freezing_point,
+    phase_table,
+    scheme_study,
+)
+from sia_theory.si.studies import local_slopes
+
+SI_LIMIT = math.exp(0.5) * 10 * math.log(2)  # ατ log Δ with α = e^{1/2}, τ = 10, Δ = 2
+
+
+@dataclass(frozen=True)
+class SparseFamily(Transform):
+    """a_t² = 1 + 2c·log(1 + t/τ), m_t keeping E[e^{L_t}] = e^{1/2}/(1 + t/τ) (THEORY.md §6)."""
+
+    c: float = 2.0
+    tau: float = 10.0
+    depends_on = frozenset({"distance"})
+
+    def _affine(self, t, n, h):
+        a2 = 1 + 2 * self.c * np.log1p(t / self.tau)
+        return np.sqrt(a2), 0.5 - np.log1p(t / self.tau) - a2 / 2
+
+
+@dataclass(frozen=True)
+class PowerLawBias(Transform):
+    """The README's user transform: L_t = S_t − c·log(1 + t)."""
+
+    c: float = 1.0
+    depends_on = frozenset({"distance"})
+
+    def _affine(self, t, n, h):
+        return np.ones_like(t), -self.c * np.log1p(t)
+
+
+def test_no_scale_is_logarithmic_and_its_total_attention_diverges():
+    report = analyze(NoScale(), quick=True, zoo=False)
+    cf = report.closed_forms
+    assert np.allclose(cf["EZ"], cf["t"] * math.exp(0.5), rtol=1e-12)  # t·E[e^{L̄}]
+    assert report.entropy_law == "logarithmic"
+    assert report.total_attention_limit is None and report.negentropy_limit is None
+    # E[H_t^{2t}] → log t − 1/2 (plug-in exact for light tails): slope 1 on log t.
+    last = report.slopes[report.slopes["delta"] == 0].iloc[-1]
+    assert abs(last["slope"] - 1.0) < 4 * last["se"] + 0.01
+
+
+def test_scale_invariant_is_sqrt_log_with_limit_alpha_tau_log_2():
+    report = analyze(ScaleInvariant(10.0), zoo=False)  # full settings: the law needs power
+    assert report.total_attention_limit == pytest.approx(SI_LIMIT, rel=1e-4)
+    assert abs(SI_LIMIT - 11.43) < 0.01
+    assert report.negentropy_limit == pytest.approx(SI_LIMIT, rel=1e-4)  # β = α
+    assert report.entropy_law == "sqrt-log"
+    assert report.phase == "critical"
+
+
+def test_alibi_is_bounded_and_its_total_attention_vanishes():
+    report = analyze(ALiBi(2.0**-4), quick=True, zoo=False)
+    t = report.closed_forms["t"].to_numpy(float)
+    assert np.all(report.closed_forms["EZ"] <= t * np.exp(0.5 - t / 16) * (1 + 1e-12))
+    assert report.total_attention_limit == pytest.approx(0.0, abs=1e-12)
+    assert report.entropy_law == "bounded"
+    assert report.phase == "frozen"  # the bias spread over [t, 2t) is ≈ t/16/√3 ≫ √(2 log t)
+
+
+def test_strongly_sparse_family_c2_is_bounded_with_scale_invariant_total_attention():
+    report = analyze(SparseFamily(2.0), zoo=False)  # full settings
+    assert report.entropy_law == "bounded"
+    assert report.total_attention_limit == pytest.approx(SI_LIMIT, rel=1e-4)
+    assert report.phase == "frozen"  # a_t ≈ √(4 log t) = √2·√(2 log t)
+    assert report.negentropy_limit is None  # EXT-3: E[N] grows like (c − 1)ατ log 2·log t
+
+
+def _noisy_slopes(curve, sd=0.5, samples=4096):
+    settings = AnalysisSettings()
+    t = np.unique(np.concatenate([np.round(np.geomspace(10, 10**5, 41)),
+                                  np.ravel(settings.windows)]).astype(np.int64))
+    noise = np.random.default_rng(1).standard_normal((samples, 1, t.size))
+    return local_slopes(curve(t.astype(float))[None, None, :] + sd * noise, t, (2,),
+                        settings.windows)
+
+
+@pytest.mark.parametrize("curve, law", [
+    (lambda t: 0.5 * np.log(t), "logarithmic"),
+    (lambda t: 1.2 * np.sqrt(np.log(t)), "sqrt-log"),
+    (lambda t: 3.0 - 1.0 / np.sqrt(t), "bounded"),
+    (lambda t: 3.0 - 2.0 / np.log(t), "bounded"),
+    (lambda t: 1.5 * np.log(np.log(t)), "bounded"),  # slower than √(log t): p = 1 ≥ 3/4
+])
+def test_classifier_names_each_synthetic_law(curve, law):
+    assert classify_entropy_law(_noisy_slopes(curve)) == law
+
+
+def test_convergence_criterion_on_known_sequences():
+    k = np.arange(21)
+    assert convergence(5 + 2.0 ** -k) == ("converges", pytest.approx(5.0, abs=1e-5))
+    assert convergence(2.0**k)[0] == "diverges"
+    assert convergence(k * math.log(2))[0] == "diverges"  # log t: steps do not shrink
+    assert convergence(5 + 10 / (k + 1.0)) == ("undecided", None)  # shrinking, not yet 1e-3
+
+
+def test_phase_of_a_multiplier_is_its_ratio_to_the_freezing_point():
+    assert freezing_point(10**4) == pytest.approx(math.sqrt(2 * math.log(10**4)))
+    table = phase_table(Temperature(3.0), 2**12, [2**k for k in range(1, 11)])
+    m = table["M"].to_numpy(float)
+    assert np.allclose(table["ratio"], 3.0 / np.sqrt(2 * np.log(m)), rtol=1e-12)
+    phase = table.set_index("M")["phase"]
+    # 3/√(2 log M): M = 32 → 1.14, 64 → 1.04, 512 → 0.85, 4096 (whole context) → 0.74.
+    assert [phase[32], phase[64], phase[512], phase[4096]] == ["frozen", "critical", "spread",
+                                                               "spread"]
+
+
+def test_context_dependent_transform_is_frozen_at_n_ctx():
+    logn = LogN(0.4)
+    frozen = FixedContext(logn, 2**20)
+    t = np.arange(0, 5000, 7.0)
+    assert np.array_equal(frozen.coefficients(t)[0], logn.coefficients(t, 2**20)[0])
+    assert "context" not in frozen.depends_on
+    report = analyze(logn, quick=True, zoo=False)
+    # Whole context, M = n = 2^20: 0.4·log n / √(2 log n) = 0.4·√(log(2^20)/2) ≈ 1.053.
+    expected = 0.4 * math.sqrt(math.log(2**20) / 2)
+    assert report.summary.iloc[0]["ratio_context"] == pytest.approx(expected, rel=1e-9)
+    assert report.entropy_law in ENTROPY_LAWS
+
+
+def test_user_transform_with_the_zoo_writes_one_atomic_set(tmp_path):
+    report = analyze(PowerLawBias(0.5), quick=True, seed=3)
+    zoo = report.zoo
+    assert len(zoo) == 11 and zoo["entropy_law"].isin(ENTROPY_LAWS).all()
+    assert set(zoo["phase"]) <= {"frozen", "critical", "spread"}
+    si = zoo.set_index("scheme").loc["scale-invariant"]
+    assert si["total_attention_limit"] == pytest.approx(SI_LIMIT, rel=1e-4)
+    # c = 1/2 < 1: E[Z_t^{2t}] = Σ e^{1/2}(1+s)^{-1/2} grows like √t: diverges.
+    assert report.total_attention_limit is None
+    paths = report.write(tmp_path, "bias")
+    names = {p.name for p in tmp_path.iterdir()}
+    assert {"bias.md", "bias.png", "bias.json", "bias_zoo.csv", "bias.manifest.json"} <= names
+    assert set(paths) | {"bias.manifest.json"} == names  # one set: nothing else written
+    meta = json.loads((tmp_path / "bias.json").read_text())
+    assert meta["parameters"]["seed"] == 3 and meta["versions"]["numpy"]
+    assert pd.read_csv(tmp_path / "bias_summary.csv").iloc[0]["entropy_law"] == \
+        report.entropy_law
+    assert not list(tmp_path.glob(".*"))
+
+
+def test_same_seed_same_numbers_and_seeds_differ():
+    settings = AnalysisSettings(t_max=10**3, n_t=13, samples=256, windows=((10, 100),
+                                (100, 1000)), n_sweep_max=100, n_points=3, sweep_samples=64)
+    a = scheme_study(ScaleInvariant(10.0), settings, 7)
+    b = scheme_study(ScaleInvariant(10.0), settings, 7)
+    c = scheme_study(ScaleInvariant(10.0), settings, 8)
+    assert a.entropy.equals(b.entropy) and a.sweep.equals(b.sweep)
+    assert not a.entropy["H_mean"].equals(c.entropy["H_mean"])
+
+
+@pytest.mark.parametrize("kwargs", [{"n_ctx": 3}, {"seed": -1}])
+def test_bad_arguments_are_value_errors(kwargs):
+    with pytest.raises(ValueError):
+        analyze(NoScale(), quick=True, zoo=False, **kwargs)
+    with pytest.raises(ValueError, match="Transform"):
+        analyze(lambda t: t, quick=True)

@@ -1,0 +1,137 @@
+"""The ``sia-theory`` command, run as ``python -m sia_theory.command`` in subprocesses: bad
+input is one line on stderr, exit status 2, nothing written; good input does the work."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import sia_theory.command as command
+
+ROOT = Path(__file__).resolve().parents[1]
+
+USER_FILE = '''
+from dataclasses import dataclass
+
+import numpy as np
+from sia_theory import Transform
+
+
+@dataclass(frozen=True)
+class PowerLawBias(Transform):
+    c: float = 1.0
+    depends_on = frozenset({"distance"})
+
+    def _affine(self, t, n, h):
+        return np.ones_like(t), -self.c * np.log1p(t)
+
+
+bias = PowerLawBias(0.5)
+not_a_transform = 3
+'''
+
+
+def sia(*argv, cwd=ROOT, timeout=600):
+    return subprocess.run([sys.executable, "-m", "sia_theory.command", *argv], cwd=cwd,
+                          capture_output=True, text=True, timeout=timeout,
+                          env={**__import__("os").environ, "PYTHONPATH": str(ROOT)})
+
+
+@pytest.fixture()
+def user_file(tmp_path):
+    path = tmp_path / "mytransform.py"
+    path.write_text(USER_FILE)
+    return path
+
+
+def assert_usage_error(proc, out: Path):
+    assert proc.returncode == 2, proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert not out.exists() or not any(out.iterdir()), "bad input must not write anything"
+
+
+@pytest.mark.parametrize("target", ["nocolon", "no_such_module_xyz:x", "{file}:not_a_transform",
+                                    "{file}:missing", "{file}:np", "zoo:no-such-member",
+                                    "sia_theory.zoo:ZOO_INFO", "/no/such/file.py:x",
+                                    "sia_theory.transforms:ALiBi.standard"])
+def test_analyze_bad_target_is_one_line_exit_2_nothing_written(target, user_file, tmp_path):
+    out = tmp_path / "out"
+    proc = sia("analyze", target.format(file=user_file), "--quick", "--out", str(out))
+    assert_usage_error(proc, out)
+
+
+@pytest.mark.parametrize("argv", [["analyze", "zoo:logn", "--n-ctx", "3"],
+                                  ["analyze", "zoo:logn", "--seed", "-1"],
+                                  ["analyze", "zoo:logn", "--bogus"], ["analyze"], [],
+                                  ["frobnicate"], ["figures", "--only", "no_such_figure"],
+                                  ["bench", "--only", "no_such_bench"],
+                                  ["check", "--quick", "--only", "NO-SUCH-ID"]])
+def test_bad_flags_are_one_line_exit_2_nothing_written(argv, tmp_path):
+    out = tmp_path / "out"
+    extra = ["--out", str(out)] if argv[:1] in (["figures"], ["check"]) else []
+    proc = sia(*argv, *extra)
+    assert_usage_error(proc, out)
+
+
+def test_analyze_user_file_class_writes_the_report(user_file, tmp_path):
+    out = tmp_path / "out"
+    proc = sia("analyze", f"{user_file}:PowerLawBias", "--quick", "--no-zoo", "--n-ctx",
+               "4096", "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    names = {p.name for p in out.iterdir()}
+    assert {"analysis_PowerLawBias.md", "analysis_PowerLawBias.png",
+            "analysis_PowerLawBias.json", "analysis_PowerLawBias_summary.csv"} <= names
+    # a = 1, m = −log(1+t): E[Z_t^{2t}] = e^{1/2} Σ 1/(1+s) → e^{1/2} log 2 = 1.1428.
+    assert "1.14" in proc.stdout and "PowerLawBias" in proc.stdout
+
+
+def test_analyze_module_object_from_the_current_folder_and_zoo_name(user_file, tmp_path):
+    out = tmp_path / "out"
+    proc = sia("analyze", "mytransform:bias", "--quick", "--no-zoo", "--out", str(out),
+               cwd=user_file.parent)
+    assert proc.returncode == 0, proc.stderr
+    assert (out / "analysis_bias.md").exists()
+    proc = sia("analyze", "zoo:scale-invariant", "--quick", "--no-zoo", "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert "11.428" in proc.stdout  # e^{1/2}·10·log 2 = 11.4280
+
+
+def test_check_wraps_paper_checks(tmp_path):
+    proc = sia("check", "--quick", "--only", "SI-1", "SI-2", "--out", str(tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    table = (tmp_path / "claims.md").read_text()
+    assert "SI-1" in table and "SI-2" in table and "SI-3 " not in table
+
+
+def test_figures_runs_the_named_experiment(tmp_path):
+    proc = sia("figures", "--quick", "--only", "si_coefficients", "--out", str(tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "si_coefficients.png").exists()
+
+
+def test_figures_without_a_checkout_is_a_usage_error(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(command, "__file__", str(tmp_path / "pkg" / "sia_theory" / "command.py"))
+    monkeypatch.delenv("SIA_THEORY_REPO", raising=False)
+    monkeypatch.chdir(tmp_path)
+    assert command.main(["figures", "--quick"]) == 2
+    err = capsys.readouterr().err
+    assert "no sia-theory repository checkout" in err and len(err.strip().splitlines()) == 1
+    monkeypatch.setenv("SIA_THEORY_REPO", str(ROOT))
+    assert command.repo_root() == ROOT
+
+
+def test_extra_subcommand_modules_plug_in_with_register(tmp_path, monkeypatch):
+    (tmp_path / "plugin_cmd.py").write_text(
+        "def register(subparsers):\n"
+        "    p = subparsers.add_parser('hello')\n"
+        "    p.set_defaults(handler=lambda args: 7)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(command, "EXTRA_SUBCOMMAND_MODULES", ("plugin_cmd",))
+    assert command.main(["hello"]) == 7
+
+
+def test_console_script_is_declared():
+    text = (ROOT / "pyproject.toml").read_text()
+    assert 'sia-theory = "sia_theory.command:main"' in text
