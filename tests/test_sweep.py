@@ -31,10 +31,10 @@ cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
 def independent_seed(seed, study, cell):
     """The documented rule, re-derived here: seed_int(seed, study, first 8 bytes (little
-    endian) of the SHA-256 of the canonical JSON of the sorted parameters)."""
+    endian) of the SHA-256 of the canonical JSON of the sorted parameters, shifted right by 1)."""
     key = json.dumps(dict(sorted(cell.items())), separators=(",", ":"))
-    return seed_int(seed, study, int.from_bytes(hashlib.sha256(key.encode()).digest()[:8],
-                                                "little"))
+    digest = hashlib.sha256(key.encode()).digest()[:8]
+    return seed_int(seed, study, int.from_bytes(digest, "little") >> 1)
 
 
 def linear_algebra_cell(cell, rng_seed):

@@ -7,7 +7,7 @@ whatever order its parameters were written in. Its *seed* is derived from the sw
 cell only, through :mod:`sia_theory._infra.seeding`:
 
 * by default ``seed_int(seed, study, key_index(key))`` (``key_index``: the first 8 bytes of the
-  SHA-256 of the key),
+  SHA-256 of the key, little endian, shifted right by one bit),
 * or, for a study with its own seeding rule, ``seed_int(seed, *seed_key(cell))`` where
   ``seed_key(cell)`` returns ``(study_name, *indices)``.
 
@@ -91,8 +91,9 @@ def cell_key(cell) -> str:
 
 
 def key_index(key: str) -> int:
-    """A non-negative 64-bit index of a key for :func:`sia_theory._infra.seeding.seed_int`."""
-    return int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "little")
+    """A 63-bit index of a key for :func:`sia_theory._infra.seeding.seed_int`: the first 8
+    bytes of its SHA-256 (little endian) shifted right by one bit."""
+    return int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "little") >> 1
 
 
 def file_stem(key: str) -> str:
