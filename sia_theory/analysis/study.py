@@ -27,7 +27,7 @@ from .._infra.validate import check_int
 from ..si.entropy_scaling import log_spaced_integers
 from ..si.montecarlo import context_length_sweep
 from ..si.studies import EntropyScalingSettings, entropy_scaling_study
-from ..transforms import Transform
+from ..transforms import NoScale, Transform
 from .laws import EntropyLawEvidence, entropy_law_evidence
 from .quantities import at_context, convergence, octave_closed_forms, octave_starts, phase_table
 
@@ -65,7 +65,7 @@ class AnalysisSettings:
         check_int("n_points", self.n_points, lo=2)
         check_int("sweep_samples", self.sweep_samples, lo=2)
         check_int("recent", self.recent, lo=1)
-        self.entropy_settings(None)  # validates t_min, t_max, n_t, samples, windows
+        self.entropy_settings(NoScale())  # validates t_min, t_max, n_t, samples, windows
 
     @classmethod
     def full(cls, n_ctx: int = 2**20) -> AnalysisSettings:
