@@ -306,3 +306,15 @@ def test_benchmark_rejects_bad_flags_in_one_line():
                           "--cells", "5"], env={**os.environ, "PYTHONPATH": str(ROOT)},
                          capture_output=True, text=True, timeout=60)
     assert run.returncode == 2 and run.stderr.count("\n") == 1 and "--cells" in run.stderr
+
+
+def test_sweep_subcommand_plugs_into_the_sia_theory_command(monkeypatch, tmp_path, capsys):
+    from sia_theory import command
+
+    monkeypatch.setattr(command, "EXTRA_SUBCOMMAND_MODULES", ("sia_theory.sweeps.command",))
+    store = tmp_path / "store"
+    code = command.main(["sweep", "jacobian", "--n", "20", "--d", "16", "--draws", "2",
+                         "--points", "2", "--scheduler", "tcp://127.0.0.1:9", "--store",
+                         str(store)])
+    assert code == 2 and not store.exists()
+    assert capsys.readouterr().err.count("\n") == 1

@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from functools import partial
 
 from .._infra.cli import (
     OneLineArgumentParser,
@@ -99,8 +100,8 @@ def _run_kwargs(args) -> dict:
 
 def register(subparsers) -> argparse.ArgumentParser:
     """Add ``sweep`` (with its ``phase-diagram``, ``jacobian`` and ``entropy-scaling``
-    subcommands) to ``subparsers``; the parsed namespace's ``func(args)`` runs it and returns the
-    exit status."""
+    subcommands) to ``subparsers``; the parsed namespace's ``handler(args)`` (alias ``func``)
+    runs it and returns the exit status."""
     sweep = subparsers.add_parser("sweep", help="run a study's grid on Dask into a store",
                                   description="Run a study's grid on Dask (a local cluster by "
                                               "default) into a resumable Parquet store.")
@@ -115,7 +116,8 @@ def register(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--rho", type=float, default=0.5)
     p.add_argument("--transition-draws", type=positive_int, default=6)
     _common(p, "phase-diagram")
-    p.set_defaults(func=lambda a: _run(a, _phase_diagram))
+    run = partial(_run, job=_phase_diagram)
+    p.set_defaults(func=run, handler=run)
     p = kinds.add_parser("jacobian", help="CAS Fig. 2: eta against gamma")
     p.add_argument("--n", type=int_range(3), default=1000)
     p.add_argument("--d", type=positive_int, nargs="+", default=[16, 64, 256])
@@ -124,7 +126,8 @@ def register(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--points", type=int_range(2), default=25)
     p.add_argument("--rho", type=float, default=0.5)
     _common(p, "jacobian")
-    p.set_defaults(func=lambda a: _run(a, _jacobian))
+    run = partial(_run, job=_jacobian)
+    p.set_defaults(func=run, handler=run)
     p = kinds.add_parser("entropy-scaling", help="SI Fig. 2 / 6: entropy in range against t")
     p.add_argument("--tau", type=positive_float, default=10.0,
                    help="scale-invariant transform's tau (default 10)")
@@ -134,7 +137,8 @@ def register(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--n-t", type=int_range(3), default=41)
     p.add_argument("--samples", type=int_range(2), default=16384)
     _common(p, "entropy-scaling")
-    p.set_defaults(func=lambda a: _run(a, _entropy_scaling))
+    run = partial(_run, job=_entropy_scaling)
+    p.set_defaults(func=run, handler=run)
     return sweep
 
 
