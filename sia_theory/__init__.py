@@ -33,6 +33,7 @@ _EXPORTS = {
                      "Llama4Temperature", "CriticalScaling", "SSMax", "ZOO", "zoo_table"],
                     ".zoo"),
     **dict.fromkeys(["analyze", "Report"], ".analysis"),
+    **dict.fromkeys(["sweep", "load_sweep"], ".sweeps"),
 }
 _SUBPACKAGES = ("analysis", "attention", "symbolic")
 
@@ -54,6 +55,8 @@ __all__ = [
     # the zoo of published length-scaling schemes
     "Temperature", "QwenLogN", "YaRNTemperature", "DynamicYaRNTemperature", "Llama4Temperature",
     "CriticalScaling", "SSMax", "ZOO", "zoo_table",
+    # sweeps on dask.distributed
+    "sweep", "load_sweep",
     # the analysis layer
     "analyze", "Report",
     # subpackages

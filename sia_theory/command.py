@@ -37,7 +37,7 @@ __all__ = ["main", "build_parser", "repo_root", "load_transform", "SUBCOMMANDS",
 
 # Modules with a ``register(subparsers)`` function, imported when the parser is built. The
 # sweep subcommand plugs in here at merge: EXTRA_SUBCOMMAND_MODULES = ("sia_theory.sweep.command",)
-EXTRA_SUBCOMMAND_MODULES: tuple[str, ...] = ()
+EXTRA_SUBCOMMAND_MODULES: tuple[str, ...] = ("sia_theory.sweeps.command",)
 
 
 class CommandError(ValueError):
