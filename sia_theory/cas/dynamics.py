@@ -72,7 +72,7 @@ def attention_step(X, *, beta, alpha=0.0, return_attention=False, max_bytes=None
     X = check_tokens(X)
     beta = check_real("beta", beta, 0.0)
     alpha = check_real("alpha", alpha, 0.0)
-    check_memory("X", f"array of shape {X.shape}", step_memory(*X.shape),
+    check_memory("X", X.shape, step_memory(*X.shape),
                  check_max_bytes(max_bytes))
     Y, _ = normalise_rows(X)  # (n, d)
     with single_threaded_blas():
