@@ -147,7 +147,11 @@ def _check_common(n, d, rho, alpha, tokens, samples, seed, q):
 
 
 def _gammas(gamma) -> np.ndarray:
-    if np.ndim(gamma) == 0 and not isinstance(gamma, str):
+    try:
+        scalar = np.ndim(gamma) == 0 and not isinstance(gamma, str)
+    except ValueError:  # ragged nesting: check_finite_array names gamma
+        scalar = False
+    if scalar:
         return np.array([check_real("gamma", gamma, 0.0)])
     gammas = check_finite_array("gamma", gamma, ndim=1, dtype=np.float64, lo=0.0, min_size=1)
     return np.array([check_real("gamma", g, 0.0) for g in gammas.tolist()])
