@@ -28,8 +28,15 @@ from .._infra.seeding import check_seed
 from .._infra.stats import mean_se
 from .._infra.validate import check_finite_array, check_int, check_real
 from .config import check_token_kind
-from .tokens import (check_max_bytes, check_tokens, mean_cosine, normalise_rows, sample_tokens,
-                     token_memory, token_rng)
+from .tokens import (
+    check_max_bytes,
+    check_tokens,
+    mean_cosine,
+    normalise_rows,
+    sample_tokens,
+    token_memory,
+    token_rng,
+)
 
 __all__ = ["attention_step", "softmax_from_gram", "simulate_token_step", "simulate_depth",
            "sample_tokens", "mean_cosine", "attention_statistics", "crossing_point",
