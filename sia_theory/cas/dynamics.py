@@ -22,12 +22,21 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .._infra.memory import check_memory
 from .._infra.parallel import parallel_map, single_threaded_blas, worker_count
 from .._infra.seeding import check_seed
 from .._infra.stats import mean_se
 from .._infra.validate import check_finite_array, check_int, check_real
 from .config import check_token_kind
-from .tokens import check_tokens, mean_cosine, normalise_rows, sample_tokens, token_rng
+from .tokens import (
+    check_max_bytes,
+    check_tokens,
+    mean_cosine,
+    normalise_rows,
+    sample_tokens,
+    token_memory,
+    token_rng,
+)
 
 __all__ = ["attention_step", "softmax_from_gram", "simulate_token_step", "simulate_depth",
            "sample_tokens", "mean_cosine", "attention_statistics", "crossing_point",
@@ -39,28 +48,49 @@ TOKEN_STUDY = "cas.tokens"
 
 
 def softmax_from_gram(gram: np.ndarray, beta: float) -> np.ndarray:
-    """Row softmax of ``β·gram`` (a new array), stabilised by subtracting the row maximum."""
-    S = beta * gram  # (b, n)
-    S -= S.max(axis=1, keepdims=True)
+    """Row softmax of ``β·gram`` (a new array), stabilised by subtracting the row maximum.
+
+    The maximum is subtracted *before* multiplying by ``β`` (``β(g − max g)`` rather than
+    ``βg − max βg``), so no score overflows for any finite ``β``: a huge ``β`` gives the one-hot
+    (or uniform-over-ties) limit, never ``inf − inf = NaN``.
+    """
+    S = gram - gram.max(axis=1, keepdims=True)  # (b, n), entries in [-2, 0] for cosines
+    with np.errstate(over="ignore"):
+        S *= beta  # -inf where β·gap exceeds the float range: weight 0
     np.exp(S, out=S)
     S /= S.sum(axis=1, keepdims=True)
     return S
 
 
-def attention_step(X, *, beta, alpha=0.0, return_attention=False):
+def step_memory(n: int, d: int) -> int:
+    """Bytes of working memory of one layer on ``n`` tokens of dimension ``d``: the ``(n, n)``
+    Gram/score/attention arrays and a few ``(n, d)`` arrays, in float64."""
+    return 8 * (3 * n * n + 4 * n * d)
+
+
+def attention_step(X, *, beta, alpha=0.0, return_attention=False, max_bytes=None):
     """One CAS attention layer (CAS eq. 1): ``x_i' = Σ_j softmax_j(β⟨y_i,y_j⟩) y_j + α x_i``.
 
     ``X`` is ``(n, d)`` with nonzero rows; returns ``X'`` (and ``A`` if ``return_attention``).
+    Without residual the map depends on the directions of the rows only (``X`` and ``cX`` give
+    the same output for any ``c > 0``, down to rows of 1e-300 or up to 1e300). The working
+    memory (:func:`step_memory`) is checked first against ``max_bytes`` (default: available).
     """
     X = check_tokens(X)
     beta = check_real("beta", beta, 0.0)
     alpha = check_real("alpha", alpha, 0.0)
+    check_memory("X", X.shape, step_memory(*X.shape),
+                 check_max_bytes(max_bytes))
     Y, _ = normalise_rows(X)  # (n, d)
     with single_threaded_blas():
         A = softmax_from_gram(Y @ Y.T, beta)  # (n, n)
         out = A @ Y  # (n, d)
     if alpha:
-        out += alpha * X
+        with np.errstate(over="ignore"):
+            out += alpha * X
+        if not np.all(np.isfinite(out)):
+            raise ValueError(f"alpha * X overflows float64 (alpha={alpha!r}, max |X| = "
+                             f"{float(np.max(np.abs(X)))!r}); rescale X or alpha")
     return (out, A) if return_attention else out
 
 
@@ -81,15 +111,16 @@ def crossing_point(x, y, level) -> float:
     """First ``x`` at which ``y`` falls below ``level`` (linear interpolation in ``log x``, or in
     ``x`` next to ``x = 0``), or ``nan`` if it never does or already starts below. Used to locate
     the collapse → preservation transition."""
-    x = check_finite_array("x", x, ndim=1, dtype=np.float64)
+    x = check_finite_array("x", x, ndim=1, dtype=np.float64, lo=0.0, min_size=1)
     y = check_finite_array("y", y, ndim=1, dtype=np.float64)
+    level = check_real("level", level)
     if x.shape != y.shape:
         raise ValueError(f"y must have the length of x ({x.size}), got {y.size}")
     below = np.nonzero(y < level)[0]
     if below.size == 0 or below[0] == 0:
         return float("nan")
     k = below[0]
-    fraction = (level - y[k - 1]) / (y[k] - y[k - 1])
+    fraction = (level - y[k - 1]) / (y[k] - y[k - 1])  # y[k] < level <= y[k-1]: no 0/0
     if x[k - 1] <= 0:
         return float(x[k - 1] + fraction * (x[k] - x[k - 1]))
     lx0, lx1 = np.log(x[k - 1]), np.log(x[k])
@@ -104,11 +135,16 @@ def _summary(values: np.ndarray, deterministic: bool = False) -> tuple[float, fl
     return mean_se(np.ravel(values))
 
 
+def simulation_memory(n: int, d: int, tokens: str, tasks: int) -> int:
+    """Working memory of a token simulation: one draw and one layer per concurrent task."""
+    return min(tasks, worker_count()) * (token_memory(n, d, tokens) + step_memory(n, d))
+
+
 def _check_common(n, d, rho, alpha, tokens, samples, seed, q):
     n, d = check_int("n", n, 2), check_int("d", d, 1)
     rho = check_real("rho", rho, 0.0, 1.0, lo_open=True, hi_open=True)
     alpha, q = check_real("alpha", alpha, 0.0), check_real("q", q, 0.0, lo_open=True)
-    samples, seed = check_int("samples", samples, 1), check_seed(seed)
+    samples, seed = check_int("samples", samples, 1, hi=10**7), check_seed(seed)
     check_token_kind(tokens)
     if tokens == "simplex":
         if d < n:
@@ -118,16 +154,24 @@ def _check_common(n, d, rho, alpha, tokens, samples, seed, q):
 
 
 def _gammas(gamma) -> np.ndarray:
-    gammas = np.atleast_1d(np.asarray(gamma, dtype=np.float64))
-    if gammas.ndim != 1 or gammas.size == 0:
-        raise ValueError("gamma must be a number >= 0 or a 1-D sequence of them")
-    for g in gammas:
-        check_real("gamma", float(g), 0.0)
-    return gammas
+    try:
+        scalar = np.ndim(gamma) == 0 and not isinstance(gamma, str)
+    except ValueError:  # ragged nesting: check_finite_array names gamma
+        scalar = False
+    if scalar:
+        return np.array([check_real("gamma", gamma, 0.0)])
+    gammas = check_finite_array("gamma", gamma, ndim=1, dtype=np.float64, lo=0.0, min_size=1)
+    return np.array([check_real("gamma", g, 0.0) for g in gammas.tolist()])
+
+
+def _beta(gamma: float, n: int) -> float:
+    """``β = γ log n``, capped at the largest float (beyond it the softmax is one-hot anyway)."""
+    with np.errstate(over="ignore"):
+        return float(min(gamma * np.log(n), np.finfo(np.float64).max))
 
 
 def simulate_token_step(*, n, d, rho, gamma, seed, alpha=0.0, tokens="gaussian", samples=8,
-                        q=1.0, by_sample=False) -> pd.DataFrame:
+                        q=1.0, by_sample=False, max_bytes=None) -> pd.DataFrame:
     """One CAS layer on (near-)simplex tokens (CAS Theorem 2.1 / Fig. 1), ``β = γ log n``.
 
     ``gamma`` may be a sequence: each sample's tokens are reused for every ``γ``. Exact simplex
@@ -137,10 +181,14 @@ def simulate_token_step(*, n, d, rho, gamma, seed, alpha=0.0, tokens="gaussian",
     realised ``ρ``), the self weight, the effective number of attended tokens ``1/Σ_j A_ij²``, the
     attention entropy and the attention-weighted cosine ``Σ_j A_ij⟨y_i, y_j⟩``
     (``attended_cosine``). ``by_sample=True`` returns one row per ``(γ, sample)`` instead, with
-    the per-sample values in columns without suffix (``cos_after``, ``entropy``, ...).
+    the per-sample values in columns without suffix (``cos_after``, ``entropy``, ...). The
+    working memory (:func:`simulation_memory`) is checked first against ``max_bytes`` (default:
+    the memory available).
     """
     n, d, rho, alpha, samples, seed, q = _check_common(n, d, rho, alpha, tokens, samples, seed, q)
     gammas = _gammas(gamma)
+    check_memory("n", n, simulation_memory(n, d, tokens, samples * gammas.size),
+                 check_max_bytes(max_bytes))
     keys = ("cos_after", "cos_before", "self_weight", "effective_tokens", "entropy",
             "attended_cosine")
     # parallel over γ when there are enough of them (the Gram matrix is shared), else samples
@@ -155,11 +203,14 @@ def simulate_token_step(*, n, d, rho, gamma, seed, alpha=0.0, tokens="gaussian",
         before = mean_cosine(Y)
 
         def one_gamma(g: float) -> list:
-            S = (g * np.log(n)) * gram  # (n, n) scores
-            S -= S.max(axis=1, keepdims=True)
+            S = gram - gram.max(axis=1, keepdims=True)  # (n, n) scores minus the row max
+            with np.errstate(over="ignore"):
+                S *= _beta(g, n)  # no overflow for any finite β (softmax_from_gram)
             A = np.exp(S)  # (n, n)
             Z = A.sum(axis=1)  # (n,)
             A /= Z[:, None]
+            if not np.all(np.isfinite(S)):  # weight 0 on a score of -inf contributes 0
+                S = np.where(A > 0, S, 0.0)
             with single_threaded_blas():
                 out = A @ Y + alpha * X if alpha else A @ Y  # (n, d)
             # entropy −Σ A log A = log Z − Σ_j A_ij S_ij (n logs, not n²: the same numbers as
@@ -183,7 +234,7 @@ def simulate_token_step(*, n, d, rho, gamma, seed, alpha=0.0, tokens="gaussian",
     values = {k: stacked[:, idx, :] for idx, k in enumerate(keys)}
     rows = []
     for g_idx, g in enumerate(gammas):
-        row = {"n": n, "d": d, "rho": rho, "gamma": g, "beta": g * np.log(n), "alpha": alpha,
+        row = {"n": n, "d": d, "rho": rho, "gamma": g, "beta": _beta(g, n), "alpha": alpha,
                "q": q, "tokens": tokens, "samples": samples}
         if by_sample:
             rows += [dict(row, sample=k, **{key: float(values[key][g_idx, k]) for key in keys})
@@ -196,14 +247,17 @@ def simulate_token_step(*, n, d, rho, gamma, seed, alpha=0.0, tokens="gaussian",
 
 
 def simulate_depth(*, n, d, rho, gamma, layers, seed, alpha=0.0, tokens="gaussian", samples=4,
-                   q=1.0, by_sample=False) -> pd.DataFrame:
+                   q=1.0, by_sample=False, max_bytes=None) -> pd.DataFrame:
     """Iterate the CAS layer ``layers`` times at fixed ``β = γ log n`` (CAS multi-layer
     extension, CAS-8). Returns one row per layer ``0..layers`` (and per ``γ`` if a sequence) with
     the mean off-diagonal cosine (mean and standard error over samples), or with
-    ``by_sample=True`` one row per ``(γ, sample, layer)`` with its cosine ``cos``."""
+    ``by_sample=True`` one row per ``(γ, sample, layer)`` with its cosine ``cos``. The working
+    memory is checked first against ``max_bytes`` (default: the memory available)."""
     n, d, rho, alpha, samples, seed, q = _check_common(n, d, rho, alpha, tokens, samples, seed, q)
-    layers = check_int("layers", layers, 1)
+    layers = check_int("layers", layers, 1, hi=10**6)
     gammas = _gammas(gamma)
+    check_memory("n", n, simulation_memory(n, d, tokens, samples * gammas.size),
+                 check_max_bytes(max_bytes))
 
     def one_run(task) -> np.ndarray:  # (layers + 1,)
         sample, g = task
@@ -211,7 +265,7 @@ def simulate_depth(*, n, d, rho, gamma, layers, seed, alpha=0.0, tokens="gaussia
                           rng=token_rng(seed, TOKEN_STUDY, sample))  # (n, d)
         out = [mean_cosine(X)]
         for _ in range(layers):
-            X = attention_step(X, beta=g * np.log(n), alpha=alpha)
+            X = attention_step(X, beta=_beta(g, n), alpha=alpha, max_bytes=2**62)
             out.append(mean_cosine(X))
         return np.array(out)
 

@@ -18,13 +18,47 @@ from functools import cache
 import numpy as np
 import sympy as sp
 
-from .._infra.parallel import parallel_map, single_threaded_blas
-from .._infra.validate import check_int, check_real
+from .._infra.memory import check_memory
+from .._infra.parallel import parallel_map, single_threaded_blas, worker_count
+from .._infra.validate import check_finite_array, check_int, check_real
 from ..symbolic import cas
 from .dynamics import softmax_from_gram
-from .tokens import check_tokens, normalise_rows
+from .tokens import check_max_bytes, check_tokens, normalise_rows
 
-__all__ = ["jacobian_eta", "dense_jacobian", "eta_from_jacobian"]
+__all__ = ["jacobian_eta", "dense_jacobian", "eta_from_jacobian", "eta_memory",
+           "dense_jacobian_memory", "MAX_BETA"]
+
+MAX_BETA = 1e6
+"""Largest ``β`` accepted by :func:`jacobian_eta` and :func:`dense_jacobian`. The query-side
+terms are differences of ``O(1)`` moments times ``β²`` (absolute rounding error about
+``β²·1e-16``: ``1e-4`` at ``β = 10⁶``, meaningless beyond), and the complex step needs
+``β·step ≪ 1``; a larger ``β`` is refused with a ``ValueError`` rather than answered wrongly."""
+
+
+def _check_beta(beta) -> float:
+    beta = check_real("beta", beta, 0.0)
+    if beta > MAX_BETA:
+        raise ValueError(f"beta must be <= {MAX_BETA:g} for the Jacobian (its query-side terms "
+                         f"lose about beta**2 * 1e-16 to rounding), got {beta!r}")
+    return beta
+
+
+def eta_memory(n: int, d: int, block_rows: int) -> int:
+    """Bytes of working memory of :func:`jacobian_eta`: ``G`` and the square features (``n²``
+    or ``n·d(d+1)/2``), and about eight ``(block, n)`` arrays per concurrent row block."""
+    k = d * (d + 1) // 2 if d * (d + 1) // 2 < n else n
+    b = min(block_rows, n)
+    return 8 * (n * n + n * k + min(worker_count(), -(-n // b)) * b * (8 * n + k + 4 * d))
+
+
+def dense_jacobian_memory(n: int, d: int, method: str = "complex_step") -> int:
+    """Bytes of working memory of :func:`dense_jacobian`: the ``(nd)²`` result, plus a batch of
+    256 complex forward passes (``complex_step``) or four ``n²d²`` block arrays (``blocks``)."""
+    nd = n * d
+    if method == "blocks":
+        return 8 * 5 * nd * nd
+    batch = min(256, nd)
+    return 8 * nd * nd + 16 * batch * (4 * n * n + 4 * nd)
 
 
 @cache
@@ -43,18 +77,22 @@ def _square_features(Y: np.ndarray) -> np.ndarray:
     return Y[:, upper_a] * Y[:, upper_b] * weight  # (n, d(d+1)/2)
 
 
-def jacobian_eta(X, *, beta, alpha=0.0, block_rows=512) -> float:
+def jacobian_eta(X, *, beta, alpha=0.0, block_rows=512, max_bytes=None) -> float:
     """``η = |∂X'/∂X|_F²/(nd)`` of one CAS layer at tokens ``X`` (CAS Theorem 2.4, full ``nd×nd``
     Jacobian through the normalisation, query side and key/value side, plus the residual ``αI``).
 
     ``X`` is ``(n, d)`` with nonzero rows; ``β ≥ 0``; ``α ≥ 0``. Work ``O(n²d + n² min(n, d²))``,
     memory ``O(n²)``; the nd×nd matrix is never formed. The query-side terms are differences of
     ``O(1)`` moments times ``β²``, so the absolute rounding error is about ``β²·1e-16``
-    (negligible for ``β ≲ 10³``; at ``β = 10⁶`` it reaches ``1e-4``).
+    (negligible for ``β ≲ 10³``; at ``β = 10⁶`` it reaches ``1e-4``; a larger ``β`` is refused,
+    see :data:`MAX_BETA`). The working memory (:func:`eta_memory`) is checked first against
+    ``max_bytes`` (default: the memory available).
     """
     X = check_tokens(X)
-    beta, alpha = check_real("beta", beta, 0.0), check_real("alpha", alpha, 0.0)
+    beta, alpha = _check_beta(beta), check_real("alpha", alpha, 0.0)
     block_rows = check_int("block_rows", block_rows, 1)
+    check_memory("X", X.shape, eta_memory(*X.shape, block_rows),
+                 check_max_bytes(max_bytes))
     pair_fn, token_fn = _term_functions()
     Y, r = normalise_rows(X)  # (n, d), (n,)
     n, d = Y.shape
@@ -64,6 +102,10 @@ def jacobian_eta(X, *, beta, alpha=0.0, block_rows=512) -> float:
     squares = _square_features(Y) if use_features else G * G  # (n, d(d+1)/2) or (n, n)
 
     def block_sum(start: int) -> float:
+        with np.errstate(over="ignore", divide="ignore", invalid="ignore"):  # checked below
+            return _block_sum(start)
+
+    def _block_sum(start: int) -> float:
         rows = np.arange(start, min(start + block_rows, n))
         Gb = G[rows]  # (b, n)
         A = softmax_from_gram(Gb, beta)  # (b, n)
@@ -87,15 +129,23 @@ def jacobian_eta(X, *, beta, alpha=0.0, block_rows=512) -> float:
         return float(np.sum(pair)) + float(np.sum(token))
 
     # row blocks are independent; summing them in order keeps the result thread-count free
-    total = sum(parallel_map(block_sum, range(0, n, block_rows)))
-    return total / (n * d)
+    with np.errstate(over="ignore", invalid="ignore"):
+        total = sum(parallel_map(block_sum, range(0, n, block_rows)))
+        eta = total / (n * d)
+    if not np.isfinite(eta):  # η scales as 1/|x|²: rows of norm ~1e-160 overflow it
+        raise ValueError(f"eta overflows float64 for X with row norms down to {float(r.min())!r} "
+                         "(eta scales as 1/|x_i|^2); rescale X")
+    return eta
 
 
 def _forward_complex(X: np.ndarray, beta: float, alpha: float) -> np.ndarray:
     """The CAS layer on a batch ``(B, n, d)`` written with analytic operations only (no ``conj``,
     no ``abs``), so a complex perturbation carries the exact derivative in its imaginary part."""
-    norms = np.sqrt(np.einsum("bij,bij->bi", X, X))  # (B, n)
-    Y = X / norms[..., None]  # (B, n, d)
+    # divide each row by a real constant first (Y is unchanged, so is its derivative): no
+    # overflow or underflow of |x|² for rows of 1e±200
+    Xs = X / np.max(np.abs(X.real), axis=2, keepdims=True)  # (B, n, d)
+    norms = np.sqrt(np.einsum("bij,bij->bi", Xs, Xs))  # (B, n)
+    Y = Xs / norms[..., None]  # (B, n, d)
     S = beta * (Y @ np.swapaxes(Y, 1, 2))  # (B, n, n)
     S = S - S.real.max(axis=2, keepdims=True)  # a real shift leaves the derivative unchanged
     E = np.exp(S)
@@ -132,25 +182,46 @@ def _dense_blocks(X, beta, alpha) -> np.ndarray:
     return J.transpose(0, 2, 1, 3).reshape(n * d, n * d)  # rows (i, a), columns (k, c)
 
 
-def dense_jacobian(X, *, beta, alpha=0.0, method="complex_step") -> np.ndarray:
+def dense_jacobian(X, *, beta, alpha=0.0, method="complex_step", max_bytes=None) -> np.ndarray:
     """The full ``nd × nd`` Jacobian ``∂vec(X')/∂vec(X)`` (row-major ``(token, coordinate)``).
 
     ``method="complex_step"`` differentiates the forward pass by complex perturbation (exact to
     rounding, independent of any hand derivation); ``"blocks"`` assembles the analytic blocks.
-    Memory ``(nd)²``: for validation on small ``n, d`` only.
+    Memory ``(nd)²`` (:func:`dense_jacobian_memory`, checked first against ``max_bytes``,
+    default: the memory available): for validation on small ``n, d`` only.
     """
     X = check_tokens(X)
-    beta, alpha = check_real("beta", beta, 0.0), check_real("alpha", alpha, 0.0)
+    beta, alpha = _check_beta(beta), check_real("alpha", alpha, 0.0)
+    if method not in ("complex_step", "blocks"):
+        raise ValueError(f"method must be 'complex_step' or 'blocks', got {method!r}")
+    check_memory("X", X.shape, dense_jacobian_memory(*X.shape, method),
+                 check_max_bytes(max_bytes))
     normalise_rows(X)  # rejects zero rows
+    # The layer without residual is homogeneous of degree 0 in X, so its Jacobian is of degree
+    # −1: J(X) = J(X/c)|_{α→αc} / c with c = max|X| (the complex step stays small relative to X,
+    # and nothing under- or overflows for X of 1e±200).
+    c = float(np.max(np.abs(X)))
+    with np.errstate(over="ignore"):
+        alpha_c = alpha * c
     # many small batched products: threaded BLAS only adds wake-up overhead here (measured 50x)
-    with single_threaded_blas():
+    with single_threaded_blas(), np.errstate(over="ignore"):
         if method == "complex_step":
-            return _dense_complex_step(X, beta, alpha)
-        if method == "blocks":
-            return _dense_blocks(X, beta, alpha)
-    raise ValueError(f"method must be 'complex_step' or 'blocks', got {method!r}")
+            J = _dense_complex_step(X / c, beta, alpha_c) / c
+        else:
+            J = _dense_blocks(X / c, beta, alpha_c) / c
+    if not np.all(np.isfinite(J)):
+        raise ValueError(f"the Jacobian overflows float64 (max |X| = {c!r}, alpha = {alpha!r}); "
+                         "rescale X")
+    return J
 
 
 def eta_from_jacobian(J: np.ndarray, n: int, d: int) -> float:
     """``|J|_F² / (nd)`` of a dense Jacobian."""
-    return float(np.sum(J * J) / (n * d))
+    n, d = check_int("n", n, 1), check_int("d", d, 1)
+    J = check_finite_array("J", J, ndim=2, dtype=np.float64)
+    if J.shape != (n * d, n * d):
+        raise ValueError(f"J must have shape (n*d, n*d) = {(n * d, n * d)}, got {J.shape}")
+    scale = float(np.max(np.abs(J))) if J.size else 0.0
+    if scale == 0.0:
+        return 0.0
+    return float(scale**2 * np.sum((J / scale) ** 2) / (n * d))

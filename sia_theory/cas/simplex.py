@@ -14,7 +14,7 @@ from functools import cache
 import numpy as np
 import sympy as sp
 
-from .._infra.validate import check_real
+from .._infra.validate import check_finite_array, check_real
 from ..symbolic import cas
 from .config import PHASES
 
@@ -25,16 +25,40 @@ __all__ = ["critical_gamma", "simplex_self_weight", "simplex_inner_product", "si
 
 # ----------------------------------------------------------------------------- validation
 def _check(name, value, lo=None, hi=None, *, lo_open=False, hi_open=False, integer=False):
-    """``check_real`` for scalars, the same bounds element-wise for arrays."""
-    if np.ndim(value) == 0:
+    """``check_real`` for scalars, the same bounds element-wise for arrays (dtype checked before
+    any cast: complex, string, object and ragged input are a ``ValueError`` naming ``name``)."""
+    if _is_scalar(value):
         out = check_real(name, value, lo, hi, lo_open=lo_open, hi_open=hi_open)
         if integer and not float(out).is_integer():
             raise ValueError(f"{name} must be an integer >= {lo}, got {value!r}")
         return out
-    arr = np.asarray(value, dtype=np.float64)
-    for v in arr.ravel():
-        _check(name, float(v), lo, hi, lo_open=lo_open, hi_open=hi_open, integer=integer)
+    arr = check_finite_array(name, value, dtype=np.float64, integer=integer, min_size=1)
+    for v in (np.min(arr), np.max(arr)):  # the extremes decide the bounds
+        check_real(name, float(v), lo, hi, lo_open=lo_open, hi_open=hi_open)
     return arr
+
+
+def _is_scalar(value) -> bool:
+    try:
+        return np.ndim(value) == 0 and not isinstance(value, str)
+    except ValueError:  # ragged nesting: check_finite_array names the parameter
+        return False
+
+
+def _broadcast(**arrays):
+    """The arguments broadcast to one shape, or ``ValueError`` naming them."""
+    try:
+        np.broadcast_shapes(*(np.shape(a) for a in arrays.values()))
+    except ValueError:
+        shapes = ", ".join(f"{k} {np.shape(a)}" for k, a in arrays.items())
+        raise ValueError(f"array arguments must broadcast to one shape, got {shapes}") from None
+
+
+def _finite(value, names: str):
+    """``value`` if every entry is finite, else ``ValueError`` (the exact answer overflows)."""
+    if not np.all(np.isfinite(value)):
+        raise ValueError(f"the result overflows float64 for these {names}; choose smaller values")
+    return value[()] if isinstance(value, np.ndarray) and value.ndim == 0 else value
 
 
 def _check_rho(rho):
@@ -59,7 +83,32 @@ def _functions():
         "cos_in_w": sp.lambdify((n, w, rho, alpha, q), cas.inner_product_in_w(), "numpy"),
         "cos_limit": {ph: sp.lambdify((rho, alpha, q), e, "numpy") for ph, e in limits.items()},
         "width": sp.lambdify((rho,), cas.transition_width_constant(), "numpy"),
+        # log(1/w − 1) = log(n−1) + γρ log n − γ log n: the self weight in log space
+        "log_odds": sp.lambdify((n, gamma, rho),
+                                sp.expand_log(sp.log(sp.factor(odds)), force=True), "numpy"),
+        # the cosine in bounded variables (see _scaled_cosine)
+        "cos_scaled": sp.lambdify((_S, _A, _V, rho), _cosine_scaled(), "numpy"),
     }
+
+
+_S, _A, _V = sp.symbols("s a v", positive=True)  # s = 1/(n−1), a = w + α√q, v = 1 − w
+
+
+def _cosine_scaled():
+    """The cosine of :func:`cas.inner_product_in_w` in ``s = 1/(n−1)``, ``a = w + α√q`` and
+    ``v = 1 − w``: every coefficient is bounded (no ``n²`` overflows at ``n = 1e300``), and the
+    expression is homogeneous of degree 0 in ``(a, v)``, so ``(a, v)`` can be scaled to a
+    maximum of 1 (no overflow for ``α√q`` up to the float range)."""
+    w, alpha, q = cas.w, cas.alpha, cas.q
+    expr = cas.inner_product_in_w().subs(alpha, (_A - w) / sp.sqrt(q)).subs(w, 1 - _V)
+    return sp.factor(sp.cancel(sp.together(expr.subs(cas.n, 1 + 1 / _S))))
+
+
+def _log_weights(n, gamma, rho):
+    """``(log w, log(1 − w))`` of the simplex self weight, from ``log(1/w − 1)`` (exact in
+    floating point where ``w`` rounds to 1 or ``1 − w`` underflows)."""
+    lo = _functions()["log_odds"](np.asarray(n, dtype=np.float64), gamma, rho)
+    return -np.logaddexp(0.0, lo), -np.logaddexp(0.0, -lo)
 
 
 @cache
@@ -72,10 +121,42 @@ def _eta_function(name: str):
                 for ph, e in cas.jacobian_limits().items()}
     if name == "eta_in_w":
         return sp.lambdify((n, d, w, beta, rho, alpha, q), cas.simplex_eta_in_w(), "numpy")
+    if name == "eta_scaled":
+        return _eta_scaled()
     if name == "excess":
         return {k: sp.lambdify((rho, q), v, "numpy")
                 for k, v in cas.critical_excess_terms().items()}
     raise KeyError(name)
+
+
+def _eta_scaled():
+    """``η = α² + (α/√q)·c₁ + c₀/q`` with ``c_k = (N_k0 + Σ_j β^j v·M_kj)/d`` in ``s = 1/(n−1)``
+    and ``v = 1 − w``, from :func:`cas.simplex_eta_in_w` by sympy: every ``β`` term carries a
+    factor ``v`` (no query-side or cross-token derivative without off-diagonal attention), so
+    ``β^j v`` is evaluated as ``exp(j log β + log v)`` (``→ 0``, not ``inf·0``, when ``w`` rounds
+    to 1), and no coefficient grows with ``n``. Returns ``{k: (N_k0, [M_k1, ...], den)}``."""
+    w, alpha, q, beta = cas.w, cas.alpha, cas.q, cas.beta
+    rho_d = (cas.rho, cas.d)
+    expr = cas.simplex_eta_in_w().subs(w, 1 - _V).subs(cas.n, 1 + 1 / _S)
+    coeffs = sp.collect(sp.expand(expr), alpha, evaluate=False)
+    if sp.simplify(coeffs[alpha**2] - 1) != 0:
+        raise RuntimeError("expected eta = alpha^2 + ...")
+    out = {}
+    for k, (key, scale) in enumerate(((sp.S.One, q), (alpha, sp.sqrt(q)))):
+        num, den = sp.fraction(sp.cancel(sp.together(coeffs[key] * scale)))
+        if num.has(q) or den.has(q) or den.has(_V) or den.has(beta):
+            raise RuntimeError("unexpected q, v or beta dependence of the eta coefficients")
+        poly = sp.Poly(sp.expand(num), beta)
+        terms = []
+        for j in range(1, poly.degree() + 1):
+            quotient, remainder = sp.div(sp.Poly(poly.coeff_monomial(beta**j), _V),
+                                         sp.Poly(_V, _V))
+            if not remainder.is_zero:
+                raise RuntimeError("a beta term of eta without a factor 1 - w")
+            terms.append(sp.lambdify((_S, _V, *rho_d), quotient.as_expr(), "numpy"))
+        out[k] = (sp.lambdify((_S, _V, *rho_d), poly.coeff_monomial(1), "numpy"), terms,
+                  sp.lambdify((_S, _V, *rho_d), den, "numpy"))
+    return out
 
 
 def critical_gamma(rho):
@@ -86,15 +167,32 @@ def critical_gamma(rho):
 def simplex_self_weight(*, n, gamma, rho):
     """Self weight ``A_ii = n^γ / (n^γ + (n−1) n^{γρ})`` on the exact simplex, ``β = γ log n``."""
     n, gamma, rho = _check_n(n), _check("gamma", gamma, 0.0), _check_rho(rho)
-    return 1.0 / (1.0 + _functions()["odds"](n, gamma, rho))
+    _broadcast(n=n, gamma=gamma, rho=rho)
+    with np.errstate(over="ignore"):  # log_odds = −inf or +inf: w = 1 or 0 exactly
+        return _finite(np.exp(_log_weights(n, gamma, rho)[0]), "n, gamma, rho")
 
 
 def simplex_inner_product(*, n, gamma, rho, alpha=0.0, q=1.0):
     """Exact finite-``n`` cosine ``⟨y_i', y_j'⟩`` after one CAS attention layer on the simplex
     (CAS §2, Theorem 2.1 before the limit), with residual ``α`` and squared norm ``q``."""
-    w = simplex_self_weight(n=n, gamma=gamma, rho=rho)
+    n, gamma, rho = _check_n(n), _check("gamma", gamma, 0.0), _check_rho(rho)
     alpha, q = _check("alpha", alpha, 0.0), _check("q", q, 0.0, lo_open=True)
-    return _functions()["cos_in_w"](np.asarray(n, dtype=np.float64), w, rho, alpha, q)
+    _broadcast(n=n, gamma=gamma, rho=rho, alpha=alpha, q=q)
+    log_w, log_v = _log_weights(n, gamma, rho)
+    return _finite(_scaled_cosine(1.0 / (np.asarray(n, dtype=np.float64) - 1.0), np.exp(log_w),
+                                  np.exp(log_v), rho, alpha, q), "n, gamma, rho, alpha, q")
+
+
+def _scaled_cosine(s, w, v, rho, alpha, q):
+    """The cosine at ``s = 1/(n−1)``, self weight ``w = 1 − v``, with ``(w + α√q, v)`` divided
+    by their maximum (see :func:`_cosine_scaled`)."""
+    with np.errstate(over="ignore"):
+        res = np.asarray(alpha, dtype=np.float64) * np.sqrt(q)  # inf only past the float range
+    big = np.isinf(res)
+    scale = np.where(big, 1.0, np.maximum(w + np.where(big, 0.0, res), v))
+    a = np.where(big, 1.0, (w + np.where(big, 0.0, res)) / scale)
+    v = np.where(big, 0.0, v / scale)  # α√q beyond the float range: only the residual counts
+    return _functions()["cos_scaled"](s, a, v, rho)
 
 
 def transition_width(*, n, rho):
@@ -120,7 +218,18 @@ def simplex_limit(*, gamma, rho, alpha=0.0, q=1.0):
     its residual version ``ρ(1+α√q)² / (ρ(1+α√q)² + (1−ρ)(w+α√q)²)`` with ``w ∈ {0, 1/2, 1}``."""
     phase = phase_of(gamma=gamma, rho=rho)
     alpha, q = _check("alpha", alpha, 0.0), _check("q", q, 0.0, lo_open=True)
-    return float(_functions()["cos_limit"][phase](rho, alpha, q))
+    _broadcast(alpha=alpha, q=q)
+    # the finite-n cosine at 1/(n−1) = 0 and the limiting self weight (equal to the sympy limit
+    # cas.inner_product_limits(), tested), in the scaled variables: no overflow for huge α√q
+    w = _limit_weights()[phase]
+    cos = _scaled_cosine(0.0, w, 1.0 - w, rho, alpha, q)
+    return float(cos) if np.ndim(cos) == 0 else cos
+
+
+@cache
+def _limit_weights() -> dict:
+    """``{phase: lim w}`` (``0, 1/2, 1``) from :func:`cas.self_weight_limits`."""
+    return {phase: float(value) for phase, value in cas.self_weight_limits().items()}
 
 
 def jacobian_limit(*, gamma, rho, q=1.0, d=math.inf, alpha=0.0):
@@ -134,19 +243,41 @@ def jacobian_limit(*, gamma, rho, q=1.0, d=math.inf, alpha=0.0):
     phase = phase_of(gamma=gamma, rho=rho)
     q, alpha = _check("q", q, 0.0, lo_open=True), _check("alpha", alpha, 0.0)
     fn = _eta_function("eta_limit")[phase]
-    if isinstance(d, float) and d == math.inf:
-        return float(fn(rho, q, 1e300, alpha))  # (1 − 1/d) → 1
-    return float(fn(rho, q, _check("d", d, 1.0), alpha))
+    if not (isinstance(d, float | int) and d == math.inf):
+        d = _check("d", d, 1.0)
+    else:
+        d = 1e300  # (1 − 1/d) → 1
+    _broadcast(q=q, d=d, alpha=alpha)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        value = fn(np.float64(rho), np.asarray(q, dtype=np.float64),
+                   np.asarray(d, dtype=np.float64), np.asarray(alpha, dtype=np.float64))
+    value = _finite(np.asarray(value, dtype=np.float64), "q, d, alpha")
+    return float(value) if np.ndim(value) == 0 else value
 
 
 def simplex_eta(*, n, d, gamma, rho, alpha=0.0, q=1.0):
     """Exact ``η = |∂X'/∂X|_F²/(nd)`` on the simplex at finite ``n, d`` (CAS Theorem 2.4 before
     the limit). Valid formula for any ``d ≥ 1``; an exact simplex embeds only when ``d ≥ n``."""
-    w = simplex_self_weight(n=n, gamma=gamma, rho=rho)
+    n, gamma, rho = _check_n(n), _check("gamma", gamma, 0.0), _check_rho(rho)
     d = _check("d", d, 1.0, integer=True)
     alpha, q = _check("alpha", alpha, 0.0), _check("q", q, 0.0, lo_open=True)
-    beta = np.asarray(gamma, dtype=np.float64) * np.log(np.asarray(n, dtype=np.float64))
-    return _eta_function("eta_in_w")(np.asarray(n, dtype=np.float64), d, w, beta, rho, alpha, q)
+    _broadcast(n=n, d=d, gamma=gamma, rho=rho, alpha=alpha, q=q)
+    log_w, log_v = _log_weights(n, gamma, rho)
+    n = np.asarray(n, dtype=np.float64)
+    s, v = 1.0 / (n - 1.0), np.exp(log_v)
+    with np.errstate(divide="ignore"):  # γ = 0: β = 0, log β = −inf, β^j v = 0
+        log_beta = np.log(np.asarray(gamma, dtype=np.float64)) + np.log(np.log(n))
+    coefficients = []
+    for const, terms, den in _eta_function("eta_scaled").values():
+        total = const(s, v, rho, d)
+        for j, term in enumerate(terms, start=1):
+            total = total + np.exp(j * log_beta + log_v) * term(s, v, rho, d)
+        coefficients.append(total / den(s, v, rho, d))
+    c0, c1 = coefficients
+    alpha, q = np.asarray(alpha, dtype=np.float64), np.asarray(q, dtype=np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        eta = alpha**2 + (alpha / np.sqrt(q)) * c1 + c0 / q
+    return _finite(np.asarray(eta, dtype=np.float64), "n, d, gamma, rho, alpha, q")
 
 
 def critical_eta_excess(*, n, d, rho, q=1.0) -> dict:
@@ -159,20 +290,31 @@ def critical_eta_excess(*, n, d, rho, q=1.0) -> dict:
     n, d, rho = _check_n(n), _check("d", d, 1.0), _check_rho(rho)
     q = _check("q", q, 0.0, lo_open=True)
     beta = critical_gamma(rho) * np.log(n)
+    _broadcast(n=n, d=d, rho=rho, q=q)
     ex = _eta_function("excess")
-    return {"limit": (1 - 1 / np.asarray(d)) / (4 * q),
-            "1/n": ex["1/n"](rho, q) / n,
-            "beta/d": ex["beta/d"](rho, q) * beta / d,
-            "beta^2/d": ex["beta^2/d"](rho, q) * beta**2 / d}
+    n, d, q = (np.asarray(x, dtype=np.float64) for x in (n, d, q))
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = {"limit": (1 - 1 / d) / (4 * q),
+               "1/n": ex["1/n"](rho, q) / n,
+               "beta/d": ex["beta/d"](rho, q) * beta / d,
+               "beta^2/d": ex["beta^2/d"](rho, q) * beta**2 / d}
+    return {k: _finite(np.asarray(v, dtype=np.float64), "n, d, rho, q") for k, v in out.items()}
 
 
 def simplex_sparsity(*, n, gamma, rho):
     """``(participation ratio 1/Σ_j A_ij², exp(entropy))`` of a simplex attention row
     ``(w, u, …, u)`` with ``u = (1 − w)/(n − 1)`` (CAS-7): two measures of how many tokens a query
     attends to. At ``γ_c`` the first stays ≈ 4 while the second grows like ``2√n``."""
-    w = np.asarray(simplex_self_weight(n=n, gamma=gamma, rho=rho), dtype=np.float64)
+    n, gamma, rho = _check_n(n), _check("gamma", gamma, 0.0), _check_rho(rho)
+    _broadcast(n=n, gamma=gamma, rho=rho)
+    # in log space: log w and log(1 − w) from log(1/w − 1), log u = log(1 − w) − log(n − 1), so
+    # w → 1 (u underflowing) gives entropy 0 and not 0·log 0 = NaN
+    log_w, log_v = _log_weights(n, gamma, rho)
     n = np.asarray(n, dtype=np.float64)
-    u = (1.0 - w) / (n - 1.0)
-    participation = 1.0 / (w**2 + (n - 1.0) * u**2)
-    entropy = -(w * np.log(w) + (1.0 - w) * np.log(u))
-    return participation, np.exp(entropy)
+    w, v = np.exp(log_w), np.exp(log_v)
+    log_u = log_v - np.log(n - 1.0)
+    participation = 1.0 / (w * w + v * np.exp(log_u))  # Σ A² = w² + (n−1)u² = w² + (1−w)u
+    entropy = -(w * log_w + v * log_u)
+    with np.errstate(over="ignore"):
+        return (_finite(participation, "n, gamma, rho"),
+                _finite(np.exp(entropy), "n, gamma, rho"))

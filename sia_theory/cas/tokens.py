@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._infra.memory import check_memory
 from .._infra.seeding import rng_for
 from .._infra.validate import check_finite_array, check_int, check_real
 from .config import check_token_kind
 
 __all__ = ["sample_tokens", "token_rng", "check_rng", "check_tokens", "normalise_rows",
-           "mean_cosine"]
+           "mean_cosine", "token_memory", "check_max_bytes"]
 
 
 def token_rng(seed, study: str, *index) -> np.random.Generator:
@@ -43,11 +44,32 @@ def check_tokens(X, name: str = "X") -> np.ndarray:
 
 def normalise_rows(X: np.ndarray, name: str = "X") -> tuple[np.ndarray, np.ndarray]:
     """``(Y, norms)`` with ``y_i = x_i/|x_i|`` (the CAS pre-layer-norm onto the sphere);
-    ``ValueError`` for a zero row."""
-    norms = np.sqrt(np.einsum("ij,ij->i", X, X))  # (n,)
-    if np.any(norms == 0):
-        raise ValueError(f"{name} must not contain a zero row (row {int(np.argmin(norms))})")
-    return X / norms[:, None], norms
+    ``ValueError`` for a zero row.
+
+    Each row is first divided by its largest absolute entry, so ``|x_i|²`` neither overflows
+    (rows ~1e200) nor underflows (rows ~1e-200): the directions ``Y`` are exact to rounding for
+    every finite nonzero row. ``norms`` is ``inf`` (or ``0``) only where ``|x_i|`` itself is not a
+    float64.
+    """
+    scale = np.max(np.abs(X), axis=1)  # (n,)
+    if np.any(scale == 0):
+        raise ValueError(f"{name} must not contain a zero row (row {int(np.argmin(scale))})")
+    scaled = X / scale[:, None]  # (n, d), entries in [-1, 1]
+    unit = np.sqrt(np.einsum("ij,ij->i", scaled, scaled))  # (n,), in [1, √d]
+    with np.errstate(over="ignore"):
+        norms = scale * unit  # (n,)
+    return scaled / unit[:, None], norms
+
+
+def check_max_bytes(max_bytes):
+    """``None`` (the limit is the memory available) or a positive integer byte count."""
+    return None if max_bytes is None else check_int("max_bytes", max_bytes, 1)
+
+
+def token_memory(n: int, d: int, tokens: str = "gaussian") -> int:
+    """Bytes of working memory of one token draw: ``(n, d)`` float64 arrays (tokens, noise,
+    directions), plus the ``(n, n)`` square root of the Gram matrix for exact simplex tokens."""
+    return 8 * (3 * n * d + (n * n if tokens == "simplex" else 0))
 
 
 def mean_cosine(X) -> float:
@@ -63,28 +85,32 @@ def mean_cosine(X) -> float:
     return float((np.sum(total * total) - n) / (n * (n - 1)))
 
 
-def sample_tokens(*, n, d, rho, tokens="gaussian", q=1.0, rng=None) -> np.ndarray:
+def sample_tokens(*, n, d, rho, tokens="gaussian", q=1.0, rng=None,
+                  max_bytes=None) -> np.ndarray:
     """Tokens of squared norm ``q`` with pairwise cosine ``ρ`` (exactly or in expectation).
 
     ``"simplex"``: the exact simplex ``Y = sqrt(Gram)`` with ``Gram = (1−ρ)I + ρ11ᵀ`` (needs
     ``d ≥ n``; deterministic, ``rng`` unused). ``"gaussian"``: CAS's near-simplex
     ``√ρ z_0 + √(1−ρ) z_i`` with ``z`` iid ``N(0, I_d)``, rescaled to norm ``√q``; ``rng`` (a
-    ``numpy.random.Generator``, e.g. from :func:`token_rng`) is required.
+    ``numpy.random.Generator``, e.g. from :func:`token_rng`) is required. The working memory
+    (:func:`token_memory`) is checked first against ``max_bytes`` (default: the memory available).
     """
     n, d = check_int("n", n, 2), check_int("d", d, 1)
     rho = check_real("rho", rho, 0.0, 1.0, lo_open=True, hi_open=True)
     q = check_real("q", q, 0.0, lo_open=True)
     check_token_kind(tokens)
+    if tokens == "simplex" and d < n:
+        raise ValueError(f"d must be >= n for exact simplex tokens, got d={d}, n={n}")
+    if tokens == "gaussian":
+        rng = check_rng(rng)
+    check_memory("n", n, token_memory(n, d, tokens), check_max_bytes(max_bytes))
     if tokens == "simplex":
-        if d < n:
-            raise ValueError(f"d must be >= n for exact simplex tokens, got d={d}, n={n}")
         # eigen-decomposition of (1−ρ)I + ρ11ᵀ: eigenvalue 1−ρ+nρ on 1/√n, 1−ρ elsewhere
         root = np.sqrt(1 - rho) * np.eye(n)  # (n, n)
         root += (np.sqrt(1 - rho + n * rho) - np.sqrt(1 - rho)) / n
         Y = np.zeros((n, d))  # (n, d)
         Y[:, :n] = root
     else:
-        rng = check_rng(rng)
         z0 = rng.standard_normal(d)  # (d,)
         Z = rng.standard_normal((n, d))  # (n, d)
         Y, _ = normalise_rows(np.sqrt(rho) * z0 + np.sqrt(1 - rho) * Z)

@@ -31,11 +31,12 @@ import numpy as np
 import pandas as pd
 from scipy.optimize import brentq
 
-from .._infra.parallel import parallel_map, single_threaded_blas
+from .._infra.memory import check_memory
+from .._infra.parallel import parallel_map, single_threaded_blas, worker_count
 from .._infra.seeding import check_seed
-from .._infra.validate import check_int, check_real
+from .._infra.validate import check_finite_array, check_int, check_real
 from .dynamics import softmax_from_gram
-from .tokens import normalise_rows, sample_tokens, token_rng
+from .tokens import check_max_bytes, normalise_rows, sample_tokens, token_memory, token_rng
 
 __all__ = ["transition_draw", "transition_draws", "near_simplex_window", "TRANSITION_STUDY"]
 
@@ -45,6 +46,17 @@ TRANSITION_STUDY = "cas.transition"
 def near_simplex_window(n, rho1, rho2, level=0.5):
     """``(β_low, β_high)``: the ``β`` range in which the mean self weight of tokens with pairwise
     cosines in ``[ρ₁, ρ₂]`` reaches ``level`` (see the module docstring)."""
+    n = check_finite_array("n", n, dtype=np.float64, min_size=1)
+    if np.min(n) < 2:
+        raise ValueError(f"n must be >= 2, got min {float(np.min(n))!r}")
+    rho1 = check_finite_array("rho1", rho1, dtype=np.float64, min_size=1)
+    rho2 = check_finite_array("rho2", rho2, dtype=np.float64, min_size=1)
+    for name, value in (("rho1", rho1), ("rho2", rho2)):
+        if np.min(value) < -1 - 1e-9 or np.max(value) > 1 + 1e-9:  # rounding of a cosine
+            raise ValueError(f"{name} must lie in [-1, 1] (a cosine), got {value!r}")
+    level = check_finite_array("level", level, dtype=np.float64, min_size=1)
+    if np.min(level) <= 0 or np.max(level) >= 1:
+        raise ValueError(f"level must lie in (0, 1) (a self weight), got {level!r}")
     shift = np.log(n - 1.0) + np.log(level / (1.0 - level))
     with np.errstate(divide="ignore"):  # ρ₂ = 1 (a repeated direction): no upper bound
         return shift / (1.0 - np.asarray(rho1)), shift / (1.0 - np.asarray(rho2))
@@ -77,15 +89,27 @@ def _root(fn, guess: float, rtol: float) -> float:
                                xtol=rtol)))
 
 
+def draw_memory(n: int, d: int, queries: int) -> int:
+    """Bytes of working memory of one :func:`transition_draw`: the tokens and four
+    ``(queries, n)`` arrays (Gram rows, a copy, scores, weights)."""
+    return token_memory(n, d) + 8 * 4 * queries * n
+
+
 def transition_draw(*, n, d, rho, seed, draw, queries=1024, levels=(0.5,), rtol=1e-3,
-                    study=TRANSITION_STUDY) -> dict:
+                    study=TRANSITION_STUDY, max_bytes=None) -> dict:
     """One Gaussian near-simplex draw (``token_rng(seed, study, n, d, draw)``): realised cosine,
     ``ρ₁, ρ₂``, the crossings ``β_ℓ`` of the output cosine for each ``ℓ`` in ``levels``, the
     self-weight-½ point ``β_½`` and the near-simplex windows (module docstring)."""
     n, d, draw = check_int("n", n, 3), check_int("d", d, 1), check_int("draw", draw, 0)
     rho = check_real("rho", rho, 0.0, 1.0, lo_open=True, hi_open=True)
     queries = min(check_int("queries", queries, 2), n)
-    X = sample_tokens(n=n, d=d, rho=rho, rng=token_rng(check_seed(seed), study, n, d, draw))
+    levels = check_finite_array("levels", levels, ndim=1, dtype=np.float64, min_size=1)
+    if np.min(levels) <= 0 or np.max(levels) >= 1:
+        raise ValueError(f"levels must lie in (0, 1), got {levels.tolist()!r}")
+    rtol = check_real("rtol", rtol, 0.0, 1.0, lo_open=True, hi_open=True)
+    check_memory("n", n, draw_memory(n, d, queries), check_max_bytes(max_bytes))
+    X = sample_tokens(n=n, d=d, rho=rho, rng=token_rng(check_seed(seed), study, n, d, draw),
+                      max_bytes=2**62)  # checked above, with the draw's own arrays
     Y, _ = normalise_rows(X)  # (n, d)
     m = queries
     with single_threaded_blas():
@@ -115,19 +139,30 @@ def transition_draw(*, n, d, rho, seed, draw, queries=1024, levels=(0.5,), rtol=
                                                   rtol)
     row["beta_half_self_weight"] = _root(lambda b: 0.5 - self_weight(b), guess, rtol)
     row["window_self_low"], row["window_self_high"] = near_simplex_window(n, rho1, rho2)
-    w50 = np.sqrt(before / (1.0 + before)) if before > 0 else float("nan")
-    row["window_cos_low"], row["window_cos_high"] = near_simplex_window(n, rho1, rho2, w50)
+    w50 = np.sqrt(before / (1.0 + before)) if before > 0 else None
+    row["window_cos_low"], row["window_cos_high"] = (
+        near_simplex_window(n, rho1, rho2, w50) if before > 0 else (float("nan"),) * 2)
     return row
 
 
 def transition_draws(*, ns, d, rho, seed, draws, queries=1024, levels=(0.5,), rtol=1e-3,
-                     study=TRANSITION_STUDY) -> pd.DataFrame:
+                     study=TRANSITION_STUDY, max_bytes=None) -> pd.DataFrame:
     """:func:`transition_draw` for every ``n`` in ``ns`` and ``draws`` draws each (independent
-    tasks on the worker threads); one row per draw, with ``log_n = log n``."""
-    tasks = [(int(n), k) for n in ns for k in range(check_int("draws", draws, 1))]
+    tasks on the worker threads); one row per draw, with ``log_n = log n``. The working memory of
+    the concurrent draws is checked first against ``max_bytes`` (default: the memory available).
+    """
+    ns = check_finite_array("ns", ns, ndim=1, lo=3, integer=True, min_size=1)
+    if np.max(ns) > 2**62:
+        raise ValueError(f"ns must contain integers <= 2**62, got max {np.max(ns)!r}")
+    draws = check_int("draws", draws, 1, hi=10**7)
+    d, queries = check_int("d", d, 1), check_int("queries", queries, 2)
+    largest = int(np.max(ns))
+    check_memory("ns", largest, min(worker_count(), ns.size * draws)
+                 * draw_memory(largest, d, min(queries, largest)), check_max_bytes(max_bytes))
+    tasks = [(int(n), k) for n in ns for k in range(draws)]
     rows = parallel_map(lambda t: transition_draw(n=t[0], d=d, rho=rho, seed=seed, draw=t[1],
                                                   queries=queries, levels=levels, rtol=rtol,
-                                                  study=study), tasks)
+                                                  study=study, max_bytes=2**62), tasks)
     frame = pd.DataFrame(rows)
     frame["log_n"] = np.log(frame["n"])
     return frame
