@@ -105,11 +105,12 @@ def _overflow_message(problem):
 def run_task(problem: Problem, task, out, lse):
     """Compute one task and write ``out[b0:b1, h0:h1, q0:q1]`` and ``lse[...]``."""
     b0, b1, h0, h1, q0, q1 = task
-    result = _stream(problem, task, shared_shift=True)
-    if result is None:
-        result = _stream(problem, task, shared_shift=False)
-    if result is None and problem.q.dtype == np.float32:
-        result = _stream(problem.promoted(), task, shared_shift=False)
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow is detected and recomputed
+        result = _stream(problem, task, shared_shift=True)
+        if result is None:
+            result = _stream(problem, task, shared_shift=False)
+        if result is None and problem.q.dtype == np.float32:
+            result = _stream(problem.promoted(), task, shared_shift=False)
     if result is None:
         raise ValueError(_overflow_message(problem))
     out[b0:b1, h0:h1, q0:q1], lse[b0:b1, h0:h1, q0:q1] = result
