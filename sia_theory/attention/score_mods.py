@@ -77,6 +77,7 @@ class ScoreModifier:
         self.offset, self.kv_offset = offset, kv_offset
         self.key_shift = offset - kv_offset  # column j is after row i iff j > i + key_shift
         self.causal, self.dtype = causal, np.dtype(dtype)
+        self.after = None  # the causal mask table, built on first use
         self.kind = "none"
         if score_mod is None:
             return
@@ -131,11 +132,15 @@ class ScoreModifier:
         self.m_rev = m_table.astype(self.dtype)
 
     def _mask(self, scores, q0, q1, k0, k1):
-        """``-inf`` where key ``k0 + j`` is after query ``q0 + i`` (causal calls only)."""
+        """``-inf`` where key ``k0 + j`` is after query ``q0 + i`` (causal calls only), through
+        a Toeplitz view of one boolean table ``t < 0`` (no index arrays per block)."""
         if not self.causal or k1 - 1 <= self.key_shift + q0:  # on or below the diagonal
             return
-        rows = np.arange(q0, q1)[:, None] + self.key_shift  # (nq, 1)
-        scores[..., np.arange(k0, k1)[None, :] > rows] = -np.inf  # (nq, nk) mask
+        if self.after is None:
+            t_max = self.key_shift + self.n_queries - 1
+            self.after = t_max - np.arange(self.n_queries + self.n_keys - 1) < 0  # (n_t,)
+        lo, hi = self.n_queries - q1 + k0, self.n_queries - 1 - q0 + k1
+        np.copyto(scores, -np.inf, where=_toeplitz(self.after[lo:hi], q1 - q0, k1 - k0))
 
     def logits(self, scores, q0, q1, k0, k1, batches=slice(None), heads=slice(None),
                shift=None):
