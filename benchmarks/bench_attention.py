@@ -152,12 +152,15 @@ def section_threads(n_ctx, repeats, workers, quick):
     print(f"\n== 2. threads: T = {n_ctx}, B = H = 1, float64, ScaleInvariant(10); {load()}")
     q, k, v = inputs(1, n_ctx, "float64", seed=2)
     mod = ScaleInvariant(10.0)
+    cpu = []
     pinned, default = interleaved_best([lambda: attention(q, k, v, score_mod=mod, workers=1),
                                         lambda: attention(q, k, v, score_mod=mod,
-                                                          workers=workers)], repeats)
+                                                          workers=workers)], repeats, cpu)
     speedup = pinned / default
-    print(f"quiet machine: 1 thread {pinned:.3f} s, {workers} threads {default:.3f} s: "
-          f"{speedup:.2f}x ({load()})")
+    print(f"as the machine is now: 1 thread {pinned:.3f} s, {workers} threads {default:.3f} s: "
+          f"{speedup:.2f}x ({load()}); CPU time {cpu[0]:.3f} s vs {cpu[1]:.3f} s (work added by "
+          f"threading {cpu[1] / cpu[0]:.2f}x, so on {workers} idle cores the speedup is at "
+          f"most {workers * cpu[0] / cpu[1]:.2f}x)")
     busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
     try:
         time.sleep(0.5)
@@ -229,14 +232,15 @@ def section_long(n_ctx, quick):
     q, k, v = inputs(1, n_ctx, "float64", seed=1)
     positions = np.arange(n_ctx)
     tracemalloc.start()  # one run, timed and traced (few allocations: cheap)
-    start = time.perf_counter()
+    start, start_cpu = time.perf_counter(), time.process_time()
     out = attention(p_rope_si(rms_norm(q), positions), p_rope_si(rms_norm(k), positions), v,
                     score_mod=ScaleInvariant(10.0))
-    seconds = time.perf_counter() - start
+    seconds, cpu = time.perf_counter() - start, time.process_time() - start_cpu
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     assert np.all(np.isfinite(out))
-    print(f"time {seconds:.1f} s, tracemalloc peak {peak / MIB:.0f} MiB, useful "
+    print(f"time {seconds:.1f} s (CPU {cpu:.1f} s over {available_workers()} workers), "
+          f"tracemalloc peak {peak / MIB:.0f} MiB, useful "
           f"{causal_flops(1, n_ctx) / seconds / 1e9:.1f} GFLOP/s ({load()})")
     met = seconds <= TARGET_LONG_SECONDS and peak < TARGET_LONG_BYTES
     verdict = "not evaluated (quick sizes)" if quick else "MET" if met else "NOT MET"
