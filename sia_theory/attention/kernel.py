@@ -79,7 +79,8 @@ class Problem:
 
 
 def plan_tasks(problem: Problem, split_heads: bool) -> list[tuple]:
-    """Tasks ``(b0, b1, h0, h1, q0, q1)``, longest first (for dynamic load balancing).
+    """Tasks ``(b0, b1, h0, h1, q0, q1)``: (batch, head)-major so that consecutive tasks read
+    the same keys and values (they stay in cache), longest query block first within each.
 
     ``split_heads`` gives one task per (batch, head, query block); otherwise each task holds
     every batch and head (small problems: fewer, larger numpy calls). The plan depends only on
@@ -91,8 +92,8 @@ def plan_tasks(problem: Problem, split_heads: bool) -> list[tuple]:
     blocks.sort(key=lambda rows: -problem.key_end(rows[1]) * (rows[1] - rows[0]))
     if not split_heads:
         return [(0, n_batch, 0, n_heads, q0, q1) for q0, q1 in blocks]
-    return [(b, b + 1, h, h + 1, q0, q1) for q0, q1 in blocks
-            for b in range(n_batch) for h in range(n_heads)]
+    return [(b, b + 1, h, h + 1, q0, q1) for b in range(n_batch) for h in range(n_heads)
+            for q0, q1 in blocks]
 
 
 def _overflow_message(problem):
