@@ -151,3 +151,15 @@ def test_benchmark_rejects_bad_flags_in_one_line(flags):
     assert proc.returncode == 2
     assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
     assert proc.stdout == ""
+
+
+def test_decoder_forward_is_bit_identical_for_any_worker_count(monkeypatch):
+    """The decoder takes attention's default threads; its logits must not depend on them."""
+    model = Decoder(DecoderConfig(vocab_size=50, d_model=32, n_heads=2, n_layers=2,
+                                  position=PRoPESI(), transform=ScaleInvariant(tau=10.0)))
+    tokens = np.random.default_rng(8).integers(0, 50, (2, 1100))
+    logits = []
+    for workers in (1, 2):
+        monkeypatch.setattr(core, "available_workers", lambda workers=workers: workers)
+        logits.append(model.forward(tokens))
+    assert np.array_equal(logits[0], logits[1])
