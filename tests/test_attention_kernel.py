@@ -163,3 +163,27 @@ def test_decoder_forward_is_bit_identical_for_any_worker_count(monkeypatch):
         monkeypatch.setattr(core, "available_workers", lambda workers=workers: workers)
         logits.append(model.forward(tokens))
     assert np.array_equal(logits[0], logits[1])
+
+
+def _attention_in_child(queue):
+    q, k, v = _qkv((1, 2, 1500, 8), seed=9)
+    queue.put(float(attention(q, k, v, workers=2).sum()))
+
+
+def test_worker_pool_survives_fork():
+    """A process forked after attention ran on the thread pool gets a fresh pool (the
+    parent's threads do not exist in the child: reusing the pool would wait forever)."""
+    import multiprocessing
+
+    q, k, v = _qkv((1, 2, 1500, 8), seed=9)
+    expected = float(attention(q, k, v, workers=2).sum())
+    context = multiprocessing.get_context("fork")
+    queue = context.Queue()
+    child = context.Process(target=_attention_in_child, args=(queue,))
+    child.start()
+    child.join(timeout=60)
+    alive = child.is_alive()
+    if alive:
+        child.kill()
+    assert not alive and child.exitcode == 0
+    assert queue.get(timeout=5) == expected

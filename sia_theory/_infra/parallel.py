@@ -95,6 +95,18 @@ def _pool(workers):
         return _pools[workers]
 
 
+def _forget_pools_after_fork():
+    """A forked child has none of the parent's pool threads: forget the pools (and a lock a
+    parent thread may have held) so that the child makes new ones instead of waiting forever."""
+    global _pools_lock
+    _pools.clear()
+    _pools_lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pools_after_fork)
+
+
 def _run_flagged(fn, item):
     _in_task.active = True
     try:
