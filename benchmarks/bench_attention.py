@@ -279,7 +279,7 @@ def main(quick=False, workers=None):
           f"{available_workers()}, this run {workers}; block {DEFAULT_BLOCK_SIZE} rows x "
           f"{SCORE_BLOCK // DEFAULT_BLOCK_SIZE} keys; {load()}")
     section_rate(1024 if quick else 4096, repeats, workers)
-    section_threads(2048 if quick else 16384, 2 if quick else 3, workers, quick)
+    section_threads(2048 if quick else 16384, 2 if quick else 5, workers, quick)
     section_decode((512, 1024) if quick else (4096, 8192, 16384), 3 if quick else 20)
     section_dense(1024 if quick else 4096, repeats)
     section_long(8192 if quick else 65536, quick)
