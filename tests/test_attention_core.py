@@ -112,7 +112,9 @@ def test_blockwise_matches_dense(n_queries, n_keys, block_size, mod_index, causa
     streamed, streamed_lse = attention(q, k, v, score_mod=mod, causal=causal,
                                        block_size=block_size, return_lse=True)
     assert dense.dtype == streamed.dtype == dtype and dense.shape == (2, 2, n_queries, 5)
-    tol = 1e-12 if dtype == np.float64 else 1e-6
+    # float32 is computed in float32 (logits of size ~10 carry ~1e-6 absolute rounding);
+    # the dense reference is float64: the promise is 1e-5 of the output's scale.
+    tol = 1e-12 if dtype == np.float64 else 1e-5
     np.testing.assert_allclose(streamed, dense, rtol=0, atol=tol)
     np.testing.assert_allclose(streamed_lse, dense_lse, rtol=0, atol=tol * 10)
 

@@ -9,12 +9,14 @@ tasks, reduced in input order. ``NUMBA_NUM_THREADS`` is the project's one thread
 
 from __future__ import annotations
 
+import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from functools import cache
 
-__all__ = ["single_threaded_blas", "worker_count", "parallel_map"]
+__all__ = ["single_threaded_blas", "worker_count", "parallel_map", "available_workers",
+           "run_tasks"]
 
 
 @cache
@@ -66,3 +68,64 @@ def parallel_map(fn, items) -> list:
             return [fn(x) for x in items]
         with ThreadPoolExecutor(min(worker_count(), len(items))) as pool:
             return list(pool.map(fn, items))
+
+
+def available_workers() -> int:
+    """Default worker threads of a library call, without importing numba: ``NUMBA_NUM_THREADS``
+    when set in the environment (the project's one knob), else the CPUs this process may run
+    on (``os.sched_getaffinity``)."""
+    knob = os.environ.get("NUMBA_NUM_THREADS", "").strip()
+    if knob.isdigit() and int(knob) >= 1:
+        return int(knob)
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+_pools: dict[int, ThreadPoolExecutor] = {}
+_pools_lock = threading.Lock()
+_in_task = threading.local()
+
+
+def _pool(workers):
+    with _pools_lock:
+        if workers not in _pools:
+            _pools[workers] = ThreadPoolExecutor(workers, thread_name_prefix="sia-task")
+        return _pools[workers]
+
+
+def _forget_pools_after_fork():
+    """A forked child has none of the parent's pool threads: forget the pools (and a lock a
+    parent thread may have held) so that the child makes new ones instead of waiting forever."""
+    global _pools_lock
+    _pools.clear()
+    _pools_lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pools_after_fork)
+
+
+def _run_flagged(fn, item):
+    _in_task.active = True
+    try:
+        return fn(item)
+    finally:
+        _in_task.active = False
+
+
+def run_tasks(fn, items, workers) -> list:
+    """``[fn(x) for x in items]`` on ``workers`` threads of a persistent pool, with
+    single-threaded BLAS; results in input order.
+
+    For many short tasks (no pool is created per call). Each task must be independent and must
+    compute the same numbers whichever thread runs it, so results do not depend on ``workers``.
+    A call made from inside a task runs inline (no nested pools, no deadlock).
+    """
+    items = list(items)
+    with single_threaded_blas():
+        if workers <= 1 or len(items) <= 1 or getattr(_in_task, "active", False):
+            return [fn(x) for x in items]
+        pool = _pool(workers)
+        return list(pool.map(_run_flagged, [fn] * len(items), items))

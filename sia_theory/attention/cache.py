@@ -8,7 +8,8 @@ Two layouts (INA §3, "Cache"):
   ``(B, T, d_model)`` once for all layers; every layer re-projects ``K = W_K Y``, ``V = W_V Y``.
 
 Storage grows by doubling unless a capacity is given up front, so appending one token is
-amortised ``O(1)`` copies.
+amortised ``O(1)`` copies. What enters the cache is checked for finiteness once, on entry
+(``O(new tokens)``), so that decoding steps can attend over it without re-reading it.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._infra.validate import check_int
+from . import core
 
 __all__ = ["DecodingCache"]
 
@@ -70,7 +72,7 @@ class DecodingCache:
             raise ValueError(f"mode must be 'kv' or 'initial', got {mode!r}")
         n_layers = check_int("n_layers", n_layers, lo=1)
         capacity = None if capacity is None else check_int("capacity", capacity, lo=1)
-        self.mode = mode
+        self.mode, self.n_layers = mode, n_layers
         if mode == "kv":  # (B, H, T, Dh) per layer: grow along T (axis 2)
             self._keys = [_GrowingArray(2, capacity) for _ in range(n_layers)]
             self._values = [_GrowingArray(2, capacity) for _ in range(n_layers)]
@@ -82,6 +84,8 @@ class DecodingCache:
         return self._keys[-1].length if self.mode == "kv" else self._initial.length
 
     def append_kv(self, layer, keys, values):
+        core.require_finite("keys", keys)  # once, on entry
+        core.require_finite("values", values)
         self._keys[layer].append(keys)
         self._values[layer].append(values)
 
@@ -92,6 +96,7 @@ class DecodingCache:
         return self._values[layer].view()
 
     def append_initial(self, initial):
+        core.require_finite("initial", initial)  # once, on entry
         self._initial.append(initial)
 
     def initial(self):

@@ -6,16 +6,20 @@ applied first, then ``score_mod(score, b, h, q_idx, kv_idx)``, then the causal m
 then the softmax over keys. The scale-invariant transform of SI §3 (``L_ij = a_{i-j} S_ij +
 m_{i-j}``, eq. 16) is passed as ``score_mod=ScaleInvariant(tau=10)``.
 
-The blockwise path streams over key blocks with an online softmax (running max, running sum
-and a rescaled accumulator; Milakov & Gimelshein 2018, FlashAttention, Dao et al. 2022), so it
-never holds more than one ``(B, H, block, block)`` score block: memory ``O(T (D + block))``.
-Key blocks entirely above the causal diagonal are skipped.
+The streaming path (:mod:`.kernel`) splits the work into independent tasks (batch, head, block
+of query rows), each streaming over key blocks with an online softmax, so it never holds more
+than one score block per task: memory ``O(T (D + block))``. Key blocks entirely above the
+causal diagonal are skipped. Tasks run on :func:`~sia_theory._infra.parallel.available_workers`
+threads with single-threaded BLAS (a threaded BLAS on a busy machine made the block products
+several times slower), and the result is bit-identical for any number of workers. float32 is
+computed in float32 (row statistics in float64), float64 in float64.
 
 ``attention_partial`` runs the same computation over one chunk of keys at given absolute
 positions and returns ``(out, lse)``; ``merge_partials`` combines chunks exactly through their
-log-sum-exps (split-KV decoding). ``attention_dense`` is the obvious whole-matrix version kept
-beside the streaming one as a reference, and ``attention_scores`` returns the modified, masked
-logits themselves.
+log-sum-exps (split-KV decoding). ``attention_dense`` is the obvious whole-matrix version in
+float64, kept beside the streaming one as a reference, and ``attention_scores`` returns the
+modified, masked logits themselves. ``cached_attention`` / ``cached_attention_partial`` are the
+decoder's entry points for keys and values validated when they entered its cache.
 """
 
 from __future__ import annotations
@@ -24,24 +28,36 @@ import math
 
 import numpy as np
 
+from .._infra.parallel import available_workers, run_tasks
 from .._infra.validate import check_int, check_real
+from .kernel import Problem, plan_tasks, run_task
 from .score_mods import ScoreModifier
 
 __all__ = ["attention", "attention_dense", "attention_partial", "merge_partials",
-           "attention_scores", "DEFAULT_BLOCK_SIZE", "DENSE_MAX_SCORES"]
+           "attention_scores", "cached_attention", "cached_attention_partial",
+           "require_finite", "DEFAULT_BLOCK_SIZE", "SCORE_BLOCK", "SMALL_WORK"]
 
-# Chosen by measurement (experiments/bench_attention.py and the README, float64, D = 64, one
-# BLAS thread): at T = 4096 blocks of 128/256/512/1024/2048 took 95/80/84/107/173 ms, and 256
-# was also fastest at T = 512..2048 with 4 heads. One score block is then 512 KiB per head.
-DEFAULT_BLOCK_SIZE = 256
-# The default is dense only up to this many scores per (batch, head), i.e. T = 512: the dense
-# path computes the masked half too and was faster only for T <= 256 (3.0 vs 3.7 ms at 256,
-# 13.7 vs 8.2 ms at 512, 4 heads).
-DENSE_MAX_SCORES = 2**18
+# Query rows per task when block_size is None. Measured (benchmarks/bench_attention.py, float32
+# and float64, D = 64, one thread): see the README; smaller blocks waste less of the diagonal
+# block (a fraction block/T of the causal work), larger ones spend less time in Python.
+DEFAULT_BLOCK_SIZE = 128
+# Scores per key block of a task (all its batches and heads together) when block_size is None:
+# 128 rows × 1024 keys, 512 KiB in float32, half of this machine's 1 MiB L2 cache per core.
+SCORE_BLOCK = 2**17
+# Below this many visible scores a call runs as one task per query block holding every batch
+# and head, in the calling thread: thread hand-offs would cost more than they save.
+SMALL_WORK = 2**21
 
 
-def _check_inputs(q, k, v, scale, block_size):
-    arrays = {}
+def require_finite(name, x):
+    """Raise ``ValueError`` unless every entry of ``x`` is finite: one summing pass (the sum is
+    finite whenever the entries are, unless it overflows, which the exact check then settles)
+    instead of a boolean array as large as ``x``."""
+    if not np.isfinite(x.sum()) and not np.all(np.isfinite(x)):
+        raise ValueError(f"{name} must contain only finite numbers")
+
+
+def _check_inputs(q, k, v, scale, block_size, trusted_kv=False):
     for name, x in (("q", q), ("k", k), ("v", v)):
         if not isinstance(x, np.ndarray):
             raise ValueError(f"{name} must be a numpy array of shape (B, H, T, D), "
@@ -52,7 +68,6 @@ def _check_inputs(q, k, v, scale, block_size):
             raise ValueError(f"{name} must be a 4-D array (B, H, T, D), got shape {x.shape}")
         if 0 in x.shape:
             raise ValueError(f"{name} must have no empty axis, got shape {x.shape}")
-        arrays[name] = x
     if not (q.dtype == k.dtype == v.dtype):
         raise ValueError(f"q, k and v must share one dtype, got q {q.dtype}, k {k.dtype}, "
                          f"v {v.dtype}")
@@ -63,9 +78,8 @@ def _check_inputs(q, k, v, scale, block_size):
         raise ValueError(f"k must have q's head dimension D={q.shape[3]}, got k {k.shape}")
     if v.shape[2] != k.shape[2]:
         raise ValueError(f"v must have as many positions as k ({k.shape[2]}), got v {v.shape}")
-    for name, x in arrays.items():
-        if not np.all(np.isfinite(x)):
-            raise ValueError(f"{name} must contain only finite numbers")
+    for name, x in (("q", q),) if trusted_kv else (("q", q), ("k", k), ("v", v)):
+        require_finite(name, x)
     if scale is not None:
         scale = check_real("scale", scale)
     if block_size is not None:
@@ -73,37 +87,22 @@ def _check_inputs(q, k, v, scale, block_size):
     return scale, block_size
 
 
-def _prepare(q, k, v, score_mod, causal, scale, block_size, starts=None):
-    scale, block_size = _check_inputs(q, k, v, scale, block_size)
-    n_batch, n_heads, n_queries, head_dim = q.shape
-    n_keys = k.shape[2]
-    if starts is None:
-        if causal and n_queries > n_keys:
-            raise ValueError(f"q must not have more positions than k when causal=True "
-                             f"(queries are the last Tq positions), got Tq={n_queries} > "
-                             f"Tk={n_keys}")
-        # Queries are the last Tq positions: query row i sits at absolute position offset + i.
-        offset, kv_offset = (n_keys - n_queries if causal else 0), 0
-    else:
-        offset, kv_offset = starts
-    scale = 1.0 / math.sqrt(head_dim) if scale is None else scale
-    modifier = ScoreModifier(score_mod, n_batch=n_batch, n_heads=n_heads, n_queries=n_queries,
-                             n_keys=n_keys, offset=offset, kv_offset=kv_offset)
-    # From here on only the query-key shift matters: key column j is at position j + shift...
-    offset = offset - kv_offset  # ...relative to query rows at offset + i (for the mask)
-    # Work in float64 whatever the input: float32 callers get float64 accuracy, rounded once.
-    q64 = np.multiply(q, scale, dtype=np.float64)  # (B, H, Tq, D); scale folded in once
-    return q64, k.astype(np.float64, copy=False), v.astype(np.float64, copy=False), \
-        modifier, offset, block_size
+def _positions(q, k, causal, starts):
+    """``(offset, kv_offset)``: absolute positions of query row 0 and key column 0."""
+    n_queries, n_keys = q.shape[2], k.shape[2]
+    if starts is not None:
+        return starts
+    if causal and n_queries > n_keys:
+        raise ValueError(f"q must not have more positions than k when causal=True "
+                         f"(queries are the last Tq positions), got Tq={n_queries} > "
+                         f"Tk={n_keys}")
+    # Queries are the last Tq positions: query row i sits at absolute position offset + i.
+    return (n_keys - n_queries if causal else 0), 0
 
 
-def _causal_mask(scores, offset, q0, q1, k0, k1):
-    """Set ``scores[..., i, j] = -inf`` where key ``k0 + j`` is after query ``offset + q0 + i``."""
-    if k1 - 1 <= offset + q0:  # the whole block is on or below the diagonal
-        return
-    rows = np.arange(offset + q0, offset + q1)[:, None]  # (nq, 1)
-    cols = np.arange(k0, k1)[None, :]  # (1, nk)
-    scores[..., cols > rows] = -np.inf
+def _scaled_query(q, scale, dtype):
+    scale = 1.0 / math.sqrt(q.shape[3]) if scale is None else scale
+    return np.multiply(q, dtype.type(scale), dtype=dtype)  # (B, H, Tq, D); scale folded in
 
 
 def attention_scores(q, k, *, score_mod=None, causal=True, scale=None):
@@ -113,126 +112,91 @@ def attention_scores(q, k, *, score_mod=None, causal=True, scale=None):
     Conventions as in :func:`attention` (queries are the last ``Tq`` positions when causal).
     Masked entries are ``-inf``. Returns float64.
     """
-    q64, k64, _, modifier, offset, _ = _prepare(q, k, k, score_mod, causal, scale, None)
-    n_queries, n_keys = q.shape[2], k.shape[2]
-    scores = q64 @ k64.swapaxes(-1, -2)  # (B, H, Tq, Tk)
-    scores = _owned(modifier.apply(scores, 0, n_queries, 0, n_keys))
-    if causal:
-        _causal_mask(scores, offset, 0, n_queries, 0, n_keys)
-    return scores
+    if not isinstance(causal, bool | np.bool_):
+        raise ValueError(f"causal must be True or False, got {causal!r}")
+    scale, _ = _check_inputs(q, k, k, scale, None)
+    return _dense_logits(q, k, score_mod, bool(causal), scale, None)
 
 
-def _owned(scores):
-    """``scores`` itself if we may overwrite it, else a copy (a callable may return a view)."""
-    if scores.flags.writeable and scores.base is None:
-        return scores
-    return np.array(scores)
-
-
-def _raise_if_masked(row_sum, allow_masked=False):
-    if not allow_masked and np.any(row_sum == 0.0):
-        raise ValueError("a query row is fully masked (every score is -inf after score_mod and "
-                         "the mask); its softmax is undefined")
-    if not np.all(np.isfinite(row_sum)):
-        raise ValueError("score_mod produced NaN or +inf scores")
-
-
-def _finish(acc, row_sum, row_max, allow_masked):
-    """``acc / row_sum`` and the log-sum-exp; rows with no visible key give 0 and -inf."""
-    _raise_if_masked(row_sum, allow_masked)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out = np.where(row_sum[..., None] > 0, acc / row_sum[..., None], 0.0)
-        lse = np.where(row_sum > 0, np.log(row_sum) + row_max, -np.inf)
-    return out, lse
-
-
-def _dense(q64, k64, v64, modifier, causal, offset, allow_masked=False):
-    n_queries, n_keys = q64.shape[2], k64.shape[2]
-    scores = q64 @ k64.swapaxes(-1, -2)  # (B, H, Tq, Tk)
-    scores = _owned(modifier.apply(scores, 0, n_queries, 0, n_keys))
-    if causal:
-        _causal_mask(scores, offset, 0, n_queries, 0, n_keys)
-    row_max = scores.max(axis=-1, keepdims=True)  # (B, H, Tq, 1)
-    row_max[~np.isfinite(row_max)] = 0.0  # fully masked rows are reported below
-    scores -= row_max
-    np.exp(scores, out=scores)
-    row_sum = scores.sum(axis=-1)  # (B, H, Tq)
-    return _finish(scores @ v64, row_sum, row_max[..., 0], allow_masked)  # (B, H, Tq, Dv)
-
-
-def _blockwise(q64, k64, v64, modifier, causal, offset, block_size, allow_masked=False):
-    n_batch, n_heads, n_queries, _ = q64.shape
-    n_keys, value_dim = k64.shape[2], v64.shape[3]
-    out = np.empty((n_batch, n_heads, n_queries, value_dim))  # (B, H, Tq, Dv)
-    lse = np.empty((n_batch, n_heads, n_queries))  # (B, H, Tq)
-    for q0 in range(0, n_queries, block_size):
-        q1 = min(q0 + block_size, n_queries)
-        q_block = q64[:, :, q0:q1]  # (B, H, nq, D)
-        # Keys after the last query of this block are masked for every row: skip them.
-        key_end = max(0, min(n_keys, offset + q1)) if causal else n_keys
-        run_max = np.full((n_batch, n_heads, q1 - q0), -np.inf)  # (B, H, nq)
-        run_sum = np.zeros((n_batch, n_heads, q1 - q0))  # (B, H, nq)
-        acc = np.zeros((n_batch, n_heads, q1 - q0, value_dim))  # (B, H, nq, Dv)
-        for k0 in range(0, key_end, block_size):
-            k1 = min(k0 + block_size, key_end)
-            scores = q_block @ k64[:, :, k0:k1].swapaxes(-1, -2)  # (B, H, nq, nk)
-            scores = _owned(modifier.apply(scores, q0, q1, k0, k1))
-            if causal:
-                _causal_mask(scores, offset, q0, q1, k0, k1)
-            new_max = np.maximum(run_max, scores.max(axis=-1))  # (B, H, nq)
-            # A row with no finite score yet keeps max -inf; shift it by 0 to avoid inf - inf.
-            shift = np.where(np.isfinite(new_max), new_max, 0.0)
-            scores -= shift[..., None]
-            np.exp(scores, out=scores)
-            rescale = np.exp(run_max - shift)  # (B, H, nq); exp(-inf) = 0 on the first block
-            run_sum *= rescale
-            run_sum += scores.sum(axis=-1)
-            acc *= rescale[..., None]
-            acc += scores @ v64[:, :, k0:k1]
-            run_max = new_max
-        out[:, :, q0:q1], lse[:, :, q0:q1] = _finish(acc, run_sum, run_max, allow_masked)
-    return out, lse
+def _dense_logits(q, k, score_mod, causal, scale, starts):
+    offset, kv_offset = _positions(q, k, causal, starts)
+    n_batch, n_heads, n_queries, _ = q.shape
+    modifier = ScoreModifier(score_mod, n_batch=n_batch, n_heads=n_heads, n_queries=n_queries,
+                             n_keys=k.shape[2], offset=offset, kv_offset=kv_offset,
+                             causal=causal, dtype=np.float64)
+    q64 = _scaled_query(q, scale, np.dtype(np.float64))
+    scores = q64 @ k.astype(np.float64, copy=False).swapaxes(-1, -2)  # (B, H, Tq, Tk)
+    return modifier.logits(scores, 0, n_queries, 0, k.shape[2])
 
 
 def attention(q, k, v, *, score_mod=None, causal=True, block_size=None, scale=None,
-              return_lse=False):
+              return_lse=False, workers=None):
     """Attention with FlexAttention's conventions; the SI transform enters as ``score_mod``.
 
     Parameters
     ----------
     q : array ``(B, H, Tq, D)``; k : array ``(B, H, Tk, D)``; v : array ``(B, H, Tk, Dv)``
         float32 or float64, one dtype for all three, all finite. The result has ``q``'s dtype
-        (computation is float64 internally).
+        and is computed in it (float32 products and exponentials, row sums in float64).
     score_mod : None, a :class:`~sia_theory.transforms.Transform`, or a callable
         ``score_mod(score, b, h, q_idx, kv_idx)`` evaluated on broadcast numpy arrays
-        (FlexAttention). ``ScaleInvariant(tau=10)`` gives SI eq. 16's ``a_t S + m_t``.
+        (FlexAttention). ``ScaleInvariant(tau=10)`` gives SI eq. 16's ``a_t S + m_t``. A
+        callable may be called from several worker threads at once.
     causal : bool
         Mask keys after the query. **Position convention:** when ``Tq < Tk`` the queries are the
         *last* ``Tq`` positions, ``q_idx = Tk - Tq + row`` (the decoding convention: a single
         new query sees every cached key). Without the causal mask ``q_idx = row``.
     block_size : int >= 1 or None
-        Rows and keys per block of the streaming path. ``None`` picks dense when
-        ``Tq·Tk <= DENSE_MAX_SCORES`` and blockwise with ``DEFAULT_BLOCK_SIZE`` otherwise.
+        Query rows and keys per block of the streaming path. ``None`` picks
+        ``DEFAULT_BLOCK_SIZE`` rows and ``SCORE_BLOCK`` scores per key block.
     scale : float or None
         Multiplier of ``q·k`` (default ``1/sqrt(D)``), applied before ``score_mod``.
     return_lse : bool
         Also return the natural log-sum-exp over keys of the modified, masked scores, shape
         ``(B, H, Tq)``, as FlexAttention's ``return_lse``.
+    workers : int >= 1 or None
+        Worker threads (default :func:`~sia_theory._infra.parallel.available_workers`: the
+        CPUs this process may use, or ``NUMBA_NUM_THREADS``). The result does not depend on it.
 
     Raises ``ValueError`` for bad shapes or dtypes, non-finite input, ``block_size < 1``, and a
     query row whose scores are all ``-inf`` (a fully masked row has no softmax).
     """
-    return _attention(q, k, v, score_mod, causal, block_size, scale, return_lse, dense=None)
+    return _attention(q, k, v, score_mod, causal, block_size, scale, return_lse, workers)
+
+
+def cached_attention(q, k, v, *, score_mod=None, causal=True, block_size=None, workers=None):
+    """:func:`attention` for keys and values validated when they entered a decoding cache:
+    only ``q`` is checked for finiteness, so a decoding step costs ``O(new tokens × context)``
+    with no extra pass over the cache."""
+    return _attention(q, k, v, score_mod, causal, block_size, None, False, workers,
+                      trusted_kv=True)
 
 
 def attention_dense(q, k, v, *, score_mod=None, causal=True, scale=None, return_lse=False):
-    """The obvious dense path of :func:`attention` (whole ``(B, H, Tq, Tk)`` score matrix at
-    once), whatever the size: the built-in reference the streaming path is compared with."""
-    return _attention(q, k, v, score_mod, causal, None, scale, return_lse, dense=True)
+    """The obvious dense path of :func:`attention`: the whole ``(B, H, Tq, Tk)`` score matrix
+    at once, in float64 whatever the input (rounded to ``q``'s dtype at the end), one thread
+    of numpy: the built-in reference the streaming path is compared with."""
+    if not isinstance(causal, bool | np.bool_):
+        raise ValueError(f"causal must be True or False, got {causal!r}")
+    scale, _ = _check_inputs(q, k, v, scale, None)
+    scores = _dense_logits(q, k, score_mod, bool(causal), scale, None)  # (B, H, Tq, Tk)
+    row_max = scores.max(axis=-1, keepdims=True)  # (B, H, Tq, 1)
+    if np.any(row_max == -np.inf):
+        raise ValueError("a query row is fully masked (every score is -inf after score_mod and "
+                         "the mask); its softmax is undefined")
+    weights = np.exp(scores - row_max)
+    row_sum = weights.sum(axis=-1)  # (B, H, Tq)
+    out = weights @ v.astype(np.float64) / row_sum[..., None]  # (B, H, Tq, Dv)
+    lse = np.log(row_sum) + row_max[..., 0]
+    if not (np.all(np.isfinite(out)) and np.all(np.isfinite(lse))):
+        raise ValueError("score_mod produced NaN or +inf scores (or q·k·scale or the weighted "
+                         "sum overflowed)")
+    out, lse = out.astype(q.dtype, copy=False), lse.astype(q.dtype, copy=False)
+    return (out, lse) if return_lse else out
 
 
 def attention_partial(q, k, v, *, q_start, kv_start=0, score_mod=None, causal=True,
-                      block_size=None, scale=None):
+                      block_size=None, scale=None, workers=None):
     """Attention of queries at absolute positions ``q_start ..`` over one chunk of keys at
     positions ``kv_start ..``; returns ``(out, lse)`` in float64, ``out`` normalised within
     the chunk. Rows that see no key of the chunk get ``out = 0``, ``lse = -inf``.
@@ -244,8 +208,16 @@ def attention_partial(q, k, v, *, q_start, kv_start=0, score_mod=None, causal=Tr
     """
     q_start = check_int("q_start", q_start, lo=0)
     kv_start = check_int("kv_start", kv_start, lo=0)
-    return _attention(q, k, v, score_mod, causal, block_size, scale, True, dense=None,
-                      starts=(q_start, kv_start), as_float64=True)
+    return _attention(q, k, v, score_mod, causal, block_size, scale, True, workers,
+                      starts=(q_start, kv_start))
+
+
+def cached_attention_partial(q, k, v, *, q_start, kv_start=0, score_mod=None,
+                             block_size=None, workers=None):
+    """:func:`attention_partial` (causal) for keys and values computed from a validated cache
+    (only ``q`` is checked for finiteness)."""
+    return _attention(q, k, v, score_mod, True, block_size, None, True, workers,
+                      starts=(q_start, kv_start), trusted_kv=True)
 
 
 def merge_partials(parts):
@@ -273,21 +245,34 @@ def merge_partials(parts):
     return out, top + np.log(total)
 
 
-def _attention(q, k, v, score_mod, causal, block_size, scale, return_lse, dense, starts=None,
-               as_float64=False):
+def _block_sizes(q, block_size, split_heads):
+    """Query rows per task and keys per block: ``block_size`` for both when given."""
+    if block_size is not None:
+        return block_size, block_size
+    n_batch, n_heads, n_queries, _ = q.shape
+    q_block = min(DEFAULT_BLOCK_SIZE, n_queries)
+    rows = q_block if split_heads else n_batch * n_heads * q_block
+    return q_block, max(DEFAULT_BLOCK_SIZE, SCORE_BLOCK // rows)
+
+
+def _attention(q, k, v, score_mod, causal, block_size, scale, return_lse, workers, starts=None,
+               trusted_kv=False):
     if not isinstance(causal, bool | np.bool_):
         raise ValueError(f"causal must be True or False, got {causal!r}")
-    q64, k64, v64, modifier, offset, block_size = _prepare(q, k, v, score_mod, causal, scale,
-                                                          block_size, starts)
-    allow_masked = starts is not None
-    if dense is None:
-        dense = block_size is None and q.shape[2] * k.shape[2] <= DENSE_MAX_SCORES
-    if dense:
-        out, lse = _dense(q64, k64, v64, modifier, causal, offset, allow_masked)
-    else:
-        out, lse = _blockwise(q64, k64, v64, modifier, causal, offset,
-                              block_size or DEFAULT_BLOCK_SIZE, allow_masked)
-    if as_float64:
-        return out, lse
-    out = out.astype(q.dtype, copy=False)
-    return (out, lse.astype(q.dtype, copy=False)) if return_lse else out
+    scale, block_size = _check_inputs(q, k, v, scale, block_size, trusted_kv)
+    workers = available_workers() if workers is None else check_int("workers", workers, lo=1)
+    offset, kv_offset = _positions(q, k, bool(causal), starts)
+    n_batch, n_heads, n_queries, _ = q.shape
+    n_keys = k.shape[2]
+    visible = n_queries * n_keys - (n_queries * (n_queries - 1) // 2 if causal else 0)
+    split_heads = n_batch * n_heads * visible > SMALL_WORK
+    q_block, k_block = _block_sizes(q, block_size, split_heads)
+    problem = Problem(_scaled_query(q, scale, q.dtype), k, v, score_mod, bool(causal), offset,
+                      kv_offset, q_block, k_block, allow_masked=starts is not None)
+    out_dtype = np.float64 if starts is not None else q.dtype
+    out = np.empty((n_batch, n_heads, n_queries, v.shape[3]), out_dtype)  # (B, H, Tq, Dv)
+    lse = np.empty((n_batch, n_heads, n_queries), out_dtype)  # (B, H, Tq)
+    tasks = plan_tasks(problem, split_heads)
+    run_tasks(lambda task: run_task(problem, task, out, lse), tasks,
+              workers if split_heads else 1)
+    return (out, lse) if return_lse else out

@@ -24,10 +24,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .._infra.parallel import single_threaded_blas
 from .._infra.validate import check_int
 from ..transforms import NoScale, Transform, declared_dependence
 from .cache import DecodingCache
-from .core import attention, attention_partial, attention_scores, merge_partials
+from .core import attention_scores, cached_attention, cached_attention_partial, merge_partials
 from .positional import NoPE, NTKRoPE, PRoPESI, RoPE, rms_norm
 
 __all__ = ["DecoderConfig", "Decoder"]
@@ -191,18 +192,34 @@ class Decoder:
         tokens = self._check_tokens(tokens)
         if cache is None:
             cache = self.new_cache()
-        elif not isinstance(cache, DecodingCache) or cache.mode != c.cache_mode:
-            raise ValueError(f"cache must be a DecodingCache of mode {c.cache_mode!r} "
-                             "(from Decoder.new_cache)")
+        elif (not isinstance(cache, DecodingCache) or cache.mode != c.cache_mode
+              or (cache.mode == "kv" and cache.n_layers != c.n_layers)):
+            raise ValueError(f"cache must be a DecodingCache of mode {c.cache_mode!r} for "
+                             f"this model's {c.n_layers} layers (from Decoder.new_cache)")
         start = cache.length
-        if start and self._cached_batch(cache) != tokens.shape[0]:
-            raise ValueError(f"tokens must have the cache's batch size "
-                             f"{self._cached_batch(cache)}, got {tokens.shape[0]}")
+        if start:
+            self._check_cache_fits(cache, tokens.shape[0])
         try:
-            return self._run_layers(tokens, cache, start, stop)
+            # Products here are small per call; attention parallelises over its own tasks.
+            with single_threaded_blas():
+                return self._run_layers(tokens, cache, start, stop)
         except BaseException:
             cache.truncate(start)  # all or nothing: a failed call leaves the cache as it was
             raise
+
+    def _check_cache_fits(self, cache, n_batch):
+        """The cached entries must have this model's batch, widths and dtype (O(1) checks)."""
+        c = self.config
+        cached = cache.keys(0) if cache.mode == "kv" else cache.initial()
+        if cached.shape[0] != n_batch:
+            raise ValueError(f"tokens must have the cache's batch size {cached.shape[0]}, "
+                             f"got {n_batch}")
+        expected = ((n_batch, c.n_heads, cache.length, c.head_dim) if cache.mode == "kv"
+                    else (n_batch, cache.length, c.d_model))
+        if cached.shape != expected or cached.dtype != np.dtype(c.dtype):
+            raise ValueError(f"cache must hold entries of shape {expected} and dtype {c.dtype} "
+                             f"for these tokens and this model, got {cached.shape} "
+                             f"{cached.dtype}")
 
     def _run_layers(self, tokens, cache, start, stop):
         c = self.config
@@ -231,8 +248,9 @@ class Decoder:
                 keys, values = cache.keys(index), cache.values(index)
                 if stop is not None and index == stop[0]:
                     return queries[:, :, -stop[1]:], keys, values
-                mixed = attention(queries, keys, values, score_mod=c.transform, causal=True,
-                                  block_size=c.block_size)  # (B, H, T, Dh)
+                # The cache was validated entry by entry: no pass over it here.
+                mixed = cached_attention(queries, keys, values, score_mod=c.transform,
+                                         causal=True, block_size=c.block_size)  # (B, H, T, Dh)
             n_batch, _, n_pos, _ = mixed.shape
             x = x + mixed.transpose(0, 2, 1, 3).reshape(n_batch, n_pos, c.d_model) @ layer["w_o"]
             up = np.maximum(rms_norm(x) @ layer["w_up"], 0.0)  # (B, T, hidden)
@@ -250,8 +268,9 @@ class Decoder:
         for k0 in range(0, min(n_known, q_end), c.kv_chunk):
             k1 = min(k0 + c.kv_chunk, n_known)
             keys, values = self._keys_values(layer, all_initial[:, k0:k1], np.arange(k0, k1))
-            part = attention_partial(queries, keys, values, q_start=q_start, kv_start=k0,
-                                     score_mod=c.transform, block_size=c.block_size)
+            part = cached_attention_partial(queries, keys, values, q_start=q_start,
+                                            kv_start=k0, score_mod=c.transform,
+                                            block_size=c.block_size)
             merged = part if merged is None else merge_partials([merged, part])
         return merged[0].astype(queries.dtype, copy=False)  # (B, H, T, Dh)
 
@@ -276,10 +295,6 @@ class Decoder:
             for index, layer in enumerate(self.layers):
                 cache.append_kv(index, *self._keys_values(layer, initial, positions))
         return cache
-
-    @staticmethod
-    def _cached_batch(cache):
-        return (cache.keys(0) if cache.mode == "kv" else cache.initial()).shape[0]
 
     def decode_step(self, token, cache: DecodingCache):
         """Logits ``(B, vocab)`` after appending one token per sequence (``token`` shape (B,))."""

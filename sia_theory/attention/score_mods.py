@@ -7,9 +7,10 @@ The attention reference accepts, as ``score_mod``:
 
   - no ``"context"`` (NoScale, ScaleInvariant, ALiBi): the coefficient tables ``a_t, m_t`` are
     computed once per call for every distance ``t = q_idx - kv_idx`` that occurs (one table per
-    head, ``coefficients(|t|, h=h)``, when ``"head"`` is declared) and each block reads them
-    through a strided (Toeplitz) view, so no per-score gather or transcendental function is
-    evaluated;
+    head, ``coefficients(|t|, h=h)``, when ``"head"`` is declared), stored in reverse order in
+    the working dtype, and each block reads them through a strided (Toeplitz) view whose last
+    axis is contiguous, so no per-score gather or transcendental function is evaluated; under
+    the causal mask the bias table holds ``-inf`` for ``t < 0``, which applies the mask for free;
   - ``"context"`` without ``"distance"`` (LogN): one multiplier and bias per query row
     ``n = q_idx + 1`` (and per head when ``"head"`` is declared);
   - ``"distance"`` and ``"context"`` together, or a subclass that overrides ``score_mod``: the
@@ -25,7 +26,7 @@ The attention reference accepts, as ``score_mod``:
 from __future__ import annotations
 
 import numpy as np
-from numpy.lib.stride_tricks import sliding_window_view
+from numpy.lib.stride_tricks import as_strided
 
 from ..transforms import Transform, declared_dependence
 
@@ -49,19 +50,34 @@ def _as_transform(score_mod):
     return owner
 
 
+def _toeplitz(window, n_q, n_k):
+    """Read-only view ``w[..., n_q - 1 - i + j]`` of ``window`` (``(..., n_q + n_k - 1)``), shape
+    ``(..., n_q, n_k)``: rows step back, columns step forward (a contiguous last axis)."""
+    step = window.strides[-1]
+    return as_strided(window[..., n_q - 1:], shape=window.shape[:-1] + (n_q, n_k),
+                      strides=window.strides[:-1] + (-step, step), writeable=False)
+
+
 class ScoreModifier:
-    """Applies ``score_mod`` to blocks of the score matrix of one attention call.
+    """Applies ``score_mod``, the causal mask and a shift to blocks of the score matrix of one
+    attention call, in the working dtype ``dtype``.
 
     ``offset`` is the absolute position of the first query (``q_idx = offset + row``), so that
     with ``Tq < Tk`` the queries are the last ``Tq`` positions (the decoding convention);
     ``kv_offset`` is the absolute position of the first key (``kv_idx = kv_offset + column``,
-    non-zero only when attention runs over one chunk of the keys).
+    non-zero only when attention runs over one chunk of the keys). Under ``causal`` a key after
+    its query gets ``-inf``.
     """
 
-    def __init__(self, score_mod, *, n_batch, n_heads, n_queries, n_keys, offset, kv_offset=0):
+    def __init__(self, score_mod, *, n_batch, n_heads, n_queries, n_keys, offset, kv_offset=0,
+                 causal=False, dtype=np.float64):
         self.callable = score_mod
         self.n_batch, self.n_heads = n_batch, n_heads
+        self.n_queries, self.n_keys = n_queries, n_keys
         self.offset, self.kv_offset = offset, kv_offset
+        self.key_shift = offset - kv_offset  # column j is after row i iff j > i + key_shift
+        self.causal, self.dtype = causal, np.dtype(dtype)
+        self.after = None  # the causal mask table, built on first use
         self.kind = "none"
         if score_mod is None:
             return
@@ -75,72 +91,102 @@ class ScoreModifier:
             self.kind = "callable"
             return
         depends_on = declared_dependence(transform)
-        self.heads = [None]  # heads to tabulate: one table for all, or one per head
+        heads = [None]  # heads to tabulate: one table for all, or one per head
         if "head" in depends_on:
             if transform.n_heads is not None and transform.n_heads != n_heads:
                 raise ValueError(f"score_mod: {transform!r} supports {transform.n_heads} heads "
                                  f"but q has {n_heads} heads")
-            self.heads = list(range(n_heads))
+            heads = list(range(n_heads))
         self.transform = transform
         if "context" not in depends_on:
-            self._build_distance_tables(transform, n_queries, n_keys)
+            self._build_distance_tables(transform, heads)
         elif "distance" not in depends_on:
             self.kind = "row"
+            q_idx = np.arange(offset, offset + n_queries, dtype=np.float64)  # (Tq,)
+            rows = [transform.coefficients(np.zeros(n_queries), n_ctx=q_idx + 1.0, h=h)
+                    for h in heads]
+            self.row_a = np.stack([a for a, _ in rows]).astype(self.dtype)  # (H or 1, Tq)
+            self.row_m = np.stack([m for _, m in rows]).astype(self.dtype)  # (H or 1, Tq)
         else:
             self.kind = "callable"
             self.callable = transform.score_mod
 
-    def _build_distance_tables(self, transform, n_queries, n_keys):
-        # Every distance that any (query, key) pair of this call can have, negative ones
-        # included (they only occur without a causal mask; Transform uses |t| for them).
-        shift = self.offset - self.kv_offset  # t = shift + row - column
-        self.t_min = shift - (n_keys - 1)
-        t = np.arange(self.t_min, shift + n_queries, dtype=np.float64)  # (n_t,)
-        tables = [transform.coefficients(np.abs(t), h=h) for h in self.heads]
-        self.a_table = np.stack([a for a, _ in tables])  # (H or 1, n_t)
-        self.m_table = np.stack([m for _, m in tables])  # (H or 1, n_t)
-        self.scale_is_one = bool(np.all(self.a_table == 1.0))
-        self.bias_is_zero = bool(np.all(self.m_table == 0.0))
-        self.kind = "identity" if self.scale_is_one and self.bias_is_zero else "distance"
+    def _build_distance_tables(self, transform, heads):
+        # Every distance t = key_shift + row - column that this call can see, largest first
+        # (index u holds t = t_max - u), negative ones included: they are masked when causal
+        # and use |t| otherwise (as Transform does).
+        t_max = self.key_shift + self.n_queries - 1
+        t = t_max - np.arange(self.n_queries + self.n_keys - 1, dtype=np.float64)  # (n_t,)
+        tables = [transform.coefficients(np.abs(t), h=h) for h in heads]
+        a_table = np.stack([a for a, _ in tables])  # (H or 1, n_t)
+        m_table = np.stack([m for _, m in tables])  # (H or 1, n_t)
+        scale_is_one = bool(np.all(a_table == 1.0))
+        bias_is_zero = bool(np.all(m_table == 0.0))
+        if scale_is_one and bias_is_zero:
+            return  # NoScale: the mask alone, as with no score_mod
+        self.kind = "distance"
+        if self.causal:
+            a_table[:, t < 0] = 1.0
+            m_table[:, t < 0] = -np.inf
+        self.a_rev = None if scale_is_one else a_table.astype(self.dtype)
+        self.m_rev = m_table.astype(self.dtype)
 
-    def _toeplitz(self, table, q0, q1, k0, k1):
-        """View ``table[:, t - t_min]``, ``t = offset + q0 + i - (kv_offset + k0 + j)``:
-        shape (·, nq, nk)."""
-        n_q, n_k = q1 - q0, k1 - k0
-        base = self.offset - self.kv_offset + q0 - k0 - self.t_min  # index of (i, j) = (0, 0)
-        window = table[:, base - (n_k - 1): base + n_q]  # (·, nq + nk - 1)
-        # sliding_window_view gives w[i, jj] = window[i + jj]; reversing jj gives base + i - j.
-        return sliding_window_view(window, n_k, axis=-1)[:, :, ::-1]  # (·, nq, nk)
+    def _mask(self, scores, q0, q1, k0, k1):
+        """``-inf`` where key ``k0 + j`` is after query ``q0 + i`` (causal calls only), through
+        a Toeplitz view of one boolean table ``t < 0`` (no index arrays per block)."""
+        if not self.causal or k1 - 1 <= self.key_shift + q0:  # on or below the diagonal
+            return
+        if self.after is None:
+            t_max = self.key_shift + self.n_queries - 1
+            self.after = t_max - np.arange(self.n_queries + self.n_keys - 1) < 0  # (n_t,)
+        lo, hi = self.n_queries - q1 + k0, self.n_queries - 1 - q0 + k1
+        np.copyto(scores, -np.inf, where=_toeplitz(self.after[lo:hi], q1 - q0, k1 - k0))
 
-    def apply(self, scores, q0, q1, k0, k1):
-        """Modified scores for query rows ``q0:q1`` and keys ``k0:k1``; may reuse ``scores``.
+    def logits(self, scores, q0, q1, k0, k1, batches=slice(None), heads=slice(None),
+               shift=None):
+        """``mask(score_mod(scores)) - shift`` for query rows ``q0:q1`` and keys ``k0:k1`` of
+        the given batch and head slices; may overwrite and return ``scores``.
 
-        ``scores`` is ``(B, H, nq, nk)`` float64 and already multiplied by the scale.
+        ``scores`` is ``(nb, nh, nq, nk)`` in the working dtype and already multiplied by the
+        scale; ``shift`` is ``None`` or ``(nb, nh, 1, 1)``.
         """
-        if self.kind in ("none", "identity"):
-            return scores
+        n_q, n_k = q1 - q0, k1 - k0
         if self.kind == "distance":
-            if not self.scale_is_one:
-                scores *= self._toeplitz(self.a_table, q0, q1, k0, k1)
-            if not self.bias_is_zero:
-                scores += self._toeplitz(self.m_table, q0, q1, k0, k1)
+            lo, hi = self.n_queries - q1 + k0, self.n_queries - 1 - q0 + k1  # table window
+            tables = heads if self.m_rev.shape[0] > 1 else slice(None)
+            if self.a_rev is not None:
+                scores *= _toeplitz(self.a_rev[tables, lo:hi], n_q, n_k)  # (·, nq, nk)
+            window = self.m_rev[tables, lo:hi]  # (·, nq + nk - 1)
+            if shift is not None:
+                window = window - shift[..., 0]  # (nb, nh, nq + nk - 1): the shift for free
+            scores += _toeplitz(window, n_q, n_k)
             return scores
-        q_idx = np.arange(self.offset + q0, self.offset + q1)  # (nq,)
         if self.kind == "row":
-            rows = [self.transform.coefficients(np.zeros(q_idx.size), n_ctx=q_idx + 1.0, h=h)
-                    for h in self.heads]
-            scores *= np.stack([a for a, _ in rows])[:, :, None]  # (H or 1, nq, 1)
-            scores += np.stack([m for _, m in rows])[:, :, None]  # (H or 1, nq, 1)
-            return scores
-        b = np.arange(self.n_batch).reshape(-1, 1, 1, 1)  # (B, 1, 1, 1)
-        h = np.arange(self.n_heads).reshape(1, -1, 1, 1)  # (1, H, 1, 1)
+            tables = heads if self.row_m.shape[0] > 1 else slice(None)
+            scores *= self.row_a[tables, q0:q1, None]  # (·, nq, 1)
+            bias = self.row_m[tables, q0:q1, None]
+            scores += bias if shift is None else bias - shift
+        elif self.kind == "callable":
+            scores = self._call(scores, q0, q1, k0, k1, batches, heads)
+            if shift is not None:
+                scores -= shift
+        elif shift is not None:
+            scores -= shift
+        self._mask(scores, q0, q1, k0, k1)
+        return scores
+
+    def _call(self, scores, q0, q1, k0, k1, batches, heads):
+        b = np.arange(self.n_batch)[batches].reshape(-1, 1, 1, 1)  # (nb, 1, 1, 1)
+        h = np.arange(self.n_heads)[heads].reshape(1, -1, 1, 1)  # (1, nh, 1, 1)
+        q_idx = np.arange(self.offset + q0, self.offset + q1).reshape(1, 1, -1, 1)
         kv_idx = np.arange(self.kv_offset + k0, self.kv_offset + k1).reshape(1, 1, 1, -1)
-        out = np.asarray(self.callable(scores, b, h, q_idx.reshape(1, 1, -1, 1), kv_idx),
-                         dtype=np.float64)
+        out = np.asarray(self.callable(scores, b, h, q_idx, kv_idx), dtype=self.dtype)
         if out.shape != scores.shape:
             try:
                 out = np.broadcast_to(out, scores.shape)
             except ValueError:
                 raise ValueError(f"score_mod returned shape {out.shape}, which does not "
                                  f"broadcast to the score block shape {scores.shape}") from None
-        return out
+        if out is scores or (out.flags.writeable and out.base is None):
+            return out
+        return np.array(out)  # a callable may return a view (or a broadcast) of its input

@@ -1,0 +1,181 @@
+"""The streaming kernel behind :func:`~sia_theory.attention.attention`: tasks and their threads.
+
+One *task* is a slice of batches, heads and query rows; it streams over key blocks with an
+online softmax (Milakov & Gimelshein 2018; FlashAttention, Dao et al. 2022) and writes its own
+slice of the output, so tasks are independent and run on worker threads with single-threaded
+BLAS. Every task computes the same numbers whichever thread runs it and however many threads
+there are: the result is bit-identical for any worker count.
+
+Work happens in the input dtype (float32 stays float32: single-precision BLAS and exponentials)
+with the small per-row statistics (row sums, the output accumulator) in float64. Two routes:
+
+* **shared shift** (the fast one): the row maxima of a task's first key block fix one shift per
+  (batch, head); every later block is shifted by that constant, folded into the bias table, so
+  there is no per-block max, no per-row subtraction and no rescaling of the accumulator. It is
+  exact whenever no exponential overflows and every row's first-block maximum lies within
+  ``ANCHOR_GAP`` of the shift (then each row's sum holds a term ``>= e^-gap`` and terms that
+  underflow are below ``e^-(underflow - gap)`` of it: < 1e-20 relative in float32); both are
+  checked, and a task that fails either check is recomputed by
+* **per-row online softmax**: running max per row, rescaled sums and accumulator (the textbook
+  algorithm). A float32 task whose numbers overflow even there is recomputed in float64.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .score_mods import ScoreModifier
+
+__all__ = ["Problem", "run_task", "plan_tasks", "ANCHOR_GAP"]
+
+# Largest gap (nats) between a row's first-block maximum and its task's shared shift: e^-gap
+# is far above the underflow threshold (e^-87 in float32, e^-708 in float64).
+ANCHOR_GAP = {np.dtype(np.float32): 40.0, np.dtype(np.float64): 300.0}
+
+
+@dataclass
+class Problem:
+    """One attention call, ready for its tasks: ``q`` already multiplied by the scale."""
+
+    q: np.ndarray  # (B, H, Tq, D), working dtype
+    k: np.ndarray  # (B, H, Tk, D)
+    v: np.ndarray  # (B, H, Tk, Dv)
+    score_mod: object
+    causal: bool
+    offset: int  # absolute position of query row 0
+    kv_offset: int  # absolute position of key column 0
+    q_block: int
+    k_block: int
+    allow_masked: bool
+    modifier: ScoreModifier = field(init=False)
+    _promoted: Problem | None = field(default=None, init=False, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
+
+    def __post_init__(self):
+        n_batch, n_heads, n_queries, _ = self.q.shape
+        self.modifier = ScoreModifier(self.score_mod, n_batch=n_batch, n_heads=n_heads,
+                                      n_queries=n_queries, n_keys=self.k.shape[2],
+                                      offset=self.offset, kv_offset=self.kv_offset,
+                                      causal=self.causal, dtype=self.q.dtype)
+
+    def key_end(self, q1) -> int:
+        """Keys ``[0, key_end)`` are visible to some row before ``q1`` (causal: none after)."""
+        n_keys = self.k.shape[2]
+        return max(0, min(n_keys, self.modifier.key_shift + q1)) if self.causal else n_keys
+
+    def promoted(self) -> Problem:
+        """The same problem in float64 (built once, for float32 tasks that overflow)."""
+        with self._lock:
+            if self._promoted is None:
+                self._promoted = Problem(
+                    self.q.astype(np.float64), self.k.astype(np.float64),
+                    self.v.astype(np.float64), self.score_mod, self.causal, self.offset,
+                    self.kv_offset, self.q_block, self.k_block, self.allow_masked)
+            return self._promoted
+
+
+def plan_tasks(problem: Problem, split_heads: bool) -> list[tuple]:
+    """Tasks ``(b0, b1, h0, h1, q0, q1)``: (batch, head)-major so that consecutive tasks read
+    the same keys and values (they stay in cache), longest query block first within each.
+
+    ``split_heads`` gives one task per (batch, head, query block); otherwise each task holds
+    every batch and head (small problems: fewer, larger numpy calls). The plan depends only on
+    the problem, never on the number of workers.
+    """
+    n_batch, n_heads, n_queries, _ = problem.q.shape
+    blocks = [(q0, min(q0 + problem.q_block, n_queries))
+              for q0 in range(0, n_queries, problem.q_block)]
+    blocks.sort(key=lambda rows: -problem.key_end(rows[1]) * (rows[1] - rows[0]))
+    if not split_heads:
+        return [(0, n_batch, 0, n_heads, q0, q1) for q0, q1 in blocks]
+    return [(b, b + 1, h, h + 1, q0, q1) for b in range(n_batch) for h in range(n_heads)
+            for q0, q1 in blocks]
+
+
+def _overflow_message(problem):
+    if problem.modifier.kind == "none":
+        return ("q·k·scale overflowed to ±inf, or v is too large for the weighted sum: "
+                "rescale q, k or v")
+    return "score_mod produced NaN or +inf scores (or q·k·scale or the weighted sum overflowed)"
+
+
+def run_task(problem: Problem, task, out, lse):
+    """Compute one task and write ``out[b0:b1, h0:h1, q0:q1]`` and ``lse[...]``."""
+    b0, b1, h0, h1, q0, q1 = task
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow is detected and recomputed
+        result = _stream(problem, task, shared_shift=True)
+        if result is None:
+            result = _stream(problem, task, shared_shift=False)
+        if result is None and problem.q.dtype == np.float32:
+            result = _stream(problem.promoted(), task, shared_shift=False)
+    if result is None:
+        raise ValueError(_overflow_message(problem))
+    out[b0:b1, h0:h1, q0:q1], lse[b0:b1, h0:h1, q0:q1] = result
+
+
+def _stream(problem, task, shared_shift):
+    """``(out, lse)`` of one task in float64, or ``None`` if this route cannot be trusted."""
+    b0, b1, h0, h1, q0, q1 = task
+    batches, heads = slice(b0, b1), slice(h0, h1)
+    q_block = problem.q[batches, heads, q0:q1]  # (nb, nh, nq, D)
+    n_batch, n_heads, n_rows, _ = q_block.shape
+    value_dim = problem.v.shape[3]
+    key_end = problem.key_end(q1)
+    acc = np.zeros((n_batch, n_heads, n_rows, value_dim))  # (nb, nh, nq, Dv) float64
+    total = np.zeros((n_batch, n_heads, n_rows))  # (nb, nh, nq) float64: row sums
+    row_max = np.full((n_batch, n_heads, n_rows), -np.inf)  # per-row route only
+    shift = None  # shared route: (nb, nh, 1, 1), fixed by the first block
+    block = problem.k_block
+    buffer = np.empty(n_batch * n_heads * n_rows * min(block, max(key_end, 1)), q_block.dtype)
+    for k0 in range(0, key_end, block):
+        k1 = min(k0 + block, key_end)
+        scores = buffer[:n_batch * n_heads * n_rows * (k1 - k0)].reshape(
+            n_batch, n_heads, n_rows, k1 - k0)  # (nb, nh, nq, nk)
+        np.matmul(q_block, problem.k[batches, heads, k0:k1].swapaxes(-1, -2), out=scores)
+        scores = problem.modifier.logits(scores, q0, q1, k0, k1, batches, heads, shift)
+        if shared_shift and shift is None:
+            first_max = scores.max(axis=-1)  # (nb, nh, nq)
+            top = first_max.max(axis=-1)  # (nb, nh)
+            gap = ANCHOR_GAP[scores.dtype]
+            if not (np.all(np.isfinite(first_max))
+                    and np.all(first_max >= top[..., None] - gap)):
+                return None  # a row is masked or far below the others: per-row route
+            shift = top[..., None, None]  # (nb, nh, 1, 1)
+            scores -= shift
+        elif not shared_shift:
+            new_max = np.maximum(row_max, scores.max(axis=-1))  # (nb, nh, nq)
+            if np.any(new_max == np.inf) or np.any(np.isnan(new_max)):
+                return None
+            # A row with no finite score yet keeps max -inf; shift it by 0 to avoid inf - inf.
+            safe = np.where(np.isfinite(new_max), new_max, 0.0)  # (nb, nh, nq)
+            scores -= safe[..., None].astype(scores.dtype)
+            rescale = np.exp(row_max - safe)  # (nb, nh, nq); exp(-inf) = 0 on the first block
+            total *= rescale
+            acc *= rescale[..., None]
+            row_max = new_max
+        np.exp(scores, out=scores)
+        total += scores.sum(axis=-1)
+        acc += scores @ problem.v[batches, heads, k0:k1]  # (nb, nh, nq, Dv)
+    if shared_shift:
+        if shift is None or not (np.all(np.isfinite(total)) and np.all(np.isfinite(acc))):
+            return None
+        return acc / total[..., None], np.log(total) + shift[..., 0].astype(np.float64)
+    return _finish(problem, acc, total, row_max)
+
+
+def _finish(problem, acc, total, row_max):
+    """Per-row route: ``acc / total`` and the log-sum-exp; rows with no visible key give 0 and
+    ``-inf`` (only allowed for key chunks), non-finite sums give ``None``."""
+    if not problem.allow_masked and np.any(total == 0.0):
+        raise ValueError("a query row is fully masked (every score is -inf after score_mod and "
+                         "the mask); its softmax is undefined")
+    if not (np.all(np.isfinite(total)) and np.all(np.isfinite(acc))):
+        return None
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.where(total[..., None] > 0, acc / total[..., None], 0.0)
+        lse = np.where(total > 0, np.log(total) + row_max, -math.inf)
+    return out, lse
