@@ -15,7 +15,6 @@ them); ``--workers N`` overrides the default for the whole run. Timings are best
 on a machine that may be shared: the load average is printed beside every section.
 """
 
-import argparse
 import os
 import subprocess
 import sys
@@ -25,7 +24,7 @@ import tracemalloc
 import numpy as np
 
 from sia_theory import NoScale, ScaleInvariant
-from sia_theory._infra.cli import OneLineArgumentParser
+from sia_theory._infra.cli import benchmark_parser, positive_int
 from sia_theory._infra.parallel import available_workers, run_tasks
 from sia_theory.attention import (
     Decoder,
@@ -47,16 +46,6 @@ HEAD_DIM = 64
 
 def load() -> str:
     return "load average {:.2f} / {:.2f} / {:.2f}".format(*os.getloadavg())
-
-
-def positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}")
-    return value
 
 
 def inputs(n_heads, n_ctx, dtype, seed=0):
@@ -288,8 +277,7 @@ def main(quick=False, workers=None):
 
 
 if __name__ == "__main__":
-    parser = OneLineArgumentParser(description=__doc__)
-    parser.add_argument("--quick", action="store_true", help="small sizes (smoke test)")
+    parser = benchmark_parser(__doc__)
     parser.add_argument("--workers", type=positive_int, default=None,
                         help="worker threads for the whole run (default: the library's)")
     sys.exit(main(**vars(parser.parse_args())))
