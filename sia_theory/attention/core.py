@@ -28,6 +28,7 @@ import math
 
 import numpy as np
 
+from .._infra.memory import check_memory
 from .._infra.parallel import available_workers, run_tasks
 from .._infra.validate import check_int, check_real
 from .kernel import Problem, plan_tasks, run_task
@@ -105,15 +106,20 @@ def _scaled_query(q, scale, dtype):
     return np.multiply(q, dtype.type(scale), dtype=dtype)  # (B, H, Tq, D); scale folded in
 
 
-def attention_scores(q, k, *, score_mod=None, causal=True, scale=None):
+def attention_scores(q, k, *, score_mod=None, causal=True, scale=None, max_bytes=None):
     """The modified, masked logits ``mask(score_mod(q·k·scale))``, shape ``(B, H, Tq, Tk)``.
 
     Dense: for inspecting logits (SI App. J, Fig. 1) on a few queries, not for long contexts.
     Conventions as in :func:`attention` (queries are the last ``Tq`` positions when causal).
-    Masked entries are ``-inf``. Returns float64.
+    Masked entries are ``-inf``. Returns float64. The dense matrix and its temporaries must fit
+    in the available memory (or ``max_bytes``); otherwise ``ValueError`` before any work.
     """
     if not isinstance(causal, bool | np.bool_):
         raise ValueError(f"causal must be True or False, got {causal!r}")
+    if isinstance(q, np.ndarray) and isinstance(k, np.ndarray) and q.ndim == k.ndim == 4:
+        # scores, the modified logits and one float64 temporary of the same shape
+        entries = q.shape[0] * q.shape[1] * q.shape[2] * k.shape[2]
+        check_memory("Tq*Tk", f"{q.shape[2]}*{k.shape[2]}", 3 * 8 * entries, max_bytes)
     scale, _ = _check_inputs(q, k, k, scale, None)
     return _dense_logits(q, k, score_mod, bool(causal), scale, None)
 
@@ -234,6 +240,14 @@ def merge_partials(parts):
                 or part[0].shape != parts[0][0].shape):
             raise ValueError(f"parts[{i}] must be an (out, lse) pair of arrays shaped "
                              "(B, H, Tq, D) and (B, H, Tq), like every other part")
+    for i, (out, lse) in enumerate(parts):
+        if out.dtype.kind != "f" or lse.dtype.kind != "f":
+            raise ValueError(f"parts[{i}] must hold float arrays, got {out.dtype} and {lse.dtype}")
+        if not np.all(np.isfinite(out)):
+            raise ValueError(f"parts[{i}] output must contain only finite numbers")
+        if np.any(np.isnan(lse) | (lse == np.inf)):
+            raise ValueError(f"parts[{i}] lse must be finite, or -inf for a query that sees no "
+                             "key in that chunk; got NaN or +inf")
     lses = np.stack([lse for _, lse in parts])  # (C, B, H, Tq)
     top = lses.max(axis=0)  # (B, H, Tq)
     if not np.all(np.isfinite(top)):

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .._infra.memory import check_memory
 from .._infra.parallel import single_threaded_blas
 from .._infra.validate import check_int
 from ..transforms import NoScale, Transform, declared_dependence
@@ -119,8 +120,13 @@ class Decoder:
         if not isinstance(config, DecoderConfig):
             raise ValueError(f"config must be a DecoderConfig, got {config!r}")
         self.config = c = config
-        rng = np.random.default_rng(c.seed)
         dtype = np.dtype(c.dtype)
+        n_params = 2 * c.vocab_size * c.d_model + c.n_layers * (4 * c.d_model**2
+                                                                 + 2 * c.d_model * c.hidden)
+        # the weights in their dtype plus the float64 draw of the largest matrix
+        check_memory("vocab_size/d_model/n_layers", (c.vocab_size, c.d_model, c.n_layers),
+                     n_params * dtype.itemsize + 8 * max(c.vocab_size, c.hidden) * c.d_model)
+        rng = np.random.default_rng(c.seed)
 
         def weight(fan_in, fan_out):  # variance 1/fan_in keeps activations O(1)
             return (rng.standard_normal((fan_in, fan_out)) / np.sqrt(fan_in)).astype(dtype)

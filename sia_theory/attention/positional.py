@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._infra.validate import check_int, check_real
+from .._infra.validate import check_finite_array, check_int, check_real
 
 __all__ = ["rope", "rope_frequencies", "p_rope_si_frequencies", "p_rope_si", "ntk_base",
            "rms_norm", "qk_norm", "NoPE", "RoPE", "PRoPESI", "NTKRoPE", "P_ROPE_SI_BASE"]
@@ -137,9 +137,21 @@ def ntk_base(base, head_dim, train_length, inference_length) -> float:
 def rms_norm(x, eps=None):
     """RMSNorm without a gain, over the last axis: ``x / sqrt(mean(x²) + eps)`` (Zhang & Sennrich
     2019). ``eps`` defaults to the dtype's machine epsilon, as ``torch.nn.functional.rms_norm``."""
-    x = np.asarray(x)
+    x = check_finite_array("x", x)
+    if x.ndim < 1 or x.shape[-1] == 0:
+        raise ValueError(f"x must have at least one axis with entries to normalise over (the "
+                         f"last), got shape {x.shape}")
+    if x.dtype.kind != "f":  # integers: normalise in float64 (an int mean square would overflow)
+        x = x.astype(np.float64)
     eps = np.finfo(x.dtype).eps if eps is None else check_real("eps", eps, lo=0)
-    return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps)
+    # rms(x) = scale·sqrt(mean((x/scale)²)) with scale the row's largest magnitude, so neither
+    # a row of 1e200 overflows nor a row of 1e-200 underflows; sqrt(rms² + eps) is a hypot.
+    scale = np.max(np.abs(x), axis=-1, keepdims=True)  # (..., 1)
+    safe = np.where(scale > 0, scale, 1.0)
+    rms = safe * np.sqrt(np.mean(np.square(x / safe), axis=-1, keepdims=True))  # (..., 1)
+    denominator = np.hypot(rms, np.sqrt(eps))
+    # A zero row with eps = 0 has no direction: it stays zero (not 0/0).
+    return x / np.where(denominator > 0, denominator, 1.0)
 
 
 def qk_norm(q, k, eps=None):
