@@ -31,7 +31,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._infra.validate import check_int, check_real
+from ._infra.validate import check_finite_array, check_int, check_real
 from .transforms import ALiBi, LogN, NoScale, ScaleInvariant, Transform, declared_dependence
 
 __all__ = ["Temperature", "QwenLogN", "YaRNTemperature", "DynamicYaRNTemperature",
@@ -48,8 +48,19 @@ class _Multiplier(Transform):
     """A pure logit multiplier ``L = multiplier(n)·S`` (no bias, no distance dependence);
     ``multiplier(n_ctx)`` is public: it is the scheme's effective inverse temperature."""
 
-    def multiplier(self, n_ctx=None) -> np.ndarray:  # pragma: no cover - abstract
-        raise NotImplementedError
+    def multiplier(self, n_ctx=None) -> np.ndarray:
+        """The effective inverse temperature at context length ``n_ctx`` (keys the query sees,
+        ``>= 1``; ``None`` for schemes that do not depend on it)."""
+        if "context" in self.depends_on:
+            if n_ctx is None:
+                raise ValueError(f"n_ctx is required for {type(self).__name__} (its multiplier "
+                                 "depends on the number of keys the query sees)")
+            n_ctx = check_finite_array("n_ctx", n_ctx, lo=1)
+        return self._multiplier(n_ctx)
+
+    def _multiplier(self, n):
+        raise NotImplementedError(f"{type(self).__name__} must implement _multiplier(n) -> the "
+                                  "logit multiplier at context length n")
 
     def _affine(self, t, n, h):
         if n is None and "context" in self.depends_on:
@@ -69,7 +80,7 @@ class Temperature(_Multiplier):
     def __post_init__(self):
         object.__setattr__(self, "c", check_real("c", self.c, lo=0, lo_open=True))
 
-    def multiplier(self, n_ctx=None):
+    def _multiplier(self, n_ctx):
         return np.float64(self.c)
 
 
@@ -92,7 +103,7 @@ class QwenLogN(_Multiplier):
     def __post_init__(self):
         object.__setattr__(self, "train_len", check_int("train_len", self.train_len, lo=2))
 
-    def multiplier(self, n_ctx=None):
+    def _multiplier(self, n_ctx):
         n = np.asarray(n_ctx, dtype=np.float64)
         with np.errstate(divide="ignore", invalid="ignore"):
             ratio = np.log(n) / math.log(self.train_len)
@@ -135,7 +146,7 @@ class YaRNTemperature(_Multiplier):
         """The factor on q and on k (on cos/sin): ``0.1·ln s + 1``."""
         return float(yarn_mscale(self.scale))
 
-    def multiplier(self, n_ctx=None):
+    def _multiplier(self, n_ctx):
         return np.float64(self.attention_factor ** 2)
 
 
@@ -160,7 +171,7 @@ class DynamicYaRNTemperature(_Multiplier):
     def __post_init__(self):
         object.__setattr__(self, "train_len", check_int("train_len", self.train_len, lo=1))
 
-    def multiplier(self, n_ctx=None):
+    def _multiplier(self, n_ctx):
         return yarn_mscale(np.asarray(n_ctx, dtype=np.float64) / self.train_len) ** 2
 
 
@@ -187,7 +198,7 @@ class Llama4Temperature(_Multiplier):
                            check_real("floor_scale", self.floor_scale, lo=0, lo_open=True))
         object.__setattr__(self, "attn_scale", check_real("attn_scale", self.attn_scale, lo=0))
 
-    def multiplier(self, n_ctx=None):
+    def _multiplier(self, n_ctx):
         n = np.asarray(n_ctx, dtype=np.float64)
         return np.log(np.floor(n / self.floor_scale) + 1.0) * self.attn_scale + 1.0
 
@@ -220,7 +231,7 @@ class CriticalScaling(_Multiplier):
         """The CAS inverse temperature on cosines, ``γ·log n``."""
         return self.gamma * np.log(np.asarray(n_ctx, dtype=np.float64))
 
-    def multiplier(self, n_ctx=None):
+    def _multiplier(self, n_ctx):
         root_d = 1.0 if self.head_dim is None else math.sqrt(self.head_dim)
         return self.beta(n_ctx) / root_d
 

@@ -24,7 +24,7 @@ CLAIMS = Path(os.environ.get("SIA_CLAIMS_DIR", ROOT / "paper_checks" / "results"
 def claim_row(claim_id: str) -> pd.Series:
     table = pd.read_csv(CLAIMS)
     if "value" not in table.columns:
-        pytest.skip("claims.csv is in the old format (no value column): regenerate it with "
+        pytest.fail("claims.csv is in the old format (no value column): regenerate it with "
                     "`make check` before comparing it with the figures")
     rows = table[table["id"] == claim_id]
     assert len(rows) == 1, f"{claim_id} missing from {CLAIMS}"

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import os
 
+from .validate import check_int
+
 __all__ = ["available_memory", "check_memory", "format_bytes"]
 
 
@@ -38,6 +40,11 @@ def format_bytes(count) -> str:
     return f"{value:.3g} PiB"  # pragma: no cover
 
 
+def check_max_bytes(max_bytes):
+    """``None`` (the limit is the memory available) or a positive integer byte count."""
+    return None if max_bytes is None else check_int("max_bytes", max_bytes, lo=1)
+
+
 def check_memory(name: str, value, estimate_bytes, max_bytes=None) -> None:
     """Raise ``ValueError`` if ``estimate_bytes`` exceeds ``max_bytes`` (default: the memory
     available now). ``name``/``value`` are the parameter that sets the size, for the message."""
@@ -46,7 +53,7 @@ def check_memory(name: str, value, estimate_bytes, max_bytes=None) -> None:
         if limit is None:
             return
     else:
-        limit, source = int(max_bytes), "max_bytes"
+        limit, source = check_max_bytes(max_bytes), "max_bytes"
     if estimate_bytes > limit:
         shown = repr(value)
         shown = shown if len(shown) <= 60 else shown[:40] + "..."

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._infra.memory import check_memory
+from .._infra.memory import check_max_bytes, check_memory
 from .._infra.seeding import rng_for
 from .._infra.validate import check_finite_array, check_int, check_real
 from .config import check_token_kind
@@ -59,11 +59,6 @@ def normalise_rows(X: np.ndarray, name: str = "X") -> tuple[np.ndarray, np.ndarr
     with np.errstate(over="ignore"):
         norms = scale * unit  # (n,)
     return scaled / unit[:, None], norms
-
-
-def check_max_bytes(max_bytes):
-    """``None`` (the limit is the memory available) or a positive integer byte count."""
-    return None if max_bytes is None else check_int("max_bytes", max_bytes, 1)
 
 
 def token_memory(n: int, d: int, tokens: str = "gaussian") -> int:

@@ -28,6 +28,7 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from .._infra.memory import check_memory
+from .._infra.seeding import check_seed
 from .._infra.stats import mean_se
 from .._infra.validate import check_finite_array, check_int
 from ..transforms import Transform, declared_dependence
@@ -189,7 +190,7 @@ def _check_simulation(transform, n_ctx, samples, seed, n_ranges=1, *, dense=Fals
         raise ValueError(f"transform must be a sia_theory Transform, got {transform!r}")
     n_ctx = check_int("n_ctx", n_ctx, lo=1)
     samples = check_int("samples", samples, lo=2)
-    seed = check_int("seed", seed, lo=0, hi=2**64 - 1)
+    seed = check_seed(seed)
     check_memory(name, n_ctx, simulation_memory(n_ctx, 2, n_ranges, dense=dense))
     check_memory("samples", samples, simulation_memory(n_ctx, samples, n_ranges, dense=dense))
     return n_ctx, samples, seed
