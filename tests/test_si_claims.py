@@ -81,3 +81,13 @@ def test_moment_decision_uses_the_claims_right_hand_side():
     direct = sum(half / (s / 10.0 + 1) for s in range(10))
     assert z_exact == pytest.approx(direct, rel=1e-13)
     assert n_exact == pytest.approx(direct, rel=1e-13)
+
+
+def test_si_4_and_5_tie_the_library_routes_to_the_lemma():
+    """SI-4/SI-5 also hold the library's closed forms of the α = 2, β = 3 transform against the
+    hypothesis' digamma sums; a route mix-up (the E[Z] route with β) is caught."""
+    from paper_checks.si import LIMIT_TRANSFORM, library_route_error
+
+    assert library_route_error(0, LIMIT_TRANSFORM.alpha) < 1e-12
+    assert library_route_error(1, LIMIT_TRANSFORM.beta) < 1e-12
+    assert library_route_error(0, LIMIT_TRANSFORM.beta) > 0.3  # 2/3 − 1
