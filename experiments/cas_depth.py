@@ -19,7 +19,7 @@ PHASE_NAMES = dict(zip(DepthSettings().relative_gammas, PHASE_LABELS.values(), s
 
 
 def main(quick=False, seed=0, out_dir="figures"):
-    settings = DepthSettings.quick() if quick else DepthSettings.full()
+    settings = DepthSettings.of(quick)
     data = depth_study(settings, seed=seed)
     table, simplex = data["gaussian"], data["simplex"]
     summary = (table.groupby(["alpha", "gamma_over_gc", "layer"])["cos"]

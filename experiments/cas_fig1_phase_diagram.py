@@ -16,7 +16,7 @@ from sia_theory.cas.studies import PhaseDiagramSettings, phase_diagram  # noqa: 
 
 
 def main(quick=False, seed=0, out_dir="figures"):
-    settings = PhaseDiagramSettings.quick() if quick else PhaseDiagramSettings.full()
+    settings = PhaseDiagramSettings.of(quick)
     data = phase_diagram(settings, seed=seed)
     grid, transition, scaling = data["grid"], data["transition"], data["scaling"]
     gammas, rhos = np.sort(grid["gamma"].unique()), np.sort(grid["rho"].unique())

@@ -16,7 +16,7 @@ from sia_theory.cas.studies_jacobian import JacobianSweepSettings, jacobian_swee
 
 
 def main(quick=False, seed=0, out_dir="figures"):
-    settings = JacobianSweepSettings.quick() if quick else JacobianSweepSettings.full()
+    settings = JacobianSweepSettings.of(quick)
     data = jacobian_sweep(settings, seed=seed)
     summary, simplex = data["summary"], data["simplex"]
     rho, gamma_c = settings.rho, float(critical_gamma(settings.rho))

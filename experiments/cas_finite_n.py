@@ -17,7 +17,7 @@ from sia_theory.cas.studies_jacobian import FiniteNSettings, finite_n_study  # n
 
 
 def main(quick=False, seed=0, out_dir="figures"):
-    settings = FiniteNSettings.quick() if quick else FiniteNSettings.full()
+    settings = FiniteNSettings.of(quick)
     data = finite_n_study(settings, seed=seed)
     curves, excess, matched = data["curves"], data["critical_excess"], data["matched"]
     checks = data["token_checks"].dropna(subset=["eta_tokens"])

@@ -20,7 +20,7 @@ from sia_theory.cas.studies import (  # noqa: E402
 
 
 def main(quick=False, seed=0, out_dir="figures"):
-    settings = SparsitySettings.quick() if quick else SparsitySettings.full()
+    settings = SparsitySettings.of(quick)
     data = sparsity_study(settings, seed=seed)
     table, simplex = data["gaussian"], data["simplex"]
     table["exp_entropy"] = np.exp(table["entropy"])

@@ -20,7 +20,7 @@ from sia_theory.cas.studies import (  # noqa: E402
 
 
 def main(quick=False, seed=0, out_dir="figures"):
-    settings = TransitionSettings.quick() if quick else TransitionSettings.full()
+    settings = TransitionSettings.of(quick)
     data = transition_study(settings, seed=seed)
     draws, windows = data["draws"], data["windows"]
     s = summarize_transition(draws, windows)

@@ -33,14 +33,10 @@ EXACT_TOL = 1e-10  # closed form against simulation of exact simplex tokens (rou
 SELF_WEIGHT = dict(zip(PHASES, (0.0, 0.5, 1.0), strict=True))  # lim A_ii by phase (CAS §2)
 
 
-def _settings(cls, quick):
-    return cls.quick() if quick else cls.full()
-
-
 @cache
 def _finite_n(quick: bool, seed: int) -> tuple[dict, dict]:
     """The finite-n study shared by CAS-1, CAS-2 and CAS-3 (one figure, computed once per run)."""
-    data = finite_n_study(_settings(FiniteNSettings, quick), seed=seed)
+    data = finite_n_study(FiniteNSettings.of(quick), seed=seed)
     return data, summarize_finite_n(data["token_checks"], data["matched"])
 
 

@@ -37,10 +37,6 @@ from sia_theory.cas.tokens import token_rng
 from .core import Measurement, claim, negative_control, verdict
 
 
-def _settings(cls, quick):
-    return cls.quick() if quick else cls.full()
-
-
 # ----------------------------------------------------------------------------- CAS-4
 def decide_cas4(summary: dict) -> Measurement:
     """PASS iff the 95 % interval of ``k`` in ``β₅₀ ∝ (log n)^k`` contains 1 and excludes ½
@@ -65,7 +61,7 @@ def decide_cas4(summary: dict) -> Measurement:
 def cas_4(quick, seed):
     """CAS near-simplex theorem (figures/cas_transition): β₅₀ of Gaussian near-simplex tokens
     over n = 2⁷ … 2¹⁴, its exponent in log n and the window [log(n−1)+ℓ]/(1−ρ_{1,2})."""
-    settings = _settings(TransitionSettings, quick)
+    settings = TransitionSettings.of(quick)
     data = transition_study(settings, seed=seed)
     summary = summarize_transition(data["draws"], data["windows"])
     m = decide_cas4(summary)
@@ -140,7 +136,7 @@ def decide_cas5(summary: dict) -> Measurement:
 def cas_5(quick, seed):
     """CAS Fig. 1 (figures/cas_fig1_phase_diagram): midpoints and widths per d at ρ = 0.5, and
     β₅₀ of d = 2 and d = 512 as n grows."""
-    data = phase_diagram(_settings(PhaseDiagramSettings, quick), seed=seed)
+    data = phase_diagram(PhaseDiagramSettings.of(quick), seed=seed)
     summary = summarize_phase_diagram(data["transition"], data["scaling"])
     m = decide_cas5(summary)
     grid = data["grid"]
@@ -195,7 +191,7 @@ def decide_cas6(summary: dict) -> Measurement:
 def cas_6(quick, seed):
     """CAS Fig. 2 (figures/cas_fig2_jacobian): jacobian_eta on unit-norm Gaussian near-simplex
     tokens, ρ = 0.5; value = slope at γ_c of the largest d minus that of the smallest d."""
-    settings = _settings(JacobianSweepSettings, quick)
+    settings = JacobianSweepSettings.of(quick)
     data = jacobian_sweep(settings, seed=seed)
     m = decide_cas6(summarize_jacobian_sweep(data["eta"], settings.rho))
     return Measurement(**{**m.__dict__, "detail": (
@@ -239,7 +235,7 @@ def decide_cas7(summary: dict) -> Measurement:
 def cas_7(quick, seed):
     """CAS §2 (figures/cas_sparsity): growth exponent in n of exp(entropy) and of 1/Σ_j A_ij²,
     fitted over independent draws."""
-    settings = _settings(SparsitySettings, quick)
+    settings = SparsitySettings.of(quick)
     m = decide_cas7(summarize_sparsity(sparsity_study(settings, seed=seed)["gaussian"]))
     return Measurement(**{**m.__dict__, "detail": (
         f"Gaussian tokens d = {settings.d}, n = {settings.ns[0]}…{settings.ns[-1]}, "
@@ -290,7 +286,7 @@ def decide_cas8(summary: dict) -> Measurement:
 def cas_8(quick, seed):
     """CAS multi-layer extension (figures/cas_depth): the layer iterated at fixed β = γ log n to
     the figure's horizon; drift per layer = slope over layers of each draw's cosine."""
-    settings = _settings(DepthSettings, quick)
+    settings = DepthSettings.of(quick)
     summary = summarize_depth(depth_study(settings, seed=seed)["gaussian"])
     m = decide_cas8(summary)
     return Measurement(**{**m.__dict__, "detail": (

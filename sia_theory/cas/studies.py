@@ -23,6 +23,7 @@ import pandas as pd
 from scipy import stats
 
 from .._infra.seeding import check_seed, seed_int
+from .._infra.settings import StudySettings
 from .config import PHASES
 from .dynamics import simulate_depth, simulate_token_step
 from .simplex import critical_gamma, simplex_inner_product, simplex_sparsity
@@ -69,7 +70,7 @@ def mean_ci(values, confidence=0.95) -> tuple[float, float, float]:
 
 # ----------------------------------------------------------------------------- CAS-4
 @dataclass(frozen=True)
-class TransitionSettings:
+class TransitionSettings(StudySettings):
     """β₅₀ of Gaussian near-simplex tokens for each ``n`` in ``ns`` (``draws`` each, measured on
     ``queries`` query rows), and the realised cosine range for each ``d`` in ``window_dims`` at
     ``n = window_n``."""
@@ -81,10 +82,6 @@ class TransitionSettings:
     queries: int = 512
     window_dims: tuple = (2, 8, 32, 128, 512)
     window_n: int = 2**14
-
-    @classmethod
-    def full(cls):
-        return cls()
 
     @classmethod
     def quick(cls):
@@ -131,7 +128,7 @@ def summarize_transition(draws: pd.DataFrame, windows: pd.DataFrame) -> dict:
 
 # ----------------------------------------------------------------------------- CAS-5
 @dataclass(frozen=True)
-class PhaseDiagramSettings:
+class PhaseDiagramSettings(StudySettings):
     """CAS Fig. 1 grid (``size × size`` over ``γ ∈ [0, gamma_max]`` and ``ρ``, one draw per
     ``(d, ρ)`` row) and, at nominal ``rho``, the 10/50/90 % crossings for each ``d``
     (``transition_draws`` draws at ``n``) and β₅₀ of the lowest ``d`` for ``scaling_ns``
@@ -147,10 +144,6 @@ class PhaseDiagramSettings:
     scaling_ns: tuple = (128, 512, 2048, 8192, 32768)
     scaling_draws: int = 12
     scaling_queries: int = 256
-
-    @classmethod
-    def full(cls):
-        return cls()
 
     @classmethod
     def quick(cls):
@@ -253,7 +246,7 @@ def summarize_phase_diagram(transition: pd.DataFrame, scaling: pd.DataFrame) -> 
 
 # ----------------------------------------------------------------------------- CAS-8
 @dataclass(frozen=True)
-class DepthSettings:
+class DepthSettings(StudySettings):
     """The layer iterated ``layers`` times at fixed ``β = γ log n`` for ``γ/γ_c`` in
     ``relative_gammas`` and each residual in ``alphas``, ``samples`` draws each."""
 
@@ -264,10 +257,6 @@ class DepthSettings:
     layers: int = 12
     samples: int = 16
     alphas: tuple = (0.0, 0.5)
-
-    @classmethod
-    def full(cls):
-        return cls()
 
     @classmethod
     def quick(cls):
@@ -334,7 +323,7 @@ def summarize_depth(gaussian: pd.DataFrame) -> dict:
 
 # ----------------------------------------------------------------------------- CAS-7
 @dataclass(frozen=True)
-class SparsitySettings:
+class SparsitySettings(StudySettings):
     """Attention sparsity for each ``n`` in ``ns`` (``draws`` independent draws each) at
     ``γ/γ_c`` = :data:`RELATIVE_GAMMAS`."""
 
@@ -342,10 +331,6 @@ class SparsitySettings:
     rho: float = 0.5
     ns: tuple = tuple(2**k for k in range(5, 13))
     draws: int = 8
-
-    @classmethod
-    def full(cls):
-        return cls()
 
     @classmethod
     def quick(cls):

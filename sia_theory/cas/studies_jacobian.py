@@ -20,6 +20,7 @@ from scipy.optimize import brentq
 
 from .._infra.parallel import parallel_map, single_threaded_blas
 from .._infra.seeding import check_seed
+from .._infra.settings import StudySettings
 from .config import PHASES
 from .dynamics import simulate_token_step, softmax_from_gram
 from .jacobian import jacobian_eta
@@ -41,7 +42,7 @@ __all__ = ["JacobianSweepSettings", "jacobian_sweep", "summarize_jacobian_sweep"
 
 # ----------------------------------------------------------------------------- CAS-6
 @dataclass(frozen=True)
-class JacobianSweepSettings:
+class JacobianSweepSettings(StudySettings):
     """``η`` of unit-norm Gaussian near-simplex tokens (``draws`` per ``d``) on a ``γ`` grid.
 
     ``d ≥ 16``: at ``d = 4`` the tokens are not near-simplex (cosines of both signs) and
@@ -52,10 +53,6 @@ class JacobianSweepSettings:
     dims: tuple = (16, 64, 256)
     gammas: tuple = tuple(np.round(np.linspace(0.0, 8.0, 25), 12))
     draws: int = 8
-
-    @classmethod
-    def full(cls):
-        return cls()
 
     @classmethod
     def quick(cls):
@@ -148,7 +145,7 @@ def summarize_jacobian_sweep(eta: pd.DataFrame, rho: float) -> dict:
 
 # ----------------------------------------------------------------------------- CAS-1, 2, 3
 @dataclass(frozen=True)
-class FiniteNSettings:
+class FiniteNSettings(StudySettings):
     """Exact simplex curves for ``n`` up to ``n_max`` (``points`` values), limits over
     ``limit_configs`` ``(ρ, α, q)``, simplex-token checks for ``check_ns`` and one layer of
     ``sim_n`` simplex tokens, and Gaussian near-simplex ``η`` at a matched self weight of ½ for
@@ -166,10 +163,6 @@ class FiniteNSettings:
     matched_ns: tuple = (256, 1024, 4096)
     matched_d: int = 64
     matched_draws: int = 4
-
-    @classmethod
-    def full(cls):
-        return cls()
 
     @classmethod
     def quick(cls):

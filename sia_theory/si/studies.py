@@ -21,6 +21,7 @@ import pandas as pd
 
 from .._infra.memory import check_memory
 from .._infra.seeding import check_seed, seed_int
+from .._infra.settings import StudySettings
 from .._infra.validate import check_finite_array, check_int
 from ..transforms import LogN, NoScale, ScaleInvariant, Transform
 from .entropy_scaling import (
@@ -276,7 +277,7 @@ def _fig1_transforms():
 
 
 @dataclass(frozen=True)
-class ContextSweepSettings:
+class ContextSweepSettings(StudySettings):
     """Context lengths ``n_points`` log-spaced in ``[n_min, n_max]``; ``transforms`` as
     ``(label, transform)`` pairs; range entropies for ``ranges`` that fit; the attention on the
     ``recent`` newest tokens."""
@@ -317,10 +318,6 @@ class ContextSweepSettings:
                             ("samples", samples), ("recent", recent),
                             ("transforms", tuple(transforms)), ("ranges", tuple(ranges))):
             object.__setattr__(self, name, value)
-
-    @classmethod
-    def full(cls) -> ContextSweepSettings:
-        return cls()
 
     @classmethod
     def quick(cls) -> ContextSweepSettings:
@@ -378,4 +375,4 @@ def fig6_settings(quick: bool) -> EntropyScalingSettings:
 
 def fig1_settings(quick: bool) -> ContextSweepSettings:
     """SI Fig. 1 (top row) and claim SI-9."""
-    return ContextSweepSettings.quick() if quick else ContextSweepSettings.full()
+    return ContextSweepSettings.of(quick)
