@@ -1,10 +1,14 @@
-"""The one mean ± standard-error estimator used for every Monte Carlo summary in the package."""
+"""The package's estimators: ``mean_se`` (mean ± standard error, every Monte Carlo summary),
+``mean_ci`` (mean with a t interval over independent draws) and ``fit_slope`` (least-squares
+slope with its t interval). ``mean_ci`` and ``fit_slope`` leave out non-finite draws (for example
+a transition with no crossing inside the scanned range); callers report how many were used."""
 
 from __future__ import annotations
 
 import numpy as np
+from scipy import stats
 
-__all__ = ["mean_se"]
+__all__ = ["mean_se", "mean_ci", "fit_slope"]
 
 
 def mean_se(values, axis: int = 0):
@@ -26,3 +30,31 @@ def mean_se(values, axis: int = 0):
     if np.ndim(mean) == 0:
         return float(mean), float(se)
     return mean, se
+
+
+def fit_slope(x, y, confidence=0.95) -> dict:
+    """Least-squares slope of ``y`` on ``x`` with its standard error and ``t`` interval (the
+    points are independent draws)."""
+    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    ok = np.isfinite(x) & np.isfinite(y)
+    x, y = x[ok], y[ok]
+    if x.size < 3 or np.ptp(x) == 0:
+        return {"slope": np.nan, "se": np.nan, "ci_low": np.nan, "ci_high": np.nan,
+                "points": int(x.size)}
+    fit = stats.linregress(x, y)
+    half = stats.t.ppf(0.5 + confidence / 2, x.size - 2) * fit.stderr
+    return {"slope": float(fit.slope), "se": float(fit.stderr), "ci_low": float(fit.slope - half),
+            "ci_high": float(fit.slope + half), "intercept": float(fit.intercept),
+            "points": int(x.size)}
+
+
+def mean_ci(values, confidence=0.95) -> tuple[float, float, float]:
+    """Mean over independent draws with its 95 % t interval (finite values only)."""
+    values = np.asarray(values, dtype=np.float64)
+    values = values[np.isfinite(values)]
+    mean = float(np.mean(values)) if values.size else np.nan
+    if values.size < 2:
+        return mean, np.nan, np.nan
+    half = stats.t.ppf(0.5 + confidence / 2, values.size - 1) * np.std(values, ddof=1) / np.sqrt(
+        values.size)
+    return mean, mean - half, mean + half

@@ -20,10 +20,10 @@ from functools import partial
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from .._infra.seeding import check_seed, seed_int
 from .._infra.settings import StudySettings
+from .._infra.stats import fit_slope, mean_ci
 from .config import PHASES
 from .dynamics import simulate_depth, simulate_token_step
 from .simplex import critical_gamma, simplex_inner_product, simplex_sparsity
@@ -33,39 +33,11 @@ __all__ = ["TransitionSettings", "transition_study", "summarize_transition",
            "PhaseDiagramSettings", "phase_diagram", "summarize_phase_diagram",
            "phase_diagram_cells", "phase_diagram_cell", "phase_seed_key", "PHASE_STUDY",
            "DepthSettings", "depth_study", "summarize_depth",
-           "SparsitySettings", "sparsity_study", "summarize_sparsity", "fit_slope", "mean_ci",
+           "SparsitySettings", "sparsity_study", "summarize_sparsity",
            "RELATIVE_GAMMAS"]
 
 RELATIVE_GAMMAS = dict(zip(PHASES, (0.5, 1.0, 1.5), strict=True))
 """``γ/γ_c`` representing each phase in the single-layer studies."""
-
-
-def fit_slope(x, y, confidence=0.95) -> dict:
-    """Least-squares slope of ``y`` on ``x`` with its standard error and ``t`` interval (the
-    points are independent draws)."""
-    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
-    ok = np.isfinite(x) & np.isfinite(y)
-    x, y = x[ok], y[ok]
-    if x.size < 3 or np.ptp(x) == 0:
-        return {"slope": np.nan, "se": np.nan, "ci_low": np.nan, "ci_high": np.nan,
-                "points": int(x.size)}
-    fit = stats.linregress(x, y)
-    half = stats.t.ppf(0.5 + confidence / 2, x.size - 2) * fit.stderr
-    return {"slope": float(fit.slope), "se": float(fit.stderr), "ci_low": float(fit.slope - half),
-            "ci_high": float(fit.slope + half), "intercept": float(fit.intercept),
-            "points": int(x.size)}
-
-
-def mean_ci(values, confidence=0.95) -> tuple[float, float, float]:
-    """Mean over independent draws with its 95 % t interval (finite values only)."""
-    values = np.asarray(values, dtype=np.float64)
-    values = values[np.isfinite(values)]
-    mean = float(np.mean(values)) if values.size else np.nan
-    if values.size < 2:
-        return mean, np.nan, np.nan
-    half = stats.t.ppf(0.5 + confidence / 2, values.size - 1) * np.std(values, ddof=1) / np.sqrt(
-        values.size)
-    return mean, mean - half, mean + half
 
 
 # ----------------------------------------------------------------------------- CAS-4

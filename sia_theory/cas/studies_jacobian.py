@@ -21,6 +21,7 @@ from scipy.optimize import brentq
 from .._infra.parallel import parallel_map, single_threaded_blas
 from .._infra.seeding import check_seed
 from .._infra.settings import StudySettings
+from .._infra.stats import mean_ci
 from .config import PHASES
 from .dynamics import simulate_token_step, softmax_from_gram
 from .jacobian import jacobian_eta
@@ -32,7 +33,7 @@ from .simplex import (
     simplex_inner_product,
     simplex_limit,
 )
-from .studies import RELATIVE_GAMMAS, mean_ci
+from .studies import RELATIVE_GAMMAS
 from .tokens import normalise_rows, sample_tokens, token_rng
 
 __all__ = ["JacobianSweepSettings", "jacobian_sweep", "summarize_jacobian_sweep",
