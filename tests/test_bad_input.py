@@ -234,7 +234,13 @@ CASES = [
           database=None)
 @given(data=st.data())
 def test_bad_value_raises_value_error_naming_the_parameter(case, data):
-    value = data.draw(BAD[case.kind], label=case.param)
+    assert_rejected(case, BAD[case.kind], data)
+
+
+def assert_rejected(case, strategy, data):
+    """Draw one bad value for ``case`` and require a ValueError whose message names its
+    parameter (shared by the SI, CAS and attention bad-input tables)."""
+    value = data.draw(strategy, label=case.param)
     with pytest.raises(ValueError) as err:
         case.call(value)
     assert case.param in str(err.value), f"{case.id}: message does not name {case.param}"
