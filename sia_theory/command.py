@@ -2,8 +2,8 @@
 
 Subcommands, each added by a ``register(subparsers)`` function:
 
-* ``figures [--quick] [--only NAME...] [--seed S] [--out DIR]``: runs ``experiments/NAME.py``
-  (every script not starting with ``_``) one after another, each in its own process;
+* ``figures [--quick] [--family core|ext|model|all] [--only NAME...] [--seed S] [--out DIR]``:
+  runs ``experiments/NAME.py`` (every script of the family not starting with ``_``) one after another, each in its own process;
 * ``check [--quick] [--only ID...] [--seed S] [--out DIR]``: the claims table
   (``python -m paper_checks``);
 * ``analyze TARGET [--n-ctx N] [--out DIR] [--quick] [--seed S] [--no-zoo]``:
@@ -89,9 +89,26 @@ def _run_scripts(scripts, extra) -> int:
 
 # --- figures ------------------------------------------------------------------------------
 
+FAMILIES = ("core", "ext", "model", "all")
+"""Figure families by file name: ``experiments/ext_*.py`` (beyond the papers, issue 10,
+``make figures-ext``), ``experiments/model_*.py`` (the pretrained model, ``make figures-model``),
+everything else ``core`` (``make figures``)."""
+
+
+def figure_family(name: str) -> str:
+    """The family of ``experiments/<name>.py``: ``ext``, ``model`` or ``core``."""
+    for family in ("ext", "model"):
+        if name.startswith(family + "_"):
+            return family
+    return "core"
+
+
 def _figures(args) -> int:
     root = repo_root()
-    scripts = _select(_scripts(root / "experiments", "*.py"), args.only, "figure")
+    available = _scripts(root / "experiments", "*.py")
+    if not args.only and args.family != "all":
+        available = {k: v for k, v in available.items() if figure_family(k) == args.family}
+    scripts = _select(available, args.only, "figure")
     extra = ["--seed", str(args.seed), "--out", str(args.out or root / "figures")]
     return _run_scripts(scripts, extra + (["--quick"] if args.quick else []))
 
@@ -101,6 +118,9 @@ def register_figures(subparsers):
                               description="Run experiments/NAME.py for every figure (or --only).")
     p.add_argument("--quick", action="store_true", help="seconds-long runs (smoke test)")
     p.add_argument("--only", nargs="+", metavar="NAME", help="figure names, e.g. si_fig1_gaussian")
+    p.add_argument("--family", choices=FAMILIES, default="core",
+                   help="which figures without --only: core (default; the papers' figures), ext "
+                        "(experiments/ext_*.py), model (experiments/model_*.py) or all")
     p.add_argument("--seed", type=seed, default=0, help="Monte Carlo seed")
     p.add_argument("--out", type=output_dir, default=None,
                    help="output folder (default: figures/ of the checkout)")
