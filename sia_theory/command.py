@@ -3,7 +3,8 @@
 Subcommands, each added by a ``register(subparsers)`` function:
 
 * ``figures [--quick] [--family core|ext|model|all] [--only NAME...] [--seed S] [--out DIR]``:
-  runs ``experiments/NAME.py`` (every script of the family not starting with ``_``) one after another, each in its own process;
+  runs ``experiments/NAME.py`` (every script of the family not starting with ``_``) one after
+  another, each in its own process;
 * ``check [--quick] [--only ID...] [--seed S] [--out DIR]``: the claims table
   (``python -m paper_checks``);
 * ``analyze TARGET [--n-ctx N] [--out DIR] [--quick] [--seed S] [--no-zoo]``:
