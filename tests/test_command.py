@@ -111,6 +111,36 @@ def test_figures_runs_the_named_experiment(tmp_path):
     assert (tmp_path / "si_coefficients.png").exists()
 
 
+@pytest.mark.parametrize("name, family", [("ext_needle", "ext"), ("model_passkey", "model"),
+                                          ("si_fig1_gaussian", "core"), ("extra_plot", "core"),
+                                          ("modelling", "core")])
+def test_figure_family_is_the_file_name_prefix(name, family):
+    assert command.figure_family(name) == family
+
+
+def test_figures_family_selects_scripts_by_prefix(tmp_path, monkeypatch):
+    """Each family runs exactly its own scripts (the runner is replaced, nothing is executed)."""
+    repo = tmp_path / "repo"
+    (repo / "sia_theory").mkdir(parents=True)
+    (repo / "experiments").mkdir()
+    for name in ("si_a", "ext_b", "model_c", "_helpers"):
+        (repo / "experiments" / f"{name}.py").write_text("")
+    monkeypatch.setattr(command, "repo_root", lambda: repo)
+    ran = {}
+    monkeypatch.setattr(command, "_run_scripts",
+                        lambda scripts, extra: ran.setdefault("names", [p.stem for p in scripts])
+                        and 0)
+    for family, expected in [("core", ["si_a"]), ("ext", ["ext_b"]), ("model", ["model_c"]),
+                             ("all", ["ext_b", "model_c", "si_a"])]:
+        ran.clear()
+        assert command.main(["figures", "--quick", "--family", family, "--out",
+                             str(tmp_path / "out")]) == 0
+        assert ran["names"] == expected, family
+    ran.clear()  # --only reaches every family
+    assert command.main(["figures", "--only", "model_c", "--out", str(tmp_path / "out")]) == 0
+    assert ran["names"] == ["model_c"]
+
+
 def test_figures_without_a_checkout_is_a_usage_error(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(command, "__file__", str(tmp_path / "pkg" / "sia_theory" / "command.py"))
     monkeypatch.delenv("SIA_THEORY_REPO", raising=False)
