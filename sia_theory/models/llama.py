@@ -352,8 +352,11 @@ class LlamaModel:
         """SwiGLU: ``(silu(h W_gate) ⊙ h W_up) W_down``, in place on the (rows, 2·ffn) block."""
         gate_up = h @ layer.w_gate_up  # (n, 2·ffn)
         gate, up = gate_up[:, :self.config.ffn], gate_up[:, self.config.ffn:]
+        silu = np.negative(gate)  # (n, ffn)
         with np.errstate(over="ignore"):  # exp(-g) = inf for g << 0 gives silu = -0
-            silu = gate / (1 + np.exp(-gate))  # (n, ffn)
+            np.exp(silu, out=silu)
+        silu += 1
+        np.divide(gate, silu, out=silu)
         silu *= up
         return silu @ layer.w_down  # (n, d)
 
