@@ -30,17 +30,19 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._infra.memory import check_memory
+from .._infra.parallel import available_workers, run_tasks
 from ..attention.cache import DecodingCache
 from ..attention.core import cached_attention
 from ..attention.positional import RoPE
 from .kv_cache import ModelCache
 
-__all__ = ["LlamaConfig", "LlamaModel", "unpermute_rope_rows", "MLP_ROWS"]
+__all__ = ["LlamaConfig", "LlamaModel", "unpermute_rope_rows", "ROWS", "HEAD_ROWS"]
 
-# Rows of the MLP and of the output head computed at once: bounds the temporaries of a long
-# prefill ((rows, 2·ffn) and (rows, vocab) arrays) while keeping the products large.
-MLP_ROWS = 2048
-HEAD_ROWS = 512
+# Token rows per task of the projections and MLP, and of the output head: bounds the
+# temporaries of a long prefill ((rows, 2·ffn) and (rows, vocab) per worker) while keeping the
+# products large enough for BLAS.
+ROWS = 256
+HEAD_ROWS = 256
 
 
 @dataclass(frozen=True)
@@ -151,7 +153,8 @@ class LlamaModel:
         kv = 2 * c.n_layers * c.n_kv_heads * c.head_dim * n_total * item
         # per new token: residual, norm, qkv, rotated q/k (float64 temporaries), attention out
         activations = n_new * (6 * c.d_model * item + 4 * c.n_heads * c.head_dim * 8)
-        fixed = 3 * MLP_ROWS * 2 * c.ffn * item + 2 * HEAD_ROWS * c.vocab_size * 8
+        fixed = available_workers() * (3 * ROWS * 2 * c.ffn * item
+                                       + 2 * HEAD_ROWS * c.vocab_size * 8)
         check_memory("ids", f"{n_new} tokens (context {n_total})",
                      kv + activations + fixed + n_new * output_per_token, self.max_bytes)
 
@@ -189,10 +192,15 @@ class LlamaModel:
         c = self.config
         n_new, heads, kv_heads, dim = ids.size, c.n_heads, c.n_kv_heads, c.head_dim
         positions = np.arange(start, start + n_new)
+        blocks = _row_blocks(n_new, ROWS)
         x = self.embedding[ids]  # (T, d)
+        qkv = np.empty((n_new, (heads + 2 * kv_heads) * dim), self.dtype)  # (T, (H + 2Hkv)·D)
         for i, layer in enumerate(self.layers):
-            h = self._norm(x, layer.attn_norm)
-            qkv = h @ layer.w_qkv  # (T, (H + 2Hkv)·D)
+
+            def project(rows, layer=layer):
+                np.matmul(self._norm(x[rows], layer.attn_norm), layer.w_qkv, out=qkv[rows])
+
+            _run_rows(project, blocks)
             q = qkv[:, :heads * dim].reshape(n_new, heads, dim).transpose(1, 0, 2)  # (H, T, D)
             k = qkv[:, heads * dim:(heads + kv_heads) * dim].reshape(
                 n_new, kv_heads, dim).transpose(1, 0, 2)  # (Hkv, T, D)
@@ -202,22 +210,31 @@ class LlamaModel:
             k = _encode(cache.position, k, positions, self.dtype)
             if capture is not None:
                 capture(i, q, k)
-            if stop_layer is not None and i == stop_layer:
-                cache.kv.append_kv(i, k[None], v[None])
-                return None
             cache.kv.append_kv(i, k[None], v[None])  # (1, Hkv, T, D) each
+            if stop_layer is not None and i == stop_layer:
+                return None
             out = cached_attention(np.ascontiguousarray(q)[None], cache.kv.keys(i),
-                                   cache.kv.values(i), score_mod=cache.score_mod)  # (1,H,T,D)
-            x += out[0].transpose(1, 0, 2).reshape(n_new, heads * dim) @ layer.w_o
-            for r0 in range(0, n_new, MLP_ROWS):
-                rows = slice(r0, min(r0 + MLP_ROWS, n_new))
+                                   cache.kv.values(i), score_mod=cache.score_mod)[0]  # (H,T,D)
+
+            def finish(rows, layer=layer, out=out):
+                n_rows = rows.stop - rows.start
+                mixed = out[:, rows].transpose(1, 0, 2).reshape(n_rows, heads * dim)  # (n, HD)
+                x[rows] += mixed @ layer.w_o
                 x[rows] += self._mlp(self._norm(x[rows], layer.ffn_norm), layer)
+
+            _run_rows(finish, blocks)
         return self._norm(x, self.output_norm)
 
     # ---- readouts ----------------------------------------------------------------------------
     def _head(self, hidden):
         """Logits ``hidden @ E^T`` of the tied output embedding: ``(n, vocab)``."""
-        return hidden @ self.embedding.T
+        logits = np.empty((hidden.shape[0], self.config.vocab_size), self.dtype)
+
+        def rows_of(rows):
+            np.matmul(hidden[rows], self.embedding.T, out=logits[rows])
+
+        _run_rows(rows_of, _row_blocks(hidden.shape[0], HEAD_ROWS))
+        return logits
 
     def prefill(self, ids, score_mod=None, position=None) -> ModelCache:
         """Process ``ids`` into a new :class:`ModelCache` (its ``last_logits`` are the logits
@@ -259,15 +276,15 @@ class LlamaModel:
         del cache
         targets = ids[1:]
         losses = np.empty(targets.size)
-        for r0 in range(0, targets.size, HEAD_ROWS):
-            r1 = min(r0 + HEAD_ROWS, targets.size)
-            logits = self._head(hidden[r0:r1])  # (n, vocab)
-            top = logits.max(axis=1, keepdims=True)
-            logits -= top
-            picked = logits[np.arange(r1 - r0), targets[r0:r1]].astype(np.float64)
+
+        def rows_of(rows):
+            logits = hidden[rows] @ self.embedding.T  # (n, vocab)
+            logits -= logits.max(axis=1, keepdims=True)
+            picked = logits[np.arange(logits.shape[0]), targets[rows]].astype(np.float64)
             np.exp(logits, out=logits)
-            lse = np.log(logits.sum(axis=1, dtype=np.float64))  # (n,)
-            losses[r0:r1] = lse - picked
+            losses[rows] = np.log(logits.sum(axis=1, dtype=np.float64)) - picked
+
+        _run_rows(rows_of, _row_blocks(targets.size, HEAD_ROWS))
         return losses
 
     def generate(self, ids, max_new_tokens, score_mod=None, position=None, *, cache=None,
@@ -359,6 +376,18 @@ class LlamaModel:
         np.divide(gate, silu, out=silu)
         silu *= up
         return silu @ layer.w_down  # (n, d)
+
+
+def _row_blocks(n_rows, size):
+    return [slice(r0, min(r0 + size, n_rows)) for r0 in range(0, n_rows, size)]
+
+
+def _run_rows(fn, blocks):
+    """``fn(rows)`` for every block of rows, on the worker threads with single-threaded BLAS
+    (as the attention kernel): on a shared machine a multi-threaded BLAS made small products
+    (one decoding step) 10x slower. Blocks are fixed by the input, so results do not depend
+    on the number of workers."""
+    run_tasks(fn, blocks, available_workers())
 
 
 def _encode(position, x, positions, dtype):
