@@ -199,6 +199,7 @@ def test_queries_keys_are_what_attention_scores_use(model64, text_ids):
     (lambda m: m.attention_scores([5, 6], [0], [2]), "query_positions"),
     (lambda m: m.queries_keys([5, 6], [30]), "layers"),
     (lambda m: m.logits([5, 6], position=lambda x, p: x[..., :2]), "position must return"),
+    (lambda m: m.head_losses(np.zeros((2, 5), np.float32), [1, 2]), "hidden must have shape"),
 ])
 def test_bad_input_is_refused(model, call, match):
     with pytest.raises(ValueError, match=match):

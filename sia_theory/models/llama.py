@@ -30,19 +30,18 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._infra.memory import check_memory
-from .._infra.parallel import available_workers, run_tasks
+from .._infra.parallel import available_workers
 from ..attention.cache import DecodingCache
 from ..attention.core import cached_attention
 from ..attention.positional import RoPE
 from .kv_cache import ModelCache
+from .readouts import HEAD_ROWS, Readouts, row_blocks, run_rows
 
-__all__ = ["LlamaConfig", "LlamaModel", "unpermute_rope_rows", "ROWS", "HEAD_ROWS"]
+__all__ = ["LlamaConfig", "LlamaModel", "unpermute_rope_rows", "ROWS"]
 
-# Token rows per task of the projections and MLP, and of the output head: bounds the
-# temporaries of a long prefill ((rows, 2·ffn) and (rows, vocab) per worker) while keeping the
-# products large enough for BLAS.
+# Token rows per task of the projections and MLP: bounds the temporaries of a long prefill
+# ((rows, 2·ffn) per worker) while keeping the products large enough for BLAS.
 ROWS = 256
-HEAD_ROWS = 256
 
 
 @dataclass(frozen=True)
@@ -108,7 +107,7 @@ class _Layer:
         self.w_down = np.ascontiguousarray(get("ffn_down").T, dtype=dtype)  # (ffn, d)
 
 
-class LlamaModel:
+class LlamaModel(Readouts):
     """A LLaMA-style decoder with pretrained weights (see the module docstring).
 
     Token ids are integer sequences (lists or 1-D arrays) in ``[0, vocab_size)``. Every method
@@ -147,7 +146,7 @@ class LlamaModel:
                              f"{self.config.vocab_size - 1}], got {bad}")
         return array.astype(np.int64, copy=False)
 
-    def _check_fits(self, n_total, n_new, output_per_token=0):
+    def check_fits(self, n_total, n_new, output_per_token=0):
         """Working memory of processing ``n_new`` tokens up to context ``n_total``."""
         c, item = self.config, self.dtype.itemsize
         kv = 2 * c.n_layers * c.n_kv_heads * c.head_dim * n_total * item
@@ -161,7 +160,8 @@ class LlamaModel:
     def new_cache(self, score_mod=None, position=None, capacity=None) -> ModelCache:
         """An empty KV cache for this model, tied to one ``score_mod`` and ``position``."""
         kv = DecodingCache(self.config.n_layers, "kv", capacity)
-        return ModelCache(kv, score_mod, position or self.default_position, self.dtype)
+        position = self.default_position if position is None else position
+        return ModelCache(kv, score_mod, position, self.dtype)
 
     # ---- the forward pass -------------------------------------------------------------------
     def _norm(self, x, gain):
@@ -175,13 +175,13 @@ class LlamaModel:
 
         ``capture(layer, q, k)`` is called with each layer's queries ``(H, T, D)`` and keys
         ``(Hkv, T, D)`` after the position encoding; with ``stop_layer`` the pass stops after
-        that layer and returns ``None``."""
+        that layer and returns ``None`` (the cache is then incomplete: discard it)."""
         ids = self.check_ids(ids)
         if not isinstance(cache, ModelCache) or cache.dtype != self.dtype:
             raise ValueError(f"cache must be a ModelCache of this model (dtype {self.dtype}), "
                              f"from model.prefill or model.new_cache")
         start = cache.length
-        self._check_fits(start + ids.size, ids.size)
+        self.check_fits(start + ids.size, ids.size)
         try:
             return self._layers(ids, cache, start, capture, stop_layer)
         except BaseException:
@@ -192,7 +192,7 @@ class LlamaModel:
         c = self.config
         n_new, heads, kv_heads, dim = ids.size, c.n_heads, c.n_kv_heads, c.head_dim
         positions = np.arange(start, start + n_new)
-        blocks = _row_blocks(n_new, ROWS)
+        blocks = row_blocks(n_new, ROWS)
         x = self.embedding[ids]  # (T, d)
         qkv = np.empty((n_new, (heads + 2 * kv_heads) * dim), self.dtype)  # (T, (H + 2Hkv)·D)
         for i, layer in enumerate(self.layers):
@@ -200,7 +200,7 @@ class LlamaModel:
             def project(rows, layer=layer):
                 np.matmul(self._norm(x[rows], layer.attn_norm), layer.w_qkv, out=qkv[rows])
 
-            _run_rows(project, blocks)
+            run_rows(project, blocks)
             q = qkv[:, :heads * dim].reshape(n_new, heads, dim).transpose(1, 0, 2)  # (H, T, D)
             k = qkv[:, heads * dim:(heads + kv_heads) * dim].reshape(
                 n_new, kv_heads, dim).transpose(1, 0, 2)  # (Hkv, T, D)
@@ -222,148 +222,8 @@ class LlamaModel:
                 x[rows] += mixed @ layer.w_o
                 x[rows] += self._mlp(self._norm(x[rows], layer.ffn_norm), layer)
 
-            _run_rows(finish, blocks)
+            run_rows(finish, blocks)
         return self._norm(x, self.output_norm)
-
-    # ---- readouts ----------------------------------------------------------------------------
-    def _head(self, hidden):
-        """Logits ``hidden @ E^T`` of the tied output embedding: ``(n, vocab)``."""
-        logits = np.empty((hidden.shape[0], self.config.vocab_size), self.dtype)
-
-        def rows_of(rows):
-            np.matmul(hidden[rows], self.embedding.T, out=logits[rows])
-
-        _run_rows(rows_of, _row_blocks(hidden.shape[0], HEAD_ROWS))
-        return logits
-
-    def prefill(self, ids, score_mod=None, position=None) -> ModelCache:
-        """Process ``ids`` into a new :class:`ModelCache` (its ``last_logits`` are the logits
-        after the last token). Continue it with :meth:`continue_`; to run several
-        continuations of one shared prefix, :meth:`ModelCache.fork` it for each (or
-        :meth:`ModelCache.truncate` it back to the prefix length after each)."""
-        ids = self.check_ids(ids)
-        cache = self.new_cache(score_mod, position, capacity=ids.size)
-        hidden = self.forward_hidden(ids, cache)
-        cache.last_logits = self._head(hidden[-1:])[0]  # (vocab,)
-        return cache
-
-    def continue_(self, cache: ModelCache, ids) -> np.ndarray:
-        """Logits ``(len(ids), vocab)`` of ``ids`` continuing ``cache`` (which is extended, with
-        the score_mod and position encoding it was made with)."""
-        ids = self.check_ids(ids)
-        self._check_fits(getattr(cache, "length", 0) + ids.size, ids.size,
-                         self.config.vocab_size * self.dtype.itemsize)
-        logits = self._head(self.forward_hidden(ids, cache))  # (T, vocab)
-        cache.last_logits = logits[-1].copy()
-        return logits
-
-    def logits(self, ids, score_mod=None, position=None) -> np.ndarray:
-        """Next-token logits ``(T, vocab)`` at every position of ``ids``."""
-        ids = self.check_ids(ids)
-        self._check_fits(ids.size, ids.size, self.config.vocab_size * self.dtype.itemsize)
-        cache = self.new_cache(score_mod, position, capacity=ids.size)
-        return self._head(self.forward_hidden(ids, cache))
-
-    def token_losses(self, ids, score_mod=None, position=None) -> np.ndarray:
-        """Per-token loss ``−log p(ids[t+1] | ids[:t+1])`` in nats, shape ``(T−1,)`` float64.
-        The output head runs ``HEAD_ROWS`` positions at a time, so no ``(T, vocab)`` array is
-        ever formed."""
-        ids = self.check_ids(ids)
-        if ids.size < 2:
-            raise ValueError("ids must hold at least 2 tokens for a next-token loss")
-        cache = self.new_cache(score_mod, position, capacity=ids.size)
-        hidden = self.forward_hidden(ids, cache)[:-1]  # (T-1, d)
-        del cache
-        targets = ids[1:]
-        losses = np.empty(targets.size)
-
-        def rows_of(rows):
-            logits = hidden[rows] @ self.embedding.T  # (n, vocab)
-            logits -= logits.max(axis=1, keepdims=True)
-            picked = logits[np.arange(logits.shape[0]), targets[rows]].astype(np.float64)
-            np.exp(logits, out=logits)
-            losses[rows] = np.log(logits.sum(axis=1, dtype=np.float64)) - picked
-
-        _run_rows(rows_of, _row_blocks(targets.size, HEAD_ROWS))
-        return losses
-
-    def generate(self, ids, max_new_tokens, score_mod=None, position=None, *, cache=None,
-                 stop_ids=()) -> list[int]:
-        """Greedy decoding: the ``max_new_tokens`` (or fewer, up to and including one of
-        ``stop_ids``) most likely next tokens after ``ids``. With ``cache`` (from
-        :meth:`prefill`), ``ids`` continue it (may be empty to continue from its last token)
-        and ``cache`` is extended; its own score_mod and position encoding apply."""
-        from .._infra.validate import check_int
-
-        max_new_tokens = check_int("max_new_tokens", max_new_tokens, lo=1)
-        stop = {int(i) for i in stop_ids}
-        if cache is None:
-            cache = self.prefill(ids, score_mod, position)
-            last = cache.last_logits
-        else:
-            if score_mod is not None or position is not None:
-                raise ValueError("score_mod and position come from the cache when a cache is "
-                                 "given; pass them to model.prefill instead")
-            if len(ids):
-                last = self.continue_(cache, ids)[-1]
-            elif cache.last_logits is None:
-                raise ValueError("cache has no last logits (empty or truncated): pass ids")
-            else:
-                last = cache.last_logits
-        out = []
-        while True:
-            token = int(np.argmax(last))
-            out.append(token)
-            if len(out) == max_new_tokens or token in stop:
-                return out
-            last = self.continue_(cache, [token])[-1]
-
-    def queries_keys(self, ids, layers, score_mod=None, position=None) -> dict:
-        """``{layer: (q, k)}``: queries ``(H, T, D)`` and keys ``(Hkv, T, D)`` of the given
-        layers after the position encoding, exactly what the layer's attention sees (query
-        head ``h`` reads key head ``h // (H/Hkv)``). Stops after the deepest layer asked."""
-        from .._infra.validate import check_int
-
-        layers = [check_int("layers", i, lo=0, hi=self.config.n_layers - 1) for i in layers]
-        if not layers:
-            raise ValueError("layers must name at least one layer")
-        ids = self.check_ids(ids)
-        wanted, captured = set(layers), {}
-
-        def capture(i, q, k):
-            if i in wanted:
-                captured[i] = (np.array(q), np.array(k))
-
-        cache = self.new_cache(score_mod, position, capacity=ids.size)
-        self.forward_hidden(ids, cache, capture=capture, stop_layer=max(layers))
-        return {i: captured[i] for i in layers}
-
-    def attention_scores(self, ids, layers, query_positions, score_mod=None,
-                         position=None) -> np.ndarray:
-        """Raw attention scores ``q·k/√D`` (before any score_mod) of the given layers and query
-        positions against every key: ``(len(layers), H, len(query_positions), T)`` float64,
-        ``-inf`` for keys after the query (SI App. J's unmodified logits of a real model)."""
-        ids = self.check_ids(ids)
-        c = self.config
-        rows = np.asarray(query_positions)
-        if rows.ndim != 1 or rows.size == 0 or rows.dtype.kind not in "iu" or (
-                rows.min() < 0 or rows.max() >= ids.size):
-            raise ValueError(f"query_positions must be a non-empty 1-D sequence of integers "
-                             f"in [0, {ids.size - 1}]")
-        layers = list(layers)
-        check_memory("query_positions", f"{rows.size} queries x {len(layers)} layers",
-                     8 * 2 * len(layers) * c.n_heads * rows.size * ids.size, self.max_bytes)
-        pairs = self.queries_keys(ids, layers, score_mod, position)
-        group = c.n_heads // c.n_kv_heads
-        out = np.empty((len(layers), c.n_heads, rows.size, ids.size))
-        after = np.arange(ids.size)[None, :] > rows[:, None]  # (Q, T)
-        for n, i in enumerate(layers):
-            q, k = pairs[i]
-            q = q[:, rows].astype(np.float64).reshape(c.n_kv_heads, group, rows.size, -1)
-            scores = q @ k.astype(np.float64)[:, None].swapaxes(-1, -2)  # (Hkv, g, Q, T)
-            out[n] = scores.reshape(c.n_heads, rows.size, ids.size) / np.sqrt(c.head_dim)
-            out[n][:, after] = -np.inf
-        return out
 
     def _mlp(self, h, layer):
         """SwiGLU: ``(silu(h W_gate) ⊙ h W_up) W_down``, in place on the (rows, 2·ffn) block."""
@@ -376,18 +236,6 @@ class LlamaModel:
         np.divide(gate, silu, out=silu)
         silu *= up
         return silu @ layer.w_down  # (n, d)
-
-
-def _row_blocks(n_rows, size):
-    return [slice(r0, min(r0 + size, n_rows)) for r0 in range(0, n_rows, size)]
-
-
-def _run_rows(fn, blocks):
-    """``fn(rows)`` for every block of rows, on the worker threads with single-threaded BLAS
-    (as the attention kernel): on a shared machine a multi-threaded BLAS made small products
-    (one decoding step) 10x slower. Blocks are fixed by the input, so results do not depend
-    on the number of workers."""
-    run_tasks(fn, blocks, available_workers())
 
 
 def _encode(position, x, positions, dtype):
