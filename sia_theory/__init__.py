@@ -34,8 +34,9 @@ _EXPORTS = {
                     ".zoo"),
     **dict.fromkeys(["analyze", "Report"], ".analysis"),
     **dict.fromkeys(["sweep", "load_sweep"], ".sweeps"),
+    **dict.fromkeys(["load_pretrained"], ".models"),
 }
-_SUBPACKAGES = ("analysis", "attention", "symbolic")
+_SUBPACKAGES = ("analysis", "attention", "models", "symbolic")
 
 __all__ = [
     # transforms
@@ -59,8 +60,10 @@ __all__ = [
     "sweep", "load_sweep",
     # the analysis layer
     "analyze", "Report",
+    # pretrained models through the reference
+    "load_pretrained",
     # subpackages
-    "analysis", "attention", "symbolic",
+    "analysis", "attention", "models", "symbolic",
 ]
 __version__ = "0.2.0"
 
