@@ -23,6 +23,7 @@ _EXPORTS = {
                      "simulate_gaussian_logits", "simulate_gaussian_range_statistics",
                      "context_length_sweep"], ".si.montecarlo"),
     **dict.fromkeys(["entropy_in_range_scaling", "fit_growth_laws"], ".si.entropy_scaling"),
+    **dict.fromkeys(["simulate_gaussian_logits_asymptotic"], ".si.asymptotic"),
     **dict.fromkeys(["critical_gamma", "simplex_self_weight", "simplex_inner_product",
                      "simplex_limit", "jacobian_limit", "simplex_eta", "simplex_sparsity",
                      "critical_eta_excess", "transition_width"], ".cas.simplex"),
@@ -46,7 +47,7 @@ __all__ = [
     "scale_invariant_total_attention", "scale_invariant_negentropy", "scale_invariant_limits",
     "RangeStatistics", "range_statistics", "summarize", "simulate_gaussian_logits",
     "simulate_gaussian_range_statistics", "context_length_sweep",
-    "entropy_in_range_scaling", "fit_growth_laws",
+    "entropy_in_range_scaling", "fit_growth_laws", "simulate_gaussian_logits_asymptotic",
     # critical attention scaling
     "critical_gamma", "simplex_self_weight", "simplex_inner_product", "simplex_limit",
     "jacobian_limit", "simplex_eta", "simplex_sparsity", "critical_eta_excess", "transition_width",
