@@ -11,11 +11,11 @@ one of two ways:
   in which ``(a_t, m_t)`` vary by at most :data:`~sia_theory.si.tails.BIN_TOL` nats
   (:func:`~sia_theory.si.tails.distance_bins`; single distances where they vary fast). A
   threshold ``ℓ`` solves ``Σ_j n_j Φ̄((ℓ − m_j)/a_j) = top_k``, so about ``top_k`` logits lie
-  above it. Per sample, the number above it in bin ``j`` is ``Binomial(n_j, p_j)`` (exact;
-  ``Poisson(n_j p_j)`` once ``n_j >= 2^62``, where the two differ by at most ``n_j p_j² <=
-  top_k²/n_j < 1e-12`` in total variation), and their values are exact draws from the Gaussian
-  tail, ``X = −ndtri_exp(log U + log Φ̄(x_j))``, ``U ~ U(0, 1]``. The ``n_j − k_j`` logits
-  below the threshold enter through their exact conditional mean and covariance of
+  above it. Per sample, the number above it in bin ``j`` is ``Binomial(n_j, p_j)`` (exact),
+  or ``Poisson(n_j p_j)`` where ``p_j <`` :data:`POISSON_P` (total variation to the binomials
+  at most ``Σ n_j p_j² <= top_k·POISSON_P``, Le Cam), and their values are exact draws from
+  the Gaussian tail, ``X = −ndtri_exp(log U + log Φ̄(x_j))``, ``U ~ U(0, 1]``. The ``n_j − k_j``
+  logits below the threshold enter through their exact conditional mean and covariance of
   ``(Z, N)`` (:func:`~sia_theory.si.tails.truncated_moments`) plus one bivariate Gaussian
   fluctuation with that covariance (central limit over the many terms below the threshold;
   ``Z_below`` is clipped at 0, which the tests never see happen).
@@ -53,6 +53,9 @@ __all__ = ["simulate_gaussian_logits_asymptotic", "asymptotic_range_statistics",
 MAX_T = 1e30
 ASYMPTOTIC_STUDY = "si.asymptotic"
 _POISSON_N = 2.0**62  # bins at least this large draw Poisson counts (numpy binomial needs int64)
+POISSON_P = 1e-9
+"""Bins whose probability of a point above the threshold is below this are drawn as one
+Poisson process (Le Cam: total variation to the binomials at most ``Σ n_j p_j² <= top_k·1e-9``)."""
 _CHUNK = 256  # samples per vectorised chunk (changes nothing in the results)
 
 
@@ -68,7 +71,11 @@ class _Segment:
     count: np.ndarray | None = None
     ell: float = 0.0
     log_p: np.ndarray | None = None
-    tm: object = None
+    tm: np.ndarray | None = None  # (B, 5) columns w, lw, var_w, cov, var_lw
+    p: np.ndarray | None = None
+    binomial: np.ndarray | None = None  # (B,) bool: counts drawn as binomials
+    poisson_bins: np.ndarray | None = None  # indices of the other bins
+    lam_cum: np.ndarray | None = None  # cumulative n_j p_j over poisson_bins
 
 
 def _threshold(count, a, m, top_k) -> float:
@@ -98,16 +105,28 @@ def _plan_segment(transform, lo, hi, n_ctx, h, top_k, tol) -> _Segment:
     with np.errstate(divide="ignore", invalid="ignore"):
         x = np.where(bins.a > 0, (ell - bins.m) / bins.a, np.inf)  # (B,) base-logit threshold
     m_shift = bins.m - ell
-    return _Segment(False, bins.a, m_shift, bins.count, ell, log_ndtr(-x),
-                    truncated_moments(bins.a, m_shift, x))
+    log_p = log_ndtr(-x)  # (B,)
+    p = np.exp(log_p)
+    binomial = (p >= POISSON_P) & (bins.count < _POISSON_N)
+    tm = truncated_moments(bins.a, m_shift, x)
+    moments = np.stack([tm.w, tm.lw, tm.var_w, tm.cov, tm.var_lw], axis=1)  # (B, 5)
+    poisson_bins = np.flatnonzero(~binomial)
+    return _Segment(False, bins.a, m_shift, bins.count, ell, log_p, moments, p, binomial,
+                    poisson_bins, np.cumsum(bins.count[poisson_bins] * p[poisson_bins]))
 
 
 def _draw_counts(rng, seg: _Segment) -> np.ndarray:
-    p = np.exp(seg.log_p)  # (B,)
-    small = seg.count < _POISSON_N
-    k = np.empty(seg.count.size, dtype=np.int64)
-    k[small] = rng.binomial(seg.count[small].astype(np.int64), p[small])
-    k[~small] = rng.poisson(seg.count[~small] * p[~small])
+    """Per-bin counts above ``ℓ``: ``Binomial(n_j, p_j)``; bins with ``p_j < POISSON_P`` as
+    one Poisson process (total ``Poisson(Σ λ_j)``, each point in bin ``j`` with probability
+    ``λ_j/Σλ``, which is independent ``Poisson(λ_j)`` per bin)."""
+    k = np.zeros(seg.count.size, dtype=np.int64)  # (B,)
+    k[seg.binomial] = rng.binomial(seg.count[seg.binomial].astype(np.int64),
+                                   seg.p[seg.binomial])
+    if seg.lam_cum.size:
+        points = rng.poisson(seg.lam_cum[-1])
+        where = np.searchsorted(seg.lam_cum, rng.random(points) * seg.lam_cum[-1], side="right")
+        k[seg.poisson_bins] = np.bincount(np.minimum(where, seg.lam_cum.size - 1),
+                                          minlength=seg.lam_cum.size)
     return k
 
 
@@ -133,14 +152,16 @@ def _binned_stats(seg: _Segment, counts, uniforms, gauss):
     x = -ndtri_exp(np.log(u) + seg.log_p[bin_idx])  # (T,) exact tail draws, X > x_j
     lp = seg.a[bin_idx] * x + seg.m[bin_idx]  # (T,) L − ℓ >= 0
     top = np.zeros(s_count)  # (S,) M = max(0, largest L − ℓ)
-    np.maximum.at(top, sample_idx, lp)
+    nonempty = per_sample > 0
+    if lp.size:  # points of a sample are contiguous: one reduceat over the non-empty ones
+        starts = (np.cumsum(per_sample) - per_sample)[nonempty]
+        top[nonempty] = np.maximum(np.maximum.reduceat(lp, starts), 0.0)
     e = np.exp(lp - top[sample_idx])  # (T,)
     z_top = np.bincount(sample_idx, weights=e, minlength=s_count)  # (S,)
     n_top = np.bincount(sample_idx, weights=lp * e, minlength=s_count)  # (S,)
     rest = seg.count[None, :] - counts  # (S, B) points below ℓ
-    tm = seg.tm
-    mu_z, mu_n = rest @ tm.w, rest @ tm.lw  # (S,), (S,)
-    v_zz, v_zn, v_nn = rest @ tm.var_w, rest @ tm.cov, rest @ tm.var_lw  # (S,) each
+    # einsum, not BLAS: the same summation order on any number of threads
+    mu_z, mu_n, v_zz, v_zn, v_nn = np.einsum("sb,bk->ks", rest, seg.tm)  # (S,) each
     sd_z = np.sqrt(v_zz)
     with np.errstate(invalid="ignore", divide="ignore"):
         b = np.where(sd_z > 0, v_zn / sd_z, 0.0)

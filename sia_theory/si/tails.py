@@ -136,7 +136,7 @@ def distance_bins(transform: Transform, t1: float, t2: float, n_ctx=None, h=None
         width = min(max(width, floor_width), t2 - t)
         while True:
             end = t + width - 1.0
-            mid = t + math.floor((width - 1.0) / 2.0) if width < 2**53 else t + width / 2.0
+            mid = t + (width - 1.0) / 2.0  # the centre of the bin's distances
             a, m = _coef(transform, [t, mid, end], n_ctx, h)  # (3,), (3,)
             spread = (a.max() - a.min()) * x_ref + (m.max() - m.min())
             reach = math.log(width) + max(float(np.max(m + a * x_ref)),
