@@ -48,9 +48,10 @@ from .montecarlo import SUMMARY_COLUMNS
 from .tails import BIN_TOL, distance_bins, truncated_moments
 
 __all__ = ["simulate_gaussian_logits_asymptotic", "asymptotic_range_statistics", "MAX_T",
-           "ASYMPTOTIC_STUDY"]
+           "MAX_T2", "ASYMPTOTIC_STUDY"]
 
-MAX_T = 1e30
+MAX_T = 1e30  # largest range start t1
+MAX_T2 = 1e32  # largest range end t2 (so [1e30, Δ·1e30) for Δ <= 100)
 ASYMPTOTIC_STUDY = "si.asymptotic"
 _POISSON_N = 2.0**62  # bins at least this large draw Poisson counts (numpy binomial needs int64)
 POISSON_P = 1e-9
@@ -182,18 +183,19 @@ def _check_ranges(ranges, n_ctx):
     if not pairs:
         raise ValueError("ranges must contain at least one (t1, t2) pair")
     out = np.empty((len(pairs), 2))
-    limit = MAX_T if n_ctx is None else n_ctx
+    limit = MAX_T2 if n_ctx is None else n_ctx
     for i, pair in enumerate(pairs):
         if len(pair) != 2:
             raise ValueError(f"ranges[{i}] must be a (t1, t2) pair, got {pair!r}")
         try:
-            t1, t2 = (check_real(f"ranges[{i}]", v, lo=0, hi=MAX_T) for v in pair)
+            t1 = check_real(f"ranges[{i}] t1", pair[0], lo=0, hi=MAX_T)
+            t2 = check_real(f"ranges[{i}] t2", pair[1], lo=0, hi=MAX_T2)
         except ValueError as err:
-            raise ValueError(f"ranges[{i}] = {pair!r}: t1, t2 must be finite reals in [0, "
-                             f"{MAX_T:g}] ({err})") from None
+            raise ValueError(f"ranges[{i}] = {pair!r}: t1 must be a finite real in [0, "
+                             f"{MAX_T:g}] and t2 in [0, {MAX_T2:g}] ({err})") from None
         if t1 != math.floor(t1) or t2 != math.floor(t2) or not t1 < t2 <= limit:
             raise ValueError(f"ranges[{i}] = {pair!r} must be integers with 0 <= t1 < t2 <= "
-                             f"{limit:g} ({'1e30' if n_ctx is None else 'n_ctx'})")
+                             f"{limit:g} ({'the largest t2' if n_ctx is None else 'n_ctx'})")
         out[i] = t1, t2
     return out
 
@@ -205,9 +207,9 @@ def _check_args(transform, samples, seed, top_k, n_ctx):
     seed = check_seed(seed)
     top_k = check_int("top_k", top_k, lo=1, hi=10**7)
     if n_ctx is not None:
-        n_ctx = check_real("n_ctx", n_ctx, lo=1, hi=MAX_T)
+        n_ctx = check_real("n_ctx", n_ctx, lo=1, hi=MAX_T2)
         if n_ctx != math.floor(n_ctx):
-            raise ValueError(f"n_ctx must be an integer in [1, {MAX_T:g}], got {n_ctx!r}")
+            raise ValueError(f"n_ctx must be an integer in [1, {MAX_T2:g}], got {n_ctx!r}")
     return samples, seed, top_k, n_ctx
 
 
@@ -263,11 +265,12 @@ def simulate_gaussian_logits_asymptotic(transform: Transform, ranges, samples, s
     Same columns as :func:`~sia_theory.si.montecarlo.simulate_gaussian_logits` (``t1, t2,
     Z_mean, Z_se, N_mean, N_se, H_mean, H_se, mass_mean, mass_se, log_Z_mean, log_Z_se,
     samples``; ``t1, t2`` as float64, since they may exceed int64). ``ranges`` are ``(t1, t2)``
-    pairs of integer-valued numbers ``0 <= t1 < t2 <= 1e30``; ``top_k`` (>= 1) is the expected
-    number of logits drawn exactly per segment (the construction is in the module docstring);
-    ``n_ctx`` (optional, ``>= t2``) is the context the query sees: the ``mass`` reference and
-    the context length of context-dependent transforms; ``h`` a head index. ``mass`` is relative
-    to ``[0, n_ctx)`` when ``n_ctx`` is given, else to the union of ``ranges``.
+    pairs of integer-valued numbers ``0 <= t1 < t2``, ``t1 <= 1e30``, ``t2 <= 1e32``;
+    ``top_k`` (>= 1) is the expected number of logits drawn exactly per segment (the
+    construction is in the module docstring); ``n_ctx`` (optional, ``>= t2``) is the context
+    the query sees: the ``mass`` reference and the context length of context-dependent
+    transforms; ``h`` a head index. ``mass`` is relative to ``[0, n_ctx)`` when ``n_ctx`` is
+    given, else to the union of ``ranges``.
     """
     stats = asymptotic_range_statistics(transform, ranges, samples, seed, top_k, n_ctx, h)
     pairs = stats["ranges"]
