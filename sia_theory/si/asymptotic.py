@@ -38,14 +38,14 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 from scipy.optimize import brentq
-from scipy.special import log_ndtr, logsumexp, ndtri_exp
+from scipy.special import log_ndtr, logsumexp
 
 from .._infra.seeding import check_seed, rng_for
 from .._infra.stats import mean_se
 from .._infra.validate import check_int, check_real
 from ..transforms import Transform
 from .montecarlo import SUMMARY_COLUMNS
-from .tails import BIN_TOL, distance_bins, truncated_moments
+from .tails import BIN_TOL, distance_bins, tail_normals, truncated_moments
 
 __all__ = ["simulate_gaussian_logits_asymptotic", "asymptotic_range_statistics", "MAX_T",
            "MAX_T2", "ASYMPTOTIC_STUDY"]
@@ -150,7 +150,7 @@ def _binned_stats(seg: _Segment, counts, uniforms, gauss):
     bin_idx = np.repeat(np.tile(np.arange(n_bins), s_count), counts.ravel())  # (T,)
     sample_idx = np.repeat(np.arange(s_count), per_sample)  # (T,)
     u = np.concatenate(uniforms) if uniforms else np.empty(0)  # (T,)
-    x = -ndtri_exp(np.log(u) + seg.log_p[bin_idx])  # (T,) exact tail draws, X > x_j
+    x = tail_normals(seg.log_p[bin_idx], u)  # (T,) exact tail draws, X > x_j
     lp = seg.a[bin_idx] * x + seg.m[bin_idx]  # (T,) L − ℓ >= 0
     top = np.zeros(s_count)  # (S,) M = max(0, largest L − ℓ)
     nonempty = per_sample > 0

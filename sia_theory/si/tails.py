@@ -29,12 +29,13 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import log_ndtr
+from scipy.special import log_ndtr, ndtri_exp
 
 from .._infra.validate import check_real
 from ..transforms import Transform
 
-__all__ = ["TruncatedMoments", "truncated_moments", "DistanceBins", "distance_bins", "BIN_TOL",
+__all__ = ["TruncatedMoments", "truncated_moments", "tail_normals", "DistanceBins", "distance_bins",
+           "BIN_TOL",
            "NEGLIGIBLE_NATS", "MAX_BINS"]
 
 _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
@@ -86,6 +87,13 @@ def truncated_moments(a, m, x) -> TruncatedMoments:
                             cov=m * var_w + a * cov_w_xw,
                             var_lw=np.maximum(m * m * var_w + 2.0 * a * m * cov_w_xw
                                               + a * a * var_xw, 0.0))
+
+
+def tail_normals(log_tail, u) -> np.ndarray:
+    """Exact draws of ``X ~ N(0, 1)`` conditioned on ``X > x``, given ``log_tail = log Φ̄(x)``
+    and uniforms ``u`` in ``(0, 1]``: ``Φ̄(X) = u Φ̄(x)``, i.e. ``X = −ndtri_exp(log u +
+    log Φ̄(x))`` (inverse CDF in log space: accurate for ``x`` far in the tail, e.g. 40)."""
+    return -ndtri_exp(np.log(u) + log_tail)
 
 
 # --- distance bins ---------------------------------------------------------------------------
