@@ -34,9 +34,8 @@ from scipy.special import log_ndtr, ndtri_exp
 from .._infra.validate import check_real
 from ..transforms import Transform
 
-__all__ = ["TruncatedMoments", "truncated_moments", "tail_normals", "DistanceBins", "distance_bins",
-           "BIN_TOL",
-           "NEGLIGIBLE_NATS", "MAX_BINS"]
+__all__ = ["TruncatedMoments", "truncated_moments", "tail_normals", "DistanceBins",
+           "distance_bins", "BIN_TOL", "NEGLIGIBLE_NATS", "MAX_BINS"]
 
 _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 
