@@ -63,7 +63,7 @@ def entropy_scaling_experiment(settings, title: str, stem: str, *, quick: bool, 
     same object the claims SI-7 / SI-8 use), plot, and save the table, fits and local slopes;
     with ``extension`` (an :class:`~sia_theory.si.entropy_extension.EntropyExtensionSettings`)
     also the asymptotic sampler to t = 1e30 (``_asymptotic.csv``) and the exact route
-    (``_exact.csv``, also at every brute-force ``t``), plotted beside the brute force."""
+    (``_exact.csv``), plotted beside the brute force."""
     from sia_theory._infra.io import save_experiment
     from sia_theory.si.entropy_extension import entropy_extension_study
     from sia_theory.si.studies import entropy_scaling_study
@@ -72,9 +72,7 @@ def entropy_scaling_experiment(settings, title: str, stem: str, *, quick: bool, 
     data = {"entropy": result.table, "fits": result.fits, "slopes": result.slopes}
     sampler = exact = None
     if extension is not None:
-        # the exact line also at every brute-force t (full mode; quick keeps its own grid)
-        extra = () if quick else result.table["t"].unique()
-        sampler, exact = entropy_extension_study(extension, seed, extra_exact_t=extra)
+        sampler, exact = entropy_extension_study(extension, seed)
         data.update(asymptotic=sampler, exact=exact)
     fig = plot_entropy_scaling(result.table, result.fits,
                                f"{title}, IID Gaussian base logits, {settings.samples} samples"
@@ -85,6 +83,7 @@ def entropy_scaling_experiment(settings, title: str, stem: str, *, quick: bool, 
         "extension": {"t_min": extension.t_min, "t_max": extension.t_max,
                       "points": extension.points, "samples": extension.samples,
                       "top_k": extension.top_k, "exact_t_min": extension.exact_t_min,
+                      "exact_points_low": extension.exact_points_low,
                       "exact_points": extension.exact_points}}
     return save_experiment(out_dir, stem, fig, data,
                            seed=seed, quick=quick, transform=repr(settings.transform),

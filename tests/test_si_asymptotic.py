@@ -218,3 +218,25 @@ def test_bad_input_names_the_parameter(kwargs, name):
             "seed": 0, **kwargs}
     with pytest.raises(ValueError, match=name):
         simulate_gaussian_logits_asymptotic(**args)
+
+
+# --- three routes: exact (Frullani), sampler, brute force -----------------------------------
+
+@pytest.mark.parametrize("transform, ranges", [
+    (ScaleInvariant(10.0), [(1e3, 1e4), (1e10, 2e10), (1e20, 5e20), (1e29, 1e30)]),
+    (NoScale(), [(1e5, 2e5), (1e29, 1e30)])], ids=["ScaleInvariant", "NoScale"])
+def test_sampler_matches_exact_route_to_1e30(transform, ranges):
+    """E[H] of the sampler within 4 se (its own, combined with the exact route's reported
+    error) of expected_entropy_exact, from t = 1e3 to 1e30; the brute force too at t = 1e3."""
+    from sia_theory.si.exact import expected_entropy_exact
+
+    fast = simulate_gaussian_logits_asymptotic(transform, ranges, 1500, 14)
+    for row in fast.itertuples():
+        exact = expected_entropy_exact(transform, row.t1, row.t2)
+        assert abs(row.H_mean - exact.value) <= K_SE * np.hypot(row.H_se, exact.error), (
+            row.t1, row.t2, row.H_mean, row.H_se, exact)
+    if ranges[0][1] <= 10**5:
+        t1, t2 = (int(t) for t in ranges[0])
+        slow = simulate_gaussian_logits(transform, t2, [(t1, t2)], 1500, 15).iloc[0]
+        exact = expected_entropy_exact(transform, t1, t2)
+        assert abs(slow.H_mean - exact.value) <= K_SE * np.hypot(slow.H_se, exact.error)

@@ -49,8 +49,9 @@ def log_grid(t_min: float, t_max: float, points: int) -> np.ndarray:
 @dataclass(frozen=True)
 class EntropyExtensionSettings(StudySettings):
     """Sampler at ``points`` log-spaced ``t`` in ``[t_min, t_max]`` with ``samples`` rows and
-    ``top_k``; exact route at ``exact_points`` log-spaced ``t`` in ``[exact_t_min, t_max]``
-    (plus the sampler's); ranges ``[t, tΔ)`` for each of ``deltas``."""
+    ``top_k``; exact route at ``exact_points_low`` log-spaced ``t`` in ``[exact_t_min, t_min]``
+    (the brute force's range) and ``exact_points`` in ``[t_min, t_max]``; ranges ``[t, tΔ)``
+    for each of ``deltas``."""
 
     transform: Transform = field(default_factory=lambda: ScaleInvariant(10.0))
     t_min: float = 1e5
@@ -59,7 +60,8 @@ class EntropyExtensionSettings(StudySettings):
     samples: int = 2000
     top_k: int = 500
     exact_t_min: float = 10.0
-    exact_points: int = 59
+    exact_points_low: int = 9
+    exact_points: int = 11
     deltas: tuple = (2, 5, 10)
 
     def __post_init__(self):
@@ -69,7 +71,8 @@ class EntropyExtensionSettings(StudySettings):
             raise ValueError(f"transform must not depend on the context length, got "
                              f"{self.transform!r}")
         log_grid(self.t_min, self.t_max, self.points)
-        log_grid(self.exact_t_min, self.t_max, self.exact_points)
+        log_grid(self.exact_t_min, self.t_min, self.exact_points_low)
+        log_grid(self.t_min, self.t_max, self.exact_points)
         check_int("samples", self.samples, lo=2, hi=10**7)
         check_int("top_k", self.top_k, lo=1, hi=10**6)
         deltas = tuple(check_int("deltas", d, lo=2, hi=100) for d in self.deltas)
@@ -79,35 +82,42 @@ class EntropyExtensionSettings(StudySettings):
 
     @classmethod
     def quick(cls, transform: Transform | None = None) -> EntropyExtensionSettings:
-        """Seconds: sampler at 1e5, 1e15, 1e25 with 64 samples; exact route there and at 1e30."""
+        """Seconds: sampler at 1e5, 1e15, 1e25 with 64 samples; exact route at 1e5 only."""
         return cls(transform=ScaleInvariant(10.0) if transform is None else transform,
-                   t_max=1e25, points=3, samples=64, exact_t_min=1e5, exact_points=2)
+                   t_max=1e25, points=3, samples=64, exact_t_min=1e5, exact_points_low=1,
+                   exact_points=1)
 
     @classmethod
     def full(cls, transform: Transform | None = None) -> EntropyExtensionSettings:
-        """1 sampler point per decade from 1e5 to 1e30 (2000 samples, top_k = 500), exact
-        route 2 points per decade from 10 to 1e30."""
+        """1 sampler point per decade from 1e5 to 1e30 (2000 samples, top_k = 500); exact
+        route 2 points per decade from 10 to 1e5 (all on the brute force's grid of t), then
+        one per 2.5 decades to 1e30."""
         return cls(transform=ScaleInvariant(10.0) if transform is None else transform)
 
     def sampler_t(self) -> np.ndarray:
         return log_grid(self.t_min, self.t_max, self.points)
 
     def exact_t(self) -> np.ndarray:
-        return log_grid(self.exact_t_min, self.t_max, self.exact_points)
+        return np.union1d(log_grid(self.exact_t_min, self.t_min, self.exact_points_low),
+                          log_grid(self.t_min, self.t_max, self.exact_points))
 
 
 def exact_entropy_table(transform: Transform, t_values, deltas) -> pd.DataFrame:
-    """``E[H_t^{tΔ}]`` by the exact route for every ``t`` and ``Δ``: columns ``delta, t, t1,
-    t2, H_exact``."""
-    from .exact import expected_entropy_exact
+    """``E[H_t^{tΔ}]`` by the exact route for every ``t`` and ``Δ`` with ``tΔ`` within the
+    route's reach (``t2 <= exact.T_MAX``): columns ``delta, t, t1, t2, H_exact,
+    H_exact_error`` (the route's own error estimate)."""
+    from .exact import T_MAX, expected_entropy_exact
 
     rows = []
     for delta in deltas:
         for t in t_values:
+            if float(t) * delta > T_MAX:
+                continue
             value = expected_entropy_exact(transform, float(t), float(t) * delta)
             rows.append({"delta": int(delta), "t": float(t), "t1": float(t),
-                         "t2": float(t) * delta, "H_exact": float(np.ravel(value)[0])})
-    return pd.DataFrame(rows)
+                         "t2": float(t) * delta, "H_exact": float(value.value),
+                         "H_exact_error": float(value.error)})
+    return pd.DataFrame(rows, columns=["delta", "t", "t1", "t2", "H_exact", "H_exact_error"])
 
 
 def entropy_extension_study(settings: EntropyExtensionSettings, seed: int, extra_exact_t=()
@@ -115,7 +125,7 @@ def entropy_extension_study(settings: EntropyExtensionSettings, seed: int, extra
     """``(sampler, exact)``: the sampler table (columns ``delta, t, t1, t2, H_mean, H_se,
     log_Z_mean, log_Z_se, samples, top_k``; one call over all ranges, seeded by ``(seed,
     "si.entropy_extension")``) and :func:`exact_entropy_table` on the exact grid, the sampler's
-    ``t`` and ``extra_exact_t`` (e.g. the brute force's ``t``)."""
+    ``t`` and ``extra_exact_t``."""
     if not isinstance(settings, EntropyExtensionSettings):
         raise ValueError(f"settings must be an EntropyExtensionSettings, got {settings!r}")
     seed = check_seed(seed)
@@ -131,15 +141,17 @@ def entropy_extension_study(settings: EntropyExtensionSettings, seed: int, extra
         "log_Z_mean": table["log_Z_mean"], "log_Z_se": table["log_Z_se"],
         "samples": table["samples"], "top_k": settings.top_k})
     extra = np.asarray([check_real("extra_exact_t", t, lo=1, hi=MAX_T) for t in extra_exact_t])
-    exact_t = np.union1d(np.union1d(settings.exact_t(), t_values), extra)
+    exact_t = np.union1d(settings.exact_t(), extra)
     return sampler, exact_entropy_table(settings.transform, exact_t, settings.deltas)
 
 
 def route_z_scores(mc: pd.DataFrame, exact: pd.DataFrame) -> pd.DataFrame:
-    """``(H_mean − H_exact)/H_se`` for every Monte Carlo point (``delta, t, H_mean, H_se``)
-    that has an exact value at the same ``(delta, t)``."""
-    joined = mc.merge(exact[["delta", "t", "H_exact"]], on=["delta", "t"], how="inner")
-    return joined.assign(z=(joined["H_mean"] - joined["H_exact"]) / joined["H_se"])
+    """``z = (H_mean − H_exact)/√(H_se² + H_exact_error²)`` for every Monte Carlo point
+    (``delta, t, H_mean, H_se``) that has an exact value at the same ``(delta, t)``."""
+    joined = mc.merge(exact[["delta", "t", "H_exact", "H_exact_error"]], on=["delta", "t"],
+                      how="inner")
+    return joined.assign(z=(joined["H_mean"] - joined["H_exact"])
+                         / np.hypot(joined["H_se"], joined["H_exact_error"]))
 
 
 def fig2_extension_settings(quick: bool) -> EntropyExtensionSettings:
