@@ -14,7 +14,8 @@ import importlib
 
 # Public name -> module (relative to this package) that defines it.
 _EXPORTS = {
-    **dict.fromkeys(["ALiBi", "LogN", "NoScale", "ScaleInvariant", "Transform"], ".transforms"),
+    **dict.fromkeys(["ALiBi", "LogN", "NoScale", "ScaleInvariant", "ScaleInvariantFamily",
+                     "Transform"], ".transforms"),
     **dict.fromkeys(["expected_total_attention", "expected_log_total_attention",
                      "expected_negentropy", "plug_in_entropy",
                      "scale_invariant_total_attention", "scale_invariant_negentropy",
@@ -42,7 +43,7 @@ _SUBPACKAGES = ("analysis", "attention", "symbolic")
 
 __all__ = [
     # transforms
-    "ALiBi", "LogN", "NoScale", "ScaleInvariant", "Transform",
+    "ALiBi", "LogN", "NoScale", "ScaleInvariant", "ScaleInvariantFamily", "Transform",
     # scale-invariant attention: closed forms and Monte Carlo
     "expected_total_attention", "expected_log_total_attention", "expected_negentropy",
     "plug_in_entropy",

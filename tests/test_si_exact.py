@@ -113,3 +113,31 @@ def test_bad_ranges_raise_value_error_naming_them(args, name):
         expected_entropy_exact(NoScale(), *args)
     with pytest.raises(ValueError, match=rf"^{name} must"):
         distance_quadrature(*args)
+
+
+def test_scale_invariant_family_at_c_1_is_the_si_transform():
+    from sia_theory import ScaleInvariantFamily
+
+    t = np.array([0.0, 1.0, 7.0, 1e3, 1e12, 1e30])
+    a_f, m_f = ScaleInvariantFamily(1.0, 10.0, math.exp(0.5)).coefficients(t)
+    a_s, m_s = ScaleInvariant(10.0).coefficients(t)
+    np.testing.assert_allclose(a_f, a_s, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(m_f, m_s, rtol=1e-12, atol=1e-12)
+    assert ScaleInvariantFamily(1.0, 10.0, math.exp(0.5)).power_law == pytest.approx(
+        ScaleInvariant(10.0).power_law, rel=1e-12)
+
+
+@pytest.mark.parametrize("c", [0.25, 1.0, 2.0])
+def test_scale_invariant_family_keeps_total_attention_and_its_log_moments(c):
+    from sia_theory import ScaleInvariantFamily
+
+    fam = ScaleInvariantFamily(c, 3.0, 1.7)
+    t = np.array([0.0, 2.0, 50.0, 1e6])
+    a, m = fam.coefficients(t)
+    log_w, tilt = fam.log_moments(t)
+    np.testing.assert_allclose(np.exp(m + a * a / 2), 1.7 / (t / 3.0 + 1), rtol=1e-12)
+    np.testing.assert_allclose(log_w, m + a * a / 2, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(tilt, m + a * a, rtol=1e-12, atol=1e-12)
+    assert (fam.power_law is None) == (c != 1.0)
+    with pytest.raises(ValueError, match="^c must"):
+        ScaleInvariantFamily(0.0)

@@ -16,7 +16,7 @@ Each expectation is ``E[k(μ + aX)]`` for a smoothed step ``k`` of width 1 in ``
 i.e. of width ``1/a`` in ``x`` at ``x* = −μ/a`` (``a`` reaches ~12 for the SI transform at
 ``t = 1e30`` and ~28 for LogN there). Plain Gauss–Hermite does not resolve such a step; here the
 ``x`` line is split at ``x*`` and each side is integrated with composite Gauss–Legendre panels:
-a *near* zone of ``16/max(a, 1)`` next to ``x*`` (the step, 16 units of ``y``) and a *far* zone
+a *near* zone of ``12/max(a, 1)`` next to ``x*`` (the step, 12 units of ``y``) and a *far* zone
 of unit-scale panels. The integrands are log-concave in ``x`` (``log k`` is concave and
 ``log φ`` has curvature −1), so each side only needs ±10 around the peak of its own integrand:
 ``k(y) ≈ e^y`` below the step moves that peak to ``x = a`` (the tilt), ``k ≈ 1`` to ``x = 0``.
@@ -35,10 +35,10 @@ __all__ = ["laplace_log_factor", "laplace_tilted", "laplace_pieces", "step_expec
            "log_factor"]
 
 _HALF = 10.0  # each side spans its integrand's peak ± 10 (a relative e^-50 is left out)
-_NEAR_Y = 16.0  # the step zone: 16 units of y next to x* (e^-16 ≈ 1e-7 left, then smooth)
+_NEAR_Y = 12.0  # the step zone: 12 units of y next to x* (then k is e^y(1 + O(e^y)) or 1)
 _ORDER = 8  # Gauss-Legendre nodes per panel
-_NEAR_PANELS = 8
-_FAR_PANELS = 16
+_NEAR_PANELS = 6
+_FAR_PANELS = 8
 _X_CLIP = 1e6  # |x*| beyond this is as good as infinite (a -> 0 leaves x* = -mu/a unbounded)
 _LOG_SQRT_2PI = 0.5 * np.log(2.0 * np.pi)
 
