@@ -6,8 +6,10 @@ Monte Carlo comparisons pass within k = 4 standard errors (both routes' errors c
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy.integrate import quad
 from scipy.stats import norm
@@ -25,6 +27,7 @@ from sia_theory import (
     simulate_gaussian_logits_asymptotic,
 )
 from sia_theory.si.asymptotic import asymptotic_range_statistics
+from sia_theory.si.entropy_extension import route_z_scores
 from sia_theory.si.tails import BIN_TOL, distance_bins, tail_normals, truncated_moments
 
 K_SE = 4.0
@@ -240,3 +243,17 @@ def test_sampler_matches_exact_route_to_1e30(transform, ranges):
         slow = simulate_gaussian_logits(transform, t2, [(t1, t2)], 1500, 15).iloc[0]
         exact = expected_entropy_exact(transform, t1, t2)
         assert abs(slow.H_mean - exact.value) <= K_SE * np.hypot(slow.H_se, exact.error)
+
+
+FIGURES = Path(os.environ.get("SIA_FIGURES_DIR", Path(__file__).resolve().parents[1] / "figures"))
+
+
+@pytest.mark.parametrize("stem", ["si_fig2_entropy_scaling", "si_fig6_standard_entropy"])
+def test_committed_figures_three_routes_agree(stem):
+    """In the committed SI Fig. 2 / Fig. 6 data, every sampler point (t = 1e5 … 1e30) and every
+    brute-force point with an exact value (t = 10 … 1e5) is within 4 se of the exact route."""
+    exact = pd.read_csv(FIGURES / f"{stem}_exact.csv")
+    sampler = route_z_scores(pd.read_csv(FIGURES / f"{stem}_asymptotic.csv"), exact)
+    brute = route_z_scores(pd.read_csv(FIGURES / f"{stem}_entropy.csv"), exact)
+    assert len(sampler) >= 18 and sampler["t"].max() == 1e30 and len(brute) >= 15
+    assert sampler["z"].abs().max() <= K_SE and brute["z"].abs().max() <= K_SE

@@ -148,8 +148,9 @@ def entropy_extension_study(settings: EntropyExtensionSettings, seed: int, extra
 def route_z_scores(mc: pd.DataFrame, exact: pd.DataFrame) -> pd.DataFrame:
     """``z = (H_mean − H_exact)/√(H_se² + H_exact_error²)`` for every Monte Carlo point
     (``delta, t, H_mean, H_se``) that has an exact value at the same ``(delta, t)``."""
-    joined = mc.merge(exact[["delta", "t", "H_exact", "H_exact_error"]], on=["delta", "t"],
-                      how="inner")
+    keys = {"delta": np.int64, "t": np.float64}
+    joined = mc.astype(keys).merge(exact[["delta", "t", "H_exact", "H_exact_error"]].astype(keys),
+                                   on=["delta", "t"], how="inner")
     return joined.assign(z=(joined["H_mean"] - joined["H_exact"])
                          / np.hypot(joined["H_se"], joined["H_exact_error"]))
 
