@@ -1,0 +1,132 @@
+"""Where needle retrieval switches on: the threshold ``δ*(t, N)``, exactly and by extreme-value
+theory (issue 10 §4, claim EXT-7; docs/criticality.md §4).
+
+``δ*`` is the raise of the needle's base score at which it is the argmax of the logits with
+probability ½ (:func:`argmax_threshold`, a root of the exact
+:func:`~sia_theory.si.needle.argmax_probability`; cost independent of ``N``).
+
+Extreme-value theory (:func:`evt_threshold`): the largest of the other logits is close to a
+Gumbel variable ``ℓ* + G/θ``, with location and rate from the Poisson intensity of exceedances
+
+    ``Λ(ℓ) = Σ_{s≠t} Φ̄((ℓ − m_s)/a_s)``,  ``Λ(ℓ*) = 1``,  ``θ = −Λ'(ℓ*)``
+
+(the classical approximation ``P(max < ℓ) ≈ e^{−Λ(ℓ)}`` for independent, not identically
+distributed variables). The needle wins with probability ½ when ``δ − (ℓ* − m_t)/a_t`` is the
+median ``y(c)`` of ``X + G/c``, ``c = θ·a_t`` (:func:`gumbel_gauss_median`; ``y → γ/c`` for
+large ``c``, ``γ`` Euler's constant). For a position-agnostic scheme (the same ``(a, m)`` at
+every distance) ``ℓ* = a·u_n + m`` with ``n·Φ̄(u_n) = 1``, ``n = N − 1``: the multiplier ``a``
+cancels and ``δ* ≈ u_n + γ/u_n ≈ b_n + γ/a_n`` with the textbook constants
+``a_n = √(2 log n)``, ``b_n = a_n − (log log n + log 4π)/(2 a_n)`` (:func:`classical_threshold`).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy.optimize import brentq
+from scipy.special import log_ndtr
+
+from .._infra.validate import check_int, check_real
+from .needle import argmax_probability, check_needle, needle_coefficients, rest_nodes
+
+__all__ = ["EULER_GAMMA", "gumbel_gauss_median", "rest_intensity", "gumbel_parameters",
+           "evt_threshold", "classical_threshold", "argmax_threshold"]
+
+EULER_GAMMA = 0.5772156649015329
+_X = np.linspace(-12.0, 12.0, 4801)  # (X,) trapezoid grid for the Gaussian in y(c)
+_PHI = np.exp(-0.5 * _X**2) / math.sqrt(2 * math.pi)  # (X,)
+
+
+def gumbel_gauss_median(c) -> float:
+    """The median ``y(c)`` of ``X + G/c`` with ``X ~ N(0, 1)`` and ``G`` a standard Gumbel
+    (``P(G < g) = exp(−e^{−g})``), i.e. the root of ``E[exp(−e^{−c(X + y)})] = ½``. Between
+    ``−log log 2/c`` (``c → 0``, the Gumbel's own median) and ``γ/c`` (``c → ∞``)."""
+    c = check_real("c", c, lo=0, lo_open=True)
+
+    def excess(y):
+        return np.trapezoid(_PHI * np.exp(-np.exp(np.minimum(-c * (_X + y), 700.0))), _X) - 0.5
+
+    span = 1.0 / c + 1.0
+    return float(brentq(excess, -span - 12.0, span + 12.0, xtol=1e-12))
+
+
+def rest_intensity(transform, n_ctx, t, level, head=None) -> tuple[float, float]:
+    """``(log Λ(ℓ), −Λ'(ℓ)/Λ(ℓ))``: the expected number of other logits above ``ℓ`` (in log) and
+    its decay rate, ``Λ(ℓ) = Σ_{s≠t} Φ̄((ℓ − m_s)/a_s)``."""
+    level = check_real("level", level)
+    n_ctx, t = check_needle(transform, n_ctx, t, head)
+    a, m, w = rest_nodes(transform, n_ctx, t, head)  # (Q,) each
+    live = a > 0
+    safe = np.where(live, a, 1.0)
+    z = (level - m) / safe  # (Q,)
+    log_tail = np.where(live, log_ndtr(-z), np.where(level < m, 0.0, -np.inf))  # (Q,)
+    shift = float(np.max(log_tail))
+    if not np.isfinite(shift):
+        return -math.inf, math.inf
+    tail = w * np.exp(log_tail - shift)  # (Q,)
+    density = np.where(live, w * np.exp(-0.5 * z * z - shift) / (math.sqrt(2 * math.pi) * safe),
+                       0.0)  # (Q,) −dΛ/dℓ, scaled like tail
+    return float(np.log(tail.sum()) + shift), float(density.sum() / tail.sum())
+
+
+def gumbel_parameters(transform, n_ctx, t, head=None) -> tuple[float, float]:
+    """``(ℓ*, θ)``: the Gumbel location (``Λ(ℓ*) = 1``) and rate (``θ = −Λ'(ℓ*)``) of the
+    largest logit other than the needle's."""
+    n_ctx, t = check_needle(transform, n_ctx, t, head)
+
+    def log_lambda(level):
+        return rest_intensity(transform, n_ctx, t, level, head)[0]
+
+    lo, hi = -1.0, 1.0
+    while log_lambda(lo) < 0:
+        lo = 2 * lo - 1
+    while log_lambda(hi) > 0:
+        hi = 2 * hi + 1
+    level = brentq(log_lambda, lo, hi, xtol=1e-12)
+    return float(level), rest_intensity(transform, n_ctx, t, level, head)[1]
+
+
+def evt_threshold(transform, n_ctx, t, head=None) -> float:
+    """The extreme-value prediction of ``δ*(t, N)``: ``(ℓ* − m_t)/a_t + y(θ·a_t)`` (module
+    docstring); ``nan`` if the needle's multiplier ``a_t`` is 0 (``δ`` then has no effect)."""
+    n_ctx, t = check_needle(transform, n_ctx, t, head)
+    a_t, m_t = needle_coefficients(transform, n_ctx, t, head)
+    if a_t <= 0:
+        return float("nan")
+    level, rate = gumbel_parameters(transform, n_ctx, t, head)
+    return (level - m_t) / a_t + gumbel_gauss_median(rate * a_t)
+
+
+def classical_threshold(n_ctx) -> float:
+    """``b_n + γ/a_n`` with ``n = N − 1``, ``a_n = √(2 log n)``,
+    ``b_n = a_n − (log log n + log 4π)/(2 a_n)``: the textbook asymptotic ``δ*`` of every
+    position-agnostic scheme (``N >= 3``)."""
+    n = check_int("n_ctx", n_ctx, lo=3) - 1
+    a_n = math.sqrt(2 * math.log(n))
+    b_n = a_n - (math.log(math.log(n)) + math.log(4 * math.pi)) / (2 * a_n)
+    return b_n + EULER_GAMMA / a_n
+
+
+def argmax_threshold(transform, n_ctx, t, head=None, *, guess=None, xtol=1e-6) -> float:
+    """The exact ``δ*(t, N)``: the root of ``P(argmax) = ½`` in ``δ`` (``nan`` if ``a_t = 0``).
+
+    ``guess`` starts the bracket (default :func:`evt_threshold`); it widens until it holds the
+    root, so the answer does not depend on the guess."""
+    n_ctx, t = check_needle(transform, n_ctx, t, head)
+    a_t, _ = needle_coefficients(transform, n_ctx, t, head)
+    if a_t <= 0:
+        return float("nan")
+    guess = evt_threshold(transform, n_ctx, t, head) if guess is None \
+        else check_real("guess", guess)
+
+    def excess(delta):
+        return float(argmax_probability(transform, n_ctx, t, [delta], head)[0]) - 0.5
+
+    lo, hi, step = guess - 0.5, guess + 0.5, 1.0
+    while excess(lo) > 0:
+        lo, step = lo - step, 2 * step
+    step = 1.0
+    while excess(hi) < 0:
+        hi, step = hi + step, 2 * step
+    return float(brentq(excess, lo, hi, xtol=xtol))
