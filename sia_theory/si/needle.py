@@ -22,17 +22,23 @@ distance has the same coefficients). Extreme-value thresholds are in
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
-from scipy.special import log_ndtr
+from scipy.special import exp1, log_ndtr
 
 from .._infra.validate import check_finite_array, check_int, check_real
 from .exact import distance_quadrature
+from .laplace import laplace_log_factor
 
-__all__ = ["U_STEP", "U_HALF_WIDTH", "check_needle", "needle_coefficients", "rest_nodes", "rest_sum",
-           "rest_log_cdf", "argmax_probability"]
+__all__ = ["U_STEP", "U_HALF_WIDTH", "W_STEP", "check_needle", "needle_coefficients",
+           "rest_nodes", "rest_sum", "rest_log_cdf", "argmax_probability", "laplace_grid",
+           "rest_laplace", "expected_log_rest", "needle_mass"]
 
 U_STEP = 0.02  # trapezoid step in u = X_t + δ (the integrand is entire: error ~ e^{−π²/(c·h)})
 U_HALF_WIDTH = 9.0  # φ(u − δ) < 1e-17 outside δ ± 9
+W_STEP = 0.25  # trapezoid step in w = log v (Ψ is analytic for |Im w| < π/2: error ~ e^{−π²/h})
+_LOG_PSI_CUT = -600.0  # the w grid ends where log Ψ(e^w) < −600 (one factor is floored at −690)
 _CHUNK = 2**21  # elements of a (levels, nodes) block
 
 
@@ -51,6 +57,37 @@ def needle_coefficients(transform, n_ctx, t, head=None) -> tuple[float, float]:
     """``(a_t, m_t)`` of the key at distance ``t`` in a context of ``n_ctx`` keys."""
     a, m = transform.coefficients(np.array([float(t)]), n_ctx=float(n_ctx), h=head)
     return float(a[0]), float(m[0])
+
+
+def _u_grid(lo, hi):
+    return np.linspace(lo, hi, int(np.ceil((hi - lo) / U_STEP)) + 1)  # (U,)
+
+
+def _delta_blocks(flat):
+    """Index blocks of ``flat`` (sorted) spanning at most 20 each: one ``u`` grid per block."""
+    order = np.argsort(flat)
+    start = 0
+    while start < flat.size:
+        stop = int(np.searchsorted(flat[order], flat[order[start]] + 20.0, side="right"))
+        yield order[start:stop]
+        start = stop
+
+
+def _gauss_average(values_of_u, flat, block):
+    """``∫ φ(u − δ) f(u) du`` for each ``δ`` of the block (trapezoid over ``δ ± 9``)."""
+    u = _u_grid(flat[block].min() - U_HALF_WIDTH, flat[block].max() + U_HALF_WIDTH)  # (U,)
+    dens = np.exp(-0.5 * (u[None, :] - flat[block][:, None]) ** 2) / np.sqrt(2 * np.pi)
+    return np.clip(np.trapezoid(dens * values_of_u(u)[None, :], u, axis=1), 0.0, 1.0)  # (B,)
+
+
+def all_nodes(transform, n_ctx, head=None):
+    """``(a_s, m_s, w_s)`` of the sum over every ``s`` in ``[0, N)`` (see :func:`rest_nodes`)."""
+    if "distance" not in transform.depends_on:
+        a, m = needle_coefficients(transform, n_ctx, 0, head)
+        return np.array([a]), np.array([m]), np.array([float(n_ctx)])
+    nodes, weights = distance_quadrature(0, n_ctx)  # (Q,) each
+    a, m = transform.coefficients(nodes, n_ctx=float(n_ctx), h=head)
+    return a, m, weights
 
 
 def rest_nodes(transform, n_ctx, t, head=None):
@@ -120,17 +157,95 @@ def argmax_probability(transform, n_ctx, t, deltas, head=None) -> np.ndarray:
     flat = deltas.ravel()
     a_t, m_t = needle_coefficients(transform, n_ctx, t, head)
     out = np.empty_like(flat)
-    order = np.argsort(flat)
-    start = 0
-    while start < flat.size:  # blocks of deltas spanning at most 20 (one u-grid each)
-        stop = int(np.searchsorted(flat[order], flat[order[start]] + 20.0, side="right"))
-        block = order[start:stop]
-        lo, hi = flat[block].min() - U_HALF_WIDTH, flat[block].max() + U_HALF_WIDTH
-        u = np.linspace(lo, hi, int(np.ceil((hi - lo) / U_STEP)) + 1)  # (U,)
-        log_cdf = rest_log_cdf(transform, n_ctx, t, a_t * u + m_t, head)  # (U,)
-        dens = np.exp(-0.5 * (u[None, :] - flat[block][:, None]) ** 2) / np.sqrt(2 * np.pi)
-        integrand = dens * np.exp(log_cdf)[None, :]  # (B, U)
-        out[block] = np.clip(np.trapezoid(integrand, u, axis=1), 0.0, 1.0)
-        start = stop
+    for block in _delta_blocks(flat):
+        out[block] = _gauss_average(
+            lambda u: np.exp(rest_log_cdf(transform, n_ctx, t, a_t * u + m_t, head)), flat, block)
     return out.reshape(deltas.shape)
 
+
+
+def _log_psi(a, m, weights, log_w):
+    """``log Ψ(e^{log_w}) = Σ_s w_s log E[exp(−e^{log_w} e^{L_s})]`` at each point of
+    ``log_w``: ``(K,)``. Blocks of at most ~2¹⁴ (point, node) pairs (each pair integrates on a
+    few hundred abscissae inside :func:`~sia_theory.si.laplace.laplace_log_factor`)."""
+    out = np.zeros(log_w.size)  # (K,)
+    per_block = max(1, 2**14 // max(a.size, 1))
+    step = min(a.size, 2**14)
+    for lo in range(0, log_w.size, per_block):
+        part = log_w[lo:lo + per_block, None]  # (k, 1)
+        for q in range(0, a.size, step):
+            factor = laplace_log_factor(a[None, q:q + step], m[None, q:q + step], part)  # (k, q)
+            out[lo:lo + per_block] += factor @ weights[q:q + step]
+    return out
+
+
+@lru_cache(maxsize=8)
+def laplace_grid(transform, n_ctx, head=None) -> tuple[float, np.ndarray, np.ndarray]:
+    """``(w_1, w, log Ψ(e^w))`` on a uniform grid of step :data:`W_STEP` from ``w_1`` to where
+    ``log Ψ < −600``, for ``Ψ(v) = E[e^{−vZ}]`` over **all** ``N`` keys (the needle's own factor
+    is divided out per ``t``). Below ``w_1 = −log E[Z] − 40``, ``Ψ = 1`` to ``e^{−40}``
+    (Jensen: ``log Ψ(v) >= −v E[Z]``). Cached: a study asks for it once per ``t``."""
+    a, m, weights = all_nodes(transform, n_ctx, head)
+    log_mean_z = float(np.log(np.sum(weights * np.exp(m + 0.5 * a * a - np.max(m + 0.5 * a * a))))
+                       + np.max(m + 0.5 * a * a))
+    w_1 = -log_mean_z - 40.0
+    lo, hi = w_1, w_1 + 64.0
+    while _log_psi(a, m, weights, np.array([hi]))[0] > _LOG_PSI_CUT:
+        lo, hi = hi, hi + 2 * (hi - w_1)
+    while hi - lo > 1.0:  # log Ψ is decreasing in w
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if _log_psi(a, m, weights, np.array([mid]))[0] > _LOG_PSI_CUT \
+            else (lo, mid)
+    w = w_1 + W_STEP * np.arange(int(np.ceil((hi - w_1) / W_STEP)) + 1)  # (W,)
+    return w_1, w, _log_psi(a, m, weights, w)
+
+
+def rest_laplace(log_psi, log_own) -> np.ndarray:
+    """``Ψ_t = Ψ/g_t``: the Laplace transform of ``Z`` without the needle's own key, from the
+    logs over all keys and of its factor (``0`` where ``Ψ`` underflowed to ``0``)."""
+    with np.errstate(invalid="ignore"):
+        ratio = np.exp(np.minimum(log_psi - log_own, 0.0))
+    return np.where(np.isfinite(log_psi) & np.isfinite(log_own), ratio, 0.0)
+
+
+def expected_log_rest(transform, n_ctx, t, head=None) -> float:
+    """``E[log Z_rest]``, ``Z_rest = Σ_{s≠t} e^{L_s}``, by Frullani's integral
+    ``E[log Z] = ∫ (exp(−e^w) − Ψ_t(e^w)) dw`` on :func:`laplace_grid` (``Ψ_t = 1`` below
+    ``w_1``, ``0`` above its end: ``E_1(e^{w_end})`` closes the tail)."""
+    n_ctx, t = check_needle(transform, n_ctx, t, head)
+    a_t, m_t = needle_coefficients(transform, n_ctx, t, head)
+    w_1, w, log_psi = laplace_grid(transform, n_ctx, head)
+    psi_t = rest_laplace(log_psi, laplace_log_factor(a_t, m_t, w))  # (W,)
+    x = float(np.exp(w_1))  # ∫_{−∞}^{w_1} (e^{−e^w} − 1) dw = −Ein(x) = −(E_1(x) + log x + γ)
+    below = -(x - x * x / 4 if x < 1e-4 else float(exp1(x)) + w_1 + 0.5772156649015329)
+    inside = float(np.trapezoid(np.exp(-np.exp(w)) - psi_t, w))
+    return below + inside + float(exp1(np.exp(w[-1])))
+
+
+def needle_mass(transform, n_ctx, t, deltas, head=None) -> np.ndarray:
+    """The expected attention mass ``E[e^{L_t}/Z]`` of a needle raised by each ``δ``.
+
+    With ``v = e^w`` and ``R(ℓ) = E[e^ℓ/(e^ℓ + Z_rest)] = ∫ q(w + ℓ) Ψ_t(e^w) dw``,
+    ``q(y) = e^{y − e^y}`` (the Gumbel density), the mass is ``∫ φ(u − δ) R(a_t u + m_t) du``.
+    ``R`` is ``1 − exp(−e^{w_1 + ℓ})`` from ``w < w_1`` (where ``Ψ_t = 1``) plus a trapezoid
+    sum over :func:`laplace_grid`; ``Ψ_t = Ψ / g_t`` divides the needle's own Laplace factor
+    ``g_t`` out of the product over all keys. Cost independent of ``N``."""
+    n_ctx, t = check_needle(transform, n_ctx, t, head)
+    deltas = check_finite_array("deltas", deltas, dtype=np.float64)
+    flat = deltas.ravel()
+    a_t, m_t = needle_coefficients(transform, n_ctx, t, head)
+    w_1, w, log_psi = laplace_grid(transform, n_ctx, head)
+    psi_t = rest_laplace(log_psi, laplace_log_factor(a_t, m_t, w))  # (W,)
+    trap = np.full(w.size, W_STEP)
+    trap[[0, -1]] *= 0.5  # (W,) trapezoid weights
+
+    def ratio(u):  # R(a_t u + m_t), (U,)
+        level = a_t * u + m_t
+        y = np.minimum(w[None, :] + level[:, None], 700.0)  # (U, W)
+        inner = np.exp(y - np.exp(y)) @ (trap * psi_t)
+        return -np.expm1(-np.exp(np.minimum(w_1 + level, 700.0))) + inner
+
+    out = np.empty_like(flat)
+    for block in _delta_blocks(flat):
+        out[block] = _gauss_average(ratio, flat, block)
+    return out.reshape(deltas.shape)

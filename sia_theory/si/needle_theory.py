@@ -24,14 +24,23 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from scipy.integrate import quad
 from scipy.optimize import brentq
 from scipy.special import log_ndtr
 
 from .._infra.validate import check_int, check_real
-from .needle import argmax_probability, check_needle, needle_coefficients, rest_nodes
+from .needle import (
+    argmax_probability,
+    check_needle,
+    expected_log_rest,
+    needle_coefficients,
+    needle_mass,
+    rest_nodes,
+)
 
 __all__ = ["EULER_GAMMA", "gumbel_gauss_median", "rest_intensity", "gumbel_parameters",
-           "evt_threshold", "classical_threshold", "argmax_threshold"]
+           "evt_threshold", "classical_threshold", "power_law_threshold", "closed_threshold",
+           "argmax_threshold", "mass_threshold", "free_energy_threshold"]
 
 EULER_GAMMA = 0.5772156649015329
 _X = np.linspace(-12.0, 12.0, 4801)  # (X,) trapezoid grid for the Gaussian in y(c)
@@ -108,7 +117,61 @@ def classical_threshold(n_ctx) -> float:
     return b_n + EULER_GAMMA / a_n
 
 
-def argmax_threshold(transform, n_ctx, t, head=None, *, guess=None, xtol=1e-6) -> float:
+def _power_law_log_intensity(level, alpha, b, tau, a_lo, a_hi) -> float:
+    """``log Λ(ℓ)`` of the power-law family in the continuum, per scale range (see
+    :func:`power_law_threshold`)."""
+    k = level - b
+    inner = quad(lambda a: a * a / (a * a + k) * math.exp(-k * k / (2 * a * a)), a_lo, a_hi,
+                 epsabs=0.0, epsrel=1e-10, limit=200)[0]
+    return math.log(tau * alpha / math.sqrt(2 * math.pi) * inner) - level
+
+
+def power_law_threshold(transform, n_ctx, t) -> float:
+    """The closed-form ``δ*(t, N)`` of a transform with SI's power law (``transform.power_law =
+    (α, β, τ)``: ``a_s² = 2[log(s/τ+1) − log α + b]``, ``m_s = b − a_s²``, ``b = β/α``, SI eq. 16).
+
+    Per scale range: with ``λ = log(1 + s/τ)`` the distances between ``λ`` and ``λ + dλ`` number
+    ``τ e^λ dλ``, and each exceeds ``ℓ`` with probability ``Φ̄(a_s + (ℓ − b)/a_s)``; the Mills
+    ratio and ``dλ = a da`` turn the sum into
+
+        ``Λ(ℓ) = τα e^{−ℓ}/√(2π) · ∫_{a_0}^{a_N} a²/(a² + κ) · e^{−κ²/(2a²)} da``,  ``κ = ℓ − b``,
+
+    ``≈ τα e^{−ℓ} a_N/√(2π)`` for large ``N``: every scale range contributes alike, so the
+    largest logit sits at ``ℓ*_N ≈ log(τα a_N/√(2π))``, growing only like ``½ log log N``. Then
+    ``δ* = a_t + (ℓ*_N − b)/a_t + y(θ a_t)``: set by the needle's own scale ``a_t ≈ √(2 log t)``.
+    """
+    if transform.power_law is None:
+        raise ValueError(f"transform must have SI's power law (power_law = (alpha, beta, tau)), "
+                         f"got {transform!r}")
+    n_ctx, t = check_needle(transform, n_ctx, t)
+    alpha, beta, tau = transform.power_law
+    b = beta / alpha
+    a_lo, _ = needle_coefficients(transform, n_ctx, 0)
+    a_hi, _ = needle_coefficients(transform, n_ctx, n_ctx - 1)
+    a_t, m_t = needle_coefficients(transform, n_ctx, t)
+
+    def log_lambda(level):
+        return _power_law_log_intensity(level, alpha, b, tau, a_lo, a_hi)
+
+    level = brentq(log_lambda, b + 1e-9, b + 60.0, xtol=1e-12)
+    h = 1e-5
+    rate = -(log_lambda(level + h) - log_lambda(level - h)) / (2 * h)
+    return (level - m_t) / a_t + gumbel_gauss_median(rate * a_t)
+
+
+def closed_threshold(transform, n_ctx, t) -> float:
+    """The closed-form ``δ*``: :func:`classical_threshold` for a position-agnostic transform
+    (no ``"distance"`` in ``depends_on``), :func:`power_law_threshold` for SI's power law,
+    ``nan`` otherwise."""
+    if "distance" not in transform.depends_on:
+        check_needle(transform, n_ctx, t)
+        return classical_threshold(n_ctx)
+    if transform.power_law is not None:
+        return power_law_threshold(transform, n_ctx, t)
+    return float("nan")
+
+
+def argmax_threshold(transform, n_ctx, t, head=None, *, guess=None) -> float:
     """The exact ``δ*(t, N)``: the root of ``P(argmax) = ½`` in ``δ`` (``nan`` if ``a_t = 0``).
 
     ``guess`` starts the bracket (default :func:`evt_threshold`); it widens until it holds the
@@ -120,13 +183,38 @@ def argmax_threshold(transform, n_ctx, t, head=None, *, guess=None, xtol=1e-6) -
     guess = evt_threshold(transform, n_ctx, t, head) if guess is None \
         else check_real("guess", guess)
 
-    def excess(delta):
-        return float(argmax_probability(transform, n_ctx, t, [delta], head)[0]) - 0.5
+    return _root(lambda d: float(argmax_probability(transform, n_ctx, t, [d], head)[0]) - 0.5,
+                 guess)
 
+
+def _root(excess, guess):
     lo, hi, step = guess - 0.5, guess + 0.5, 1.0
     while excess(lo) > 0:
         lo, step = lo - step, 2 * step
     step = 1.0
     while excess(hi) < 0:
         hi, step = hi + step, 2 * step
-    return float(brentq(excess, lo, hi, xtol=xtol))
+    return float(brentq(excess, lo, hi, xtol=1e-6))
+
+
+def free_energy_threshold(transform, n_ctx, t, head=None) -> float:
+    """The mass threshold's prediction ``(E[log Z_rest] − m_t)/a_t``: the needle's logit
+    ``a_t(X + δ) + m_t`` against the typical log-normaliser of the rest (exact if ``log Z_rest``
+    did not fluctuate, since ``E[σ(a_t X + c)] = ½`` iff ``c = 0`` for symmetric ``X``)."""
+    n_ctx, t = check_needle(transform, n_ctx, t, head)
+    a_t, m_t = needle_coefficients(transform, n_ctx, t, head)
+    if a_t <= 0:
+        return float("nan")
+    return (expected_log_rest(transform, n_ctx, t, head) - m_t) / a_t
+
+
+def mass_threshold(transform, n_ctx, t, head=None, *, guess=None) -> float:
+    """The exact ``δ*_mass(t, N)``: the root of ``E[e^{L_t}/Z] = ½`` in ``δ`` (``nan`` if
+    ``a_t = 0``); the bracket starts at :func:`free_energy_threshold` and widens."""
+    n_ctx, t = check_needle(transform, n_ctx, t, head)
+    a_t, _ = needle_coefficients(transform, n_ctx, t, head)
+    if a_t <= 0:
+        return float("nan")
+    guess = free_energy_threshold(transform, n_ctx, t, head) if guess is None \
+        else check_real("guess", guess)
+    return _root(lambda d: float(needle_mass(transform, n_ctx, t, [d], head)[0]) - 0.5, guess)
