@@ -27,7 +27,7 @@ from functools import lru_cache
 import numpy as np
 from scipy.special import exp1, log_ndtr
 
-from .._infra.validate import check_finite_array, check_int, check_real
+from .._infra.validate import check_finite_array, check_int
 from .exact import distance_quadrature
 from .laplace import laplace_log_factor
 
@@ -91,8 +91,8 @@ def all_nodes(transform, n_ctx, head=None):
 
 
 def rest_nodes(transform, n_ctx, t, head=None):
-    """``(a_s, m_s, w_s)``, each ``(Q,)``: nodes ``(a_s, m_s)`` and weights of the sum over ``s ≠ t``; a transform without
-    ``"distance"`` in ``depends_on`` is one node of weight ``N − 1``."""
+    """``(a_s, m_s, w_s)``, each ``(Q,)``: nodes and weights of the sum over ``s ≠ t``; a
+    transform without ``"distance"`` in ``depends_on`` is one node of weight ``N − 1``."""
     if "distance" not in transform.depends_on:
         a, m = needle_coefficients(transform, n_ctx, 0, head)
         return np.array([a]), np.array([m]), np.array([float(n_ctx - 1)])

@@ -79,7 +79,8 @@ def t_grid(n_ctx, per_decade) -> np.ndarray:
 
 
 def threshold_ts(n_ctx) -> np.ndarray:
-    """Distances for the threshold table: 0, 1, 10, 100, … below ``n_ctx − 1``, and ``n_ctx − 1``."""
+    """Distances for the threshold table: 0, 1, 10, 100, … below ``n_ctx − 1``, then
+    ``n_ctx − 1``."""
     n_ctx = check_int("n_ctx", n_ctx, lo=2)
     powers = [10**k for k in range(0, 19) if 10**k < n_ctx - 1]
     return np.array(sorted({0, *powers, n_ctx - 1}), dtype=np.int64)

@@ -26,7 +26,7 @@ import math
 import numpy as np
 from scipy.integrate import quad
 from scipy.optimize import brentq
-from scipy.special import log_ndtr
+from scipy.special import log_ndtr, ndtr
 
 from .._infra.validate import check_int, check_real
 from .needle import (
@@ -45,6 +45,8 @@ __all__ = ["EULER_GAMMA", "gumbel_gauss_median", "rest_intensity", "gumbel_param
 EULER_GAMMA = 0.5772156649015329
 _X = np.linspace(-12.0, 12.0, 4801)  # (X,) trapezoid grid for the Gaussian in y(c)
 _PHI = np.exp(-0.5 * _X**2) / math.sqrt(2 * math.pi)  # (X,)
+_G = np.linspace(-6.0, 45.0, 10201)  # (G,) trapezoid grid for the Gumbel
+_GUMBEL = np.exp(-_G - np.exp(-_G))  # (G,) its density
 
 
 def gumbel_gauss_median(c) -> float:
@@ -52,9 +54,13 @@ def gumbel_gauss_median(c) -> float:
     (``P(G < g) = exp(−e^{−g})``), i.e. the root of ``E[exp(−e^{−c(X + y)})] = ½``. Between
     ``−log log 2/c`` (``c → 0``, the Gumbel's own median) and ``γ/c`` (``c → ∞``)."""
     c = check_real("c", c, lo=0, lo_open=True)
-
-    def excess(y):
-        return np.trapezoid(_PHI * np.exp(-np.exp(np.minimum(-c * (_X + y), 700.0))), _X) - 0.5
+    if c >= 1.0:  # integrate over the Gumbel (smooth on scale 1; Φ(y − g/c) on scale c)
+        def excess(y):
+            return np.trapezoid(_GUMBEL * ndtr(y - _G / c), _G) - 0.5
+    else:  # integrate over the Gaussian (the Gumbel CDF in x is smooth on scale 1/c > 1)
+        def excess(y):
+            return np.trapezoid(_PHI * np.exp(-np.exp(np.minimum(-c * (_X + y), 700.0))),
+                                _X) - 0.5
 
     span = 1.0 / c + 1.0
     return float(brentq(excess, -span - 12.0, span + 12.0, xtol=1e-12))
