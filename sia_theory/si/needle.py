@@ -116,7 +116,9 @@ def _weighted(term, a, m, w) -> np.ndarray:
     step = max(1, _CHUNK // max(a.size, 1))
     for lo in range(0, a.size, step):
         part = term(a[None, lo:lo + step], m[None, lo:lo + step])  # (K, q)
-        value = np.sum(np.where(w[lo:lo + step] > 0, part * w[lo:lo + step], 0.0), axis=1)
+        with np.errstate(invalid="ignore"):  # −inf·(±w): a point mass below the level
+            value = np.sum(part * w[lo:lo + step], axis=1)
+        value = np.where(np.isnan(value), -np.inf, value)
         out = value if out is None else out + value
     return out
 

@@ -30,7 +30,7 @@ from .needle_theory import (
 )
 
 __all__ = ["NeedleSettings", "NEEDLE_STUDY", "t_grid", "threshold_ts", "needle_cell",
-           "needle_study", "retrieval_range"]
+           "needle_study", "needle_exact", "needle_monte_carlo", "retrieval_range"]
 
 NEEDLE_STUDY = "si.needle"
 
@@ -58,10 +58,10 @@ class NeedleSettings(StudySettings):
 
     @classmethod
     def quick(cls):
-        return cls(schemes=("none", "logn", "critical", "alibi", "scale-invariant"),
-                   n_ctx=(10**3, 10**6), t_per_decade=1, delta_step=0.5,
+        return cls(schemes=("none", "logn", "alibi", "scale-invariant"),
+                   n_ctx=(10**3, 10**5), t_per_decade=1, delta_step=1.0,
                    mc_schemes=("none", "scale-invariant"), mc_n_ctx=1000, mc_ts=(0, 300),
-                   mc_samples=1500)
+                   mc_samples=1000)
 
     def deltas(self) -> np.ndarray:
         steps = int(round(self.delta_max / self.delta_step))
@@ -152,7 +152,12 @@ def _cells(s: NeedleSettings) -> list[dict]:
     return [{"scheme": name, "n_ctx": int(n), **common} for name in s.schemes for n in s.n_ctx]
 
 
-def _monte_carlo(s: NeedleSettings, seed: int) -> pd.DataFrame:
+def needle_monte_carlo(settings: NeedleSettings, seed) -> pd.DataFrame:
+    """Brute force beside the exact routes: per ``(scheme, t)`` of ``mc_schemes × mc_ts``,
+    ``mc_samples`` contexts of ``mc_n_ctx`` keys; ``P(argmax)`` and the mass at each of
+    ``table_deltas`` with standard errors, and ``δ*`` (the median of the per-draw margins) with
+    its ±4 SE order-statistic interval, beside the exact values."""
+    s, seed = settings, check_seed(seed)
     rows = []
     for i, name in enumerate(s.mc_schemes):
         for t in s.mc_ts:
@@ -175,17 +180,27 @@ def _monte_carlo(s: NeedleSettings, seed: int) -> pd.DataFrame:
 
 def needle_study(settings: NeedleSettings, *, seed, scheduler="threads", store=None,
                  force=False, progress=False, n_workers=None) -> dict:
-    """``{"grid", "thresholds", "ranges", "montecarlo"}`` DataFrames (see :func:`needle_cell`;
-    ``montecarlo`` holds brute-force ``P(argmax)``, mass and ``δ*`` with 4-standard-error
-    intervals beside the exact values). Cells run on :func:`sia_theory.sweeps.run_cells`
-    (threads by default; resumable with ``store``); identical numbers on every scheduler."""
+    """``{"grid", "thresholds", "ranges", "montecarlo"}``: :func:`needle_exact` and
+    :func:`needle_monte_carlo` (the figure's and the claim's numbers)."""
+    seed = check_seed(seed)
+    out = needle_exact(settings, scheduler=scheduler, store=store, force=force,
+                       progress=progress, n_workers=n_workers)
+    out["montecarlo"] = needle_monte_carlo(settings, seed)
+    return out
+
+
+def needle_exact(settings: NeedleSettings, *, scheduler="threads", store=None, force=False,
+                 progress=False, n_workers=None) -> dict:
+    """``{"grid", "thresholds", "ranges"}`` DataFrames (see :func:`needle_cell`), no random
+    numbers. Cells run on :func:`sia_theory.sweeps.run_cells` (threads by default; resumable
+    with ``store``); identical numbers on every scheduler."""
     from ..sweeps import run_cells
 
-    seed, s = check_seed(seed), settings
+    s = settings
     unknown = sorted(set(s.schemes) - set(ZOO))
     if unknown:
         raise ValueError(f"schemes must be ZOO names {sorted(ZOO)}, got {unknown}")
-    _, frames, _ = run_cells(needle_cell, _cells(s), seed=seed, store=store,
+    _, frames, _ = run_cells(needle_cell, _cells(s), seed=0, store=store,
                              scheduler=scheduler, force=force, progress=progress,
                              study=NEEDLE_STUDY, on_error="raise", n_workers=n_workers)
     rows = pd.concat(frames, ignore_index=True)
@@ -203,6 +218,5 @@ def needle_study(settings: NeedleSettings, *, seed, scheduler="threads", store=N
     out["ranges"]["max_t"] = out["ranges"]["max_t"].astype(np.int64)
     out["thresholds"]["position_agnostic"] = [
         "distance" not in ZOO[name].depends_on for name in out["thresholds"]["scheme"]]
-    out["montecarlo"] = _monte_carlo(s, seed)
     return out
 
