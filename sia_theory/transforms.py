@@ -29,8 +29,8 @@ from ._infra.memory import check_memory
 from ._infra.validate import check_finite_array, check_int, check_real
 from .symbolic import generated
 
-__all__ = ["DEPENDENCES", "Transform", "NoScale", "LogN", "ScaleInvariant", "ALiBi",
-           "declared_dependence"]
+__all__ = ["DEPENDENCES", "Transform", "NoScale", "LogN", "ScaleInvariant",
+           "ScaleInvariantFamily", "ALiBi", "declared_dependence"]
 
 DEPENDENCES = frozenset({"distance", "context", "head"})
 
@@ -213,6 +213,52 @@ class ScaleInvariant(Transform):
         a2 = generated.si_a2(t, self.tau, self.alpha, self.beta)
         # Rounding can leave a2 a few ulps below 0 when beta == alpha*log(alpha) exactly.
         return np.sqrt(np.maximum(a2, 0.0)), generated.si_m(t, self.tau, self.alpha, self.beta)
+
+
+@dataclass(frozen=True)
+class ScaleInvariantFamily(Transform):
+    """The family of issue 10 §2: ``a_t² = 1 + 2c·log(1 + t/τ)`` with ``m_t`` chosen so that
+    ``E[Ã_t] = E[e^{L_t}] = α/(t/τ + 1)`` for every ``c`` (scale-invariant total attention,
+    SI eq. 15a), i.e. ``m_t = log α − log(1 + t/τ) − a_t²/2``. ``c = 1``, ``α = e^{1/2}`` is
+    :class:`ScaleInvariant` (SI-2: ``m_t = −2 log(1 + t/τ)``). Then
+    ``E[L_t e^{L_t}] = (log α + ½ + (c − 1)·log(1 + t/τ))·α/(t/τ + 1)``: SI eq. 15b (a constant
+    ``β``) holds only at ``c = 1``, which is the only member declaring a ``power_law``.
+    ``c < 1`` spreads a scale range like a liquid REM, ``c > 1`` freezes it (docs/criticality.md
+    §2)."""
+
+    depends_on = frozenset({"distance"})
+
+    c: float = 1.0
+    tau: float = 10.0
+    alpha: float = generated.SI_BOUNDARY_ALPHA
+
+    def __post_init__(self):
+        object.__setattr__(self, "c", check_real("c", self.c, lo=0, lo_open=True))
+        object.__setattr__(self, "tau", check_real("tau", self.tau, lo=0, lo_open=True))
+        object.__setattr__(self, "alpha", check_real("alpha", self.alpha, lo=0, lo_open=True))
+
+    @property
+    def power_law(self) -> tuple[float, float, float] | None:
+        """``(α, α(log α + ½), τ)`` at ``c = 1`` (SI eq. 15 with ``β = α(log α + ½)``), else
+        ``None`` (``E[L e^L]·(t/τ + 1)`` grows like ``(c − 1) log t``)."""
+        if self.c != 1.0:
+            return None
+        return self.alpha, self.alpha * (np.log(self.alpha) + 0.5), self.tau
+
+    def log_moments(self, t, n_ctx=None, h=None) -> tuple[np.ndarray, np.ndarray]:
+        """``(log α − log(1 + t/τ), log α + ½ + (c − 1)·log(1 + t/τ))``, written without the
+        cancellation of ``m_t`` against ``a_t²``."""
+        t = check_finite_array("t", t, dtype=np.float64, lo=0)
+        if n_ctx is not None:
+            check_finite_array("n_ctx", n_ctx, dtype=np.float64, lo=1)
+        ell = np.log1p(t / self.tau)
+        log_alpha = np.log(self.alpha)
+        return log_alpha - ell, log_alpha + 0.5 + (self.c - 1.0) * ell
+
+    def _affine(self, t, n, h):
+        ell = np.log1p(t / self.tau)
+        a2 = 1.0 + 2.0 * self.c * ell
+        return np.sqrt(a2), np.log(self.alpha) - ell - 0.5 * a2
 
 
 @dataclass(frozen=True)
