@@ -15,14 +15,14 @@ from sia_theory._infra.cli import run  # noqa: E402
 from sia_theory._infra.io import save_experiment  # noqa: E402
 from sia_theory.si.needle_study import NeedleSettings, needle_study  # noqa: E402
 
-PANEL_N = 4  # context lengths shown as heat-map columns (spread over the settings' N)
 T_LINE = 100  # the distance of the δ*-against-N panel
 
 
-def _columns(ns):
-    ns = sorted(ns)
-    pick = np.unique(np.round(np.linspace(0, len(ns) - 1, min(PANEL_N, len(ns)))).astype(int))
-    return [ns[i] for i in pick]
+def _significant(values, digits=6):
+    """Values rounded to ``digits`` significant digits (keeps the committed CSV small)."""
+    x = np.asarray(values, dtype=float)
+    scale = 10.0 ** (digits - 1 - np.floor(np.log10(np.where(x == 0, 1.0, np.abs(x)))))
+    return np.round(x * scale) / scale
 
 
 def _heat_maps(fig, spec, data, schemes, ns):
@@ -81,7 +81,7 @@ def main(quick=False, seed=0, out_dir="figures"):
     settings = NeedleSettings.of(quick)
     data = needle_study(settings, seed=seed, scheduler="sync" if quick else "threads")
     schemes = list(settings.schemes)
-    ns = _columns(settings.n_ctx)
+    ns = sorted(settings.heat_n_ctx)
     fig = plt.figure(figsize=(3.0 * len(ns) + 1.5, 1.6 * len(schemes) + 4.5),
                      constrained_layout=True)
     top, bottom = fig.subfigures(2, 1, height_ratios=[1.6 * len(schemes), 4.0])
@@ -94,7 +94,10 @@ def main(quick=False, seed=0, out_dir="figures"):
                                        values="max_t").reset_index()
     table.columns = [c if isinstance(c, str) else f"N={int(c):.0e}" for c in table.columns]
     return save_experiment(out_dir, "ext_needle", fig,
-                           {"grid": data["grid"], "thresholds": data["thresholds"],
+                           {"grid": data["grid"].assign(
+                               p_argmax=_significant(data["grid"]["p_argmax"]),
+                               mass=_significant(data["grid"]["mass"])),
+                            "thresholds": data["thresholds"],
                             "table": table, "montecarlo": data["montecarlo"]},
                            seed=seed, quick=quick, settings=settings.__dict__)
 

@@ -39,16 +39,17 @@ NEEDLE_STUDY = "si.needle"
 class NeedleSettings(StudySettings):
     """Schemes are :data:`~sia_theory.zoo.ZOO` names (it holds NoScale, LogN(0.4) and
     ScaleInvariant(10) besides the published rules; its ALiBi has one slope, 2⁻⁴, so no head
-    index is needed). Heat maps: ``t`` on :func:`t_grid` (``t_per_decade`` points a decade),
-    ``δ`` from 0 to ``delta_max`` by ``delta_step``. Thresholds at :func:`threshold_ts`. The
-    Monte Carlo: ``mc_samples`` contexts of ``mc_n_ctx`` keys for each of ``mc_schemes`` and
-    ``mc_ts``."""
+    index is needed). Heat maps at each ``N`` of ``heat_n_ctx``: ``t`` on :func:`t_grid`
+    (``t_per_decade`` points a decade), ``δ`` from 0 to ``delta_max`` by ``delta_step``.
+    Thresholds at :func:`threshold_ts` for every ``N`` of ``n_ctx``. The Monte Carlo:
+    ``mc_samples`` contexts of ``mc_n_ctx`` keys for each of ``mc_schemes`` and ``mc_ts``."""
 
     schemes: tuple = tuple(ZOO)
     n_ctx: tuple = (10**3, 10**4, 10**5, 10**6, 10**7, 10**8, 10**9)
-    t_per_decade: int = 4
+    heat_n_ctx: tuple = (10**3, 10**5, 10**7, 10**9)
+    t_per_decade: int = 3
     delta_max: float = 10.0
-    delta_step: float = 0.1
+    delta_step: float = 0.2
     table_deltas: tuple = (3.0, 4.0, 5.0)
     mass: bool = True
     mc_schemes: tuple = ("none", "logn", "alibi", "scale-invariant")
@@ -59,7 +60,8 @@ class NeedleSettings(StudySettings):
     @classmethod
     def quick(cls):
         return cls(schemes=("none", "logn", "alibi", "scale-invariant"),
-                   n_ctx=(10**3, 10**5), t_per_decade=1, delta_step=1.0,
+                   n_ctx=(10**3, 10**5), heat_n_ctx=(10**3, 10**5), t_per_decade=1,
+                   delta_step=1.0,
                    mc_schemes=("none", "scale-invariant"), mc_n_ctx=1000, mc_ts=(0, 300),
                    mc_samples=1000)
 
@@ -117,11 +119,12 @@ def needle_cell(cell: dict, rng_seed: int) -> pd.DataFrame:
     rows = []
     table_p = {}
     for t in ts:
-        p = argmax_probability(transform, n_ctx, t, deltas)  # (D,)
-        mass = needle_mass(transform, n_ctx, t, deltas) if cell["mass"] else np.full_like(p,
-                                                                                          np.nan)
-        rows += [{"record": "grid", "t": int(t), "delta": float(d), "p_argmax": float(pp),
-                  "mass": float(mm)} for d, pp, mm in zip(deltas, p, mass, strict=True)]
+        if cell["heat"]:
+            p = argmax_probability(transform, n_ctx, t, deltas)  # (D,)
+            mass = (needle_mass(transform, n_ctx, t, deltas) if cell["mass"]
+                    else np.full_like(p, np.nan))
+            rows += [{"record": "grid", "t": int(t), "delta": float(d), "p_argmax": float(pp),
+                      "mass": float(mm)} for d, pp, mm in zip(deltas, p, mass, strict=True)]
         table_p[int(t)] = argmax_probability(transform, n_ctx, t, table_deltas)
     for j, d in enumerate(table_deltas):
         rows.append({"record": "range", "delta": float(d), "t": retrieval_range(
@@ -149,7 +152,9 @@ def _cells(s: NeedleSettings) -> list[dict]:
     common = {"deltas": json.dumps([float(d) for d in s.deltas()]),
               "table_deltas": json.dumps([float(d) for d in s.table_deltas]),
               "t_per_decade": int(s.t_per_decade), "mass": bool(s.mass)}
-    return [{"scheme": name, "n_ctx": int(n), **common} for name in s.schemes for n in s.n_ctx]
+    heat = {int(n) for n in s.heat_n_ctx}
+    return [{"scheme": name, "n_ctx": int(n), "heat": int(n) in heat, **common}
+            for name in s.schemes for n in s.n_ctx]
 
 
 def needle_monte_carlo(settings: NeedleSettings, seed) -> pd.DataFrame:
@@ -200,6 +205,8 @@ def needle_exact(settings: NeedleSettings, *, scheduler="threads", store=None, f
     unknown = sorted(set(s.schemes) - set(ZOO))
     if unknown:
         raise ValueError(f"schemes must be ZOO names {sorted(ZOO)}, got {unknown}")
+    if not set(s.heat_n_ctx) <= set(s.n_ctx):
+        raise ValueError(f"heat_n_ctx must be a subset of n_ctx {s.n_ctx}, got {s.heat_n_ctx}")
     _, frames, _ = run_cells(needle_cell, _cells(s), seed=0, store=store,
                              scheduler=scheduler, force=force, progress=progress,
                              study=NEEDLE_STUDY, on_error="raise", n_workers=n_workers)
