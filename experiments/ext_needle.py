@@ -19,10 +19,8 @@ T_LINE = 100  # the distance of the δ*-against-N panel
 
 
 def _significant(values, digits=6):
-    """Values rounded to ``digits`` significant digits (keeps the committed CSV small)."""
-    x = np.asarray(values, dtype=float)
-    scale = 10.0 ** (digits - 1 - np.floor(np.log10(np.where(x == 0, 1.0, np.abs(x)))))
-    return np.round(x * scale) / scale
+    """Values as text with ``digits`` significant digits (keeps the committed CSV small)."""
+    return [f"{x:.{digits}g}" for x in np.asarray(values, dtype=float)]
 
 
 def _heat_maps(fig, spec, data, schemes, ns):
