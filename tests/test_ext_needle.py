@@ -205,3 +205,19 @@ def test_mass_threshold_without_scaling_is_log_n_plus_a_half():
     n = 10**6
     assert expected_log_rest(ZOO["none"], n, 0) == pytest.approx(math.log(n - 1) + 0.5, abs=1e-4)
     assert mass_threshold(ZOO["none"], n, 0) == pytest.approx(math.log(n - 1) + 0.5, abs=0.01)
+
+
+@pytest.mark.parametrize("name", ["logn", "scale-invariant"])
+def test_needle_mass_is_converged_in_its_grids(name, monkeypatch):
+    """Halving both trapezoid steps (``u`` and ``w = log v``) moves the mass by < 1e-9, at
+    N = 1e9 and up to δ = 10 (LogN there is frozen: the needle's logit reaches 150)."""
+    from sia_theory.si import needle
+
+    deltas = [2.0, 6.0, 10.0]
+    coarse = needle_mass(ZOO[name], 10**9, 100, deltas)
+    needle.laplace_grid.cache_clear()
+    monkeypatch.setattr(needle, "W_STEP", needle.W_STEP / 2)
+    monkeypatch.setattr(needle, "U_STEP", needle.U_STEP / 2)
+    fine = needle_mass(ZOO[name], 10**9, 100, deltas)
+    needle.laplace_grid.cache_clear()
+    assert np.abs(fine - coarse).max() < 1e-9

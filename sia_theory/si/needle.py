@@ -183,10 +183,10 @@ def _log_psi(a, m, weights, log_w):
 
 @lru_cache(maxsize=8)
 def laplace_grid(transform, n_ctx, head=None) -> tuple[float, np.ndarray, np.ndarray]:
-    """``(w_1, w, log Ψ(e^w))`` on a uniform grid of step :data:`W_STEP` from ``w_1`` to where
-    ``log Ψ < −600``, for ``Ψ(v) = E[e^{−vZ}]`` over **all** ``N`` keys (the needle's own factor
-    is divided out per ``t``). Below ``w_1 = −log E[Z] − 40``, ``Ψ = 1`` to ``e^{−40}``
-    (Jensen: ``log Ψ(v) >= −v E[Z]``). Cached: a study asks for it once per ``t``."""
+    """``(w_1, w, log Ψ(e^w))`` on a uniform grid of step :data:`W_STEP` from ``w[0] = w_1``
+    to where ``log Ψ < −600``, for ``Ψ(v) = E[e^{−vZ}]`` over **all** ``N`` keys (the
+    needle's own factor is divided out per ``t``). Below ``w_1 = −log E[Z] − 40``, ``Ψ = 1``
+    to ``e^{−40}`` (Jensen: ``log Ψ(v) >= −v E[Z]``). Cached: a study asks for it per ``t``."""
     a, m, weights = all_nodes(transform, n_ctx, head)
     log_mean_z = float(np.log(np.sum(weights * np.exp(m + 0.5 * a * a - np.max(m + 0.5 * a * a))))
                        + np.max(m + 0.5 * a * a))
@@ -236,16 +236,21 @@ def needle_mass(transform, n_ctx, t, deltas, head=None) -> np.ndarray:
     deltas = check_finite_array("deltas", deltas, dtype=np.float64)
     flat = deltas.ravel()
     a_t, m_t = needle_coefficients(transform, n_ctx, t, head)
-    w_1, w, log_psi = laplace_grid(transform, n_ctx, head)
-    psi_t = rest_laplace(log_psi, laplace_log_factor(a_t, m_t, w))  # (W,)
-    trap = np.full(w.size, W_STEP)
-    trap[[0, -1]] *= 0.5  # (W,) trapezoid weights
+    w_1, w_grid, log_psi = laplace_grid(transform, n_ctx, head)
+    psi_grid = rest_laplace(log_psi, laplace_log_factor(a_t, m_t, w_grid))  # (W,)
 
     def ratio(u):  # R(a_t u + m_t), (U,)
         level = a_t * u + m_t
-        y = np.minimum(w[None, :] + level[:, None], 700.0)  # (U, W)
+        # Extend the grid down (Ψ_t = 1 there) until q(w + ℓ) < e^{−40} at its lower end, so
+        # the trapezoid sum has no endpoint error however large the needle's logit.
+        extra = max(0, int(np.ceil((w_1 + level.max() + 40.0) / W_STEP)))
+        w = np.concatenate([w_1 - W_STEP * np.arange(extra, 0, -1), w_grid])  # (W',)
+        psi_t = np.concatenate([np.ones(extra), psi_grid])  # (W',)
+        trap = np.full(w.size, W_STEP)
+        trap[[0, -1]] *= 0.5  # (W',) trapezoid weights
+        y = np.minimum(w[None, :] + level[:, None], 700.0)  # (U, W')
         inner = np.exp(y - np.exp(y)) @ (trap * psi_t)
-        return -np.expm1(-np.exp(np.minimum(w_1 + level, 700.0))) + inner
+        return -np.expm1(-np.exp(np.minimum(w[0] + level, 700.0))) + inner
 
     out = np.empty_like(flat)
     for block in _delta_blocks(flat):
