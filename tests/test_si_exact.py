@@ -107,7 +107,7 @@ def test_distance_quadrature_matches_plain_summation(t1, t2, f):
 
 
 @pytest.mark.parametrize(("args", "name"), [((5, 5), "t2"), ((-1, 5), "t1"),
-                                            ((0, 2e30), "t2"), ((0.5, 3), "t1")])
+                                            ((0, 1e33), "t2"), ((0.5, 3), "t1")])
 def test_bad_ranges_raise_value_error_naming_them(args, name):
     with pytest.raises(ValueError, match=rf"^{name} must"):
         expected_entropy_exact(NoScale(), *args)
