@@ -40,6 +40,11 @@ _EXPORTS = {
     **dict.fromkeys(["analyze", "Report"], ".analysis"),
     **dict.fromkeys(["sweep", "load_sweep"], ".sweeps"),
     **dict.fromkeys(["load_pretrained"], ".models"),
+    **dict.fromkeys(["argmax_probability", "needle_mass"], ".si.needle"),
+    **dict.fromkeys(["argmax_threshold", "mass_threshold", "evt_threshold"],
+                    ".si.needle_theory"),
+    **dict.fromkeys(["simulate_needle"], ".si.needle_montecarlo"),
+    **dict.fromkeys(["NeedleSettings", "needle_study"], ".si.needle_study"),
 }
 _SUBPACKAGES = ("analysis", "attention", "models", "symbolic")
 
@@ -66,6 +71,9 @@ __all__ = [
     "CriticalScaling", "SSMax", "ZOO", "zoo_table",
     # sweeps on dask.distributed
     "sweep", "load_sweep",
+    # needle retrieval under Gaussian logits (EXT-7)
+    "argmax_probability", "needle_mass", "argmax_threshold", "mass_threshold", "evt_threshold",
+    "simulate_needle", "NeedleSettings", "needle_study",
     # the analysis layer
     "analyze", "Report",
     # pretrained models through the reference

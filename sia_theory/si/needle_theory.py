@@ -1,0 +1,226 @@
+"""Where needle retrieval switches on: the threshold ``δ*(t, N)``, exactly and by extreme-value
+theory (issue 10 §4, claim EXT-7; docs/criticality.md §4).
+
+``δ*`` is the raise of the needle's base score at which it is the argmax of the logits with
+probability ½ (:func:`argmax_threshold`, a root of the exact
+:func:`~sia_theory.si.needle.argmax_probability`; cost independent of ``N``).
+
+Extreme-value theory (:func:`evt_threshold`): the largest of the other logits is close to a
+Gumbel variable ``ℓ* + G/θ``, with location and rate from the Poisson intensity of exceedances
+
+    ``Λ(ℓ) = Σ_{s≠t} Φ̄((ℓ − m_s)/a_s)``,  ``Λ(ℓ*) = 1``,  ``θ = −Λ'(ℓ*)``
+
+(the classical approximation ``P(max < ℓ) ≈ e^{−Λ(ℓ)}`` for independent, not identically
+distributed variables). The needle wins with probability ½ when ``δ − (ℓ* − m_t)/a_t`` is the
+median ``y(c)`` of ``X + G/c``, ``c = θ·a_t`` (:func:`gumbel_gauss_median`; ``y → γ/c`` for
+large ``c``, ``γ`` Euler's constant). For a position-agnostic scheme (the same ``(a, m)`` at
+every distance) ``ℓ* = a·u_n + m`` with ``n·Φ̄(u_n) = 1``, ``n = N − 1``: the multiplier ``a``
+cancels and ``δ* ≈ u_n + γ/u_n ≈ b_n + γ/a_n`` with the textbook constants
+``a_n = √(2 log n)``, ``b_n = a_n − (log log n + log 4π)/(2 a_n)`` (:func:`classical_threshold`).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy.integrate import quad
+from scipy.optimize import brentq
+from scipy.special import log_ndtr, ndtr
+
+from .._infra.validate import check_int, check_real
+from .needle import (
+    argmax_probability,
+    check_needle,
+    expected_log_rest,
+    needle_coefficients,
+    needle_mass,
+    rest_nodes,
+)
+
+__all__ = ["EULER_GAMMA", "gumbel_gauss_median", "rest_intensity", "gumbel_parameters",
+           "evt_threshold", "classical_threshold", "power_law_threshold", "closed_threshold",
+           "argmax_threshold", "mass_threshold", "free_energy_threshold"]
+
+EULER_GAMMA = 0.5772156649015329
+_X = np.linspace(-12.0, 12.0, 4801)  # (X,) trapezoid grid for the Gaussian in y(c)
+_PHI = np.exp(-0.5 * _X**2) / math.sqrt(2 * math.pi)  # (X,)
+_G = np.linspace(-6.0, 45.0, 10201)  # (G,) trapezoid grid for the Gumbel
+_GUMBEL = np.exp(-_G - np.exp(-_G))  # (G,) its density
+
+
+def gumbel_gauss_median(c) -> float:
+    """The median ``y(c)`` of ``X + G/c`` with ``X ~ N(0, 1)`` and ``G`` a standard Gumbel
+    (``P(G < g) = exp(−e^{−g})``), i.e. the root of ``E[exp(−e^{−c(X + y)})] = ½``. Between
+    ``−log log 2/c`` (``c → 0``, the Gumbel's own median) and ``γ/c`` (``c → ∞``)."""
+    c = check_real("c", c, lo=0, lo_open=True)
+    if c >= 1.0:  # integrate over the Gumbel (smooth on scale 1; Φ(y − g/c) on scale c)
+        def excess(y):
+            return np.trapezoid(_GUMBEL * ndtr(y - _G / c), _G) - 0.5
+    else:  # integrate over the Gaussian (the Gumbel CDF in x is smooth on scale 1/c > 1)
+        def excess(y):
+            return np.trapezoid(_PHI * np.exp(-np.exp(np.minimum(-c * (_X + y), 700.0))),
+                                _X) - 0.5
+
+    span = 1.0 / c + 1.0
+    return float(brentq(excess, -span - 12.0, span + 12.0, xtol=1e-12))
+
+
+def rest_intensity(transform, n_ctx, t, level, head=None) -> tuple[float, float]:
+    """``(log Λ(ℓ), −Λ'(ℓ)/Λ(ℓ))``: the expected number of other logits above ``ℓ`` (in log) and
+    its decay rate, ``Λ(ℓ) = Σ_{s≠t} Φ̄((ℓ − m_s)/a_s)``."""
+    level = check_real("level", level)
+    n_ctx, t = check_needle(transform, n_ctx, t, head)
+    a, m, w = rest_nodes(transform, n_ctx, t, head)  # (Q,) each
+    live = a > 0
+    safe = np.where(live, a, 1.0)
+    z = (level - m) / safe  # (Q,)
+    log_tail = np.where(live, log_ndtr(-z), np.where(level < m, 0.0, -np.inf))  # (Q,)
+    shift = float(np.max(log_tail))
+    if not np.isfinite(shift):
+        return -math.inf, math.inf
+    tail = w * np.exp(log_tail - shift)  # (Q,)
+    density = np.where(live, w * np.exp(-0.5 * z * z - shift) / (math.sqrt(2 * math.pi) * safe),
+                       0.0)  # (Q,) −dΛ/dℓ, scaled like tail
+    return float(np.log(tail.sum()) + shift), float(density.sum() / tail.sum())
+
+
+def gumbel_parameters(transform, n_ctx, t, head=None) -> tuple[float, float]:
+    """``(ℓ*, θ)``: the Gumbel location (``Λ(ℓ*) = 1``) and rate (``θ = −Λ'(ℓ*)``) of the
+    largest logit other than the needle's."""
+    n_ctx, t = check_needle(transform, n_ctx, t, head)
+
+    def log_lambda(level):
+        return rest_intensity(transform, n_ctx, t, level, head)[0]
+
+    lo, hi = -1.0, 1.0
+    while log_lambda(lo) < 0:
+        lo = 2 * lo - 1
+    while log_lambda(hi) > 0:
+        hi = 2 * hi + 1
+    level = brentq(log_lambda, lo, hi, xtol=1e-12)
+    return float(level), rest_intensity(transform, n_ctx, t, level, head)[1]
+
+
+def evt_threshold(transform, n_ctx, t, head=None) -> float:
+    """The extreme-value prediction of ``δ*(t, N)``: ``(ℓ* − m_t)/a_t + y(θ·a_t)`` (module
+    docstring); ``nan`` if the needle's multiplier ``a_t`` is 0 (``δ`` then has no effect)."""
+    n_ctx, t = check_needle(transform, n_ctx, t, head)
+    a_t, m_t = needle_coefficients(transform, n_ctx, t, head)
+    if a_t <= 0:
+        return float("nan")
+    level, rate = gumbel_parameters(transform, n_ctx, t, head)
+    return (level - m_t) / a_t + gumbel_gauss_median(rate * a_t)
+
+
+def classical_threshold(n_ctx) -> float:
+    """``b_n + γ/a_n`` with ``n = N − 1``, ``a_n = √(2 log n)``,
+    ``b_n = a_n − (log log n + log 4π)/(2 a_n)``: the textbook asymptotic ``δ*`` of every
+    position-agnostic scheme (``N >= 3``)."""
+    n = check_int("n_ctx", n_ctx, lo=3) - 1
+    a_n = math.sqrt(2 * math.log(n))
+    b_n = a_n - (math.log(math.log(n)) + math.log(4 * math.pi)) / (2 * a_n)
+    return b_n + EULER_GAMMA / a_n
+
+
+def _power_law_log_intensity(level, alpha, b, tau, a_lo, a_hi) -> float:
+    """``log Λ(ℓ)`` of the power-law family in the continuum, per scale range (see
+    :func:`power_law_threshold`)."""
+    k = level - b
+    inner = quad(lambda a: a * a / (a * a + k) * math.exp(-k * k / (2 * a * a)), a_lo, a_hi,
+                 epsabs=0.0, epsrel=1e-10, limit=200)[0]
+    return math.log(tau * alpha / math.sqrt(2 * math.pi) * inner) - level
+
+
+def power_law_threshold(transform, n_ctx, t) -> float:
+    """The closed-form ``δ*(t, N)`` of a transform with SI's power law (``transform.power_law =
+    (α, β, τ)``: ``a_s² = 2[log(s/τ+1) − log α + b]``, ``m_s = b − a_s²``, ``b = β/α``, SI eq. 16).
+
+    Per scale range: with ``λ = log(1 + s/τ)`` the distances between ``λ`` and ``λ + dλ`` number
+    ``τ e^λ dλ``, and each exceeds ``ℓ`` with probability ``Φ̄(a_s + (ℓ − b)/a_s)``; the Mills
+    ratio and ``dλ = a da`` turn the sum into
+
+        ``Λ(ℓ) = τα e^{−ℓ}/√(2π) · ∫_{a_0}^{a_N} a²/(a² + κ) · e^{−κ²/(2a²)} da``,  ``κ = ℓ − b``,
+
+    ``≈ τα e^{−ℓ} a_N/√(2π)`` for large ``N``: every scale range contributes alike, so the
+    largest logit sits at ``ℓ*_N ≈ log(τα a_N/√(2π))``, growing only like ``½ log log N``. Then
+    ``δ* = a_t + (ℓ*_N − b)/a_t + y(θ a_t)``: set by the needle's own scale ``a_t ≈ √(2 log t)``.
+    """
+    if transform.power_law is None:
+        raise ValueError(f"transform must have SI's power law (power_law = (alpha, beta, tau)), "
+                         f"got {transform!r}")
+    n_ctx, t = check_needle(transform, n_ctx, t)
+    alpha, beta, tau = transform.power_law
+    b = beta / alpha
+    a_lo, _ = needle_coefficients(transform, n_ctx, 0)
+    a_hi, _ = needle_coefficients(transform, n_ctx, n_ctx - 1)
+    a_t, m_t = needle_coefficients(transform, n_ctx, t)
+
+    def log_lambda(level):
+        return _power_law_log_intensity(level, alpha, b, tau, a_lo, a_hi)
+
+    level = brentq(log_lambda, b + 1e-9, b + 60.0, xtol=1e-12)
+    h = 1e-5
+    rate = -(log_lambda(level + h) - log_lambda(level - h)) / (2 * h)
+    return (level - m_t) / a_t + gumbel_gauss_median(rate * a_t)
+
+
+def closed_threshold(transform, n_ctx, t) -> float:
+    """The closed-form ``δ*``: :func:`classical_threshold` for a position-agnostic transform
+    (no ``"distance"`` in ``depends_on``), :func:`power_law_threshold` for SI's power law,
+    ``nan`` otherwise."""
+    if "distance" not in transform.depends_on:
+        check_needle(transform, n_ctx, t)
+        return classical_threshold(n_ctx)
+    if transform.power_law is not None:
+        return power_law_threshold(transform, n_ctx, t)
+    return float("nan")
+
+
+def argmax_threshold(transform, n_ctx, t, head=None, *, guess=None) -> float:
+    """The exact ``δ*(t, N)``: the root of ``P(argmax) = ½`` in ``δ`` (``nan`` if ``a_t = 0``).
+
+    ``guess`` starts the bracket (default :func:`evt_threshold`); it widens until it holds the
+    root, so the answer does not depend on the guess."""
+    n_ctx, t = check_needle(transform, n_ctx, t, head)
+    a_t, _ = needle_coefficients(transform, n_ctx, t, head)
+    if a_t <= 0:
+        return float("nan")
+    guess = evt_threshold(transform, n_ctx, t, head) if guess is None \
+        else check_real("guess", guess)
+
+    return _root(lambda d: float(argmax_probability(transform, n_ctx, t, [d], head)[0]) - 0.5,
+                 guess)
+
+
+def _root(excess, guess):
+    lo, hi, step = guess - 0.5, guess + 0.5, 1.0
+    while excess(lo) > 0:
+        lo, step = lo - step, 2 * step
+    step = 1.0
+    while excess(hi) < 0:
+        hi, step = hi + step, 2 * step
+    return float(brentq(excess, lo, hi, xtol=1e-6))
+
+
+def free_energy_threshold(transform, n_ctx, t, head=None) -> float:
+    """The mass threshold's prediction ``(E[log Z_rest] − m_t)/a_t``: the needle's logit
+    ``a_t(X + δ) + m_t`` against the typical log-normaliser of the rest (exact if ``log Z_rest``
+    did not fluctuate, since ``E[σ(a_t X + c)] = ½`` iff ``c = 0`` for symmetric ``X``)."""
+    n_ctx, t = check_needle(transform, n_ctx, t, head)
+    a_t, m_t = needle_coefficients(transform, n_ctx, t, head)
+    if a_t <= 0:
+        return float("nan")
+    return (expected_log_rest(transform, n_ctx, t, head) - m_t) / a_t
+
+
+def mass_threshold(transform, n_ctx, t, head=None, *, guess=None) -> float:
+    """The exact ``δ*_mass(t, N)``: the root of ``E[e^{L_t}/Z] = ½`` in ``δ`` (``nan`` if
+    ``a_t = 0``); the bracket starts at :func:`free_energy_threshold` and widens."""
+    n_ctx, t = check_needle(transform, n_ctx, t, head)
+    a_t, _ = needle_coefficients(transform, n_ctx, t, head)
+    if a_t <= 0:
+        return float("nan")
+    guess = free_energy_threshold(transform, n_ctx, t, head) if guess is None \
+        else check_real("guess", guess)
+    return _root(lambda d: float(needle_mass(transform, n_ctx, t, [d], head)[0]) - 0.5, guess)
