@@ -141,3 +141,15 @@ def test_scale_invariant_family_keeps_total_attention_and_its_log_moments(c):
     assert (fam.power_law is None) == (c != 1.0)
     with pytest.raises(ValueError, match="^c must"):
         ScaleInvariantFamily(0.0)
+
+
+@pytest.mark.parametrize("kind", ["F", "E", "Q"])
+def test_step_kernel_matches_its_numpy_reference(kind):
+    from sia_theory.si.laplace import step_expectation, step_expectation_reference
+
+    a, mu = np.meshgrid([0.0, 0.3, 1.0, 3.0, 12.0, 28.0], np.linspace(-300.0, 40.0, 69))
+    fast, slow = step_expectation(kind, a, mu), step_expectation_reference(kind, a, mu)
+    if kind == "F":  # relative accuracy down to the tails
+        np.testing.assert_allclose(fast, slow, rtol=1e-11, atol=0)
+    else:
+        np.testing.assert_allclose(fast, slow, rtol=1e-11, atol=1e-300)
