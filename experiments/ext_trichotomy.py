@@ -73,7 +73,7 @@ def main(quick=False, seed=0, out_dir="figures"):
                     label=f"measured, Δ = {d}")
     cc = np.linspace(min(cs), max(cs), 200)
     ax.plot(cc, np.maximum(1 - cc, 0), "k-", lw=1, label="theory: 1 − c (c < 1), 0 (c > 1)")
-    crit = frame[(frame["c"] == 1.0)].sort_values("t").tail(2)
+    crit = frame[(frame["c"] == 1.0) & (frame["delta"] == delta)].sort_values("t").tail(2)
     if len(crit) == 2:  # c = 1: d(√(2/π) a_t)/d log t over the top pair
         ax.plot([1.0], [CRITICAL_PREFACTOR * np.diff(crit["a_t"])[0] / np.diff(crit["log_t"])[0]],
                 "k*", ms=10, label="c = 1: √(2/π)·da_t/d log t")

@@ -106,3 +106,18 @@ def test_ext3_decision_needs_a_bounded_entropy_and_the_negentropy_slope():
     assert ext_entropy.decide_ext3(sqrt_growth, s).verdict == "FAIL"
     wrong_n = _frame(2.0, lambda t, a: 3.0 - 9.0 / np.log(t), en=lambda t: 0.5 * en(t))
     assert ext_entropy.decide_ext3(wrong_n, s).verdict == "FAIL"
+
+
+def test_critical_o1_term_shifts_by_one_minus_two_over_pi_per_log_tau():
+    """At c = 1, multiplying τ (at fixed t/τ, so a_t is unchanged) multiplies the number of
+    tokens at every depth by τ, which tilts the half-normal depth profile: the O(1) term moves
+    by (1 − 2/π)·log(τ₂/τ₁) as a_t → ∞ (docs/criticality.md §2). Extrapolated linearly in 1/a_t
+    from three t (the 1/a_t correction is ~7/a_t here)."""
+    inv_a, diff = [], []
+    for rho in (1e14, 1e20, 1e26):
+        h1 = expected_entropy_exact(ScaleInvariant(10.0), rho * 10, rho * 100).value
+        h2 = expected_entropy_exact(ScaleInvariant(1000.0), rho * 1000, rho * 10000).value
+        inv_a.append(1 / math.sqrt(1 + 2 * math.log1p(rho)))
+        diff.append(h2 - h1)
+    slope, intercept = np.polyfit(inv_a, diff, 1)
+    assert intercept == pytest.approx((1 - 2 / math.pi) * math.log(100), abs=0.1)
