@@ -7,21 +7,32 @@ import numpy as np
 from sia_theory.si.entropy_scaling import GROWTH_LAWS
 
 
-def plot_entropy_scaling(table, fits, title: str):
+def plot_entropy_scaling(table, fits, title: str, sampler=None, exact=None):
     """Two panels (SI Fig. 2 / Fig. 6 layout): ``E[H_t^{tΔ}]`` against ``log t`` and against
-    ``sqrt(log t)``, one colour per ``Δ``, error bars of two standard errors, dashed best
-    linear fits with R² in the legend, and dotted the closed-form plug-in value (exact for
-    light-tailed weights in long ranges; far off for the heavy-tailed scale-invariant ones)."""
+    ``sqrt(log t)``, one colour per ``Δ``: brute-force Monte Carlo (filled, error bars of two
+    standard errors) with its dashed best linear fits (R² in the legend); the asymptotic
+    sampler beyond (open markers, ``sampler``); and the closed-form line: the exact route
+    (solid, ``exact``: columns ``delta, t, H_exact``) or, without it, the plug-in
+    ``log E[Z] − E[N]/E[Z]`` (dotted; far off for the heavy-tailed scale-invariant weights)."""
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4), constrained_layout=True)
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.5), constrained_layout=True)
     colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     for ax, (law, regressor) in zip(axes, GROWTH_LAWS.items()):
         for colour, (delta, group) in zip(colours, table.groupby("delta", sort=True)):
             x = regressor(group["t"].to_numpy(dtype=float))
             ax.errorbar(x, group["H_mean"], yerr=2 * group["H_se"], fmt="o", ms=3,
                         color=colour, label=f"Δ = {delta}")
-            ax.plot(x, group["H_plug_in"], ":", color=colour, lw=1)
+            if exact is None:
+                ax.plot(x, group["H_plug_in"], ":", color=colour, lw=1)
+            else:
+                line = exact[exact["delta"] == delta].sort_values("t")
+                ax.plot(regressor(line["t"].to_numpy(dtype=float)), line["H_exact"], "-",
+                        color=colour, lw=1)
+            if sampler is not None:
+                pts = sampler[sampler["delta"] == delta]
+                ax.errorbar(regressor(pts["t"].to_numpy(dtype=float)), pts["H_mean"],
+                            yerr=2 * pts["H_se"], fmt="s", ms=4, mfc="none", color=colour)
             fit = fits[(fits["delta"] == delta) & (fits["law"] == law)].iloc[0]
             xs = np.linspace(x.min(), x.max(), 100)
             ax.plot(xs, fit.slope * xs + fit.intercept, "--", color=colour,
@@ -30,26 +41,52 @@ def plot_entropy_scaling(table, fits, title: str):
         ax.set_ylabel(r"$E[H_t^{t\Delta}]$ (nats)")
         ax.grid(alpha=0.3)
         handles, _ = ax.get_legend_handles_labels()
-        handles.append(plt.Line2D([], [], ls=":", color="k", lw=1,
-                                  label="plug-in log E[Z] − E[N]/E[Z]"))
-        ax.legend(handles=handles, fontsize=7)
+        if exact is None:
+            handles.append(plt.Line2D([], [], ls=":", color="k", lw=1,
+                                      label="plug-in log E[Z] − E[N]/E[Z]"))
+        else:
+            handles.append(plt.Line2D([], [], ls="-", color="k", lw=1,
+                                      label="exact (Frullani integral)"))
+        if sampler is not None:
+            handles.append(plt.Line2D([], [], ls="", marker="s", mfc="none", color="k",
+                                      label="asymptotic sampler"))
+        handles.insert(0, plt.Line2D([], [], ls="", marker="o", color="k", ms=3,
+                                     label="brute-force Monte Carlo"))
+        ax.legend(handles=handles, fontsize=6.5)
     fig.suptitle(title)
     return fig
 
 
 def entropy_scaling_experiment(settings, title: str, stem: str, *, quick: bool, seed: int,
-                               out_dir):
+                               out_dir, extension=None):
     """The whole SI Fig. 2 / Fig. 6 experiment: run the library study with ``settings`` (the
-    same object the claims SI-7 / SI-8 use), plot, and save the table, fits and local slopes."""
+    same object the claims SI-7 / SI-8 use), plot, and save the table, fits and local slopes;
+    with ``extension`` (an :class:`~sia_theory.si.entropy_extension.EntropyExtensionSettings`)
+    also the asymptotic sampler to t = 1e30 (``_asymptotic.csv``) and the exact route
+    (``_exact.csv``), plotted beside the brute force."""
     from sia_theory._infra.io import save_experiment
+    from sia_theory.si.entropy_extension import entropy_extension_study
     from sia_theory.si.studies import entropy_scaling_study
 
     result = entropy_scaling_study(settings, seed)
+    data = {"entropy": result.table, "fits": result.fits, "slopes": result.slopes}
+    sampler = exact = None
+    if extension is not None:
+        sampler, exact = entropy_extension_study(extension, seed)
+        data.update(asymptotic=sampler, exact=exact)
     fig = plot_entropy_scaling(result.table, result.fits,
-                               f"{title}, IID Gaussian base logits, {settings.samples} samples")
-    return save_experiment(out_dir, stem, fig, {"entropy": result.table, "fits": result.fits,
-                                                "slopes": result.slopes},
+                               f"{title}, IID Gaussian base logits, {settings.samples} samples"
+                               + ("" if extension is None else
+                                  f" (sampler: {extension.samples}, top_k = "
+                                  f"{extension.top_k})"), sampler, exact)
+    extra = {} if extension is None else {
+        "extension": {"t_min": extension.t_min, "t_max": extension.t_max,
+                      "points": extension.points, "samples": extension.samples,
+                      "top_k": extension.top_k, "exact_t_min": extension.exact_t_min,
+                      "exact_points_low": extension.exact_points_low,
+                      "exact_points": extension.exact_points}}
+    return save_experiment(out_dir, stem, fig, data,
                            seed=seed, quick=quick, transform=repr(settings.transform),
                            deltas=list(settings.deltas), samples=settings.samples,
                            t_min=settings.t_min, t_max=settings.t_max, n_t=settings.n_t,
-                           windows=[list(w) for w in settings.windows])
+                           windows=[list(w) for w in settings.windows], **extra)

@@ -24,6 +24,7 @@ _EXPORTS = {
                      "simulate_gaussian_logits", "simulate_gaussian_range_statistics",
                      "context_length_sweep"], ".si.montecarlo"),
     **dict.fromkeys(["entropy_in_range_scaling", "fit_growth_laws"], ".si.entropy_scaling"),
+    **dict.fromkeys(["simulate_gaussian_logits_asymptotic"], ".si.asymptotic"),
     **dict.fromkeys(["distance_quadrature", "expected_entropy_exact", "expected_mass_exact",
                      "range_log_laplace", "ExactEntropy", "ExactMass"], ".si.exact"),
     **dict.fromkeys(["laplace_log_factor", "laplace_tilted"], ".si.laplace"),
@@ -50,7 +51,7 @@ __all__ = [
     "scale_invariant_total_attention", "scale_invariant_negentropy", "scale_invariant_limits",
     "RangeStatistics", "range_statistics", "summarize", "simulate_gaussian_logits",
     "simulate_gaussian_range_statistics", "context_length_sweep",
-    "entropy_in_range_scaling", "fit_growth_laws",
+    "entropy_in_range_scaling", "fit_growth_laws", "simulate_gaussian_logits_asymptotic",
     # the exact (Laplace/Frullani) route, cost independent of the range
     "distance_quadrature", "expected_entropy_exact", "expected_mass_exact", "range_log_laplace",
     "ExactEntropy", "ExactMass", "laplace_log_factor", "laplace_tilted",
