@@ -31,12 +31,14 @@ from sia_theory.si.trichotomy import (
     top_slope,
     trichotomy_study,
 )
+from sia_theory.transforms import ScaleInvariantFamily
 
 from .core import Measurement, claim, negative_control, verdict
 
 ASYMPTOTIC = 2.0  # (1 − √c)² log t_max >= this: the c enters the verdict
 PREFACTOR_TOL = 0.005  # allowed |A − √(2/π)| beyond the model spread (0.6 % of the prefactor)
 NEGENTROPY_RTOL = 1e-3  # measured E[N] slope against (c − 1)ατ log Δ
+K_SE = 4.0  # asymptotic sampler against the exact route: within 4 standard errors
 
 
 @cache
@@ -90,16 +92,42 @@ def ext_1_control():
 
 
 # ------------------------------------------------------------------------------------ EXT-2
-def decide_ext2(estimates: pd.DataFrame) -> Measurement:
+def decide_ext2(estimates: pd.DataFrame, sampler_z: float) -> Measurement:
     """``estimates``: rows of fitted ``A`` (all correction models, windows and Δ). Value: their
-    mean, CI: their range; PASS iff ``|mean − √(2/π)| <= spread + PREFACTOR_TOL``."""
+    mean, CI: their range; PASS iff ``|mean − √(2/π)| <= spread + PREFACTOR_TOL`` and the
+    asymptotic sampler agrees with the exact values (``sampler_z``: the largest |z|) within
+    ``K_SE`` standard errors."""
     a = estimates["A"].to_numpy()
     value, lo, hi = float(np.mean(a)), float(np.min(a)), float(np.max(a))
     tol = (hi - lo) + PREFACTOR_TOL
-    return Measurement(verdict(abs(value - CRITICAL_PREFACTOR) <= tol),
+    ok = abs(value - CRITICAL_PREFACTOR) <= tol and sampler_z <= K_SE
+    return Measurement(verdict(ok),
                        f"A = {value:.5f} (range {lo:.5f} … {hi:.5f} over {a.size} fits) vs "
-                       f"√(2/π) = {CRITICAL_PREFACTOR:.5f}", value=value, ci_low=lo, ci_high=hi,
+                       f"√(2/π) = {CRITICAL_PREFACTOR:.5f}; sampler vs exact max |z| = "
+                       f"{sampler_z:.2f}", value=value, ci_low=lo, ci_high=hi,
                        target=CRITICAL_PREFACTOR, tolerance=tol)
+
+
+def sampler_cross_check(frame: pd.DataFrame, settings: TrichotomySettings, quick: bool,
+                        seed: int) -> tuple[float, str]:
+    """The asymptotic sampler (``simulate_gaussian_logits_asymptotic``, seeded) against the
+    exact ``E[H]`` at ``c = 1`` for ``t = 1e10, 1e20, 1e30`` (quick: ``1e30``): largest |z|."""
+    from sia_theory.si.asymptotic import simulate_gaussian_logits_asymptotic
+
+    fam = ScaleInvariantFamily(1.0, settings.tau, settings.alpha)
+    exact = frame[frame["c"] == 1.0].set_index(["delta", "t"])["H"]
+    ts = [t for t in ((1e30,) if quick else (1e10, 1e20, 1e30))
+          if all((d, t) in exact.index for d in settings.deltas)]
+    samples = 300 if quick else 2000
+    worst, text = 0.0, []
+    for t in ts:
+        table = simulate_gaussian_logits_asymptotic(
+            fam, [(t, d * t) for d in settings.deltas], samples, seed, top_k=1000)
+        for d, row in zip(settings.deltas, table.itertuples(), strict=True):
+            z = (row.H_mean - exact[(d, t)]) / row.H_se
+            worst = max(worst, abs(z))
+            text.append(f"t={t:.0e}, Δ={d}: {row.H_mean:.3f} ± {row.H_se:.3f} (z = {z:+.2f})")
+    return worst, f"asymptotic sampler ({samples} samples, top_k 1000): " + "; ".join(text)
 
 
 @claim("EXT-2", "For c = 1 (the SI transform), E[H_t^{tΔ}] = √(2/π)·a_t + O(1), i.e. slope "
@@ -110,7 +138,8 @@ def ext_2(quick, seed):
     10 (figures/ext_trichotomy)."""
     settings, frame = _study(bool(quick))
     estimates = pd.concat([prefactor_estimates(frame, d) for d in settings.deltas])
-    m = decide_ext2(estimates)
+    sampler_z, sampler_text = sampler_cross_check(frame, settings, bool(quick), seed)
+    m = decide_ext2(estimates, sampler_z)
     slopes = ", ".join(f"Δ={d}: {sqrt_log_slope(frame, d):.4f}" for d in settings.deltas)
     values = frame[(frame["c"] == 1.0) & (frame["t"] == _t_max(frame))]
     at_top = ", ".join(f"Δ={r.delta}: {r.H:.5f} ± {r.H_error:.0e}" for r in values.itertuples())
@@ -119,7 +148,7 @@ def ext_2(quick, seed):
         f"slope on √(log t) over t in [1e10, {_t_max(frame):.0e}]: {slopes} (2/√π = "
         f"{2 / math.sqrt(math.pi):.4f}; finite-t a_t/√(log t) bias); E[H] at t = "
         f"{_t_max(frame):.0e}: {at_top}; O(1) term B(Δ): "
-        + ", ".join(f"{d}: {v:.3f}" for d, v in b.items()))})
+        + ", ".join(f"{d}: {v:.3f}" for d, v in b.items()) + ". " + sampler_text)})
 
 
 @negative_control("EXT-2")
@@ -128,7 +157,7 @@ def ext_2_control():
     a = np.sqrt(1 + 2 * np.log1p(10.0 ** np.arange(10, 31, 4) / 10))
     frame = pd.DataFrame({"c": 1.0, "delta": 10, "t": 10.0 ** np.arange(10, 31, 4), "a_t": a,
                           "H": a + 0.5 + 1.0 / a})
-    return decide_ext2(prefactor_estimates(frame, 10))
+    return decide_ext2(prefactor_estimates(frame, 10), 0.0)
 
 
 # ------------------------------------------------------------------------------------ EXT-3

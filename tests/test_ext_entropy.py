@@ -88,9 +88,10 @@ def test_ext2_decision_accepts_the_critical_law_and_rejects_log_growth():
 
     good = _frame(1.0, lambda t, a: math.sqrt(2 / math.pi) * a + 0.6 + 2 / a,
                   log10_t=range(10, 31, 4))
-    assert ext_entropy.decide_ext2(prefactor_estimates(good, 10)).verdict == "PASS"
+    assert ext_entropy.decide_ext2(prefactor_estimates(good, 10), 1.0).verdict == "PASS"
+    assert ext_entropy.decide_ext2(prefactor_estimates(good, 10), 5.0).verdict == "FAIL"
     bad = _frame(1.0, lambda t, a: 0.3 * a * a, log10_t=range(10, 31, 4))
-    assert ext_entropy.decide_ext2(prefactor_estimates(bad, 10)).verdict == "FAIL"
+    assert ext_entropy.decide_ext2(prefactor_estimates(bad, 10), 1.0).verdict == "FAIL"
 
 
 def test_ext3_decision_needs_a_bounded_entropy_and_the_negentropy_slope():
