@@ -153,3 +153,18 @@ def test_step_kernel_matches_its_numpy_reference(kind):
         np.testing.assert_allclose(fast, slow, rtol=1e-11, atol=0)
     else:
         np.testing.assert_allclose(fast, slow, rtol=1e-11, atol=1e-300)
+
+
+@pytest.mark.parametrize(("call", "name"), [
+    (lambda: expected_entropy_exact(NoScale(), 0, 10, rtol=0), "rtol"),
+    (lambda: distance_quadrature(0, 10, rtol=float("nan")), "rtol"),
+    (lambda: expected_entropy_exact("not a transform", 0, 10), "transform"),
+    (lambda: expected_entropy_exact(LogN(0.4), 0, 10), "n_ctx"),
+    (lambda: expected_mass_exact(NoScale(), 0, 10, None), "n_ctx"),
+    (lambda: expected_mass_exact(NoScale(), 0, 10, 5), "t2"),
+    (lambda: laplace_log_factor(-1.0, 0.0, 0.0), "a"),
+    (lambda: laplace_tilted(1.0, float("inf"), 0.0), "m"),
+])
+def test_bad_arguments_raise_value_error_naming_them(call, name):
+    with pytest.raises(ValueError, match=name):
+        call()
