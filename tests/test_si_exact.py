@@ -61,6 +61,7 @@ CASES = [
     (LogN(0.4), 4096, (400, 4096)),
     (ALiBi(2.0**-4), 500, (10, 50)),
     (ZOO["critical"], 4096, (100, 4096)),
+    (ScaleInvariant(1.0), 5000, (1000, 2000)),
 ]
 
 
@@ -73,6 +74,18 @@ def test_exact_entropy_and_mass_match_brute_force_monte_carlo(transform, n_ctx, 
     assert abs(h.value - mc.H_mean) <= K_SE * mc.H_se + h.error
     assert abs(mass.value - mc.mass_mean) <= K_SE * mc.mass_se + mass.error
     assert abs(h.log_z - mc.log_Z_mean) <= K_SE * mc.log_Z_se + h.log_z_error
+
+
+def test_range_laplace_transform_matches_monte_carlo():
+    from sia_theory import range_log_laplace
+    from sia_theory.si.montecarlo import simulate_gaussian_range_statistics
+
+    z = simulate_gaussian_range_statistics(ScaleInvariant(), 1000, [(10, 1000)], 4000, 2).Z[:, 0]
+    log_s = np.log([0.003, 0.01, 0.03])  # Φ from ~0.8 to ~0.2 (E[Z] ≈ 64)
+    phi = np.exp(range_log_laplace(ScaleInvariant(), 10, 1000, log_s))
+    draws = np.exp(-np.exp(log_s)[None, :] * z[:, None])  # (samples, 3)
+    se = draws.std(axis=0, ddof=1) / math.sqrt(z.size)
+    assert np.all(np.abs(phi - draws.mean(axis=0)) <= K_SE * se)
 
 
 def test_laplace_primitives_match_direct_quadrature():
