@@ -61,6 +61,7 @@ CASES = [
     (LogN(0.4), 4096, (400, 4096)),
     (ALiBi(2.0**-4), 500, (10, 50)),
     (ZOO["critical"], 4096, (100, 4096)),
+    (ScaleInvariant(1.0), 5000, (1000, 2000)),
 ]
 
 
@@ -73,6 +74,18 @@ def test_exact_entropy_and_mass_match_brute_force_monte_carlo(transform, n_ctx, 
     assert abs(h.value - mc.H_mean) <= K_SE * mc.H_se + h.error
     assert abs(mass.value - mc.mass_mean) <= K_SE * mc.mass_se + mass.error
     assert abs(h.log_z - mc.log_Z_mean) <= K_SE * mc.log_Z_se + h.log_z_error
+
+
+def test_range_laplace_transform_matches_monte_carlo():
+    from sia_theory import range_log_laplace
+    from sia_theory.si.montecarlo import simulate_gaussian_range_statistics
+
+    z = simulate_gaussian_range_statistics(ScaleInvariant(), 1000, [(10, 1000)], 4000, 2).Z[:, 0]
+    log_s = np.log([0.003, 0.01, 0.03])  # Φ from ~0.8 to ~0.2 (E[Z] ≈ 64)
+    phi = np.exp(range_log_laplace(ScaleInvariant(), 10, 1000, log_s))
+    draws = np.exp(-np.exp(log_s)[None, :] * z[:, None])  # (samples, 3)
+    se = draws.std(axis=0, ddof=1) / math.sqrt(z.size)
+    assert np.all(np.abs(phi - draws.mean(axis=0)) <= K_SE * se)
 
 
 def test_laplace_primitives_match_direct_quadrature():
@@ -94,7 +107,7 @@ def test_laplace_primitives_match_direct_quadrature():
                                       rel=1e-7)
 
 
-@pytest.mark.parametrize(("t1", "t2"), [(0, 10), (3, 50_000), (100, 10**7)])
+@pytest.mark.parametrize(("t1", "t2"), [(0, 10), (3, 50_000), (100, 2 * 10**6)])
 @pytest.mark.parametrize("f", [lambda t: 1 / (t / 10 + 1), lambda t: (t + 1.0) ** -0.5,
                                lambda t: np.log(t + 2.0) / (t + 5.0)],
                          ids=["si-weight", "inverse-sqrt", "log-over-t"])
@@ -141,3 +154,30 @@ def test_scale_invariant_family_keeps_total_attention_and_its_log_moments(c):
     assert (fam.power_law is None) == (c != 1.0)
     with pytest.raises(ValueError, match="^c must"):
         ScaleInvariantFamily(0.0)
+
+
+@pytest.mark.parametrize("kind", ["F", "E", "Q"])
+def test_step_kernel_matches_its_numpy_reference(kind):
+    from sia_theory.si.laplace import step_expectation, step_expectation_reference
+
+    a, mu = np.meshgrid([0.0, 0.3, 1.0, 3.0, 12.0, 28.0], np.linspace(-300.0, 40.0, 69))
+    fast, slow = step_expectation(kind, a, mu), step_expectation_reference(kind, a, mu)
+    if kind == "F":  # relative accuracy down to the tails
+        np.testing.assert_allclose(fast, slow, rtol=1e-11, atol=0)
+    else:
+        np.testing.assert_allclose(fast, slow, rtol=1e-11, atol=1e-300)
+
+
+@pytest.mark.parametrize(("call", "name"), [
+    (lambda: expected_entropy_exact(NoScale(), 0, 10, rtol=0), "rtol"),
+    (lambda: distance_quadrature(0, 10, rtol=float("nan")), "rtol"),
+    (lambda: expected_entropy_exact("not a transform", 0, 10), "transform"),
+    (lambda: expected_entropy_exact(LogN(0.4), 0, 10), "n_ctx"),
+    (lambda: expected_mass_exact(NoScale(), 0, 10, None), "n_ctx"),
+    (lambda: expected_mass_exact(NoScale(), 0, 10, 5), "t2"),
+    (lambda: laplace_log_factor(-1.0, 0.0, 0.0), "a"),
+    (lambda: laplace_tilted(1.0, float("inf"), 0.0), "m"),
+])
+def test_bad_arguments_raise_value_error_naming_them(call, name):
+    with pytest.raises(ValueError, match=name):
+        call()

@@ -1,0 +1,182 @@
+"""The entropy trichotomy in ``c`` (issue 10 §2, claims EXT-1 … EXT-3; docs/criticality.md §2).
+
+For :class:`~sia_theory.transforms.ScaleInvariantFamily` (``a_t² = 1 + 2c·log(1 + t/τ)``,
+``E[e^{L_t}] = α/(t/τ + 1)``) a scale range ``[t, tΔ)`` holds ``M ≈ t(Δ−1)`` logits of spread
+``a_t ≈ √(2c log t)`` while the REM freezing point is ``√(2 log M) ≈ √(2 log t)``:
+
+* ``c < 1`` (liquid): ``E[H_t^{tΔ}] = (1 − c)·log t + O(1)``, and the plug-in
+  ``log E[Z] − E[N]/E[Z]`` becomes exact;
+* ``c = 1`` (critical, the SI transform): ``E[H] = √(2/π)·a_t + O(1)``;
+* ``c > 1`` (frozen): ``E[H] → ψ(1) − ψ(1 − c^{−1/2})`` (the entropy of Poisson–Dirichlet
+  weights of parameter ``c^{−1/2}``), while ``E[N_t^{tΔ}]`` grows like
+  ``(c − 1)·ατ·log Δ·log t``.
+
+:func:`trichotomy_study` computes ``E[H]`` (exact route, with its numerical error), ``E[Z]``,
+``E[N]`` and the plug-in on a grid of ``(c, Δ, t)``; :func:`top_slope` and
+:func:`prefactor_fit` reduce it to the numbers the figure and the claims report.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy.special import digamma
+
+from .._infra.settings import StudySettings
+from ..transforms import ScaleInvariantFamily
+from .exact import distance_quadrature, expected_entropy_exact
+
+__all__ = ["TrichotomySettings", "frozen_entropy_limit", "range_moments", "trichotomy_study",
+           "top_slope", "crossover", "liquid_correction", "slope_decay", "prefactor_estimates",
+           "sqrt_log_slope", "negentropy_slope_theory", "CRITICAL_PREFACTOR"]
+
+CRITICAL_PREFACTOR = math.sqrt(2.0 / math.pi)  # E[H] / a_t at c = 1 (half-normal depth)
+
+
+@dataclass(frozen=True)
+class TrichotomySettings(StudySettings):
+    """Grid of the study: ``c`` values, ``Δ`` values, ``t = 10^k`` for ``k`` in ``log10_t``."""
+
+    c_values: tuple = (0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 3.0)
+    deltas: tuple = (2, 5, 10)
+    log10_t: tuple = tuple(range(2, 31, 2))
+    tau: float = 10.0
+    alpha: float = math.exp(0.5)
+    rtol: float = 1e-6
+
+    @classmethod
+    def quick(cls):
+        return cls(c_values=(0.5, 1.0, 2.0), deltas=(10,), log10_t=(20, 25, 30))
+
+
+def frozen_entropy_limit(c) -> np.ndarray:
+    """``lim_{t→∞} E[H_t^{tΔ}] = ψ(1) − ψ(1 − c^{−1/2})`` for ``c > 1`` (``inf`` for ``c <= 1``):
+    the mean entropy ``E[−Σ p_i log p_i]`` of Poisson–Dirichlet(``θ``, 0) weights,
+    ``∫₀¹ (−p log p)·p^{−1−θ}(1−p)^{θ−1} dp / (Γ(θ)Γ(1−θ))``, with ``θ = σ_c/σ = c^{−1/2}``."""
+    c = np.asarray(c, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        theta = 1.0 / np.sqrt(c)
+        out = digamma(1.0) - digamma(1.0 - theta)
+    return np.where(c > 1.0, out, np.inf)
+
+
+def range_moments(transform, t1, t2, *, rtol=1e-6) -> tuple[float, float]:
+    """``(E[Z_{t1}^{t2}], E[N_{t1}^{t2}])`` from the transform's ``log_moments`` summed with
+    :func:`~sia_theory.si.exact.distance_quadrature` (cost independent of ``t2 − t1``)."""
+    t, w = distance_quadrature(t1, t2, rtol=rtol)
+    log_w, tilt = transform.log_moments(t)
+    mean = w * np.exp(log_w)  # (T,)
+    return float(np.sum(mean)), float(np.sum(mean * tilt))
+
+
+def negentropy_slope_theory(c, alpha, tau, delta) -> float:
+    """``d E[N_t^{tΔ}] / d log t → (c − 1)·ατ·log Δ``: ``E[L e^L] = (log α + ½ + (c − 1)·
+    log(1 + t/τ))·α/(t/τ + 1)`` summed over ``[t, tΔ)``."""
+    return (c - 1.0) * alpha * tau * math.log(delta)
+
+
+def trichotomy_study(settings: TrichotomySettings) -> pd.DataFrame:
+    """One row per ``(c, Δ, t)``: ``a_t``, ``E[H]`` with its numerical error, ``E[log Z]``,
+    ``E[N/Z]``, ``E[Z]``, ``E[N]`` and the plug-in ``log E[Z] − E[N]/E[Z]`` (deterministic)."""
+    rows = []
+    for c in settings.c_values:
+        fam = ScaleInvariantFamily(c, settings.tau, settings.alpha)
+        for delta in settings.deltas:
+            for k in settings.log10_t:
+                t = 10**int(k)
+                h = expected_entropy_exact(fam, t, t * delta, rtol=settings.rtol)
+                ez, en = range_moments(fam, t, t * delta, rtol=settings.rtol)
+                a_t = float(fam.coefficients(np.array([float(t)]))[0][0])
+                rows.append({"c": c, "delta": delta, "t": float(t), "log_t": math.log(t),
+                             "a_t": a_t, "H": h.value, "H_error": h.error, "log_Z": h.log_z,
+                             "N_over_Z": h.n_over_z, "EZ": ez, "EN": en,
+                             "plug_in": math.log(ez) - en / ez,
+                             "frozen_limit": float(frozen_entropy_limit(c))})
+    return pd.DataFrame(rows)
+
+
+def _fit(x, y):
+    design = np.column_stack([x, np.ones_like(x)])
+    return float(np.linalg.lstsq(design, y, rcond=None)[0][0])
+
+
+def top_slope(frame: pd.DataFrame, c, delta, *, x="log_t", y="H", points=2) -> dict:
+    """Least-squares slope of ``y`` on ``x`` over the ``points`` largest ``t`` of one ``(c, Δ)``,
+    with an uncertainty for the O(1) corrections: ``|slope − slope over the points just before|``
+    (the drift of the local slope, which shrinks as ``t`` grows, so this bounds the distance to
+    the limit when the approach is monotone and slowing) plus the numerical error
+    ``2·max(H_error)/span``. Returns ``slope, uncertainty, previous, x_mid``."""
+    g = frame[(frame["c"] == c) & (frame["delta"] == delta)].sort_values("t")
+    xs, ys = g[x].to_numpy(), g[y].to_numpy()
+    if xs.size < points + 1:
+        raise ValueError(f"top_slope needs at least {points + 1} values of t, got {xs.size}")
+    slope = _fit(xs[-points:], ys[-points:])
+    previous = _fit(xs[-points - 1:-1], ys[-points - 1:-1])
+    numeric = 2.0 * float(g["H_error"].max()) / float(xs[-1] - xs[-points]) if y == "H" else 0.0
+    return {"slope": slope, "uncertainty": abs(slope - previous) + numeric,
+            "previous": previous, "x_mid": float(np.mean(xs[-points:]))}
+
+
+def crossover(c, t) -> float:
+    """``(1 − √c)²·log t``: the REM distance from criticality in units of ``log t``. The weight
+    of the top O(1) logits relative to the bulk behaves like ``t^{−(1−√c)²}`` on both sides of
+    ``c = 1``, so a range is in the asymptotic regime once this is well above 1 (the claims use
+    ``>= 2``; docs/criticality.md §2)."""
+    return (1.0 - math.sqrt(c)) ** 2 * math.log(t)
+
+
+def liquid_correction(c, t) -> float:
+    """Predicted size of the finite-``t`` correction to the slope ``1 − c`` for ``c < 1``:
+    ``(1 − c)·t^{−(1−√c)²}`` (the share of the top logits, which the liquid law misses)."""
+    return (1.0 - c) * math.exp(-crossover(c, t))
+
+
+def slope_decay(frame: pd.DataFrame, c, delta) -> dict:
+    """Exponent ``p`` of the local slope ``dE[H]/d log t ∝ (log t)^p`` over the largest ``t``
+    (``p < −1``: the slope is integrable and ``E[H]`` bounded; ``p = −½``: ``√(log t)`` growth;
+    ``p = 0``: ``log t`` growth), with the drift to the previous pair as uncertainty."""
+    g = frame[(frame["c"] == c) & (frame["delta"] == delta)].sort_values("t")
+    x, h = g["log_t"].to_numpy(), g["H"].to_numpy()
+    local = (np.diff(h) / np.diff(x))[-3:]  # (<=3,): the top pairs only
+    mid = (0.5 * (x[1:] + x[:-1]))[-3:]
+    if local.size < 2 or np.any(local <= 0):
+        return {"p": np.nan, "uncertainty": np.nan, "slope": float(local[-1])}
+    pairs = pd.DataFrame({"c": c, "delta": delta, "t": np.exp(mid), "x": np.log(mid),
+                          "H": np.log(local), "H_error": 0.0})
+    top = top_slope(pairs, c, delta, x="x") if local.size >= 3 else {
+        "slope": _fit(np.log(mid), np.log(local)), "uncertainty": 0.0}
+    return {"p": top["slope"], "uncertainty": top["uncertainty"], "slope": float(local[-1])}
+
+
+def prefactor_estimates(frame: pd.DataFrame, delta, *, c=1.0, t_mins=(1e6, 1e10, 1e14)
+                        ) -> pd.DataFrame:
+    """Estimates of ``A`` in ``E[H] = A·a_t + B + C/a_t (+ D/a_t²)``: one row per correction
+    model and fit window ``t >= t_min`` (windows with too few points are skipped). The spread
+    of ``A`` over the rows is the model uncertainty of the extrapolation."""
+    rows, seen = [], set()
+    g0 = frame[(frame["c"] == c) & (frame["delta"] == delta)]
+    for t_min in t_mins:
+        g = g0[g0["t"] >= t_min]
+        if len(g) in seen:  # the same points as a smaller t_min: not a new window
+            continue
+        seen.add(len(g))
+        a, h = g["a_t"].to_numpy(), g["H"].to_numpy()
+        for name, cols in (("a, 1, 1/a", [a, np.ones_like(a), 1 / a]),
+                           ("a, 1, 1/a, 1/a²", [a, np.ones_like(a), 1 / a, 1 / a**2])):
+            if a.size < len(cols):
+                continue
+            coef = np.linalg.lstsq(np.column_stack(cols), h, rcond=None)[0]
+            rows.append({"delta": delta, "t_min": t_min, "model": name, "A": float(coef[0]),
+                         "B": float(coef[1]), "points": int(a.size)})
+    return pd.DataFrame(rows)
+
+
+def sqrt_log_slope(frame: pd.DataFrame, delta, *, c=1.0, t_min=1e10) -> float:
+    """Plain least-squares slope of ``E[H]`` against ``√(log t)`` for ``t >= t_min`` (SI Fig. 2's
+    regressor; → ``√2·A = 2/√π`` as ``t → ∞`` at ``c = 1``, from above because
+    ``a_t = √(1 + 2 log(1 + t/τ))`` grows faster than ``√(2 log t)`` at finite ``t``)."""
+    g = frame[(frame["c"] == c) & (frame["delta"] == delta) & (frame["t"] >= t_min)]
+    return _fit(np.sqrt(g["log_t"].to_numpy()), g["H"].to_numpy())

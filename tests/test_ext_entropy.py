@@ -1,0 +1,124 @@
+"""The entropy trichotomy (EXT-1 … EXT-3): the study's theory lines against independent
+numerics, and the claim decisions on known laws."""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from paper_checks import ext_entropy
+from sia_theory import ScaleInvariant, ScaleInvariantFamily, expected_entropy_exact
+from sia_theory.si.closed_forms import expected_negentropy, expected_total_attention
+from sia_theory.si.trichotomy import (
+    TrichotomySettings,
+    frozen_entropy_limit,
+    range_moments,
+)
+
+K_SE = 4
+
+
+@pytest.mark.parametrize("c", [1.25, 1.5, 3.0])
+def test_frozen_limit_is_the_poisson_dirichlet_entropy_integral(c):
+    """E[Σ f(p_i)] = ∫ f(p) p^{−1−θ}(1−p)^{θ−1} dp / (Γ(θ)Γ(1−θ)) for PD(θ, 0), by quadrature
+    (the digamma closed form is not used)."""
+    from scipy import integrate
+    from scipy.special import gamma
+
+    theta = 1 / math.sqrt(c)
+    value = integrate.quad(lambda p: -math.log(p) * p**-theta * (1 - p) ** (theta - 1), 0, 1,
+                           limit=200)[0] / (gamma(theta) * gamma(1 - theta))
+    assert float(frozen_entropy_limit(c)) == pytest.approx(value, rel=1e-8)
+
+
+def test_frozen_limit_matches_stick_breaking_monte_carlo():
+    """PD(½, 0) weights by stick breaking, V_i ~ Beta(1 − θ, iθ) (c = 4), seeded."""
+    theta, samples, sticks = 0.5, 500, 20000
+    rng = np.random.default_rng(7)
+    h = np.empty(samples)
+    for i in range(samples):
+        v = rng.beta(1 - theta, theta * np.arange(1, sticks + 1))
+        p = v * np.concatenate([[1.0], np.cumprod(1 - v[:-1])])
+        p = p[p > 0]
+        h[i] = -np.sum(p * np.log(p))
+    se = h.std(ddof=1) / math.sqrt(samples)
+    assert abs(h.mean() - float(frozen_entropy_limit(4.0))) <= K_SE * se + 0.005
+
+
+def test_frozen_limit_is_infinite_outside_the_frozen_phase():
+    assert np.all(np.isinf(frozen_entropy_limit([0.5, 1.0])))
+
+
+@pytest.mark.parametrize("c", [0.5, 1.0, 2.0])
+def test_range_moments_match_the_direct_closed_form_sums(c):
+    fam = ScaleInvariantFamily(c)
+    ez, en = range_moments(fam, 1000, 300_000)
+    assert ez == pytest.approx(expected_total_attention(fam, 1000, 300_000), rel=1e-8)
+    assert en == pytest.approx(expected_negentropy(fam, 1000, 300_000), rel=1e-8)
+
+
+def test_reported_error_bounds_the_change_under_a_tighter_rtol():
+    for transform, t1, t2 in [(ScaleInvariant(), 1e3, 1e4), (ScaleInvariant(), 1e29, 1e30),
+                              (ScaleInvariantFamily(0.5), 1e10, 1e11)]:
+        loose = expected_entropy_exact(transform, t1, t2, rtol=1e-5)
+        tight = expected_entropy_exact(transform, t1, t2, rtol=1e-8)
+        assert abs(loose.value - tight.value) <= loose.error
+        assert loose.error < 1e-6
+
+
+def _frame(c, h, log10_t=(20, 25, 30), en=None):
+    t = 10.0 ** np.asarray(log10_t, dtype=float)
+    a = np.sqrt(1 + 2 * c * np.log1p(t / 10))
+    out = pd.DataFrame({"c": c, "delta": 10, "t": t, "log_t": np.log(t), "a_t": a,
+                        "H": h(t, a), "H_error": 0.0})
+    out["EN"] = 0.0 if en is None else en(t)
+    return out
+
+
+def test_ext1_decision_accepts_the_liquid_law():
+    assert ext_entropy.decide_ext1(_frame(0.5, lambda t, a: 0.5 * np.log(t) + 3)).verdict == \
+        "PASS"
+    assert ext_entropy.decide_ext1(_frame(0.5, lambda t, a: 1.1 * np.sqrt(np.log(t)))
+                                   ).verdict == "FAIL"
+
+
+def test_ext2_decision_accepts_the_critical_law_and_rejects_log_growth():
+    from sia_theory.si.trichotomy import prefactor_estimates
+
+    good = _frame(1.0, lambda t, a: math.sqrt(2 / math.pi) * a + 0.6 + 2 / a,
+                  log10_t=range(10, 31, 4))
+    assert ext_entropy.decide_ext2(prefactor_estimates(good, 10), 1.0).verdict == "PASS"
+    assert ext_entropy.decide_ext2(prefactor_estimates(good, 10), 5.0).verdict == "FAIL"
+    bad = _frame(1.0, lambda t, a: 0.3 * a * a, log10_t=range(10, 31, 4))
+    assert ext_entropy.decide_ext2(prefactor_estimates(bad, 10), 1.0).verdict == "FAIL"
+
+
+def test_ext3_decision_needs_a_bounded_entropy_and_the_negentropy_slope():
+    s = TrichotomySettings.quick()
+    slope = (2 - 1) * s.alpha * s.tau * math.log(10)
+
+    def en(t):
+        return slope * np.log(t)
+
+    bounded = _frame(2.0, lambda t, a: 3.0 - 9.0 / np.log(t), en=en)
+    assert ext_entropy.decide_ext3(bounded, s).verdict == "PASS"
+    sqrt_growth = _frame(2.0, lambda t, a: 0.5 * np.sqrt(np.log(t)), en=en)
+    assert ext_entropy.decide_ext3(sqrt_growth, s).verdict == "FAIL"
+    wrong_n = _frame(2.0, lambda t, a: 3.0 - 9.0 / np.log(t), en=lambda t: 0.5 * en(t))
+    assert ext_entropy.decide_ext3(wrong_n, s).verdict == "FAIL"
+
+
+def test_critical_o1_term_shifts_by_one_minus_two_over_pi_per_log_tau():
+    """At c = 1, multiplying τ (at fixed t/τ, so a_t is unchanged) multiplies the number of
+    tokens at every depth by τ, which tilts the half-normal depth profile: the O(1) term moves
+    by (1 − 2/π)·log(τ₂/τ₁) as a_t → ∞ (docs/criticality.md §2). Extrapolated linearly in 1/a_t
+    from three t (the 1/a_t correction is ~7/a_t here)."""
+    inv_a, diff = [], []
+    for rho in (1e14, 1e20, 1e26):
+        h1 = expected_entropy_exact(ScaleInvariant(10.0), rho * 10, rho * 100).value
+        h2 = expected_entropy_exact(ScaleInvariant(1000.0), rho * 1000, rho * 10000).value
+        inv_a.append(1 / math.sqrt(1 + 2 * math.log1p(rho)))
+        diff.append(h2 - h1)
+    slope, intercept = np.polyfit(inv_a, diff, 1)
+    assert intercept == pytest.approx((1 - 2 / math.pi) * math.log(100), abs=0.1)
