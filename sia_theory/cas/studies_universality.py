@@ -39,8 +39,8 @@ class UniversalitySettings(StudySettings):
 
     @classmethod
     def quick(cls):
-        return cls(ns=tuple(2**k for k in range(8, 12)), dims=(2, 256), spreads=(0.02, 0.4),
-                   draws=3, queries=128)
+        return cls(ns=tuple(2**k for k in range(8, 13)), dims=(2, 256), spreads=(0.02, 0.4),
+                   draws=6, queries=128)
 
 
 def universality_cells(settings: UniversalitySettings) -> list[dict]:
