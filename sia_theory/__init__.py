@@ -34,6 +34,10 @@ _EXPORTS = {
                     ".zoo"),
     **dict.fromkeys(["analyze", "Report"], ".analysis"),
     **dict.fromkeys(["sweep", "load_sweep"], ".sweeps"),
+    # one phase diagram (EXT-4 … EXT-6)
+    **dict.fromkeys(["participation_beta50", "rem_participation", "rem_beta50",
+                     "rem_max_location", "simplex_beta50"], ".cas.universality"),
+    **dict.fromkeys(["zoo_phase_table", "freezing_ratio"], ".analysis.zoo_phase"),
 }
 _SUBPACKAGES = ("analysis", "attention", "symbolic")
 
@@ -59,6 +63,9 @@ __all__ = [
     "sweep", "load_sweep",
     # the analysis layer
     "analyze", "Report",
+    # one phase diagram (EXT-4 … EXT-6)
+    "participation_beta50", "rem_participation", "rem_beta50", "rem_max_location",
+    "simplex_beta50", "zoo_phase_table", "freezing_ratio",
     # subpackages
     "analysis", "attention", "symbolic",
 ]

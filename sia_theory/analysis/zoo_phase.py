@@ -59,7 +59,7 @@ def freezing_ratio(transform: Transform, n_ctx: float, finite: bool = False) -> 
 
 
 def crossings(transform: Transform, n_max: float = N_MAX, finite: bool = False,
-              grid: int = 1500) -> list[tuple[float, str]]:
+              grid: int = 400) -> list[tuple[float, str]]:
     """Every ``(N, "freezes" | "melts")`` with ``r(N) = 1`` in ``(1, n_max]`` (``[3, n_max]``
     with ``finite=True``): sign changes of ``r − 1`` on ``grid`` points of ``log N``, refined
     by Brent's method in ``log N`` (relative accuracy ``1e-10``)."""

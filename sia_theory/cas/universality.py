@@ -40,9 +40,9 @@ from .._infra.seeding import check_seed
 from .._infra.validate import check_finite_array, check_int, check_real
 from .tokens import normalise_rows, sample_tokens, token_rng
 
-__all__ = ["participation", "beta50", "rem_participation", "rem_beta50", "rem_max_location",
-           "simplex_participation", "simplex_beta50", "universality_draw", "CLASS_KINDS",
-           "UNIVERSALITY_STUDY"]
+__all__ = ["participation", "beta50", "participation_beta50", "rem_participation", "rem_beta50",
+           "rem_max_location", "simplex_participation", "simplex_beta50", "universality_draw",
+           "CLASS_KINDS", "UNIVERSALITY_STUDY"]
 
 UNIVERSALITY_STUDY = "cas.universality"
 CLASS_KINDS = ("iid", "planted", "gaussian")
@@ -80,6 +80,10 @@ def beta50(scores, level: float = 0.5) -> float:
     return float("nan")
 
 
+participation_beta50 = beta50
+"""Top-level name of :func:`beta50` (``sia_theory.participation_beta50``)."""
+
+
 def rem_max_location(n) -> np.ndarray:
     """``a_n = √(2 log n) − (log log n + log 4π)/(2√(2 log n))``: the location of the maximum of
     ``n`` iid ``N(0, 1)`` (Gumbel centring); elementwise, ``n >= 3``."""
@@ -88,17 +92,21 @@ def rem_max_location(n) -> np.ndarray:
     return r - (np.log(np.log(n)) + math.log(4 * math.pi)) / (2 * r)
 
 
-def rem_participation(beta, n, step: float = 0.01) -> float:
+def rem_participation(beta, n, step: float = 0.02) -> float:
     """Exact ``E[Σ_j p_j²]`` for ``n`` iid ``N(0, 1)`` scores at inverse temperature ``β`` (module
-    docstring; trapezoid on a grid of spacing ``step`` in the score and in ``u = −log(λ)/β``,
-    error ``< 1e-4`` for ``step = 0.01`` and ``β ≤ 30``; ``n`` may be a float up to ``1e300``)."""
+    docstring). Trapezoid rule on a grid of spacing ``step`` in the score ``s`` and in
+    ``u = −log(λ)/β``; the integrands are smooth and decay fast at both ends, so the rule
+    converges spectrally (``step = 0.02`` agrees with ``0.005`` to ``1e-9`` up to ``β = 23``,
+    ``n = 1e30``). ``u`` runs to ``(log n + β²/2)/β + 8`` (``−log λ`` near ``log E[Z]``);
+    ``n`` may be a float up to ``1e300``."""
     beta = check_real("beta", beta, 0.0, lo_open=True)
     n = check_real("n", n, 2.0)
     step = check_real("step", step, 0.0, 0.05, lo_open=True)
     top = math.sqrt(2 * math.log(n)) + 6
     s = np.arange(-9.0, top, step)  # (S,) scores
     w = np.exp(-0.5 * s * s) / math.sqrt(2 * math.pi) * step  # (S,) Gaussian weights
-    u = np.arange(-6.0, top + 2, step)  # (U,) u = −log(λ)/β
+    u_top = max(top, (math.log(n) + beta * beta / 2) / beta) + 8
+    u = np.arange(-6.0, u_top, step)  # (U,) u = −log(λ)/β
     bx = np.clip(beta * (s[None, :] - u[:, None]), -700.0, 6.5)  # (U, S)
     e = np.exp(bx)
     tail = (-np.expm1(-e)) @ w  # (U,) 1 − Φ
