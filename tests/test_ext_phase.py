@@ -206,3 +206,17 @@ def test_ext6_decision_on_both_sides():
 def test_bad_input_names_the_parameter(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+def test_universality_sweep_same_numbers_on_every_scheduler_and_from_the_store(tmp_path):
+    from sia_theory.cas.studies_universality import UniversalitySettings, universality_study
+
+    settings = UniversalitySettings(ns=(256, 512), dims=(64,), spreads=(0.4,), draws=2,
+                                    queries=32)
+    sync = universality_study(settings, seed=3, scheduler="sync", progress=False)
+    threads = universality_study(settings, seed=3, scheduler="threads", store=tmp_path / "s",
+                                 progress=False)
+    again = universality_study(settings, seed=3, store=tmp_path / "s", progress=False)
+    pd.testing.assert_frame_equal(sync, threads)
+    pd.testing.assert_frame_equal(threads, again)
+    assert set(sync["class"]) == {"iid", "planted σ=0.4", "gaussian d=64"}

@@ -36,7 +36,8 @@ from ..zoo import ZOO
 
 __all__ = ["context_spread", "freezing_ratio", "crossings", "zoo_phase_table", "octave_ratios",
            "phase_schemes", "N_MAX", "TurnoverSettings", "turnover_study", "turnover_peak",
-           "logn_points", "TURNOVER_STUDY"]
+           "logn_points", "TURNOVER_STUDY", "turnover_exact", "exact_turnover_peak",
+           "peak_ratios"]
 
 N_MAX = 1e30
 POINTS = 1025  # t values per context (midpoint rule in t)
@@ -210,3 +211,46 @@ def logn_points(s: float) -> dict:
     finite = [n for n, k in crossings(LogN(s), finite=True) if k == "freezes"]
     return {"annealed_stationary": math.exp(1 / s**2), "freezing_asymptotic": math.exp(2 / s**2),
             "freezing_finite": finite[0] if finite else float("nan")}
+
+
+def turnover_exact(s: float, ns, *, rtol: float = 1e-4) -> pd.DataFrame:
+    """``E[H]`` of ``LogN(s)``'s whole context at each ``n`` in ``ns`` by the exact route
+    (:func:`sia_theory.si.exact.expected_entropy_exact`, no sampling), with its error."""
+    from ..si.exact import expected_entropy_exact
+    from ..transforms import LogN
+
+    rows = []
+    for n in ns:
+        n = int(round(float(n)))
+        out = expected_entropy_exact(LogN(s), 0, n, n_ctx=n, rtol=rtol)
+        rows.append({"n": n, "H_exact": out.value, "H_exact_error": out.error})
+    return pd.DataFrame(rows)
+
+
+def exact_turnover_peak(s: float, lo: float, hi: float, *, rtol: float = 1e-4,
+                        xatol: float = 0.005) -> dict:
+    """The maximum of the exact ``E[H](N)`` of ``LogN(s)`` in ``[lo, hi]`` (bounded Brent search
+    in ``log N`` to ``xatol``; ``N`` rounded to integers), with ``s log N/√(2 log N)`` and
+    ``s log N/a_N`` there."""
+    from scipy.optimize import minimize_scalar
+
+    from ..si.exact import expected_entropy_exact
+    from ..transforms import LogN
+
+    def minus_h(x):
+        n = int(round(math.exp(x)))
+        return -expected_entropy_exact(LogN(s), 0, n, n_ctx=n, rtol=rtol).value
+
+    best = minimize_scalar(minus_h, bounds=(math.log(lo), math.log(hi)), method="bounded",
+                           options={"xatol": xatol})
+    n_peak = math.exp(best.x)
+    return {"n_peak_exact": n_peak, "H_peak_exact": -best.fun,
+            **peak_ratios(s, n_peak, "exact")}
+
+
+def peak_ratios(s: float, n_peak: float, tag: str) -> dict:
+    """``s log N/√(2 log N)`` (1 at the asymptotic freezing point) and ``s log N/a_N`` (1 at the
+    finite-``N`` freezing point) at ``N = n_peak``, named ``<name>_<tag>``."""
+    beta = s * math.log(n_peak)
+    return {f"over_sqrt_{tag}": beta / math.sqrt(2 * math.log(n_peak)),
+            f"over_a_n_{tag}": beta / float(rem_max_location(n_peak))}
