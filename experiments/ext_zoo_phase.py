@@ -16,10 +16,13 @@ from sia_theory._infra.cli import run  # noqa: E402
 from sia_theory._infra.io import save_experiment  # noqa: E402
 from sia_theory.analysis.zoo_phase import (  # noqa: E402
     TurnoverSettings,
+    exact_turnover_peak,
     freezing_ratio,
     logn_points,
     octave_ratios,
+    peak_ratios,
     phase_schemes,
+    turnover_exact,
     turnover_peak,
     turnover_study,
     zoo_phase_table,
@@ -38,6 +41,10 @@ def main(quick=False, seed=0, out_dir="figures"):
     entropy = turnover_study(settings, seed=seed)
     peak = turnover_peak(entropy, bootstrap=settings.bootstrap, seed=seed)
     points = logn_points(settings.s)
+    exact, exact_peak = None, {}
+    if not quick:  # the exact route (no sampling) through the same lengths, and its maximum
+        exact = turnover_exact(settings.s, entropy["n"])
+        exact_peak = exact_turnover_peak(settings.s, settings.n_min, settings.n_max)
 
     fig, axes = plt.subplots(1, 3, figsize=(18, 5.2), constrained_layout=True)
     ax = axes[0]
@@ -62,6 +69,9 @@ def main(quick=False, seed=0, out_dir="figures"):
     ax = axes[2]
     ax.errorbar(entropy["n"], entropy["H_mean"], yerr=2 * entropy["H_se"], fmt="o", ms=3,
                 label=f"Monte Carlo E[H], LogN(s = {settings.s}) (±2 se)")
+    if exact is not None:
+        ax.plot(exact["n"], exact["H_exact"], "-", color="tab:blue", lw=1,
+                label=f"exact route, maximum at {exact_peak['n_peak_exact']:.3g}")
     ax.plot(entropy["n"], entropy["H_annealed"], ":", color="grey",
             label="annealed log N − s² log² N/2")
     ax.axvspan(peak["ci_low"], peak["ci_high"], color="tab:blue", alpha=0.15,
@@ -70,13 +80,16 @@ def main(quick=False, seed=0, out_dir="figures"):
                               ("freezing_finite", "-.", "finite-N freezing s log N = a_N"),
                               ("freezing_asymptotic", "-", "N* = e^(2/s²)")):
         ax.axvline(points[key], ls=style, color="tab:red", label=f"{label} = {points[key]:.3g}")
-    ax.set(xscale="log", xlim=(300, 4e5), ylim=(0, 4.5), xlabel="context length N",
+    ax.set(xscale="log", xlim=(300, 4e5), ylim=(0.4, 4.2), xlabel="context length N",
            ylabel="global entropy (nats)", title="Does N* explain LogN's turnover?")
     ax.legend(fontsize=7)
     ax.grid(alpha=0.3, which="both")
     fig.suptitle("EXT-5: the zoo on the REM phase diagram (iid N(0, 1) base scores)")
     peak_frame = pd.DataFrame([{**{k: v for k, v in peak.items() if k != "n_range"},
-                                **points, "s": settings.s}])
+                                **peak_ratios(settings.s, peak["n_peak"], "mc"),
+                                **exact_peak, **points, "s": settings.s}])
+    if exact is not None:
+        entropy = entropy.merge(exact, on="n")
     return save_experiment(out_dir, "ext_zoo_phase", fig,
                            {"": table, "curves": curves, "octaves": octaves,
                             "entropy": entropy, "turnover": peak_frame},

@@ -220,3 +220,15 @@ def test_universality_sweep_same_numbers_on_every_scheduler_and_from_the_store(t
     pd.testing.assert_frame_equal(sync, threads)
     pd.testing.assert_frame_equal(threads, again)
     assert set(sync["class"]) == {"iid", "planted σ=0.4", "gaussian d=64"}
+
+
+def test_logn_entropy_exact_route_matches_monte_carlo_at_the_turnover():
+    """The exact route (no sampling) and the SI Fig. 1 Monte Carlo agree on LogN(0.4)'s global
+    entropy near its maximum (K standard errors)."""
+    from sia_theory.analysis.zoo_phase import turnover_exact
+    from sia_theory.si.montecarlo import simulate_gaussian_logits
+
+    n = 8000
+    exact = turnover_exact(0.4, [n])
+    mc = simulate_gaussian_logits(LogN(0.4), n, [(0, n)], 2048, seed=11)
+    assert abs(exact["H_exact"].iloc[0] - mc["H_mean"].iloc[0]) <= K * mc["H_se"].iloc[0]
