@@ -23,6 +23,9 @@ _EXPORTS = {
                      "simulate_gaussian_logits", "simulate_gaussian_range_statistics",
                      "context_length_sweep"], ".si.montecarlo"),
     **dict.fromkeys(["entropy_in_range_scaling", "fit_growth_laws"], ".si.entropy_scaling"),
+    **dict.fromkeys(["distance_quadrature", "expected_entropy_exact", "expected_mass_exact",
+                     "range_log_laplace", "ExactEntropy", "ExactMass"], ".si.exact"),
+    **dict.fromkeys(["laplace_log_factor", "laplace_tilted"], ".si.laplace"),
     **dict.fromkeys(["critical_gamma", "simplex_self_weight", "simplex_inner_product",
                      "simplex_limit", "jacobian_limit", "simplex_eta", "simplex_sparsity",
                      "critical_eta_excess", "transition_width"], ".cas.simplex"),
@@ -51,6 +54,9 @@ __all__ = [
     "RangeStatistics", "range_statistics", "summarize", "simulate_gaussian_logits",
     "simulate_gaussian_range_statistics", "context_length_sweep",
     "entropy_in_range_scaling", "fit_growth_laws",
+    # the exact (Laplace/Frullani) route, cost independent of the range
+    "distance_quadrature", "expected_entropy_exact", "expected_mass_exact", "range_log_laplace",
+    "ExactEntropy", "ExactMass", "laplace_log_factor", "laplace_tilted",
     # critical attention scaling
     "critical_gamma", "simplex_self_weight", "simplex_inner_product", "simplex_limit",
     "jacobian_limit", "simplex_eta", "simplex_sparsity", "critical_eta_excess", "transition_width",
