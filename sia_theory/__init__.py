@@ -45,6 +45,10 @@ _EXPORTS = {
                     ".si.needle_theory"),
     **dict.fromkeys(["simulate_needle"], ".si.needle_montecarlo"),
     **dict.fromkeys(["NeedleSettings", "needle_study"], ".si.needle_study"),
+    # one phase diagram (EXT-4 … EXT-6)
+    **dict.fromkeys(["participation_beta50", "rem_participation", "rem_beta50",
+                     "rem_max_location", "simplex_beta50"], ".cas.universality"),
+    **dict.fromkeys(["zoo_phase_table", "freezing_ratio"], ".analysis.zoo_phase"),
 }
 _SUBPACKAGES = ("analysis", "attention", "models", "symbolic")
 
@@ -78,6 +82,9 @@ __all__ = [
     "analyze", "Report",
     # pretrained models through the reference
     "load_pretrained",
+    # one phase diagram (EXT-4 … EXT-6)
+    "participation_beta50", "rem_participation", "rem_beta50", "rem_max_location",
+    "simplex_beta50", "zoo_phase_table", "freezing_ratio",
     # subpackages
     "analysis", "attention", "models", "symbolic",
 ]

@@ -1,0 +1,133 @@
+"""The universality study (claim EXT-4, ``figures/ext_universality``): ``β₅₀`` of the participation
+order parameter (:mod:`sia_theory.cas.universality`) over ``n = 2⁸ … 2¹⁴`` for iid scores, the
+planted REM at several cosine spreads and Gaussian near-simplex tokens for ``d = 2 … 1024``, run
+as cells of :func:`sia_theory.sweeps.run_cells` (resumable with a store), and the exponent ``k``
+of ``β₅₀ ∝ (log n)^k`` per class with its 95 % interval over the seeded draws.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import partial
+
+import numpy as np
+import pandas as pd
+
+from .._infra.seeding import check_seed
+from .._infra.settings import StudySettings
+from .._infra.stats import fit_slope, mean_ci
+from .universality import UNIVERSALITY_STUDY, rem_max_location, simplex_beta50, universality_draw
+
+__all__ = ["UniversalitySettings", "universality_cells", "universality_study",
+           "summarize_universality", "universality_cell", "class_label", "theory_exponent",
+           "rem_exact_curve"]
+
+
+@dataclass(frozen=True)
+class UniversalitySettings(StudySettings):
+    """``draws`` seeded draws of each class for each ``n`` in ``ns``, ``queries`` query rows
+    each: iid scores, the planted REM for each cosine spread in ``spreads`` and Gaussian
+    near-simplex tokens for each ``d`` in ``dims`` (nominal cosine ``rho``)."""
+
+    ns: tuple = tuple(2**k for k in range(8, 15))
+    dims: tuple = (2, 8, 32, 128, 512, 1024)
+    spreads: tuple = (0.02, 0.05, 0.1, 0.2, 0.4)
+    rho: float = 0.5
+    draws: int = 8
+    queries: int = 256
+
+    @classmethod
+    def quick(cls):
+        return cls(ns=tuple(2**k for k in range(8, 13)), dims=(2, 256), spreads=(0.02, 0.4),
+                   draws=6, queries=128)
+
+
+def universality_cells(settings: UniversalitySettings) -> list[dict]:
+    """One sweep cell per ``(class, n, draw)``; every setting a draw depends on is in its key."""
+    s = settings
+    classes = ([("iid", 1, 0.0)] + [("planted", 1, float(sp)) for sp in s.spreads]
+               + [("gaussian", int(d), 0.0) for d in s.dims])
+    return [{"kind": kind, "d": d, "spread": sp, "n": int(n), "rho": s.rho, "draw": k,
+             "queries": s.queries} for kind, d, sp in classes for n in s.ns
+            for k in range(s.draws)]
+
+
+def universality_study(settings: UniversalitySettings, *, seed, scheduler="threads", store=None,
+                       force=False, progress=True, n_workers=None) -> pd.DataFrame:
+    """One row per draw (:func:`~sia_theory.cas.universality.universality_draw`) with a
+    ``class`` label; on this process's threads by default, or any scheduler of
+    :func:`sia_theory.sweeps.run_cells`, kept in ``store`` if given (same numbers on all)."""
+    from ..sweeps import run_cells
+
+    seed = check_seed(seed)
+    cells, frames, _ = run_cells(partial(universality_cell, seed),
+                                 universality_cells(settings), seed=seed, store=store,
+                                 scheduler=scheduler, force=force, progress=progress,
+                                 study=UNIVERSALITY_STUDY, on_error="raise",
+                                 n_workers=n_workers)
+    draws = pd.concat(frames, ignore_index=True)
+    draws["class"] = [class_label(r.kind, r.d, r.spread) for r in draws.itertuples()]
+    return draws
+
+
+def universality_cell(seed: int, cell: dict, rng_seed: int) -> dict:
+    """Sweep cell: one draw, seeded by ``(seed, UNIVERSALITY_STUDY, class, n, d, spread, draw)``
+    (:func:`~sia_theory.cas.universality.universality_draw`), not by ``rng_seed``."""
+    return universality_draw(cell, seed)
+
+
+def class_label(kind: str, d: int, spread: float) -> str:
+    """``"iid"``, ``"planted σ=0.1"`` or ``"gaussian d=512"``."""
+    return {"iid": "iid", "planted": f"planted σ={spread:g}",
+            "gaussian": f"gaussian d={d}"}[kind]
+
+
+def theory_exponent(law: str, ns, rho: float = 0.5) -> float:
+    """The exponent ``k`` that the same least-squares fit (``log β₅₀`` on ``log log n``) gives on
+    the class's finite-``n`` law over ``ns``: ``"rem"`` (``β₅₀ = 2a_n``) or ``"simplex"``
+    (:func:`~sia_theory.cas.universality.simplex_beta50`)."""
+    ns = np.asarray(ns, dtype=np.float64)
+    beta = 2 * rem_max_location(ns) if law == "rem" else simplex_beta50(ns, rho)
+    return float(np.polyfit(np.log(np.log(ns)), np.log(beta), 1)[0])
+
+
+def summarize_universality(draws: pd.DataFrame, rho: float = 0.5) -> pd.DataFrame:
+    """Per class: ``k`` (slope of ``log β₅₀`` on ``log log n`` over all draws, 95 % t
+    interval), the power ``p`` of ``β₅₀ ∝ n^p`` (slope on ``log n``), the mean realised score
+    spread ``σ`` and ``σ·a_n`` at the largest ``n`` against ``1 − ρ`` (which side of the
+    planted-REM crossover), ``β₅₀/(2a_n)`` (REM) and ``β₅₀/β₅₀^simplex`` (mean with interval),
+    and the finite-``n`` exponents of the REM and simplex laws over the same ``n``."""
+    ns = np.sort(draws["n"].unique())
+    k_rem, k_simplex = theory_exponent("rem", ns), theory_exponent("simplex", ns, rho)
+    rows = []
+    for label, sub in draws.groupby("class", sort=False):
+        x = np.log(sub["log_n"])
+        y = np.log(sub["beta_50"])
+        fit, power = fit_slope(x, y), fit_slope(sub["log_n"], y)
+        rem = mean_ci(sub["beta_50"] / (2 * rem_max_location(sub["n"].to_numpy(float))))
+        simplex = mean_ci(sub["beta_50"] / simplex_beta50(sub["n"].to_numpy(float), rho))
+        sigma = float(sub["score_sd"].mean())
+        rows.append({"class": label, "kind": sub["kind"].iloc[0], "d": int(sub["d"].iloc[0]),
+                     "spread": float(sub["spread"].iloc[0]), "k": fit["slope"],
+                     "k_ci_low": fit["ci_low"], "k_ci_high": fit["ci_high"],
+                     "power_n": power["slope"], "power_ci_low": power["ci_low"],
+                     "power_ci_high": power["ci_high"], "points": fit["points"],
+                     "finite": int(np.isfinite(sub["beta_50"]).sum()), "score_sd": sigma,
+                     "sigma_a_n": sigma * float(rem_max_location(ns[-1])), "gap": 1 - rho,
+                     "rem_ratio": rem[0], "rem_ratio_low": rem[1], "rem_ratio_high": rem[2],
+                     "simplex_ratio": simplex[0], "simplex_ratio_low": simplex[1],
+                     "simplex_ratio_high": simplex[2], "k_rem_finite": k_rem,
+                     "k_simplex_finite": k_simplex, "n_min": int(ns[0]), "n_max": int(ns[-1])})
+    return pd.DataFrame(rows)
+
+
+def rem_exact_curve(ns) -> pd.DataFrame:
+    """``β₅₀`` of iid scores by the exact route (:func:`~sia_theory.cas.universality.rem_beta50`)
+    against ``2a_n`` and ``2√(2 log n)`` for each ``n`` (floats up to ``1e300``)."""
+    from .universality import rem_beta50
+
+    rows = [{"n": float(n), "beta50_exact": rem_beta50(float(n)),
+             "two_a_n": 2 * float(rem_max_location(float(n))),
+             "two_sqrt_2logn": 2 * math.sqrt(2 * math.log(float(n)))} for n in ns]
+    return pd.DataFrame(rows)
