@@ -7,7 +7,6 @@ import socket
 
 import numpy as np
 import pytest
-from scipy import stats
 
 from sia_theory.attention import RoPE, YaRNRoPE, rope, yarn_frequencies
 from sia_theory.models import corpus

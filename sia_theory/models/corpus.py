@@ -50,7 +50,8 @@ PASSKEY_INTRO = ("There is an important info hidden inside a lot of irrelevant t
                  "memorize it. I will quiz you about the important information there.")
 # One filler block; it starts with a space so that repeated blocks tokenize as the repeated
 # text does (a GPT-2 style pre-tokenizer splits before every space).
-FILLER = " The grass is green. The sky is blue. The sun is yellow. Here we go. There and back again."
+FILLER = (" The grass is green. The sky is blue. The sun is yellow. Here we go. There and back "
+          "again.")
 NEEDLE = " The pass key is {key}. Remember it. {key} is the pass key."
 QUESTION = " What is the pass key? The pass key is"
 
