@@ -43,6 +43,12 @@ class _GrowingArray:
         self.data[self._slice(self.length, self.length + n_new)] = block
         self.length += n_new
 
+    def copy(self):
+        twin = _GrowingArray(self.axis, self.capacity)
+        if self.data is not None:
+            twin.data, twin.length = self.view().copy(), self.length
+        return twin
+
     def _slice(self, start, stop):
         index = [slice(None)] * self.data.ndim
         index[self.axis] = slice(start, stop)
@@ -101,6 +107,17 @@ class DecodingCache:
 
     def initial(self):
         return self._initial.view()
+
+    def copy(self) -> DecodingCache:
+        """An independent cache holding the same entries (only the filled part is copied), so
+        that several continuations can start from one shared prefix."""
+        twin = DecodingCache.__new__(DecodingCache)
+        twin.mode, twin.n_layers = self.mode, self.n_layers
+        for name in ("_keys", "_values") if self.mode == "kv" else ():
+            setattr(twin, name, [buffer.copy() for buffer in getattr(self, name)])
+        if self.mode == "initial":
+            twin._initial = self._initial.copy()
+        return twin
 
     def truncate(self, length):
         """Forget every position from ``length`` on (used to undo a failed forward pass)."""

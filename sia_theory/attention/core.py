@@ -72,9 +72,12 @@ def _check_inputs(q, k, v, scale, block_size, trusted_kv=False):
     if not (q.dtype == k.dtype == v.dtype):
         raise ValueError(f"q, k and v must share one dtype, got q {q.dtype}, k {k.dtype}, "
                          f"v {v.dtype}")
-    if k.shape[:2] != q.shape[:2] or v.shape[:2] != q.shape[:2]:
-        raise ValueError(f"k and v must have q's batch and head axes {q.shape[:2]}, "
-                         f"got k {k.shape}, v {v.shape}")
+    if (k.shape[0] != q.shape[0] or v.shape[:2] != k.shape[:2]
+            or q.shape[1] % k.shape[1]):
+        raise ValueError(f"k and v must have q's batch and head axes {q.shape[:2]}, or q's "
+                         f"batch and a number of key-value heads dividing q's "
+                         f"{q.shape[1]} heads (grouped-query attention); got k {k.shape}, "
+                         f"v {v.shape}")
     if k.shape[3] != q.shape[3]:
         raise ValueError(f"k must have q's head dimension D={q.shape[3]}, got k {k.shape}")
     if v.shape[2] != k.shape[2]:
@@ -131,7 +134,8 @@ def _dense_logits(q, k, score_mod, causal, scale, starts):
                              n_keys=k.shape[2], offset=offset, kv_offset=kv_offset,
                              causal=causal, dtype=np.float64)
     q64 = _scaled_query(q, scale, np.dtype(np.float64))
-    scores = q64 @ k.astype(np.float64, copy=False).swapaxes(-1, -2)  # (B, H, Tq, Tk)
+    k64 = np.repeat(k.astype(np.float64, copy=False), n_heads // k.shape[1], axis=1)  # GQA
+    scores = q64 @ k64.swapaxes(-1, -2)  # (B, H, Tq, Tk)
     return modifier.logits(scores, 0, n_queries, 0, k.shape[2])
 
 
@@ -141,9 +145,12 @@ def attention(q, k, v, *, score_mod=None, causal=True, block_size=None, scale=No
 
     Parameters
     ----------
-    q : array ``(B, H, Tq, D)``; k : array ``(B, H, Tk, D)``; v : array ``(B, H, Tk, Dv)``
+    q : array ``(B, H, Tq, D)``; k : array ``(B, Hkv, Tk, D)``; v : array ``(B, Hkv, Tk, Dv)``
         float32 or float64, one dtype for all three, all finite. The result has ``q``'s dtype
         and is computed in it (float32 products and exponentials, row sums in float64).
+        ``Hkv = H`` is multi-head attention; ``Hkv`` dividing ``H`` is grouped-query attention
+        (Ainslie et al. 2023, GQA): query head ``h`` reads key-value head ``h // (H / Hkv)``
+        (the grouping of LLaMA and llama.cpp), without materialising repeated keys.
     score_mod : None, a :class:`~sia_theory.transforms.Transform`, or a callable
         ``score_mod(score, b, h, q_idx, kv_idx)`` evaluated on broadcast numpy arrays
         (FlexAttention). ``ScaleInvariant(tau=10)`` gives SI eq. 16's ``a_t S + m_t``. A
@@ -192,7 +199,8 @@ def attention_dense(q, k, v, *, score_mod=None, causal=True, scale=None, return_
                          "the mask); its softmax is undefined")
     weights = np.exp(scores - row_max)
     row_sum = weights.sum(axis=-1)  # (B, H, Tq)
-    out = weights @ v.astype(np.float64) / row_sum[..., None]  # (B, H, Tq, Dv)
+    v64 = np.repeat(v.astype(np.float64), q.shape[1] // v.shape[1], axis=1)  # (B, H, Tk, Dv)
+    out = weights @ v64 / row_sum[..., None]  # (B, H, Tq, Dv)
     lse = np.log(row_sum) + row_max[..., 0]
     if not (np.all(np.isfinite(out)) and np.all(np.isfinite(lse))):
         raise ValueError("score_mod produced NaN or +inf scores (or q·k·scale or the weighted "

