@@ -26,7 +26,8 @@ STEM = "model_extrapolation"
 
 def main(quick=False, seed=0, out_dir="figures", store="auto"):
     s = ExtrapolationSettings.of(quick)
-    result = extrapolation_study(s, seed, store=resolve_store(store, STEM, seed, quick))
+    result = extrapolation_study(s, seed, store=resolve_store(store, STEM, seed, quick),
+                                 scheduler="threads")
     buckets, phases, losses = result["buckets"], result["phases"], result["losses"]
     colours = dict(zip(SCHEME_NAMES, plt.rcParams["axes.prop_cycle"].by_key()["color"]))
 

@@ -7,10 +7,13 @@ import socket
 
 import numpy as np
 import pytest
+from scipy import special, stats
 
+from sia_theory import ScaleInvariant
 from sia_theory.attention import RoPE, YaRNRoPE, rope, yarn_frequencies
-from sia_theory.models import corpus
-from sia_theory.zoo import YaRNTemperature
+from sia_theory.models import corpus, runs
+from sia_theory.models import score_stats as ss
+from sia_theory.zoo import Llama4Temperature, QwenLogN, YaRNTemperature
 
 
 def _yarn_paper(head_dim, base, train, target, alpha, beta):
@@ -169,3 +172,174 @@ def test_score_passkey_is_greedy_decoding_by_teacher_forcing():
     logits[3, answer[3]] -= 20.0  # the fourth digit is wrong: greedy decoding fails there
     result = corpus.score_passkey(logits, answer)
     assert not result["correct"] and result["digits_correct"] == 3
+
+
+# --- score statistics ------------------------------------------------------------------------
+
+
+def test_row_moments_and_neighbour_correlation_match_scipy_and_numpy():
+    rng = np.random.default_rng(7)
+    rows = rng.gamma(2.0, size=(4, 300))
+    mom = ss.row_moments(rows)
+    corr = ss.neighbour_correlation(rows)
+    for j, row in enumerate(rows):
+        assert mom["mean"][j] == pytest.approx(np.mean(row), rel=1e-12)
+        assert mom["var"][j] == pytest.approx(np.var(row), rel=1e-12)
+        assert mom["skew"][j] == pytest.approx(stats.skew(row), rel=1e-10)
+        assert mom["excess_kurtosis"][j] == pytest.approx(stats.kurtosis(row), rel=1e-10)
+        assert corr[j] == pytest.approx(np.corrcoef(row[:-1], row[1:])[0, 1], rel=1e-10)
+
+
+def test_qq_points_are_normal_quantiles_against_sample_quantiles():
+    z = np.random.default_rng(8).standard_normal(5000)
+    theo, sample = ss.qq_points(z, 50)
+    p = (np.arange(50) + 0.5) / 50
+    np.testing.assert_allclose(theo, stats.norm.ppf(p), rtol=1e-12)
+    np.testing.assert_allclose(sample, np.percentile(z, 100 * p), rtol=1e-12)
+
+
+def test_gaussian_verdict_passes_iid_normal_and_names_what_breaks_it():
+    rng = np.random.default_rng(9)
+    normal = rng.standard_normal((20, 2000))
+    heavy = stats.t.rvs(3, size=(20, 2000), random_state=rng)
+    ar = np.zeros((20, 2000))
+    for j in range(1, 2000):  # AR(1) with coefficient 0.9 along the keys
+        ar[:, j] = 0.9 * ar[:, j - 1] + rng.standard_normal(20)
+    for rows, passes, worst in ((normal, True, None), (heavy, False, "excess_kurtosis"),
+                                (ar, False, "neighbour_corr")):
+        mom = ss.row_moments(rows)
+        v = ss.gaussian_verdict(np.median(mom["skew"]), np.median(mom["excess_kurtosis"]),
+                                np.median(ss.neighbour_correlation(rows)))
+        assert bool(v["gaussian"]) is passes
+        if worst:
+            assert v["worst"] == worst and v["violation"] > 1
+
+
+def test_range_entropy_and_mass_match_softmax_written_out():
+    rng = np.random.default_rng(10)
+    scores = rng.standard_normal((3, 50)) * 2
+    queries = np.array([20, 35, 49])
+    for t1, t2 in ((0, 1), (2, 4), (4, 8), (8, 16)):
+        h = ss.range_entropy(scores, queries, t1, t2)
+        mass = ss.range_mass(scores, queries, t1, t2)
+        for q, i in enumerate(queries):
+            keys = [i - t for t in range(t1, t2)]
+            h_ref = stats.entropy(special.softmax(scores[q, keys]))
+            a = special.softmax(scores[q, :i + 1])
+            assert h[q] == pytest.approx(h_ref, rel=1e-10, abs=1e-12)
+            assert mass[q] == pytest.approx(a[keys].sum(), rel=1e-10)
+    np.testing.assert_allclose(ss.recent_mass(scores, queries, 5),
+                               ss.range_mass(scores, queries, 0, 5))
+    with pytest.raises(ValueError, match="query_positions"):
+        ss.range_entropy(scores, queries, 16, 32)
+
+
+def test_measured_gaussian_is_piecewise_and_reduces_to_standard_attention():
+    from sia_theory import NoScale
+    from sia_theory.si.montecarlo import simulate_gaussian_range_statistics
+
+    tr = ss.MeasuredGaussian((0, 1, 4, 16), (1.0, 2.0, 3.0), (0.0, -1.0, 0.5))
+    a, m = tr.coefficients(np.array([0, 1, 3, 4, 15, 16, 100]))
+    np.testing.assert_array_equal(a, [1, 2, 2, 3, 3, 3, 3])
+    np.testing.assert_array_equal(m, [0, -1, -1, 0.5, 0.5, 0.5, 0.5])
+    flat = ss.MeasuredGaussian((0, 64), (1.0,), (0.0,))
+    ranges = [(1, 2), (4, 8), (16, 32)]
+    got = simulate_gaussian_range_statistics(flat, 64, ranges, 8, 3)
+    want = simulate_gaussian_range_statistics(NoScale(), 64, ranges, 8, 3)
+    np.testing.assert_array_equal(got.H, want.H)
+    np.testing.assert_array_equal(got.mass, want.mass)
+
+
+# --- schemes, sharing and budget ---------------------------------------------------------------
+
+
+def test_identical_prefix_is_where_each_score_mod_is_the_identity():
+    assert runs.identical_prefix(None, 20_000) == 20_000
+    # Qwen: factor 1 while n = q_idx + 1 <= 8192; Llama-4: floor(n/8192) = 0 while n <= 8191
+    assert QwenLogN(8192).multiplier(8192) == 1 and QwenLogN(8192).multiplier(8193) > 1
+    assert runs.identical_prefix(QwenLogN(8192), 20_000) == 8192
+    assert Llama4Temperature(8192.0, 0.1).multiplier(8191) == 1
+    assert Llama4Temperature(8192.0, 0.1).multiplier(8192) > 1
+    assert runs.identical_prefix(Llama4Temperature(8192.0, 0.1), 20_000) == 8191
+    assert runs.identical_prefix(YaRNTemperature(1.0), 500) == 500
+    assert runs.identical_prefix(ScaleInvariant(100.0), 500) == 1
+
+
+def test_si_tau_keeps_the_multiplier_within_epsilon_inside_the_training_context():
+    tau = runs.si_tau(8192, 0.1)
+    a, _ = ScaleInvariant(tau).coefficients(np.array([0.0, 4096.0, 8192.0, 16384.0]))
+    assert a[2] == pytest.approx(1.1, rel=1e-12) and a[1] < 1.1 < a[3]
+
+
+def test_scheme_families_share_the_rope_prefix_and_alias_schemes_equal_to_rope():
+    fams = runs.scheme_families(runs.schemes(16384, 1e5), 16384, 64)
+    shared = {tuple(m[0].name for m in members): s for s, members in fams}
+    assert shared[("rope", "qwen-logn", "llama4")] == 8191
+    assert shared[("ntk",)] == shared[("yarn",)] == shared[("scale-invariant",)] == 16384
+    fams = runs.scheme_families(runs.schemes(4096, 1e5), 4096, 64)
+    aliases = [m[1] for _, members in fams for m in members]
+    assert ("rope", "ntk", "yarn", "qwen-logn", "llama4") in aliases  # s = 1: all are RoPE
+
+
+def test_prefill_flops_counts_every_product():
+    from sia_theory.models.llama import LlamaConfig
+
+    c = LlamaConfig(2, 8, 2, 1, 12, 1e4, 1e-5, 64, 10)
+    per_token = 2 * (8 * 8 + 8 * 4 + 8 * 4 + 8 * 8 + 8 * 12 * 3)  # q, k, v, o, gate/up/down
+    want = sum(c.n_layers * (per_token + 4 * 2 * 4 * (i + 1)) for i in range(5, 11))
+    assert runs.prefill_flops(c, 5, 11) == want
+    assert runs.prefill_flops(c, 5, 11, head_rows=3) == want + 3 * 2 * 8 * 10
+
+
+# --- with the real weights (small sizes) ------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def smollm():
+    return runs.pretrained()
+
+
+def test_shared_prefix_then_fork_equals_the_schemes_own_forward(smollm):
+    """RoPE's cache of the positions where Qwen logn is the identity, forked and continued
+    with Qwen's score mod, gives Qwen's own losses; continuing one position too late does not."""
+    model, tokenizer = smollm
+    ids = np.asarray(tokenizer.encode(corpus.prose_topics()[0][1]))[:64]
+    qwen = QwenLogN(24)
+    shared = runs.identical_prefix(qwen, 64)
+    assert shared == 24
+    want = model.token_losses(ids, qwen)
+
+    def shared_route(prefix):
+        base = model.new_cache(None, None)
+        head = runs.extend_losses(model, base, ids[:prefix], next_id=ids[prefix])
+        twin = base.fork()
+        twin.score_mod = qwen
+        return np.concatenate([head, runs.extend_losses(model, twin, ids[prefix:])])
+
+    np.testing.assert_allclose(shared_route(shared), want, rtol=0, atol=2e-4)
+    assert np.max(np.abs(shared_route(shared + 6) - want)) > 1e-3  # the control
+
+
+def test_teacher_forced_score_is_greedy_decoding(smollm):
+    model, tokenizer = smollm
+    for depth in (0.0, 1.0):
+        prompt = corpus.passkey_prompt(tokenizer.encode, corpus.passkey_key(0, 1), depth, 90)
+        cache = model.prefill(prompt.ids)
+        forced = np.vstack([cache.last_logits[None],
+                            model.continue_(cache, prompt.answer[:-1])])
+        result = corpus.score_passkey(forced, prompt.answer)
+        greedy = model.generate(prompt.ids, prompt.answer.size)
+        assert result["correct"] == (list(greedy) == prompt.answer.tolist())
+        leading = next((j for j, (a, b) in enumerate(zip(greedy, prompt.answer, strict=True))
+                        if a != b), prompt.answer.size)
+        assert result["digits_correct"] == leading
+
+
+def test_capture_scores_are_the_models_own_raw_scores(smollm):
+    model, tokenizer = smollm
+    ids = np.asarray(tokenizer.encode(corpus.prose_topics()[1][1]))[:40]
+    rows = np.array([5, 20, 39])
+    got = {}
+    runs.capture_scores(model, ids, rows, lambda layer, s: got.__setitem__(layer, s))
+    want = model.attention_scores(ids, [0, 7, 29], rows)  # the model helper's own route
+    for n, layer in enumerate((0, 7, 29)):
+        np.testing.assert_allclose(got[layer], want[n], rtol=1e-12, atol=1e-12)

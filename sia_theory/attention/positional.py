@@ -167,6 +167,8 @@ def yarn_frequencies(head_dim, base, train_length, target_length, alpha=YARN_ALP
     beta = check_real("beta", beta, lo=alpha, lo_open=True)
     scale = max(1.0, target_length / train_length)
     theta = base ** (-2.0 * np.arange(head_dim // 2) / head_dim)  # (D/2,)
+    if scale == 1.0:
+        return theta  # exactly RoPE's (the blend below could differ in the last bit)
     turns = train_length * theta / (2.0 * np.pi)  # r_d = L/λ_d, (D/2,)
     ramp = np.clip((turns - alpha) / (beta - alpha), 0.0, 1.0)  # γ(r_d), (D/2,)
     return (1.0 - ramp) * theta / scale + ramp * theta
