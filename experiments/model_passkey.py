@@ -22,7 +22,8 @@ STEM = "model_passkey"
 
 def main(quick=False, seed=0, out_dir="figures", store="auto"):
     s = PasskeySettings.of(quick)
-    result = passkey_study(s, seed, store=resolve_store(store, STEM, seed, quick))
+    result = passkey_study(s, seed, store=resolve_store(store, STEM, seed, quick),
+                           scheduler="threads")
     cells, contexts = result["cells"], result["contexts"]
     colours = dict(zip(SCHEME_NAMES, plt.rcParams["axes.prop_cycle"].by_key()["color"]))
 
@@ -51,7 +52,9 @@ def main(quick=False, seed=0, out_dir="figures", store="auto"):
     ax.set_xticks(np.arange(len(s.contexts)), [str(n) for n in s.contexts])
     ax.set(xlabel="context (tokens)", ylabel="accuracy over depths", ylim=(0, 1.05),
            title="All depths pooled")
-    fig.suptitle(f"Passkey retrieval, {s.trials} keys per depth (same keys for every scheme)")
+    fig.suptitle("Passkey retrieval, " + ", ".join(f"{t} key(s) per depth at {n}" for n, t in
+                                                   zip(s.contexts, s.trials, strict=True))
+                 + " (the same keys for every scheme)")
     return save_experiment(out_dir, STEM, fig, {"cells": cells, "contexts": contexts,
                                                 "trials": result["trials"]},
                            seed=seed, quick=quick, settings=s.__dict__,

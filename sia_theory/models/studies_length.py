@@ -249,16 +249,22 @@ def _phase_summary(phases, buckets, s):
 
 @dataclass(frozen=True)
 class PasskeySettings(StudySettings):
-    """Prompts of ``contexts`` tokens, the key at ``depths``, ``trials`` keys per cell."""
+    """Prompts of ``contexts`` tokens, the key at ``depths``, ``trials[k]`` keys per depth at
+    ``contexts[k]`` (key ``j`` is the same in every cell: paired comparisons). The cost of a
+    prompt is the forward pass after its needle, so long contexts get fewer keys."""
 
-    contexts: tuple = (4096, 12288)
+    contexts: tuple = (4096, 10240)
     depths: tuple = (0.1, 0.5, 0.9)
-    trials: int = 2
+    trials: tuple = (2, 1)
     train_length: int = TRAIN_LENGTH
+
+    def __post_init__(self):
+        if len(self.trials) != len(self.contexts):
+            raise ValueError("trials must give one number of keys per context")
 
     @classmethod
     def quick(cls):
-        return cls(contexts=(72, 120), depths=(0.2, 0.8), trials=1, train_length=96)
+        return cls(contexts=(72, 120), depths=(0.2, 0.8), trials=(1, 1), train_length=96)
 
 
 def _passkey_cell(settings, cell, rng_seed):
@@ -267,7 +273,7 @@ def _passkey_cell(settings, cell, rng_seed):
     shared, members = _families(n, settings.train_length)[cell["family"]]
     prompts = sorted((passkey_prompt(tokenizer.encode, passkey_key(cell["seed"], trial), depth,
                                      n) for depth in settings.depths
-                      for trial in range(settings.trials)), key=lambda p: p.needle_start)
+                      for trial in range(cell["trials"])), key=lambda p: p.needle_start)
     stream = prompts[-1].ids[:prompts[-1].needle_start]  # the intro and filler every prompt has
     base = _family_cache(model, members, shared, n)
     own = {}  # member caches past the shared prefix
@@ -310,8 +316,9 @@ def passkey_study(settings: PasskeySettings, seed: int = 0, *, store=None, sched
 
     s = settings
     cells = [{"n_ctx": n, "family": f, "seed": seed, "train_length": s.train_length,
-              "depths": json.dumps(list(s.depths)), "trials": s.trials}
-             for n in s.contexts for f in range(len(_families(n, s.train_length)))]
+              "depths": json.dumps(list(s.depths)), "trials": trials}
+             for n, trials in zip(s.contexts, s.trials, strict=True)
+             for f in range(len(_families(n, s.train_length)))]
     _, frames, _ = run_cells(partial(_passkey_cell, s), cells, seed=seed, store=store,
                              scheduler=scheduler, progress=progress, study=PASSKEY_CELLS_STUDY,
                              on_error="raise")
