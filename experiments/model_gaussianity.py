@@ -57,15 +57,21 @@ def main(quick=False, seed=0, out_dir="figures", store="auto"):
     ax.add_patch(plt.Rectangle((-t["skew"], -t["excess_kurtosis"]), 2 * t["skew"],
                                2 * t["excess_kurtosis"], fill=False, ls="--", color="k"))
     ax.set(xlabel="skewness (median over queries)", ylabel="excess kurtosis",
-           yscale="symlog", title="Per head; dashed box: Gaussian-like")
+           title=f"Per head; dashed box: marginally Gaussian "
+                 f"({int(heads['marginal_gaussian'].sum())} of {len(heads)})")
     fig.colorbar(sc, ax=ax, label="layer")
     ax = fig.add_subplot(grid[2, 2:4])
     layers = sorted(heads["layer"].unique())
-    ax.boxplot([heads[heads["layer"] == la]["neighbour_corr_median"] for la in layers],
-               positions=layers, widths=0.6)
+    for column, colour, shift in (("neighbour_corr_median", "tab:grey", -0.2),
+                                  ("neighbour_corr_detrended_median", "tab:blue", 0.2)):
+        ax.boxplot([heads[heads["layer"] == la][column] for la in layers],
+                   positions=np.array(layers) + shift, widths=0.35, manage_ticks=False,
+                   boxprops={"color": colour}, medianprops={"color": colour},
+                   whiskerprops={"color": colour}, flierprops={"markersize": 2})
     ax.axhline(t["neighbour_corr"], ls="--", color="k")
     ax.set(xlabel="layer", ylabel="lag-1 correlation along keys",
-           title="Correlation of scores of neighbouring keys")
+           title=f"Neighbouring keys: raw (grey), minus running mean (blue); independent: "
+                 f"{int(heads['independent'].sum())}")
     ax.tick_params(axis="x", labelsize=6)
     ax = fig.add_subplot(grid[2, 4:6])
     ax.scatter(heads["mean_of_means"], np.sqrt(heads["var_median"]), c=heads["layer"], s=12)
@@ -77,6 +83,10 @@ def main(quick=False, seed=0, out_dir="figures", store="auto"):
     ax.set(xlabel="layer", ylabel="share of heads", ylim=(0, 1),
            title=f"Heads meeting all three criteria: {int(heads['gaussian'].sum())} of "
                  f"{len(heads)}")
+    share = heads.groupby("layer")["marginal_gaussian"].mean()
+    ax.plot(share.index, share.values, "o-", color="tab:blue", ms=3,
+            label="marginally Gaussian (skew, kurtosis)")
+    ax.legend(fontsize=7)
     ax = fig.add_subplot(grid[3, 3:6])
     ax.hist(np.log10(heads["violation"]), bins=30, color="tab:grey")
     ax.axvline(0, color="k", ls="--")
@@ -90,7 +100,10 @@ def main(quick=False, seed=0, out_dir="figures", store="auto"):
                                                 "qq": qq},
                            seed=seed, quick=quick, settings=settings.__dict__,
                            thresholds=GAUSSIAN_THRESHOLDS,
-                           gaussian_heads=int(heads["gaussian"].sum()), heads=len(heads))
+                           gaussian_heads=int(heads["gaussian"].sum()), heads=len(heads),
+                           marginal_gaussian_heads=int(heads["marginal_gaussian"].sum()),
+                           independent_heads=int(heads["independent"].sum()),
+                           worst=heads["worst"].value_counts().to_dict())
 
 
 if __name__ == "__main__":

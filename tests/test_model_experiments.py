@@ -190,6 +190,18 @@ def test_row_moments_and_neighbour_correlation_match_scipy_and_numpy():
         assert corr[j] == pytest.approx(np.corrcoef(row[:-1], row[1:])[0, 1], rel=1e-10)
 
 
+def test_detrend_removes_the_centred_running_mean():
+    rng = np.random.default_rng(11)
+    row = rng.standard_normal(200) + np.linspace(0, 5, 200)
+    got = ss.detrend(row[None], window=9)[0]
+    inner = row[4:-4] - np.convolve(row, np.ones(9) / 9, mode="valid")
+    np.testing.assert_allclose(got, inner, rtol=0, atol=1e-12)
+    assert got[0] == pytest.approx(row[4] - row[:9].mean(), abs=1e-12)
+    trend = np.linspace(0, 50, 400) + 0.1 * rng.standard_normal(400)  # a trend fakes ρ₁ ≈ 1
+    assert ss.neighbour_correlation(trend) > 0.9
+    assert abs(ss.neighbour_correlation(ss.detrend(trend))) < 0.2
+
+
 def test_qq_points_are_normal_quantiles_against_sample_quantiles():
     z = np.random.default_rng(8).standard_normal(5000)
     theo, sample = ss.qq_points(z, 50)

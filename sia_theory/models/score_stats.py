@@ -20,13 +20,14 @@ from scipy import special
 
 from ..transforms import Transform
 
-__all__ = ["row_moments", "neighbour_correlation", "qq_points", "GAUSSIAN_THRESHOLDS",
+__all__ = ["row_moments", "neighbour_correlation", "detrend", "qq_points", "GAUSSIAN_THRESHOLDS",
            "gaussian_verdict", "range_entropy", "range_mass", "recent_mass",
            "MeasuredGaussian"]
 
 # The assumption "logits of a query are iid Gaussian across keys", numerically: a head passes
 # when the median over its queries of |skew| < 0.5, |excess kurtosis| < 1 and the lag-1
-# correlation along the keys |ρ₁| < 0.2 (iid Gaussian rows of a few hundred keys are far inside).
+# correlation along the keys |ρ₁| < 0.2 (iid Gaussian rows of a few hundred keys are far inside);
+# ρ₁ is taken after :func:`detrend` (the theory allows a smooth per-distance mean m_t).
 GAUSSIAN_THRESHOLDS = {"skew": 0.5, "excess_kurtosis": 1.0, "neighbour_corr": 0.2}
 
 
@@ -51,6 +52,21 @@ def neighbour_correlation(scores) -> np.ndarray:
     b = b - b.mean(axis=-1, keepdims=True)
     denom = np.sqrt(np.sum(a * a, axis=-1) * np.sum(b * b, axis=-1))
     return np.sum(a * b, axis=-1) / np.where(denom > 0, denom, 1.0)
+
+
+def detrend(scores, window: int = 33) -> np.ndarray:
+    """``scores`` minus their centred running mean over ``window`` (odd) keys, on the keys
+    where the window fits (``K − window + 1`` per row ``(..., K)``): removes a smooth dependence
+    on the distance (a per-distance mean ``m_t`` is part of the theory's model,
+    ``L_t = a_t L̄_t + m_t``) before testing the independence of neighbouring keys."""
+    s = np.asarray(scores, dtype=np.float64)
+    half = window // 2
+    if window % 2 == 0 or s.shape[-1] < window:
+        raise ValueError(f"window must be odd and at most the row length {s.shape[-1]}, "
+                         f"got {window}")
+    csum = np.concatenate([np.zeros(s.shape[:-1] + (1,)), np.cumsum(s, axis=-1)], axis=-1)
+    mean = (csum[..., window:] - csum[..., :-window]) / window  # (..., K − window + 1)
+    return s[..., half:s.shape[-1] - half] - mean
 
 
 def qq_points(z, n_points: int = 200) -> tuple[np.ndarray, np.ndarray]:

@@ -7,7 +7,9 @@ one forward pass with the scores of chosen query rows captured per layer
 
 * :func:`gaussianity_study`: per layer, head and query row (keys ``1..i``; key 0, the attention
   sink, is reported apart as ``sink_z``), mean, variance, skewness, excess kurtosis and lag-1
-  correlation along the keys; per head the medians and the verdict of
+  correlation along the keys (raw, and after removing a running mean over 33 keys); per head
+  the medians, ``marginal_gaussian`` (skew and kurtosis), ``independent`` (detrended ρ₁) and
+  the verdict of
   :func:`.score_stats.gaussian_verdict`; QQ quantiles of the per-query standardised scores.
 * :func:`entropy_law_study`: per head, ``H_t^{2t}`` against ``t`` (local slopes and the law of
   :func:`sia_theory.analysis.laws.entropy_law_evidence`, as ``analyze()``), the attention per
@@ -38,7 +40,9 @@ from ..si.montecarlo import simulate_gaussian_range_statistics
 from ..si.studies import local_slopes
 from .runs import capture_scores, documents, pretrained
 from .score_stats import (
+    GAUSSIAN_THRESHOLDS,
     MeasuredGaussian,
+    detrend,
     gaussian_verdict,
     neighbour_correlation,
     qq_points,
@@ -97,6 +101,7 @@ def _gaussianity_cell(cell, rng_seed):
             keys = scores[:, j, 1:i + 1]  # (H, i): key 0 (the sink) apart
             mom = row_moments(keys)
             corr = neighbour_correlation(keys)
+            corr_detrended = neighbour_correlation(detrend(keys))
             sink = (scores[:, j, 0] - mom["mean"]) / np.sqrt(mom["var"])
             for h in range(scores.shape[0]):
                 records.append({"kind": "query", "layer": layer, "head": h,
@@ -104,7 +109,9 @@ def _gaussianity_cell(cell, rng_seed):
                                 "mean": mom["mean"][h], "var": mom["var"][h],
                                 "skew": mom["skew"][h],
                                 "excess_kurtosis": mom["excess_kurtosis"][h],
-                                "neighbour_corr": corr[h], "sink_z": sink[h], "n_keys": int(i)})
+                                "neighbour_corr": corr[h],
+                                "neighbour_corr_detrended": corr_detrended[h],
+                                "sink_z": sink[h], "n_keys": int(i)})
         last = rows[block_of == ends[-1]]
         for h in range(scores.shape[0]):
             z = [(s - s.mean()) / s.std() for s in
@@ -136,7 +143,8 @@ def gaussianity_study(settings: GaussianitySettings, seed: int = 0, *, store=Non
     queries = data[data["kind"] == "query"].dropna(axis=1, how="all").drop(columns="kind")
     qq = data[data["kind"] == "qq"][["document", "layer", "head", "position", "k",
                                      "theoretical", "sample"]]
-    stat_cols = ["skew", "excess_kurtosis", "neighbour_corr", "var", "sink_z"]
+    stat_cols = ["skew", "excess_kurtosis", "neighbour_corr", "neighbour_corr_detrended", "var",
+                 "sink_z"]
 
     def summarise(keys):
         g = queries.groupby(keys)
@@ -145,9 +153,13 @@ def gaussianity_study(settings: GaussianitySettings, seed: int = 0, *, store=Non
         out["sd_of_means"] = g["mean"].std()
         out["queries"] = g.size()
         verdict = gaussian_verdict(out["skew_median"], out["excess_kurtosis_median"],
-                                   out["neighbour_corr_median"])
+                                   out["neighbour_corr_detrended_median"])
         for key, value in verdict.items():
             out[key] = value
+        marginal = gaussian_verdict(out["skew_median"], out["excess_kurtosis_median"], 0.0)
+        out["marginal_gaussian"] = marginal["gaussian"]
+        out["independent"] = (np.abs(out["neighbour_corr_detrended_median"])
+                              < GAUSSIAN_THRESHOLDS["neighbour_corr"])
         return out.reset_index()
 
     return {"queries": queries.reset_index(drop=True), "heads": summarise(["layer", "head"]),
