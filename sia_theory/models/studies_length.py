@@ -216,14 +216,17 @@ def _phase_summary(phases, buckets, s):
     """Per scheme: the share of heads in each phase at the end of the context, the share whose
     phase differs from RoPE's at the training length, the median ``|log r_end/r_train|``, and
     the loss change from ``[L/2, L)`` (RoPE) to ``[L, 2L)`` (the scheme)."""
-    ref = phases[(phases["scheme"] == "rope") & (phases["which"] == "train")]
-    ref = ref.groupby(["layer", "head"])[["ratio", "phase"]].first()
+    def per_head(frame):  # r averaged over documents, phase of the mean
+        g = frame.groupby(["layer", "head"])["ratio"].mean().to_frame()
+        g["phase"] = phase_of_ratio(g["ratio"].to_numpy())
+        return g
+
+    ref = per_head(phases[(phases["scheme"] == "rope") & (phases["which"] == "train")])
     inside = buckets[(buckets["scheme"] == "rope") & (buckets["bucket_lo"] >= s.train_length // 2)
                      & (buckets["bucket_hi"] <= s.train_length)]["mean_loss"].mean()
     rows = []
     for scheme, group in phases[phases["which"] == "end"].groupby("scheme"):
-        g = group.groupby(["layer", "head"])[["ratio", "phase"]].first().join(
-            ref, rsuffix="_train")
+        g = per_head(group).join(ref, rsuffix="_train")
         beyond = buckets[(buckets["scheme"] == scheme)
                          & (buckets["bucket_lo"] >= s.train_length)]["mean_loss"].mean()
         rows.append({"scheme": scheme, "frozen": float((g["phase"] == "frozen").mean()),
