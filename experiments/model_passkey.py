@@ -30,14 +30,14 @@ def main(quick=False, seed=0, out_dir="figures", store="auto"):
     fig, axes = plt.subplots(1, len(s.contexts) + 1, figsize=(5 * (len(s.contexts) + 1), 4.5),
                              constrained_layout=True)
     width = 0.8 / len(SCHEME_NAMES)
-    for ax, n in zip(axes, s.contexts, strict=False):
+    for ax, n, depths in zip(axes, s.contexts, s.depths, strict=False):
         for k, name in enumerate(SCHEME_NAMES):
             g = cells[(cells["scheme"] == name) & (cells["n_ctx"] == n)].sort_values("depth")
             x = np.arange(len(g)) + (k - len(SCHEME_NAMES) / 2 + 0.5) * width
             ax.bar(x, g["accuracy"], width, color=colours[name], label=name,
                    yerr=np.vstack([g["accuracy"] - g["ci_low"], g["ci_high"] - g["accuracy"]]),
                    capsize=1, error_kw={"lw": 0.5})
-        ax.set_xticks(np.arange(len(s.depths)), [f"{d:g}" for d in s.depths])
+        ax.set_xticks(np.arange(len(depths)), [f"{d:g}" for d in depths])
         where = "inside" if n <= s.train_length else "beyond"
         ax.set(xlabel="depth of the key", ylabel="accuracy (95 % Wilson)", ylim=(0, 1.05),
                title=f"{n} tokens ({where} the {s.train_length} training context)")

@@ -103,7 +103,7 @@ class ExtrapolationSettings(StudySettings):
 
     n_tokens: int = 16384
     n_prose: int = 1
-    n_code: int = 1
+    n_code: int = 0
     train_length: int = TRAIN_LENGTH
     buckets: tuple = (0, 1024, 2048, 4096, 6144, 8192, 10240, 12288, 14336, 16384)
     phase_queries: int = 8
@@ -252,22 +252,25 @@ def _phase_summary(phases, buckets, s):
 
 @dataclass(frozen=True)
 class PasskeySettings(StudySettings):
-    """Prompts of ``contexts`` tokens, the key at ``depths``, ``trials[k]`` keys per depth at
-    ``contexts[k]`` (key ``j`` is the same in every cell: paired comparisons). The cost of a
-    prompt is the forward pass after its needle, so long contexts get fewer keys."""
+    """Prompts of ``contexts[k]`` tokens with the key at each of ``depths[k]``, ``trials[k]``
+    keys per depth (key ``j`` is the same in every cell: paired comparisons). A prompt costs
+    the forward pass after its needle plus, per scheme family, the filler before the deepest
+    needle, so the context beyond the training length gets one depth (0.1: the key ≈ 8.3k
+    tokens before the question, farther than the training context) and one key."""
 
-    contexts: tuple = (4096, 10240)
-    depths: tuple = (0.1, 0.5, 0.9)
+    contexts: tuple = (4096, 9216)
+    depths: tuple = ((0.1, 0.5, 0.9), (0.1,))
     trials: tuple = (2, 1)
     train_length: int = TRAIN_LENGTH
 
     def __post_init__(self):
-        if len(self.trials) != len(self.contexts):
-            raise ValueError("trials must give one number of keys per context")
+        if not len(self.trials) == len(self.depths) == len(self.contexts):
+            raise ValueError("trials and depths must give one entry per context")
 
     @classmethod
     def quick(cls):
-        return cls(contexts=(72, 120), depths=(0.2, 0.8), trials=(1, 1), train_length=96)
+        return cls(contexts=(72, 120), depths=((0.2, 0.8), (0.2,)), trials=(1, 1),
+                   train_length=96)
 
 
 def _passkey_cell(settings, cell, rng_seed):
@@ -275,7 +278,7 @@ def _passkey_cell(settings, cell, rng_seed):
     n = cell["n_ctx"]
     shared, members = _families(n, settings.train_length)[cell["family"]]
     prompts = sorted((passkey_prompt(tokenizer.encode, passkey_key(cell["seed"], trial), depth,
-                                     n) for depth in settings.depths
+                                     n) for depth in json.loads(cell["depths"])
                       for trial in range(cell["trials"])), key=lambda p: p.needle_start)
     stream = prompts[-1].ids[:prompts[-1].needle_start]  # the intro and filler every prompt has
     base = _family_cache(model, members, shared, n)
@@ -319,8 +322,8 @@ def passkey_study(settings: PasskeySettings, seed: int = 0, *, store=None, sched
 
     s = settings
     cells = [{"n_ctx": n, "family": f, "seed": seed, "train_length": s.train_length,
-              "depths": json.dumps(list(s.depths)), "trials": trials}
-             for n, trials in zip(s.contexts, s.trials, strict=True)
+              "depths": json.dumps(list(depths)), "trials": trials}
+             for n, depths, trials in zip(s.contexts, s.depths, s.trials, strict=True)
              for f in range(len(_families(n, s.train_length)))]
     _, frames, _ = run_cells(partial(_passkey_cell, s), cells, seed=seed, store=store,
                              scheduler=scheduler, progress=progress, study=PASSKEY_CELLS_STUDY,
