@@ -51,7 +51,9 @@ def main(quick=False, seed=0, out_dir="figures", store="auto"):
     for k, name in enumerate(names):
         g = buckets[buckets["scheme"] == name].sort_values("bucket_lo")
         centres = np.arange(len(g))
-        yerr = np.vstack([g["mean_loss"] - g["ci_low"], g["ci_high"] - g["mean_loss"]])
+        lo, hi = ("ci_low", "ci_high") if s.n_prose + s.n_code > 1 else ("block_ci_low",
+                                                                          "block_ci_high")
+        yerr = np.vstack([g["mean_loss"] - g[lo], g[hi] - g["mean_loss"]])
         ax.bar(centres + (k - len(names) / 2 + 0.5) * width, g["mean_loss"], width,
                color=colours[name], label=name,
                yerr=np.nan_to_num(yerr), capsize=1, error_kw={"lw": 0.5})
@@ -59,7 +61,8 @@ def main(quick=False, seed=0, out_dir="figures", store="auto"):
               for lo, hi in buckets[buckets["scheme"] == names[0]][["bucket_lo", "bucket_hi"]]
               .sort_values("bucket_lo").to_numpy()]
     ax.set_xticks(centres, labels, rotation=30, fontsize=7)
-    ax.set(ylabel="mean loss per bucket (95 % t interval over documents)",
+    over = "documents" if s.n_prose + s.n_code > 1 else "256-token blocks"
+    ax.set(ylabel=f"mean loss per bucket (95 % t interval over {over})",
            title=f"Buckets; training length {s.train_length}")
     top = buckets["mean_loss"].max()
     ax.set_ylim(0, min(top * 1.15, 12))

@@ -169,16 +169,27 @@ def _extrapolation_cell(settings, cell, rng_seed):
     return result
 
 
+BLOCK = 256  # tokens per block for the within-document interval
+
+
 def _bucket_table(losses, buckets):
+    """Per scheme and bucket: the mean loss, its t interval over documents (``ci_*``, NaN for
+    one document) and over blocks of :data:`BLOCK` consecutive positions (``block_ci_*``;
+    neighbouring blocks of one text are not independent, so this interval is optimistic)."""
     edges = np.asarray(buckets)
-    losses = losses.assign(bucket=np.searchsorted(edges, losses["target"], side="right") - 1)
+    losses = losses.assign(bucket=np.searchsorted(edges, losses["target"], side="right") - 1,
+                           block=losses["target"] // BLOCK)
     per_doc = losses.groupby(["scheme", "bucket", "doc"])["loss"].mean().reset_index()
+    per_block = losses.groupby(["scheme", "bucket", "doc", "block"])["loss"].mean()
     rows = []
     for (scheme, bucket), group in per_doc.groupby(["scheme", "bucket"]):
         mean, lo, hi = mean_ci(group["loss"])
+        blocks = per_block.loc[(scheme, bucket)]
+        _, block_lo, block_hi = mean_ci(blocks)
         rows.append({"scheme": scheme, "bucket_lo": int(edges[bucket]),
                      "bucket_hi": int(edges[bucket + 1]), "mean_loss": mean, "ci_low": lo,
-                     "ci_high": hi, "documents": len(group),
+                     "ci_high": hi, "block_ci_low": block_lo, "block_ci_high": block_hi,
+                     "blocks": len(blocks), "documents": len(group),
                      **{f"loss_doc{int(d)}": v for d, v in zip(group["doc"], group["loss"],
                                                                 strict=True)}})
     return pd.DataFrame(rows)
