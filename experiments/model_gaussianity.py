@@ -48,7 +48,7 @@ def main(quick=False, seed=0, out_dir="figures", store="auto"):
         ax.plot([-lim, lim], [-lim, lim], "k-", lw=0.7)
         ax.set_title(f"L{int(row['layer'])} H{int(row['head'])}: skew "
                      f"{row['skew_median']:.2f}, κ {row['excess_kurtosis_median']:.1f}, "
-                     f"ρ₁ {row['neighbour_corr_median']:.2f}", fontsize=7)
+                     f"ρ₁ {row['neighbour_corr_detrended_median']:.2f}", fontsize=7)
         ax.tick_params(labelsize=6)
     ax = fig.add_subplot(grid[2, 0:2])
     sc = ax.scatter(heads["skew_median"], heads["excess_kurtosis_median"], c=heads["layer"],
@@ -57,8 +57,8 @@ def main(quick=False, seed=0, out_dir="figures", store="auto"):
     ax.add_patch(plt.Rectangle((-t["skew"], -t["excess_kurtosis"]), 2 * t["skew"],
                                2 * t["excess_kurtosis"], fill=False, ls="--", color="k"))
     ax.set(xlabel="skewness (median over queries)", ylabel="excess kurtosis",
-           title=f"Per head; dashed box: marginally Gaussian "
-                 f"({int(heads['marginal_gaussian'].sum())} of {len(heads)})")
+           title=f"Box |skew| < 0.5, |κ| < 1: {int(heads['marginal_gaussian'].sum())} of "
+                 f"{len(heads)} heads", )
     fig.colorbar(sc, ax=ax, label="layer")
     ax = fig.add_subplot(grid[2, 2:4])
     layers = sorted(heads["layer"].unique())
@@ -70,8 +70,7 @@ def main(quick=False, seed=0, out_dir="figures", store="auto"):
                    whiskerprops={"color": colour}, flierprops={"markersize": 2})
     ax.axhline(t["neighbour_corr"], ls="--", color="k")
     ax.set(xlabel="layer", ylabel="lag-1 correlation along keys",
-           title=f"Neighbouring keys: raw (grey), minus running mean (blue); independent: "
-                 f"{int(heads['independent'].sum())}")
+           title=f"ρ₁ raw (grey), detrended (blue); < 0.2: {int(heads['independent'].sum())}")
     ax.tick_params(axis="x", labelsize=6)
     ax = fig.add_subplot(grid[2, 4:6])
     ax.scatter(heads["mean_of_means"], np.sqrt(heads["var_median"]), c=heads["layer"], s=12)

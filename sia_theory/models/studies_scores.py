@@ -156,7 +156,8 @@ def gaussianity_study(settings: GaussianitySettings, seed: int = 0, *, store=Non
                                    out["neighbour_corr_detrended_median"])
         for key, value in verdict.items():
             out[key] = value
-        marginal = gaussian_verdict(out["skew_median"], out["excess_kurtosis_median"], 0.0)
+        marginal = gaussian_verdict(out["skew_median"], out["excess_kurtosis_median"],
+                                    np.zeros(len(out)))
         out["marginal_gaussian"] = marginal["gaussian"]
         out["independent"] = (np.abs(out["neighbour_corr_detrended_median"])
                               < GAUSSIAN_THRESHOLDS["neighbour_corr"])
