@@ -24,9 +24,10 @@ from sia_theory.models.studies_length import (  # noqa: E402
 STEM = "model_extrapolation"
 
 
-def main(quick=False, seed=0, out_dir="figures", store="auto"):
+def main(quick=False, seed=0, out_dir="figures", store="auto", finished_only=False):
     s = ExtrapolationSettings.of(quick)
     result = extrapolation_study(s, seed, store=resolve_store(store, STEM, seed, quick),
+                                 finished_only=finished_only,
                                  scheduler="threads")
     buckets, phases, losses = result["buckets"], result["phases"], result["losses"]
     colours = dict(zip(SCHEME_NAMES, plt.rcParams["axes.prop_cycle"].by_key()["color"]))
@@ -83,9 +84,14 @@ def main(quick=False, seed=0, out_dir="figures", store="auto"):
                                                 "phase_heads": result["phase_heads"],
                                                 "losses": losses},
                            seed=seed, quick=quick, settings=s.__dict__,
+                           missing_cells=result["missing"],
                            si_tau=si_tau(s.train_length),
                            mean_loss_beyond_train=beyond.mean().to_dict())
 
 
 if __name__ == "__main__":
-    sys.exit(run(main, __doc__, parser=model_parser(__doc__)))
+    parser = model_parser(__doc__)
+    parser.add_argument("--finished-only", action="store_true",
+                        help="plot the cells already in the store, compute nothing (the "
+                             "missing ones are listed in the JSON)")
+    sys.exit(run(main, __doc__, parser=parser))

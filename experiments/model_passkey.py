@@ -20,9 +20,10 @@ from sia_theory.models.studies_length import PasskeySettings, passkey_study  # n
 STEM = "model_passkey"
 
 
-def main(quick=False, seed=0, out_dir="figures", store="auto"):
+def main(quick=False, seed=0, out_dir="figures", store="auto", finished_only=False):
     s = PasskeySettings.of(quick)
     result = passkey_study(s, seed, store=resolve_store(store, STEM, seed, quick),
+                           finished_only=finished_only,
                            scheduler="threads")
     cells, contexts = result["cells"], result["contexts"]
     colours = dict(zip(SCHEME_NAMES, plt.rcParams["axes.prop_cycle"].by_key()["color"]))
@@ -58,9 +59,14 @@ def main(quick=False, seed=0, out_dir="figures", store="auto"):
     return save_experiment(out_dir, STEM, fig, {"cells": cells, "contexts": contexts,
                                                 "trials": result["trials"]},
                            seed=seed, quick=quick, settings=s.__dict__,
+                           missing_cells=result["missing"],
                            scoring="greedy decoding reproduces all answer tokens (checked by "
                                    "teacher forcing); log-likelihood of the key reported")
 
 
 if __name__ == "__main__":
-    sys.exit(run(main, __doc__, parser=model_parser(__doc__)))
+    parser = model_parser(__doc__)
+    parser.add_argument("--finished-only", action="store_true",
+                        help="plot the cells already in the store, compute nothing (the "
+                             "missing ones are listed in the JSON)")
+    sys.exit(run(main, __doc__, parser=parser))

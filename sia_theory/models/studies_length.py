@@ -195,20 +195,38 @@ def _bucket_table(losses, buckets):
     return pd.DataFrame(rows)
 
 
-def extrapolation_study(settings: ExtrapolationSettings, seed: int = 0, *, store=None,
-                        scheduler="sync", progress=True) -> dict:
-    """``{"buckets", "phases", "summary", "losses"}`` (see the module docstring); ``losses``
-    are the per-position losses averaged over documents."""
+def _not_computed(cell, rng_seed):
+    raise RuntimeError("cell not in the store (finished_only: nothing is computed)")
+
+
+def _run(fn, cells, seed, store, scheduler, progress, study, finished_only):
+    """run_cells, or with ``finished_only`` only the cells already in ``store`` (the others
+    come back as ``None`` with their keys in the returned list of missing cells)."""
     from ..sweeps import run_cells
 
+    if finished_only and store is None:
+        raise ValueError("finished_only needs a store to read the finished cells from")
+    _, frames, errors = run_cells(_not_computed if finished_only else fn, cells, seed=seed,
+                                  store=store, scheduler="sync" if finished_only else scheduler,
+                                  progress=progress, study=study,
+                                  on_error="record" if finished_only else "raise")
+    if all(f is None for f in frames):
+        raise ValueError(f"store {store} holds no finished cell of this study yet")
+    return frames, sorted(errors)
+
+
+def extrapolation_study(settings: ExtrapolationSettings, seed: int = 0, *, store=None,
+                        scheduler="sync", progress=True, finished_only=False) -> dict:
+    """``{"buckets", "phases", "summary", "losses", "missing"}`` (see the module docstring);
+    ``losses`` are the per-position losses averaged over documents. ``finished_only``: use the
+    cells already in ``store`` and compute nothing (``missing`` lists the others)."""
     s = settings
     families = _families(s.n_tokens, s.train_length)
     cells = [{"doc": d, "family": f, "n_tokens": s.n_tokens, "train_length": s.train_length,
               "members": ",".join(m[0].name for m in families[f][1])}
              for d in range(s.n_prose + s.n_code) for f in range(len(families))]
-    _, frames, _ = run_cells(partial(_extrapolation_cell, s), cells, seed=seed, store=store,
-                             scheduler=scheduler, progress=progress, study=EXTRAPOLATION_STUDY,
-                             on_error="raise")
+    frames, missing = _run(partial(_extrapolation_cell, s), cells, seed, store, scheduler,
+                           progress, EXTRAPOLATION_STUDY, finished_only)
     data = pd.concat(frames, ignore_index=True)
     losses = data[data["kind"] == "loss"][["scheme", "doc", "target", "loss"]]
     phases = data[data["kind"] == "phase"].dropna(axis=1, how="all")
@@ -220,7 +238,8 @@ def extrapolation_study(settings: ExtrapolationSettings, seed: int = 0, *, store
     buckets = _bucket_table(losses, s.buckets)
     return {"buckets": buckets, "phases": _phase_summary(phases, buckets, s),
             "phase_heads": phases.drop(columns=["kind"], errors="ignore"),
-            "losses": losses.groupby(["scheme", "target"])["loss"].mean().reset_index()}
+            "losses": losses.groupby(["scheme", "target"])["loss"].mean().reset_index(),
+            "missing": missing}
 
 
 def _phase_summary(phases, buckets, s):
@@ -232,7 +251,10 @@ def _phase_summary(phases, buckets, s):
         g["phase"] = phase_of_ratio(g["ratio"].to_numpy())
         return g
 
-    ref = per_head(phases[(phases["scheme"] == "rope") & (phases["which"] == "train")])
+    ref = phases[(phases["scheme"] == "rope") & (phases["which"] == "train")]
+    if not len(ref):  # RoPE's cell is not finished: no reference phases
+        return pd.DataFrame()
+    ref = per_head(ref)
     inside = buckets[(buckets["scheme"] == "rope") & (buckets["bucket_lo"] >= s.train_length // 2)
                      & (buckets["bucket_hi"] <= s.train_length)]["mean_loss"].mean()
     rows = []
@@ -326,19 +348,17 @@ def _passkey_cell(settings, cell, rng_seed):
 
 
 def passkey_study(settings: PasskeySettings, seed: int = 0, *, store=None, scheduler="sync",
-                  progress=True) -> dict:
-    """``{"trials", "cells", "contexts"}``: every prompt's result, accuracy per (scheme,
-    context, depth) and per (scheme, context) with 95 % Wilson intervals."""
-    from ..sweeps import run_cells
-
+                  progress=True, finished_only=False) -> dict:
+    """``{"trials", "cells", "contexts", "missing"}``: every prompt's result, accuracy per
+    (scheme, context, depth) and per (scheme, context) with 95 % Wilson intervals;
+    ``finished_only`` as in :func:`extrapolation_study`."""
     s = settings
     cells = [{"n_ctx": n, "family": f, "seed": seed, "train_length": s.train_length,
               "depths": json.dumps(list(depths)), "trials": trials}
              for n, depths, trials in zip(s.contexts, s.depths, s.trials, strict=True)
              for f in range(len(_families(n, s.train_length)))]
-    _, frames, _ = run_cells(partial(_passkey_cell, s), cells, seed=seed, store=store,
-                             scheduler=scheduler, progress=progress, study=PASSKEY_CELLS_STUDY,
-                             on_error="raise")
+    frames, missing = _run(partial(_passkey_cell, s), cells, seed, store, scheduler, progress,
+                           PASSKEY_CELLS_STUDY, finished_only)
     trials = pd.concat(frames, ignore_index=True)
 
     def accuracy(keys):
@@ -353,4 +373,4 @@ def passkey_study(settings: PasskeySettings, seed: int = 0, *, store=None, sched
         return pd.DataFrame(rows)
 
     return {"trials": trials, "cells": accuracy(["scheme", "n_ctx", "depth"]),
-            "contexts": accuracy(["scheme", "n_ctx"])}
+            "contexts": accuracy(["scheme", "n_ctx"]), "missing": missing}
