@@ -183,14 +183,16 @@ def position_signature(position, head_dim: int) -> bytes:
     return np.asarray(position(probe, np.array([0, 1, 1000, 100_000]))).tobytes()
 
 
-def scheme_families(scheme_list, n_ctx: int, head_dim: int, min_shared: int = 256) -> list:
+def scheme_families(scheme_list, n_ctx: int, head_dim: int, min_shared: int = 256,
+                    alone=()) -> list:
     """Group schemes for computation at context ``n_ctx``: ``[(shared, members)]`` where the
     members share one position encoding and are each the identity on their first ``shared``
     query positions, so one KV cache of those positions (computed without a score mod) serves
     them all. ``members`` is a list of ``(scheme, aliases)``: schemes that are identical over
     the whole context (same encoding, identity score mod, e.g. NTK and YaRN at ``s = 1``) are
     computed once and reported under each alias. A member sharing fewer than ``min_shared``
-    positions gets a family of its own (``shared`` = ``n_ctx``: nothing to share)."""
+    positions, and the schemes named in ``alone``, get a family of their own (``shared`` =
+    ``n_ctx``: nothing to share; e.g. the baseline, so that it finishes on its own)."""
     groups: dict = {}
     for scheme in scheme_list:
         prefix = identical_prefix(scheme.score_mod, n_ctx)
@@ -201,7 +203,8 @@ def scheme_families(scheme_list, n_ctx: int, head_dim: int, min_shared: int = 25
     for (signature, _), members in groups.items():
         scheme, prefix = members[0]
         entry = (scheme, tuple(m[0].name for m in members))
-        fam = signature if prefix >= min_shared else (signature, scheme.name)
+        fam = signature if prefix >= min_shared and scheme.name not in alone else \
+            (signature, scheme.name)
         families.setdefault(fam, []).append((entry, min(prefix, n_ctx)))
     out = []
     for members in families.values():
