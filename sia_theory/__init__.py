@@ -35,8 +35,9 @@ _EXPORTS = {
     "YaRNRoPE": ".attention.positional",
     **dict.fromkeys(["analyze", "Report"], ".analysis"),
     **dict.fromkeys(["sweep", "load_sweep"], ".sweeps"),
+    **dict.fromkeys(["load_pretrained"], ".models"),
 }
-_SUBPACKAGES = ("analysis", "attention", "symbolic")
+_SUBPACKAGES = ("analysis", "attention", "models", "symbolic")
 
 __all__ = [
     # transforms
@@ -60,8 +61,10 @@ __all__ = [
     "sweep", "load_sweep",
     # the analysis layer
     "analyze", "Report",
+    # pretrained models through the reference
+    "load_pretrained",
     # subpackages
-    "analysis", "attention", "symbolic",
+    "analysis", "attention", "models", "symbolic",
 ]
 __version__ = "0.2.0"
 

@@ -267,13 +267,14 @@ def merge_partials(parts):
     return out, top + np.log(total)
 
 
-def _block_sizes(q, block_size, split_heads):
+def _block_sizes(q, k, block_size, split_heads):
     """Query rows per task and keys per block: ``block_size`` for both when given."""
     if block_size is not None:
         return block_size, block_size
     n_batch, n_heads, n_queries, _ = q.shape
     q_block = min(DEFAULT_BLOCK_SIZE, n_queries)
-    rows = q_block if split_heads else n_batch * n_heads * q_block
+    # a split task holds one group of query heads sharing a key-value head (GQA; 1 for MHA)
+    rows = q_block * (n_heads // k.shape[1]) if split_heads else n_batch * n_heads * q_block
     return q_block, max(DEFAULT_BLOCK_SIZE, SCORE_BLOCK // rows)
 
 
@@ -288,7 +289,7 @@ def _attention(q, k, v, score_mod, causal, block_size, scale, return_lse, worker
     n_keys = k.shape[2]
     visible = n_queries * n_keys - (n_queries * (n_queries - 1) // 2 if causal else 0)
     split_heads = n_batch * n_heads * visible > SMALL_WORK
-    q_block, k_block = _block_sizes(q, block_size, split_heads)
+    q_block, k_block = _block_sizes(q, k, block_size, split_heads)
     problem = Problem(_scaled_query(q, scale, q.dtype), k, v, score_mod, bool(causal), offset,
                       kv_offset, q_block, k_block, allow_masked=starts is not None)
     out_dtype = np.float64 if starts is not None else q.dtype

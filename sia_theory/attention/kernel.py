@@ -132,7 +132,9 @@ def _stream(problem, task, shared_shift):
     q_block = problem.q[batches, heads, q0:q1]  # (nb, nh, nq, D)
     n_batch, n_heads, n_rows, _ = q_block.shape
     n_kv = n_heads // group
-    q_grouped = q_block.reshape(n_batch, n_kv, group, n_rows, -1)  # (nb, nkv, g, nq, D) view
+    # the g query heads of a key-value head stacked into one matrix: one product per block
+    q_grouped = (q_block if group == 1 else np.ascontiguousarray(q_block)).reshape(
+        n_batch, n_kv, group * n_rows, -1)  # (nb, nkv, g·nq, D)
     value_dim = problem.v.shape[3]
     key_end = problem.key_end(q1)
     acc = np.zeros((n_batch, n_heads, n_rows, value_dim))  # (nb, nh, nq, Dv) float64
@@ -144,9 +146,9 @@ def _stream(problem, task, shared_shift):
     for k0 in range(0, key_end, block):
         k1 = min(k0 + block, key_end)
         flat = buffer[:n_batch * n_heads * n_rows * (k1 - k0)]
-        keys = problem.k[batches, kv_heads, None, k0:k1]  # (nb, nkv, 1, nk, D)
+        keys = problem.k[batches, kv_heads, k0:k1]  # (nb, nkv, nk, D)
         np.matmul(q_grouped, keys.swapaxes(-1, -2),
-                  out=flat.reshape(n_batch, n_kv, group, n_rows, k1 - k0))
+                  out=flat.reshape(n_batch, n_kv, group * n_rows, k1 - k0))
         scores = flat.reshape(n_batch, n_heads, n_rows, k1 - k0)  # (nb, nh, nq, nk)
         scores = problem.modifier.logits(scores, q0, q1, k0, k1, batches, heads, shift)
         if shared_shift and shift is None:
@@ -171,8 +173,8 @@ def _stream(problem, task, shared_shift):
             row_max = new_max
         np.exp(scores, out=scores)
         total += scores.sum(axis=-1)
-        values = problem.v[batches, kv_heads, None, k0:k1]  # (nb, nkv, 1, nk, Dv)
-        weighted = scores.reshape(n_batch, n_kv, group, n_rows, k1 - k0) @ values
+        values = problem.v[batches, kv_heads, k0:k1]  # (nb, nkv, nk, Dv)
+        weighted = scores.reshape(n_batch, n_kv, group * n_rows, k1 - k0) @ values
         acc += weighted.reshape(n_batch, n_heads, n_rows, -1)  # (nb, nh, nq, Dv)
     if shared_shift:
         if shift is None or not (np.all(np.isfinite(total)) and np.all(np.isfinite(acc))):

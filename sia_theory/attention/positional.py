@@ -104,11 +104,17 @@ def _rotate(x, positions, theta):
     if positions.dtype.kind not in "iuf" or not np.all(np.isfinite(positions)):
         raise ValueError("positions must contain finite real numbers")
     angle = positions.astype(np.float64)[:, None] * theta[None, :]  # (T, D/2)
-    cos, sin = np.cos(angle), np.sin(angle)
+    # angles in float64 (positions up to 1e5+ times theta), the rotation in x's dtype
+    cos, sin = np.cos(angle).astype(x.dtype), np.sin(angle).astype(x.dtype)
     half = theta.size
     x1, x2 = x[..., :half], x[..., half:]  # (..., T, D/2) each
-    out = np.concatenate([x1 * cos - x2 * sin, x1 * sin + x2 * cos], axis=-1)  # (..., T, D)
-    return out.astype(x.dtype, copy=False)
+    out = np.empty(x.shape, x.dtype)  # (..., T, D)
+    lo, hi = out[..., :half], out[..., half:]
+    np.multiply(x1, cos, out=lo)
+    lo -= x2 * sin
+    np.multiply(x1, sin, out=hi)
+    hi += x2 * cos
+    return out
 
 
 def rope(x, positions, base=10000.0, fraction=1.0):

@@ -30,17 +30,18 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._infra.memory import check_memory
+from .._infra.parallel import available_workers
 from ..attention.cache import DecodingCache
 from ..attention.core import cached_attention
 from ..attention.positional import RoPE
 from .kv_cache import ModelCache
+from .readouts import HEAD_ROWS, Readouts, row_blocks, run_rows
 
-__all__ = ["LlamaConfig", "LlamaModel", "unpermute_rope_rows", "MLP_ROWS"]
+__all__ = ["LlamaConfig", "LlamaModel", "unpermute_rope_rows", "ROWS"]
 
-# Rows of the MLP and of the output head computed at once: bounds the temporaries of a long
-# prefill ((rows, 2·ffn) and (rows, vocab) arrays) while keeping the products large.
-MLP_ROWS = 2048
-HEAD_ROWS = 512
+# Token rows per task of the projections and MLP: bounds the temporaries of a long prefill
+# ((rows, 2·ffn) per worker) while keeping the products large enough for BLAS.
+ROWS = 256
 
 
 @dataclass(frozen=True)
@@ -106,7 +107,7 @@ class _Layer:
         self.w_down = np.ascontiguousarray(get("ffn_down").T, dtype=dtype)  # (ffn, d)
 
 
-class LlamaModel:
+class LlamaModel(Readouts):
     """A LLaMA-style decoder with pretrained weights (see the module docstring).
 
     Token ids are integer sequences (lists or 1-D arrays) in ``[0, vocab_size)``. Every method
@@ -145,20 +146,22 @@ class LlamaModel:
                              f"{self.config.vocab_size - 1}], got {bad}")
         return array.astype(np.int64, copy=False)
 
-    def _check_fits(self, n_total, n_new, output_per_token=0):
+    def check_fits(self, n_total, n_new, output_per_token=0):
         """Working memory of processing ``n_new`` tokens up to context ``n_total``."""
         c, item = self.config, self.dtype.itemsize
         kv = 2 * c.n_layers * c.n_kv_heads * c.head_dim * n_total * item
         # per new token: residual, norm, qkv, rotated q/k (float64 temporaries), attention out
         activations = n_new * (6 * c.d_model * item + 4 * c.n_heads * c.head_dim * 8)
-        fixed = 3 * MLP_ROWS * 2 * c.ffn * item + 2 * HEAD_ROWS * c.vocab_size * 8
+        fixed = available_workers() * (3 * ROWS * 2 * c.ffn * item
+                                       + 2 * HEAD_ROWS * c.vocab_size * 8)
         check_memory("ids", f"{n_new} tokens (context {n_total})",
                      kv + activations + fixed + n_new * output_per_token, self.max_bytes)
 
     def new_cache(self, score_mod=None, position=None, capacity=None) -> ModelCache:
         """An empty KV cache for this model, tied to one ``score_mod`` and ``position``."""
         kv = DecodingCache(self.config.n_layers, "kv", capacity)
-        return ModelCache(kv, score_mod, position or self.default_position, self.dtype)
+        position = self.default_position if position is None else position
+        return ModelCache(kv, score_mod, position, self.dtype)
 
     # ---- the forward pass -------------------------------------------------------------------
     def _norm(self, x, gain):
@@ -172,13 +175,13 @@ class LlamaModel:
 
         ``capture(layer, q, k)`` is called with each layer's queries ``(H, T, D)`` and keys
         ``(Hkv, T, D)`` after the position encoding; with ``stop_layer`` the pass stops after
-        that layer and returns ``None``."""
+        that layer and returns ``None`` (the cache is then incomplete: discard it)."""
         ids = self.check_ids(ids)
         if not isinstance(cache, ModelCache) or cache.dtype != self.dtype:
             raise ValueError(f"cache must be a ModelCache of this model (dtype {self.dtype}), "
                              f"from model.prefill or model.new_cache")
         start = cache.length
-        self._check_fits(start + ids.size, ids.size)
+        self.check_fits(start + ids.size, ids.size)
         try:
             return self._layers(ids, cache, start, capture, stop_layer)
         except BaseException:
@@ -189,10 +192,15 @@ class LlamaModel:
         c = self.config
         n_new, heads, kv_heads, dim = ids.size, c.n_heads, c.n_kv_heads, c.head_dim
         positions = np.arange(start, start + n_new)
+        blocks = row_blocks(n_new, ROWS)
         x = self.embedding[ids]  # (T, d)
+        qkv = np.empty((n_new, (heads + 2 * kv_heads) * dim), self.dtype)  # (T, (H + 2Hkv)·D)
         for i, layer in enumerate(self.layers):
-            h = self._norm(x, layer.attn_norm)
-            qkv = h @ layer.w_qkv  # (T, (H + 2Hkv)·D)
+
+            def project(rows, layer=layer):
+                np.matmul(self._norm(x[rows], layer.attn_norm), layer.w_qkv, out=qkv[rows])
+
+            run_rows(project, blocks)
             q = qkv[:, :heads * dim].reshape(n_new, heads, dim).transpose(1, 0, 2)  # (H, T, D)
             k = qkv[:, heads * dim:(heads + kv_heads) * dim].reshape(
                 n_new, kv_heads, dim).transpose(1, 0, 2)  # (Hkv, T, D)
@@ -202,158 +210,30 @@ class LlamaModel:
             k = _encode(cache.position, k, positions, self.dtype)
             if capture is not None:
                 capture(i, q, k)
-            if stop_layer is not None and i == stop_layer:
-                cache.kv.append_kv(i, k[None], v[None])
-                return None
             cache.kv.append_kv(i, k[None], v[None])  # (1, Hkv, T, D) each
+            if stop_layer is not None and i == stop_layer:
+                return None
             out = cached_attention(np.ascontiguousarray(q)[None], cache.kv.keys(i),
-                                   cache.kv.values(i), score_mod=cache.score_mod)  # (1,H,T,D)
-            x += out[0].transpose(1, 0, 2).reshape(n_new, heads * dim) @ layer.w_o
-            for r0 in range(0, n_new, MLP_ROWS):
-                rows = slice(r0, min(r0 + MLP_ROWS, n_new))
+                                   cache.kv.values(i), score_mod=cache.score_mod)[0]  # (H,T,D)
+
+            def finish(rows, layer=layer, out=out):
+                n_rows = rows.stop - rows.start
+                mixed = out[:, rows].transpose(1, 0, 2).reshape(n_rows, heads * dim)  # (n, HD)
+                x[rows] += mixed @ layer.w_o
                 x[rows] += self._mlp(self._norm(x[rows], layer.ffn_norm), layer)
+
+            run_rows(finish, blocks)
         return self._norm(x, self.output_norm)
-
-    # ---- readouts ----------------------------------------------------------------------------
-    def _head(self, hidden):
-        """Logits ``hidden @ E^T`` of the tied output embedding: ``(n, vocab)``."""
-        return hidden @ self.embedding.T
-
-    def prefill(self, ids, score_mod=None, position=None) -> ModelCache:
-        """Process ``ids`` into a new :class:`ModelCache` (its ``last_logits`` are the logits
-        after the last token). Continue it with :meth:`continue_`; to run several
-        continuations of one shared prefix, :meth:`ModelCache.fork` it for each (or
-        :meth:`ModelCache.truncate` it back to the prefix length after each)."""
-        ids = self.check_ids(ids)
-        cache = self.new_cache(score_mod, position, capacity=ids.size)
-        hidden = self.forward_hidden(ids, cache)
-        cache.last_logits = self._head(hidden[-1:])[0]  # (vocab,)
-        return cache
-
-    def continue_(self, cache: ModelCache, ids) -> np.ndarray:
-        """Logits ``(len(ids), vocab)`` of ``ids`` continuing ``cache`` (which is extended, with
-        the score_mod and position encoding it was made with)."""
-        ids = self.check_ids(ids)
-        self._check_fits(getattr(cache, "length", 0) + ids.size, ids.size,
-                         self.config.vocab_size * self.dtype.itemsize)
-        logits = self._head(self.forward_hidden(ids, cache))  # (T, vocab)
-        cache.last_logits = logits[-1].copy()
-        return logits
-
-    def logits(self, ids, score_mod=None, position=None) -> np.ndarray:
-        """Next-token logits ``(T, vocab)`` at every position of ``ids``."""
-        ids = self.check_ids(ids)
-        self._check_fits(ids.size, ids.size, self.config.vocab_size * self.dtype.itemsize)
-        cache = self.new_cache(score_mod, position, capacity=ids.size)
-        return self._head(self.forward_hidden(ids, cache))
-
-    def token_losses(self, ids, score_mod=None, position=None) -> np.ndarray:
-        """Per-token loss ``−log p(ids[t+1] | ids[:t+1])`` in nats, shape ``(T−1,)`` float64.
-        The output head runs ``HEAD_ROWS`` positions at a time, so no ``(T, vocab)`` array is
-        ever formed."""
-        ids = self.check_ids(ids)
-        if ids.size < 2:
-            raise ValueError("ids must hold at least 2 tokens for a next-token loss")
-        cache = self.new_cache(score_mod, position, capacity=ids.size)
-        hidden = self.forward_hidden(ids, cache)[:-1]  # (T-1, d)
-        del cache
-        targets = ids[1:]
-        losses = np.empty(targets.size)
-        for r0 in range(0, targets.size, HEAD_ROWS):
-            r1 = min(r0 + HEAD_ROWS, targets.size)
-            logits = self._head(hidden[r0:r1])  # (n, vocab)
-            top = logits.max(axis=1, keepdims=True)
-            logits -= top
-            picked = logits[np.arange(r1 - r0), targets[r0:r1]].astype(np.float64)
-            np.exp(logits, out=logits)
-            lse = np.log(logits.sum(axis=1, dtype=np.float64))  # (n,)
-            losses[r0:r1] = lse - picked
-        return losses
-
-    def generate(self, ids, max_new_tokens, score_mod=None, position=None, *, cache=None,
-                 stop_ids=()) -> list[int]:
-        """Greedy decoding: the ``max_new_tokens`` (or fewer, up to and including one of
-        ``stop_ids``) most likely next tokens after ``ids``. With ``cache`` (from
-        :meth:`prefill`), ``ids`` continue it (may be empty to continue from its last token)
-        and ``cache`` is extended; its own score_mod and position encoding apply."""
-        from .._infra.validate import check_int
-
-        max_new_tokens = check_int("max_new_tokens", max_new_tokens, lo=1)
-        stop = {int(i) for i in stop_ids}
-        if cache is None:
-            cache = self.prefill(ids, score_mod, position)
-            last = cache.last_logits
-        else:
-            if score_mod is not None or position is not None:
-                raise ValueError("score_mod and position come from the cache when a cache is "
-                                 "given; pass them to model.prefill instead")
-            if len(ids):
-                last = self.continue_(cache, ids)[-1]
-            elif cache.last_logits is None:
-                raise ValueError("cache has no last logits (empty or truncated): pass ids")
-            else:
-                last = cache.last_logits
-        out = []
-        while True:
-            token = int(np.argmax(last))
-            out.append(token)
-            if len(out) == max_new_tokens or token in stop:
-                return out
-            last = self.continue_(cache, [token])[-1]
-
-    def queries_keys(self, ids, layers, score_mod=None, position=None) -> dict:
-        """``{layer: (q, k)}``: queries ``(H, T, D)`` and keys ``(Hkv, T, D)`` of the given
-        layers after the position encoding, exactly what the layer's attention sees (query
-        head ``h`` reads key head ``h // (H/Hkv)``). Stops after the deepest layer asked."""
-        from .._infra.validate import check_int
-
-        layers = [check_int("layers", i, lo=0, hi=self.config.n_layers - 1) for i in layers]
-        if not layers:
-            raise ValueError("layers must name at least one layer")
-        ids = self.check_ids(ids)
-        wanted, captured = set(layers), {}
-
-        def capture(i, q, k):
-            if i in wanted:
-                captured[i] = (np.array(q), np.array(k))
-
-        cache = self.new_cache(score_mod, position, capacity=ids.size)
-        self.forward_hidden(ids, cache, capture=capture, stop_layer=max(layers))
-        return {i: captured[i] for i in layers}
-
-    def attention_scores(self, ids, layers, query_positions, score_mod=None,
-                         position=None) -> np.ndarray:
-        """Raw attention scores ``q·k/√D`` (before any score_mod) of the given layers and query
-        positions against every key: ``(len(layers), H, len(query_positions), T)`` float64,
-        ``-inf`` for keys after the query (SI App. J's unmodified logits of a real model)."""
-        ids = self.check_ids(ids)
-        c = self.config
-        rows = np.asarray(query_positions)
-        if rows.ndim != 1 or rows.size == 0 or rows.dtype.kind not in "iu" or (
-                rows.min() < 0 or rows.max() >= ids.size):
-            raise ValueError(f"query_positions must be a non-empty 1-D sequence of integers "
-                             f"in [0, {ids.size - 1}]")
-        layers = list(layers)
-        check_memory("query_positions", f"{rows.size} queries x {len(layers)} layers",
-                     8 * 2 * len(layers) * c.n_heads * rows.size * ids.size, self.max_bytes)
-        pairs = self.queries_keys(ids, layers, score_mod, position)
-        group = c.n_heads // c.n_kv_heads
-        out = np.empty((len(layers), c.n_heads, rows.size, ids.size))
-        after = np.arange(ids.size)[None, :] > rows[:, None]  # (Q, T)
-        for n, i in enumerate(layers):
-            q, k = pairs[i]
-            q = q[:, rows].astype(np.float64).reshape(c.n_kv_heads, group, rows.size, -1)
-            scores = q @ k.astype(np.float64)[:, None].swapaxes(-1, -2)  # (Hkv, g, Q, T)
-            out[n] = scores.reshape(c.n_heads, rows.size, ids.size) / np.sqrt(c.head_dim)
-            out[n][:, after] = -np.inf
-        return out
 
     def _mlp(self, h, layer):
         """SwiGLU: ``(silu(h W_gate) ⊙ h W_up) W_down``, in place on the (rows, 2·ffn) block."""
         gate_up = h @ layer.w_gate_up  # (n, 2·ffn)
         gate, up = gate_up[:, :self.config.ffn], gate_up[:, self.config.ffn:]
+        silu = np.negative(gate)  # (n, ffn)
         with np.errstate(over="ignore"):  # exp(-g) = inf for g << 0 gives silu = -0
-            silu = gate / (1 + np.exp(-gate))  # (n, ffn)
+            np.exp(silu, out=silu)
+        silu += 1
+        np.divide(gate, silu, out=silu)
         silu *= up
         return silu @ layer.w_down  # (n, d)
 
