@@ -35,7 +35,6 @@ __all__ = ["MODEL_NAME", "TRAIN_LENGTH", "pretrained", "documents", "score_captu
 
 MODEL_NAME = "smollm2-135m"
 TRAIN_LENGTH = 8192  # SmolLM2's training context (GGUF llama.context_length)
-HEAD_ROWS = 512  # output-head rows at once in extend_losses: (512, vocab) float32 = 100 MB
 
 
 @cache
@@ -101,19 +100,11 @@ def extend_losses(model, cache, ids, next_id=None, capture=None) -> np.ndarray:
     """Extend ``cache`` by ``ids`` and return the next-token losses (nats, float64) of the new
     positions: ``−log p(ids[j+1])`` and, if ``next_id`` is given, of it after the last one
     (``len(ids)`` losses then, else ``len(ids) − 1``). ``capture`` is passed on to
-    ``forward_hidden``. The output head runs :data:`HEAD_ROWS` positions at a time."""
+    ``forward_hidden``; the output head is the model's ``head_losses`` (row blocks)."""
     ids = np.asarray(ids, dtype=np.int64)
     hidden = model.forward_hidden(ids, cache, capture=capture)  # (T, d)
     targets = ids[1:] if next_id is None else np.append(ids[1:], int(next_id))
-    losses = np.empty(targets.size)
-    for r0 in range(0, targets.size, HEAD_ROWS):
-        r1 = min(r0 + HEAD_ROWS, targets.size)
-        logits = hidden[r0:r1] @ model.embedding.T  # (n, vocab)
-        top = logits.max(axis=1, keepdims=True)
-        picked = (logits[np.arange(r1 - r0), targets[r0:r1]] - top[:, 0]).astype(np.float64)
-        lse = np.log(np.exp(logits - top).sum(axis=1, dtype=np.float64))  # (n,)
-        losses[r0:r1] = lse - picked
-    return losses
+    return model.head_losses(hidden[:targets.size], targets)
 
 
 # --- schemes -----------------------------------------------------------------------------------
