@@ -28,7 +28,7 @@ def main(quick=False, seed=0, out_dir="figures", store="auto", finished_only=Fal
     s = ExtrapolationSettings.of(quick)
     result = extrapolation_study(s, seed, store=resolve_store(store, STEM, seed, quick),
                                  finished_only=finished_only,
-                                 scheduler="threads")
+                                 scheduler="sync")
     buckets, phases, losses = result["buckets"], result["phases"], result["losses"]
     colours = dict(zip(SCHEME_NAMES, plt.rcParams["axes.prop_cycle"].by_key()["color"]))
 

@@ -61,6 +61,8 @@ def _families(n_ctx, train_length, alone=()):
 # RoPE's loss curve is computed on its own (not in the family sharing its prefix with Qwen and
 # Llama-4): it costs one more 8k prefill and lets the baseline finish first.
 EXTRAPOLATION_ALONE = ("rope",)
+# Cells run in this order of their first member (a run cut short has the baseline first).
+EXTRAPOLATION_ORDER = ("rope", "scale-invariant", "yarn", "ntk", "qwen-logn")
 
 
 def _family_cache(model, members, shared, n_ctx):
@@ -230,6 +232,13 @@ def extrapolation_study(settings: ExtrapolationSettings, seed: int = 0, *, store
     cells = [{"doc": d, "family": f, "n_tokens": s.n_tokens, "train_length": s.train_length,
               "members": ",".join(m[0].name for m in families[f][1])}
              for d in range(s.n_prose + s.n_code) for f in range(len(families))]
+
+    def priority(cell):
+        name = families[cell["family"]][1][0][0].name
+        rank = EXTRAPOLATION_ORDER.index(name) if name in EXTRAPOLATION_ORDER else 99
+        return cell["doc"], rank
+
+    cells.sort(key=priority)
     frames, missing = _run(partial(_extrapolation_cell, s), cells, seed, store, scheduler,
                            progress, EXTRAPOLATION_STUDY, finished_only)
     data = pd.concat(frames, ignore_index=True)
