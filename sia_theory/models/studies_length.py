@@ -302,11 +302,11 @@ class PasskeySettings(StudySettings):
     """Prompts of ``contexts[k]`` tokens with the key at each of ``depths[k]``, ``trials[k]``
     keys per depth (key ``j`` is the same in every cell: paired comparisons). A prompt costs
     the forward pass after its needle plus, per scheme family, the filler before the deepest
-    needle, so the context beyond the training length gets one depth (0.1: the key ≈ 8.3k
-    tokens before the question, farther than the training context) and one key."""
+    needle. At depth 0.1 of 9216 tokens the key is ≈ 8.3k tokens before the question, farther
+    than the training context."""
 
     contexts: tuple = (4096, 9216)
-    depths: tuple = ((0.1, 0.5, 0.9), (0.1,))
+    depths: tuple = ((0.1, 0.5, 0.9), (0.1, 0.5, 0.9))
     trials: tuple = (2, 1)
     train_length: int = TRAIN_LENGTH
 
