@@ -273,7 +273,7 @@ def _phase_summary(phases, buckets, s):
                      & (buckets["bucket_hi"] <= s.train_length)]["mean_loss"].mean()
     rows = []
     for scheme, group in phases[phases["which"] == "end"].groupby("scheme"):
-        g = per_head(group).join(ref, rsuffix="_train")
+        g = per_head(group).join(ref.add_suffix("_train"))
         beyond = buckets[(buckets["scheme"] == scheme)
                          & (buckets["bucket_lo"] >= s.train_length)]["mean_loss"].mean()
         rows.append({"scheme": scheme, "frozen": float((g["phase"] == "frozen").mean()),
@@ -316,7 +316,7 @@ class PasskeySettings(StudySettings):
 
     @classmethod
     def quick(cls):
-        return cls(contexts=(72, 120), depths=((0.2, 0.8), (0.2,)), trials=(1, 1),
+        return cls(contexts=(72, 120), depths=((0.5,), (0.2,)), trials=(1, 1),
                    train_length=96)
 
 
