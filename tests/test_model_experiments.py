@@ -355,3 +355,13 @@ def test_capture_scores_are_the_models_own_raw_scores(smollm):
     want = model.attention_scores(ids, [0, 7, 29], rows)  # the model helper's own route
     for n, layer in enumerate((0, 7, 29)):
         np.testing.assert_allclose(got[layer], want[n], rtol=1e-12, atol=1e-12)
+
+
+def test_wilson_interval_matches_scipy():
+    from sia_theory._infra.stats import wilson_interval
+
+    for k, n in ((0, 1), (0, 5), (3, 7), (6, 6), (12, 40)):
+        want = stats.binomtest(k, n).proportion_ci(confidence_level=0.95, method="wilson")
+        assert wilson_interval(k, n) == pytest.approx((want.low, want.high), abs=1e-12)
+    with pytest.raises(ValueError, match="trials"):
+        wilson_interval(3, 2)
