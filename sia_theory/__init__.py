@@ -37,6 +37,7 @@ _EXPORTS = {
     **dict.fromkeys(["Temperature", "QwenLogN", "YaRNTemperature", "DynamicYaRNTemperature",
                      "Llama4Temperature", "CriticalScaling", "SSMax", "ZOO", "zoo_table"],
                     ".zoo"),
+    "YaRNRoPE": ".attention.positional",
     **dict.fromkeys(["analyze", "Report"], ".analysis"),
     **dict.fromkeys(["sweep", "load_sweep"], ".sweeps"),
     **dict.fromkeys(["load_pretrained"], ".models"),
@@ -72,7 +73,7 @@ __all__ = [
     "jacobian_eta", "dense_jacobian",
     # the zoo of published length-scaling schemes
     "Temperature", "QwenLogN", "YaRNTemperature", "DynamicYaRNTemperature", "Llama4Temperature",
-    "CriticalScaling", "SSMax", "ZOO", "zoo_table",
+    "CriticalScaling", "SSMax", "ZOO", "zoo_table", "YaRNRoPE",
     # sweeps on dask.distributed
     "sweep", "load_sweep",
     # needle retrieval under Gaussian logits (EXT-7)

@@ -1,5 +1,6 @@
 """The package's estimators: ``mean_se`` (mean ± standard error, every Monte Carlo summary),
-``mean_ci`` (mean with a t interval over independent draws) and ``fit_slope`` (least-squares
+``mean_ci`` (mean with a t interval over independent draws), ``wilson_interval`` (a success
+rate's score interval) and ``fit_slope`` (least-squares
 slope with its t interval). ``mean_ci`` and ``fit_slope`` leave out non-finite draws (for example
 a transition with no crossing inside the scanned range); callers report how many were used."""
 
@@ -8,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
-__all__ = ["mean_se", "mean_ci", "fit_slope"]
+__all__ = ["mean_se", "mean_ci", "fit_slope", "wilson_interval"]
 
 
 def mean_se(values, axis: int = 0):
@@ -58,3 +59,18 @@ def mean_ci(values, confidence=0.95) -> tuple[float, float, float]:
     half = stats.t.ppf(0.5 + confidence / 2, values.size - 1) * np.std(values, ddof=1) / np.sqrt(
         values.size)
     return mean, mean - half, mean + half
+
+
+def wilson_interval(successes, trials, confidence=0.95) -> tuple[float, float]:
+    """Wilson score interval of a binomial proportion ``successes/trials`` (Wilson 1927):
+    ``(p̂ + z²/2n ± z·√(p̂(1−p̂)/n + z²/4n²)) / (1 + z²/n)``; it stays inside [0, 1] and is not
+    empty at 0 or n successes, unlike the normal interval."""
+    successes, trials = int(successes), int(trials)
+    if trials < 1 or not 0 <= successes <= trials:
+        raise ValueError(f"trials must be >= 1 and successes in [0, trials], got {successes} of "
+                         f"{trials}")
+    z = stats.norm.ppf(0.5 + confidence / 2)
+    p = successes / trials
+    centre = (p + z * z / (2 * trials)) / (1 + z * z / trials)
+    half = z * np.sqrt(p * (1 - p) / trials + z * z / (4 * trials**2)) / (1 + z * z / trials)
+    return float(max(0.0, centre - half)), float(min(1.0, centre + half))

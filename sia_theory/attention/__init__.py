@@ -1,6 +1,6 @@
 """Torch-free CPU attention reference: FlexAttention-style ``attention`` (dense or streaming),
-position encodings (RoPE, p-RoPE, NTK, NoPE), QK-norm, and a minimal decoder with an InAttention
-variant. The logit transforms are the package's :mod:`sia_theory.transforms` objects."""
+position encodings (RoPE, p-RoPE, NTK, YaRN, NoPE), QK-norm, and a minimal decoder with an
+InAttention variant. The logit transforms are the package's :mod:`sia_theory.transforms` objects."""
 
 from .cache import DecodingCache
 from .core import (
@@ -18,6 +18,7 @@ from .positional import (
     NTKRoPE,
     PRoPESI,
     RoPE,
+    YaRNRoPE,
     ntk_base,
     p_rope_si,
     p_rope_si_frequencies,
@@ -25,10 +26,12 @@ from .positional import (
     rms_norm,
     rope,
     rope_frequencies,
+    yarn_frequencies,
 )
 
 __all__ = ["DEFAULT_BLOCK_SIZE", "attention", "attention_dense", "attention_partial",
            "merge_partials", "attention_scores", "P_ROPE_SI_BASE", "NoPE",
            "NTKRoPE", "PRoPESI", "RoPE", "ntk_base", "p_rope_si", "p_rope_si_frequencies",
-           "qk_norm", "rms_norm", "rope", "rope_frequencies", "Decoder",
+           "qk_norm", "rms_norm", "rope", "rope_frequencies", "YaRNRoPE", "yarn_frequencies",
+           "Decoder",
            "DecoderConfig", "DecodingCache"]

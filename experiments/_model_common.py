@@ -1,0 +1,30 @@
+"""Command line and sweep store shared by the real-model experiments (experiments/model_*.py).
+
+Full runs keep their cells in ``build/sweeps/<stem>-seed<seed>`` of the checkout (a Parquet
+sweep store): an interrupted ``make figures-model`` resumes from the finished cells. ``--quick``
+runs keep nothing (store ``None``) unless ``--store`` is given; ``--store none`` turns the store
+off for a full run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sia_theory._infra.cli import experiment_parser
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def model_parser(description: str):
+    parser = experiment_parser(description)
+    parser.add_argument("--store", default="auto",
+                        help="sweep store folder for resuming ('auto': build/sweeps/<stem>-seed<S> "
+                             "for full runs, none for --quick; 'none': no store)")
+    return parser
+
+
+def resolve_store(store, stem: str, seed: int, quick: bool):
+    if store is None or store == "none" or (store == "auto" and quick):
+        return None
+    if store == "auto":
+        return ROOT / "build" / "sweeps" / f"{stem}-seed{seed}"
+    return Path(store)

@@ -1,0 +1,97 @@
+"""Training-free length extrapolation of SmolLM2-135M (trained at 8k) to 16k tokens on Python's
+own documentation and source: next-token loss by position for RoPE as trained, NTK-aware base
+scaling, YaRN (frequency interpolation + attention factor), Qwen logn, Llama-4 temperature and
+the post-hoc scale-invariant transform (τ: a_t ≤ 1.1 inside 8k); mean loss per bucket with t
+intervals over documents; and each scheme's head phases at 16k against RoPE's at 8k."""
+
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+from _model_common import model_parser, resolve_store  # noqa: E402
+
+from sia_theory._infra.cli import run  # noqa: E402
+from sia_theory._infra.io import save_experiment  # noqa: E402
+from sia_theory.models.runs import SCHEME_NAMES, si_tau  # noqa: E402
+from sia_theory.models.studies_length import (  # noqa: E402
+    ExtrapolationSettings,
+    extrapolation_study,
+)
+
+STEM = "model_extrapolation"
+
+
+def main(quick=False, seed=0, out_dir="figures", store="auto", finished_only=False):
+    s = ExtrapolationSettings.of(quick)
+    result = extrapolation_study(s, seed, store=resolve_store(store, STEM, seed, quick),
+                                 finished_only=finished_only,
+                                 scheduler="sync")
+    buckets, phases, losses = result["buckets"], result["phases"], result["losses"]
+    colours = dict(zip(SCHEME_NAMES, plt.rcParams["axes.prop_cycle"].by_key()["color"]))
+
+    fig, axes = plt.subplots(1, 3, figsize=(18, 5.5), constrained_layout=True)
+    ax = axes[0]
+    window = max(1, s.n_tokens // 64)
+    for name in SCHEME_NAMES:
+        g = losses[losses["scheme"] == name].sort_values("target")
+        if len(g):
+            smooth = np.convolve(g["loss"], np.ones(window) / window, mode="valid")
+            ax.plot(g["target"].to_numpy()[window - 1:], smooth, color=colours[name], lw=1,
+                    label=name)
+    ax.axvline(s.train_length, color="k", ls="--", lw=0.8)
+    ax.set(xlabel="position", ylabel=f"loss (nats, running mean of {window})",
+           title="Next-token loss by position (mean over documents)")
+    ax.legend(fontsize=7)
+    ax = axes[1]
+    names = [n for n in SCHEME_NAMES if n in set(buckets["scheme"])]
+    width = 0.8 / len(names)
+    centres = None
+    for k, name in enumerate(names):
+        g = buckets[buckets["scheme"] == name].sort_values("bucket_lo")
+        centres = np.arange(len(g))
+        lo, hi = ("ci_low", "ci_high") if s.n_prose + s.n_code > 1 else ("block_ci_low",
+                                                                          "block_ci_high")
+        yerr = np.vstack([g["mean_loss"] - g[lo], g[hi] - g["mean_loss"]])
+        ax.bar(centres + (k - len(names) / 2 + 0.5) * width, g["mean_loss"], width,
+               color=colours[name], label=name,
+               yerr=np.nan_to_num(yerr), capsize=1, error_kw={"lw": 0.5})
+    labels = [f"{lo // 1024}-{hi // 1024}k" if s.n_tokens >= 4096 else f"{lo}-{hi}"
+              for lo, hi in buckets[buckets["scheme"] == names[0]][["bucket_lo", "bucket_hi"]]
+              .sort_values("bucket_lo").to_numpy()]
+    ax.set_xticks(centres, labels, rotation=30, fontsize=7)
+    over = "documents" if s.n_prose + s.n_code > 1 else "256-token blocks"
+    ax.set(ylabel=f"mean loss per bucket (95 % t interval over {over})",
+           title=f"Buckets; training length {s.train_length}")
+    top = buckets["mean_loss"].max()
+    ax.set_ylim(0, min(top * 1.15, 12))
+    ax = axes[2]
+    if len(phases):
+        ax.scatter(phases["median_abs_log_ratio_change"], phases["loss_change"],
+                   c=[colours[n] for n in phases["scheme"]], s=40)
+        for _, row in phases.iterrows():
+            ax.annotate(f"{row['scheme']} ({row['phase_changed']:.0%} heads change phase)",
+                        (row["median_abs_log_ratio_change"], row["loss_change"]), fontsize=7)
+    ax.set(xlabel="median |log r_end / r_train| over heads (r = σ/√(2 log M))",
+           ylabel=f"loss beyond {s.train_length} minus RoPE's in [L/2, L)",
+           title="Does the phase shift predict the loss?")
+    fig.suptitle(f"SmolLM2-135M to {s.n_tokens} tokens ({s.n_prose} prose + {s.n_code} code "
+                 f"documents); SI τ = {si_tau(s.train_length):.0f}")
+    beyond = buckets[buckets["bucket_lo"] >= s.train_length].groupby("scheme")["mean_loss"]
+    return save_experiment(out_dir, STEM, fig, {"buckets": buckets, "phases": phases,
+                                                "phase_heads": result["phase_heads"],
+                                                "losses": losses},
+                           seed=seed, quick=quick, settings=s.__dict__,
+                           missing_cells=result["missing"],
+                           si_tau=si_tau(s.train_length),
+                           mean_loss_beyond_train=beyond.mean().to_dict())
+
+
+if __name__ == "__main__":
+    parser = model_parser(__doc__)
+    parser.add_argument("--finished-only", action="store_true",
+                        help="plot the cells already in the store, compute nothing (the "
+                             "missing ones are listed in the JSON)")
+    sys.exit(run(main, __doc__, parser=parser))

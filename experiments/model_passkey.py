@@ -1,0 +1,72 @@
+"""Passkey retrieval with SmolLM2-135M (trained at 8k): a random 5-digit key hidden in filler
+at several depths of prompts inside and beyond the training context, for RoPE as trained, NTK,
+YaRN, Qwen logn, Llama-4 temperature and the post-hoc scale-invariant transform; retrieved when
+greedy decoding reproduces the key (teacher-forced check); accuracy with Wilson intervals."""
+
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+from _model_common import model_parser, resolve_store  # noqa: E402
+
+from sia_theory._infra.cli import run  # noqa: E402
+from sia_theory._infra.io import save_experiment  # noqa: E402
+from sia_theory.models.runs import SCHEME_NAMES  # noqa: E402
+from sia_theory.models.studies_length import PasskeySettings, passkey_study  # noqa: E402
+
+STEM = "model_passkey"
+
+
+def main(quick=False, seed=0, out_dir="figures", store="auto", finished_only=False):
+    s = PasskeySettings.of(quick)
+    result = passkey_study(s, seed, store=resolve_store(store, STEM, seed, quick),
+                           finished_only=finished_only,
+                           scheduler="threads")
+    cells, contexts = result["cells"], result["contexts"]
+    colours = dict(zip(SCHEME_NAMES, plt.rcParams["axes.prop_cycle"].by_key()["color"]))
+
+    fig, axes = plt.subplots(1, len(s.contexts) + 1, figsize=(5 * (len(s.contexts) + 1), 4.5),
+                             constrained_layout=True)
+    width = 0.8 / len(SCHEME_NAMES)
+    for ax, n, depths in zip(axes, s.contexts, s.depths, strict=False):
+        for k, name in enumerate(SCHEME_NAMES):
+            g = cells[(cells["scheme"] == name) & (cells["n_ctx"] == n)].sort_values("depth")
+            x = np.arange(len(g)) + (k - len(SCHEME_NAMES) / 2 + 0.5) * width
+            ax.bar(x, g["accuracy"], width, color=colours[name], label=name,
+                   yerr=np.vstack([g["accuracy"] - g["ci_low"], g["ci_high"] - g["accuracy"]]),
+                   capsize=1, error_kw={"lw": 0.5})
+        ax.set_xticks(np.arange(len(depths)), [f"{d:g}" for d in depths])
+        where = "inside" if n <= s.train_length else "beyond"
+        ax.set(xlabel="depth of the key", ylabel="accuracy (95 % Wilson)", ylim=(0, 1.05),
+               title=f"{n} tokens ({where} the {s.train_length} training context)")
+    axes[0].legend(fontsize=7)
+    ax = axes[-1]
+    for k, name in enumerate(SCHEME_NAMES):
+        g = contexts[contexts["scheme"] == name].sort_values("n_ctx")
+        x = np.arange(len(g)) + (k - len(SCHEME_NAMES) / 2 + 0.5) * width
+        ax.bar(x, g["accuracy"], width, color=colours[name],
+               yerr=np.vstack([g["accuracy"] - g["ci_low"], g["ci_high"] - g["accuracy"]]),
+               capsize=1, error_kw={"lw": 0.5})
+    ax.set_xticks(np.arange(len(s.contexts)), [str(n) for n in s.contexts])
+    ax.set(xlabel="context (tokens)", ylabel="accuracy over depths", ylim=(0, 1.05),
+           title="All depths pooled")
+    fig.suptitle("Passkey retrieval, " + ", ".join(f"{t} key(s) per depth at {n}" for n, t in
+                                                   zip(s.contexts, s.trials, strict=True))
+                 + " (the same keys for every scheme)")
+    return save_experiment(out_dir, STEM, fig, {"cells": cells, "contexts": contexts,
+                                                "trials": result["trials"]},
+                           seed=seed, quick=quick, settings=s.__dict__,
+                           missing_cells=result["missing"],
+                           scoring="greedy decoding reproduces all answer tokens (checked by "
+                                   "teacher forcing); log-likelihood of the key reported")
+
+
+if __name__ == "__main__":
+    parser = model_parser(__doc__)
+    parser.add_argument("--finished-only", action="store_true",
+                        help="plot the cells already in the store, compute nothing (the "
+                             "missing ones are listed in the JSON)")
+    sys.exit(run(main, __doc__, parser=parser))

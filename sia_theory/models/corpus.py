@@ -1,0 +1,224 @@
+"""Real text no one here wrote: long documents that ship with Python, and passkey prompts.
+
+Documents (issue 11, "Real text no one here wrote"), read through the standard library at run
+time and never copied into the repository:
+
+* **prose**: the language and library reference entries of ``pydoc_data.topics.topics`` (the
+  text behind ``help("assert")``), concatenated in sorted key order and cut into consecutive
+  documents of ``n_tokens`` tokens (:func:`prose_documents`);
+* **code**: long standard-library modules, one module per document, read from the file named by
+  ``importlib.util.find_spec(name).origin`` (:func:`code_documents`); the candidates are
+  :data:`CODE_MODULES` in that fixed order, and a module shorter than ``n_tokens`` tokens is
+  skipped.
+
+The selection depends only on ``n_tokens``, ``count``, the tokenizer and the Python version's
+files: it is deterministic and touches no network.
+
+Passkey retrieval (Mohtashami & Jaggi 2023, "Landmark Attention", App. the passkey task): a
+random 5-digit key (``rng_for(seed, PASSKEY_STUDY, trial)``) hidden in repeated filler at a
+chosen depth of a prompt of a chosen token length, the question at the end
+(:func:`passkey_prompt`). Scoring (:func:`score_passkey`): the key counts as retrieved when greedy
+decoding after the question reproduces the key's tokens; this is checked by teacher forcing
+(the argmax at every answer position equals the answer token given the correct preceding ones,
+which is exactly when greedy decoding emits those tokens), and the key's log-likelihood is
+reported beside it.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .._infra.seeding import rng_for
+from .._infra.validate import check_int, check_real
+
+__all__ = ["CODE_MODULES", "Document", "prose_topics", "code_source", "prose_documents",
+           "code_documents", "long_documents", "PASSKEY_STUDY", "PASSKEY_INTRO", "FILLER",
+           "NEEDLE", "QUESTION", "PasskeyPrompt", "passkey_key", "passkey_prompt",
+           "filler_ids", "score_passkey"]
+
+# Long pure-Python standard-library modules (CPython 3.10–3.13), tried in this order.
+CODE_MODULES = ("_pydecimal", "inspect", "typing", "pydoc", "tarfile", "doctest", "argparse",
+                "_pyio", "unittest.mock", "subprocess", "pickletools", "difflib", "enum",
+                "locale", "mailbox", "logging", "email._header_value_parser", "urllib.request")
+
+PASSKEY_STUDY = "models.passkey"
+PASSKEY_INTRO = ("There is an important info hidden inside a lot of irrelevant text. Find it and "
+                 "memorize it. I will quiz you about the important information there.")
+# One filler block; it starts with a space so that repeated blocks tokenize as the repeated
+# text does (a GPT-2 style pre-tokenizer splits before every space).
+FILLER = (" The grass is green. The sky is blue. The sun is yellow. Here we go. There and back "
+          "again.")
+NEEDLE = " The pass key is {key}. Remember it. {key} is the pass key."
+QUESTION = " What is the pass key? The pass key is"
+
+
+@dataclass(frozen=True)
+class Document:
+    """One document: ``name``, ``kind`` (``"prose"`` or ``"code"``), ``parts`` (the topic keys
+    or the module it was made of) and its first ``n_tokens`` token ids."""
+
+    name: str
+    kind: str
+    parts: tuple
+    ids: np.ndarray  # (n_tokens,) int64
+
+
+def prose_topics() -> list[tuple[str, str]]:
+    """``(key, text)`` of every ``pydoc_data.topics`` entry, sorted by key."""
+    from pydoc_data.topics import topics
+
+    return sorted(topics.items())
+
+
+def code_source(module: str) -> str:
+    """The source text of a standard-library module, from the file its spec names (the module
+    is not imported)."""
+    spec = importlib.util.find_spec(module)
+    if spec is None or not spec.origin or not spec.origin.endswith(".py"):
+        raise ValueError(f"module must be a pure-Python standard-library module, got {module!r}")
+    return Path(spec.origin).read_text(encoding="utf-8")
+
+
+def _check_request(n_tokens, count):
+    return check_int("n_tokens", n_tokens, lo=2), check_int("count", count, lo=1)
+
+
+def _as_ids(encode, text) -> np.ndarray:
+    ids = np.asarray(encode(text), dtype=np.int64)
+    if ids.ndim != 1:
+        raise ValueError("encode must return a flat sequence of token ids")
+    return ids
+
+
+def prose_documents(encode, n_tokens: int, count: int) -> list[Document]:
+    """``count`` prose documents of exactly ``n_tokens`` tokens: consecutive runs of the sorted
+    ``pydoc_data.topics`` entries joined by blank lines, each run just long enough."""
+    n_tokens, count = _check_request(n_tokens, count)
+    topics = prose_topics()
+    sizes = [len(_as_ids(encode, text)) for _, text in topics]
+    docs, start = [], 0
+    while len(docs) < count:
+        stop, total = start, 0
+        while stop < len(topics) and total < n_tokens + 64:  # margin for joins at boundaries
+            total += sizes[stop]
+            stop += 1
+        ids = _as_ids(encode, "\n\n".join(text for _, text in topics[start:stop]))
+        if len(ids) < n_tokens:
+            raise ValueError(f"count: the pydoc topics hold only {len(docs)} prose documents of "
+                             f"{n_tokens} tokens, asked for {count}")
+        keys = tuple(key for key, _ in topics[start:stop])
+        docs.append(Document(f"prose:{keys[0]}..{keys[-1]}", "prose", keys, ids[:n_tokens]))
+        start = stop
+    return docs
+
+
+def code_documents(encode, n_tokens: int, count: int) -> list[Document]:
+    """``count`` code documents of exactly ``n_tokens`` tokens: the first modules of
+    :data:`CODE_MODULES` whose source is at least that long (one module each)."""
+    n_tokens, count = _check_request(n_tokens, count)
+    docs = []
+    for module in CODE_MODULES:
+        if importlib.util.find_spec(module) is None:
+            continue
+        ids = _as_ids(encode, code_source(module))
+        if len(ids) >= n_tokens:
+            docs.append(Document(f"code:{module}", "code", (module,), ids[:n_tokens]))
+        if len(docs) == count:
+            return docs
+    raise ValueError(f"count: only {len(docs)} standard-library modules have {n_tokens} tokens, "
+                     f"asked for {count}")
+
+
+def long_documents(encode, n_tokens: int, n_prose: int, n_code: int) -> list[Document]:
+    """``n_prose`` prose then ``n_code`` code documents of ``n_tokens`` tokens each (either
+    count may be 0, not both)."""
+    n_prose = check_int("n_prose", n_prose, lo=0)
+    n_code = check_int("n_code", n_code, lo=0)
+    if n_prose + n_code == 0:
+        raise ValueError("n_prose + n_code must be >= 1 (at least one document)")
+    docs = prose_documents(encode, n_tokens, n_prose) if n_prose else []
+    return docs + (code_documents(encode, n_tokens, n_code) if n_code else [])
+
+
+# --- passkey retrieval -----------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class PasskeyPrompt:
+    """A passkey prompt: ``ids`` (the context, ``n_tokens`` long, ending with the question),
+    ``answer`` (the key's tokens as they follow the question), ``key``, ``needle_start`` (the
+    needle's first token) and ``prefix`` (tokens before the needle: the intro and filler,
+    the same for every key at this needle position, so a KV cache of them can be shared)."""
+
+    ids: np.ndarray  # (n_tokens,)
+    answer: np.ndarray  # (answer tokens,)
+    key: int
+    depth: float
+    needle_start: int
+
+    @property
+    def prefix(self) -> int:
+        return self.needle_start
+
+
+def passkey_key(seed, trial) -> int:
+    """The 5-digit key of ``trial``: uniform on ``[10000, 99999]`` from
+    ``rng_for(seed, PASSKEY_STUDY, trial)`` (the same key in every cell of a study)."""
+    return int(rng_for(seed, PASSKEY_STUDY, check_int("trial", trial, lo=0)).integers(
+        10_000, 100_000))
+
+
+def filler_ids(encode, n: int) -> np.ndarray:
+    """The first ``n`` tokens of the repeated filler (the tokens of ``FILLER`` repeated)."""
+    n = check_int("n", n, lo=0)
+    block = _as_ids(encode, FILLER)
+    return np.resize(block, n) if n else block[:0]
+
+
+def passkey_prompt(encode, key: int, depth: float, n_tokens: int) -> PasskeyPrompt:
+    """The prompt ``intro + filler[:a] + needle + filler[:b] + question`` of exactly
+    ``n_tokens`` tokens with the needle after a fraction ``depth`` of the filler
+    (``a = round(depth·(a + b))``, 0 = right after the intro, 1 = right before the question).
+    ``answer`` is the tokens of ``" <key>"``, checked to be what follows the question when the
+    prompt and the answer are tokenized as one text."""
+    key = check_int("key", key, lo=10_000, hi=99_999)
+    depth = check_real("depth", depth, lo=0, hi=1)
+    n_tokens = check_int("n_tokens", n_tokens, lo=1)
+    intro, needle = _as_ids(encode, PASSKEY_INTRO), _as_ids(encode, NEEDLE.format(key=key))
+    question, answer = _as_ids(encode, QUESTION), _as_ids(encode, f" {key}")
+    joint = _as_ids(encode, QUESTION + f" {key}")
+    if not np.array_equal(joint, np.concatenate([question, answer])):
+        raise ValueError("encode must tokenize the question and the answer ' <key>' apart "
+                         "exactly as together (the answer tokens are what greedy decoding "
+                         "must produce)")
+    fill = n_tokens - len(intro) - len(needle) - len(question)
+    if fill < 0:
+        raise ValueError(f"n_tokens must be >= {n_tokens - fill} (intro, needle and question), "
+                         f"got {n_tokens}")
+    a = int(round(depth * fill))
+    stream = filler_ids(encode, fill)  # the filler after the needle continues the stream
+    ids = np.concatenate([intro, stream[:a], needle, stream[a:], question])
+    return PasskeyPrompt(ids, answer, key, depth, len(intro) + a)
+
+
+def score_passkey(logits, answer) -> dict:
+    """Score an answer from the logits at the positions that predict it: ``logits`` ``(A, V)``
+    where row ``j`` is the model's output after the question and the first ``j`` answer tokens
+    (teacher forcing), ``answer`` ``(A,)``. ``correct``: every row's argmax is the answer token
+    (greedy decoding reproduces the key); ``log_likelihood``: ``Σ log p(answer_j)``;
+    ``digits_correct``: how many leading answer tokens greedy decoding gets right."""
+    logits = np.asarray(logits, dtype=np.float64)
+    answer = np.asarray(answer, dtype=np.int64)
+    if logits.ndim != 2 or logits.shape[0] != answer.size or answer.size == 0:
+        raise ValueError(f"logits must be (len(answer), vocab), got {logits.shape} for "
+                         f"{answer.size} answer tokens")
+    top = logits.max(axis=1, keepdims=True)  # (A, 1)
+    log_z = top[:, 0] + np.log(np.exp(logits - top).sum(axis=1))  # (A,)
+    log_p = logits[np.arange(answer.size), answer] - log_z  # (A,)
+    hits = np.argmax(logits, axis=1) == answer  # (A,)
+    leading = int(np.argmin(hits)) if not hits.all() else int(hits.size)
+    return {"correct": bool(hits.all()), "log_likelihood": float(log_p.sum()),
+            "digits_correct": leading}
