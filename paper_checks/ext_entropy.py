@@ -99,7 +99,7 @@ def decide_ext2(estimates: pd.DataFrame, sampler_z: float) -> Measurement:
     ``K_SE`` standard errors."""
     a = estimates["A"].to_numpy()
     value, lo, hi = float(np.mean(a)), float(np.min(a)), float(np.max(a))
-    tol = (hi - lo) + PREFACTOR_TOL
+    tol = min(hi - lo, PREFACTOR_TOL) + PREFACTOR_TOL
     ok = abs(value - CRITICAL_PREFACTOR) <= tol and sampler_z <= K_SE
     return Measurement(verdict(ok),
                        f"A = {value:.5f} (range {lo:.5f} … {hi:.5f} over {a.size} fits) vs "

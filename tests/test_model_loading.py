@@ -151,6 +151,18 @@ def test_an_interrupted_cache_write_leaves_nothing(tmp_path, monkeypatch):
     assert os.listdir(tmp_path) == []
 
 
+def test_an_unwritable_cache_warns_and_the_model_still_loads(tmp_path, contents):
+    """A cache directory that cannot be created (its parent is a file) is not fatal: the weights
+    are in memory, the loader warns and returns them, and nothing is written."""
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory")
+    with pytest.warns(RuntimeWarning, match="could not write the weight cache"):
+        loaded, record = load_contents("smollm2-135m", cache_dir=blocker / "cache")
+    assert not record["from_cache"] and sorted(os.listdir(tmp_path)) == ["a-file"]
+    np.testing.assert_array_equal(loaded.tensors["blk.0.attn_q.weight"],
+                                  contents[0].tensors["blk.0.attn_q.weight"])
+
+
 def _assert_refused(match, **kwargs):
     with pytest.raises(ValueError, match=match) as err:
         load_pretrained("smollm2-135m", **kwargs)

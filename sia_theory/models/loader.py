@@ -10,6 +10,7 @@ taken and how long it took.
 from __future__ import annotations
 
 import time
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -72,7 +73,12 @@ def load_contents(name: str, *, cache_dir=None, path=None) -> tuple[GGUFContents
     from_cache = contents is not None
     if contents is None:
         contents = read_gguf(str(path), spec.install)
-        store_cached(entry, contents, digest)
+        try:
+            store_cached(entry, contents, digest)
+        except OSError as error:  # read-only or full cache: the weights are in memory anyway
+            warnings.warn(f"sia-theory: could not write the weight cache {entry} ({error}); "
+                          f"the model loads without it (set cache_dir= or $SIA_THEORY_CACHE)",
+                          RuntimeWarning, stacklevel=3)
     info = {"source": str(path), "cache": entry, "from_cache": from_cache,
             "seconds": time.perf_counter() - started}
     return contents, info

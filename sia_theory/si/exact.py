@@ -36,7 +36,7 @@ from .laplace import laplace_pieces, log_factor
 __all__ = ["T_MAX", "check_long_range", "distance_quadrature", "ExactEntropy", "ExactMass",
            "range_log_laplace", "expected_entropy_exact", "expected_mass_exact"]
 
-T_MAX = int(1e32)  # distances and context lengths up to 1e32 (so [t, tΔ) reaches t = 1e30)
+T_MAX = 10**32  # distances and context lengths up to 1e32 (so [t, tΔ) reaches t = 1e30)
 _GL_ORDER = 8  # Gauss–Legendre nodes per geometric distance bin and per u panel
 _U_WIDTH = 2.0  # u panel width at refine level 1
 _CHUNK = 2**21  # (u nodes) x (distance nodes) evaluated at once, times ~420 x nodes

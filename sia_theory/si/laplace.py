@@ -67,6 +67,15 @@ def _side(edge, length, near, direction, refine):
     return x, w
 
 
+def _step_zone(kind: str, a, x_star, lo_r):
+    """Length of the step zone ``[x*, min(x* + NEAR_Y/max(a, 1), lo_r)]`` of ``E`` and ``Q`` that
+    the right-hand window ``[lo_r, hi_r]`` (``lo_r = max(x*, -HALF)``) leaves out; 0 for ``F``
+    (whose right-hand mass is the Gaussian bulk, inside the window)."""
+    if kind == "F":
+        return np.zeros_like(a)
+    return np.maximum(np.minimum(x_star + _NEAR_Y / np.maximum(a, 1.0), lo_r) - x_star, 0.0)
+
+
 def _kernel(kind: str, y: np.ndarray) -> np.ndarray:
     """The three smoothed steps: F = 1 − exp(−e^y), E = exp(−e^y), Q = exp(y − e^y)."""
     with np.errstate(over="ignore"):
@@ -99,8 +108,12 @@ def step_expectation_reference(kind: str, a, mu, refine: int = 1) -> np.ndarray:
     hi_r = np.maximum(x_star, 0.0) + _HALF
     near_r = np.minimum(_NEAR_Y / np.maximum(a, 1.0), hi_r - lo_r)
     x_r, w_r = _side(lo_r, hi_r - lo_r, near_r, 1.0, refine)  # (..., K)
+    # E and Q fall from their step value to ~0 within NEAR_Y/a right of x*: when x* < -HALF that
+    # zone lies left of lo_r and holds almost all of their mass (φ grows towards 0 across it).
+    step_len = _step_zone(kind, a, x_star, lo_r)
+    x_s, w_s = _side(x_star, step_len, step_len, 1.0, refine)  # (..., K)
     total = np.zeros(a.shape)
-    for x, w in ((x_l, w_l), (x_r, w_r)):
+    for x, w in ((x_l, w_l), (x_r, w_r), (x_s, w_s)):
         y = mu[..., None] + a[..., None] * x  # (..., K)
         log_phi = -0.5 * x * x - _LOG_SQRT_2PI
         total += np.sum(w * np.exp(log_phi) * _kernel(kind, y), axis=-1)
@@ -198,7 +211,13 @@ def _step_kernel(kind, a, mu, zn, wn, zf, wf, half, near_y, x_clip, out):
         lo_r = max(xs, -half)
         hi_r = max(xs, 0.0) + half
         near_r = min(near_y / max(ap, 1.0), hi_r - lo_r)
-        out[p] = left + _side_sum(kind, ap, mp, lo_r, hi_r - lo_r, near_r, 1.0, zn, wn, zf, wf)
+        right = _side_sum(kind, ap, mp, lo_r, hi_r - lo_r, near_r, 1.0, zn, wn, zf, wf)
+        step = 0.0  # E and Q: the step zone left of lo_r (see _step_zone)
+        if kind != 0:
+            step_len = max(min(xs + near_y / max(ap, 1.0), lo_r) - xs, 0.0)
+            if step_len > 0.0:
+                step = _side_sum(kind, ap, mp, xs, step_len, step_len, 1.0, zn, wn, zf, wf)
+        out[p] = left + right + step
 
 
 def step_expectation(kind: str, a, mu, refine: int = 1) -> np.ndarray:
