@@ -109,7 +109,7 @@ class ExtrapolationSettings(StudySettings):
     ``phase_queries`` last queries (and as many ending at the training length) for phases."""
 
     n_tokens: int = 16384
-    n_prose: int = 1
+    n_prose: int = 2
     n_code: int = 0
     train_length: int = TRAIN_LENGTH
     buckets: tuple = (0, 1024, 2048, 4096, 6144, 8192, 10240, 12288, 14336, 16384)
@@ -307,7 +307,7 @@ class PasskeySettings(StudySettings):
 
     contexts: tuple = (4096, 9216)
     depths: tuple = ((0.1, 0.5, 0.9), (0.1, 0.5, 0.9))
-    trials: tuple = (2, 1)
+    trials: tuple = (2, 2)
     train_length: int = TRAIN_LENGTH
 
     def __post_init__(self):
