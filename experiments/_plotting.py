@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from sia_theory.si.entropy_scaling import GROWTH_LAWS
+from sia_theory.gaussian.entropy import GROWTH_LAWS
 
 
 def plot_entropy_scaling(table, fits, title: str, sampler=None, exact=None):
@@ -61,12 +61,12 @@ def entropy_scaling_experiment(settings, title: str, stem: str, *, quick: bool, 
                                out_dir, extension=None):
     """The whole SI Fig. 2 / Fig. 6 experiment: run the library study with ``settings`` (the
     same object the claims SI-7 / SI-8 use), plot, and save the table, fits and local slopes;
-    with ``extension`` (an :class:`~sia_theory.si.entropy_extension.EntropyExtensionSettings`)
+    with ``extension`` (an :class:`~sia_theory.studies.si_entropy_extension.EntropyExtensionSettings`)
     also the asymptotic sampler to t = 1e30 (``_asymptotic.csv``) and the exact route
     (``_exact.csv``), plotted beside the brute force."""
     from sia_theory._infra.io import save_experiment
-    from sia_theory.si.entropy_extension import entropy_extension_study
-    from sia_theory.si.studies import entropy_scaling_study
+    from sia_theory.studies.si_entropy_extension import entropy_extension_study
+    from sia_theory.studies.si_entropy_scaling import entropy_scaling_study
 
     result = entropy_scaling_study(settings, seed)
     data = {"entropy": result.table, "fits": result.fits, "slopes": result.slopes}

@@ -13,7 +13,7 @@ import numpy as np  # noqa: E402
 from sia_theory._infra.cli import run  # noqa: E402
 from sia_theory._infra.io import save_experiment  # noqa: E402
 from sia_theory.cas.config import PHASE_LABELS  # noqa: E402
-from sia_theory.cas.studies import DepthSettings, depth_study  # noqa: E402
+from sia_theory.studies.cas_fig1_phase_diagram import DepthSettings, depth_study  # noqa: E402
 
 PHASE_NAMES = dict(zip(DepthSettings().relative_gammas, PHASE_LABELS.values(), strict=True))
 

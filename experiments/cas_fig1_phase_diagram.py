@@ -12,7 +12,7 @@ import numpy as np  # noqa: E402
 
 from sia_theory._infra.cli import run  # noqa: E402
 from sia_theory._infra.io import save_experiment  # noqa: E402
-from sia_theory.cas.studies import PhaseDiagramSettings, phase_diagram  # noqa: E402
+from sia_theory.studies.cas_fig1_phase_diagram import PhaseDiagramSettings, phase_diagram  # noqa: E402
 
 
 def main(quick=False, seed=0, out_dir="figures"):

@@ -12,7 +12,7 @@ import numpy as np  # noqa: E402
 from sia_theory._infra.cli import run  # noqa: E402
 from sia_theory._infra.io import save_experiment  # noqa: E402
 from sia_theory.cas.simplex import critical_gamma, jacobian_limit  # noqa: E402
-from sia_theory.cas.studies_jacobian import JacobianSweepSettings, jacobian_sweep  # noqa: E402
+from sia_theory.studies.cas_fig2_jacobian import JacobianSweepSettings, jacobian_sweep  # noqa: E402
 
 
 def main(quick=False, seed=0, out_dir="figures"):

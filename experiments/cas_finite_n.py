@@ -13,7 +13,7 @@ import numpy as np  # noqa: E402
 from sia_theory._infra.cli import run  # noqa: E402
 from sia_theory._infra.io import save_experiment  # noqa: E402
 from sia_theory.cas.config import PHASE_LABELS  # noqa: E402
-from sia_theory.cas.studies_jacobian import FiniteNSettings, finite_n_study  # noqa: E402
+from sia_theory.studies.cas_fig2_jacobian import FiniteNSettings, finite_n_study  # noqa: E402
 
 
 def main(quick=False, seed=0, out_dir="figures"):

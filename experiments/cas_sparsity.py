@@ -12,7 +12,7 @@ import numpy as np  # noqa: E402
 from sia_theory._infra.cli import run  # noqa: E402
 from sia_theory._infra.io import save_experiment  # noqa: E402
 from sia_theory.cas.config import PHASE_LABELS, PHASES  # noqa: E402
-from sia_theory.cas.studies import (  # noqa: E402
+from sia_theory.studies.cas_fig1_phase_diagram import (  # noqa: E402
     SparsitySettings,
     sparsity_study,
     summarize_sparsity,

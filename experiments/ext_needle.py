@@ -13,7 +13,7 @@ import numpy as np  # noqa: E402
 
 from sia_theory._infra.cli import run  # noqa: E402
 from sia_theory._infra.io import save_experiment  # noqa: E402
-from sia_theory.si.needle_study import NeedleSettings, needle_study  # noqa: E402
+from sia_theory.studies.ext_needle import NeedleSettings, needle_study  # noqa: E402
 
 T_LINE = 100  # the distance of the δ*-against-N panel
 

@@ -15,7 +15,7 @@ import pandas as pd  # noqa: E402
 
 from sia_theory._infra.cli import run  # noqa: E402
 from sia_theory._infra.io import save_experiment  # noqa: E402
-from sia_theory.cas.si_on_cas import (  # noqa: E402
+from sia_theory.studies.ext_si_on_cas import (  # noqa: E402
     SIOnCASSettings,
     octave_slopes,
     si_on_cas_study,

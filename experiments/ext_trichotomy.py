@@ -13,7 +13,7 @@ import pandas as pd  # noqa: E402
 
 from sia_theory._infra.cli import run  # noqa: E402
 from sia_theory._infra.io import save_experiment  # noqa: E402
-from sia_theory.si.trichotomy import (  # noqa: E402
+from sia_theory.studies.ext_trichotomy import (  # noqa: E402
     CRITICAL_PREFACTOR,
     TrichotomySettings,
     negentropy_slope_theory,

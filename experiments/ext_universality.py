@@ -14,13 +14,13 @@ import numpy as np  # noqa: E402
 
 from sia_theory._infra.cli import experiment_parser, run  # noqa: E402
 from sia_theory._infra.io import save_experiment  # noqa: E402
-from sia_theory.cas.studies_universality import (  # noqa: E402
+from sia_theory.cas.universality import rem_max_location, simplex_beta50  # noqa: E402
+from sia_theory.studies.ext_universality import (  # noqa: E402
     UniversalitySettings,
     rem_exact_curve,
     summarize_universality,
     universality_study,
 )
-from sia_theory.cas.universality import rem_max_location, simplex_beta50  # noqa: E402
 
 
 def main(quick=False, seed=0, out_dir="figures", store=None):

@@ -14,7 +14,7 @@ import pandas as pd  # noqa: E402
 
 from sia_theory._infra.cli import run  # noqa: E402
 from sia_theory._infra.io import save_experiment  # noqa: E402
-from sia_theory.analysis.zoo_phase import (  # noqa: E402
+from sia_theory.studies.ext_zoo_phase import (  # noqa: E402
     TurnoverSettings,
     exact_turnover_peak,
     freezing_ratio,

@@ -16,8 +16,8 @@ from _model_common import model_parser, resolve_store  # noqa: E402
 
 from sia_theory._infra.cli import run  # noqa: E402
 from sia_theory._infra.io import save_experiment  # noqa: E402
-from sia_theory.analysis.laws import ENTROPY_LAWS  # noqa: E402
-from sia_theory.models.studies_scores import EntropyLawSettings, entropy_law_study  # noqa: E402
+from sia_theory.gaussian.laws import ENTROPY_LAWS  # noqa: E402
+from sia_theory.studies.model_gaussianity import EntropyLawSettings, entropy_law_study  # noqa: E402
 
 STEM = "model_entropy_law"
 COLOURS = {"logarithmic": "tab:blue", "sqrt-log": "tab:orange", "bounded": "tab:green"}

@@ -16,7 +16,7 @@ from _model_common import model_parser, resolve_store  # noqa: E402
 from sia_theory._infra.cli import run  # noqa: E402
 from sia_theory._infra.io import save_experiment  # noqa: E402
 from sia_theory.models.runs import SCHEME_NAMES, si_tau  # noqa: E402
-from sia_theory.models.studies_length import (  # noqa: E402
+from sia_theory.studies.model_extrapolation import (  # noqa: E402
     ExtrapolationSettings,
     extrapolation_study,
 )

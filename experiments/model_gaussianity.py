@@ -16,7 +16,7 @@ from _model_common import model_parser, resolve_store  # noqa: E402
 from sia_theory._infra.cli import run  # noqa: E402
 from sia_theory._infra.io import save_experiment  # noqa: E402
 from sia_theory.models.score_stats import GAUSSIAN_THRESHOLDS  # noqa: E402
-from sia_theory.models.studies_scores import GaussianitySettings, gaussianity_study  # noqa: E402
+from sia_theory.studies.model_gaussianity import GaussianitySettings, gaussianity_study  # noqa: E402
 
 STEM = "model_gaussianity"
 

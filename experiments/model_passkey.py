@@ -15,7 +15,7 @@ from _model_common import model_parser, resolve_store  # noqa: E402
 from sia_theory._infra.cli import run  # noqa: E402
 from sia_theory._infra.io import save_experiment  # noqa: E402
 from sia_theory.models.runs import SCHEME_NAMES  # noqa: E402
-from sia_theory.models.studies_length import PasskeySettings, passkey_study  # noqa: E402
+from sia_theory.studies.model_extrapolation import PasskeySettings, passkey_study  # noqa: E402
 
 STEM = "model_passkey"
 

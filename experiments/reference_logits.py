@@ -20,7 +20,7 @@ from sia_theory._infra.io import save_experiment
 from sia_theory._infra.parallel import single_threaded_blas
 from sia_theory._infra.seeding import rng_for
 from sia_theory.attention import Decoder, DecoderConfig, PRoPESI, attention, attention_scores
-from sia_theory.si.montecarlo import range_statistics, summarize
+from sia_theory.gaussian.montecarlo import range_statistics, summarize
 
 # Same labels, ranges and recent window as experiments/si_fig1_gaussian.py (the top row).
 TRANSFORMS = {"No scale": NoScale(), "LogN (s = 0.4)": LogN(0.4),

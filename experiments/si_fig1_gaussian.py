@@ -11,7 +11,7 @@ from matplotlib.lines import Line2D
 
 from sia_theory._infra.cli import run
 from sia_theory._infra.io import save_experiment
-from sia_theory.si.studies import context_sweep_study, fig1_settings
+from sia_theory.studies.si_entropy_scaling import context_sweep_study, fig1_settings
 
 SETTINGS = fig1_settings(False)
 TRANSFORMS = dict(SETTINGS.transforms)

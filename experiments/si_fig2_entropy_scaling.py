@@ -10,8 +10,8 @@ matplotlib.use("Agg")
 from _plotting import entropy_scaling_experiment
 
 from sia_theory._infra.cli import run
-from sia_theory.si.entropy_extension import fig2_extension_settings
-from sia_theory.si.studies import fig2_settings
+from sia_theory.studies.si_entropy_extension import fig2_extension_settings
+from sia_theory.studies.si_entropy_scaling import fig2_settings
 
 
 def main(quick=False, seed=0, out_dir="figures"):

@@ -10,8 +10,8 @@ matplotlib.use("Agg")
 from _plotting import entropy_scaling_experiment
 
 from sia_theory._infra.cli import run
-from sia_theory.si.entropy_extension import fig6_extension_settings
-from sia_theory.si.studies import fig6_settings
+from sia_theory.studies.si_entropy_extension import fig6_extension_settings
+from sia_theory.studies.si_entropy_scaling import fig6_settings
 
 
 def main(quick=False, seed=0, out_dir="figures"):

@@ -13,7 +13,8 @@ import numpy as np
 import pandas as pd
 
 from sia_theory.cas.config import PHASES
-from sia_theory.cas.studies import (
+from sia_theory.cas.tokens import token_rng
+from sia_theory.studies.cas_fig1_phase_diagram import (
     DepthSettings,
     PhaseDiagramSettings,
     SparsitySettings,
@@ -27,12 +28,11 @@ from sia_theory.cas.studies import (
     summarize_transition,
     transition_study,
 )
-from sia_theory.cas.studies_jacobian import (
+from sia_theory.studies.cas_fig2_jacobian import (
     JacobianSweepSettings,
     jacobian_sweep,
     summarize_jacobian_sweep,
 )
-from sia_theory.cas.tokens import token_rng
 
 from .core import Measurement, claim, negative_control, verdict
 

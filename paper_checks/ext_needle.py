@@ -1,7 +1,7 @@
 """Claim EXT-7: needle retrieval under Gaussian logits (issue 10 §4; THEORY.md §6;
 docs/criticality.md §4).
 
-The check runs :func:`sia_theory.si.needle_study.needle_study`'s two parts (the study behind
+The check runs :func:`sia_theory.studies.ext_needle.needle_study`'s two parts (the study behind
 ``experiments/ext_needle.py``, same settings) and hands its threshold table and Monte Carlo
 table to the pure :func:`decide_ext7`. ``δ*`` is the raise at which the needle is the argmax
 with probability ½ (the claim's threshold); the mass threshold (``E[e^{L_t}/Z] = ½``) is checked
@@ -15,8 +15,8 @@ from functools import cache
 import numpy as np
 import pandas as pd
 
-from sia_theory.si.needle_study import NeedleSettings, needle_exact, needle_monte_carlo
-from sia_theory.si.needle_theory import classical_threshold
+from sia_theory.gaussian.needle_theory import classical_threshold
+from sia_theory.studies.ext_needle import NeedleSettings, needle_exact, needle_monte_carlo
 
 from .core import Measurement, claim, negative_control, verdict
 
@@ -37,7 +37,7 @@ def _exact(quick: bool) -> dict:
 
 
 def _study(quick: bool, seed: int) -> dict:
-    """:func:`~sia_theory.si.needle_study.needle_study`, its exact part shared by all seeds."""
+    """:func:`~sia_theory.studies.ext_needle.needle_study`, its exact part shared by all seeds."""
     return {**_exact(quick),
             "montecarlo": needle_monte_carlo(NeedleSettings.of(quick), seed)}
 

@@ -14,7 +14,16 @@ import math
 import numpy as np
 import pandas as pd
 
-from sia_theory.analysis.zoo_phase import (
+from sia_theory.cas.tokens import token_rng
+from sia_theory.cas.universality import rem_beta50, rem_max_location
+from sia_theory.studies.ext_si_on_cas import SIOnCASSettings, si_on_cas_study, summarize_si_on_cas
+from sia_theory.studies.ext_universality import (
+    UniversalitySettings,
+    class_label,
+    summarize_universality,
+    universality_study,
+)
+from sia_theory.studies.ext_zoo_phase import (
     TurnoverSettings,
     crossings,
     exact_turnover_peak,
@@ -24,15 +33,6 @@ from sia_theory.analysis.zoo_phase import (
     turnover_peak,
     turnover_study,
 )
-from sia_theory.cas.si_on_cas import SIOnCASSettings, si_on_cas_study, summarize_si_on_cas
-from sia_theory.cas.studies_universality import (
-    UniversalitySettings,
-    class_label,
-    summarize_universality,
-    universality_study,
-)
-from sia_theory.cas.tokens import token_rng
-from sia_theory.cas.universality import rem_beta50, rem_max_location
 from sia_theory.transforms import LogN, ScaleInvariant
 
 from .core import Measurement, claim, negative_control

@@ -1,7 +1,7 @@
 """Claims SI-6 … SI-10: Monte Carlo of the Gaussian-logit model and the SI figures.
 
 SI-7, SI-8 and SI-9 run the same library study, with the same settings, as SI Fig. 2, Fig. 6
-and Fig. 1 (:mod:`sia_theory.si.studies`), so the table and the figures report one number.
+and Fig. 1 (:mod:`sia_theory.studies.si_entropy_scaling`), so the table and the figures report one number.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from scipy.special import digamma
 
 from sia_theory import ScaleInvariant
 from sia_theory._infra.seeding import rng_for, seed_int
-from sia_theory.analysis.laws import entropy_law_evidence
-from sia_theory.si.montecarlo import simulate_gaussian_logits
-from sia_theory.si.studies import (
+from sia_theory.gaussian.laws import entropy_law_evidence
+from sia_theory.gaussian.montecarlo import simulate_gaussian_logits
+from sia_theory.studies.si_entropy_scaling import (
     context_sweep_study,
     entropy_scaling_study,
     fig1_settings,

@@ -56,7 +56,7 @@ class Transform:
     number of heads a head-dependent transform supports (``None``: any). ``power_law`` is
     ``(alpha, beta, tau)`` when the transform satisfies SI eq. 15 exactly for Gaussian base
     logits (``E[e^{L_t}] = α/(t/τ+1)``, ``E[L_t e^{L_t}] = β/(t/τ+1)``), which gives the exact
-    digamma range sums of :mod:`sia_theory.si.closed_forms`; ``None`` otherwise.
+    digamma range sums of :mod:`sia_theory.gaussian.closed_forms`; ``None`` otherwise.
     """
 
     depends_on: frozenset = DEPENDENCES

@@ -26,7 +26,7 @@ from sia_theory.analysis import (
     phase_table,
     scheme_study,
 )
-from sia_theory.si.studies import local_slopes
+from sia_theory.studies.si_entropy_scaling import local_slopes
 
 SI_LIMIT = math.exp(0.5) * 10 * math.log(2)  # ατ log Δ with α = e^{1/2}, τ = 10, Δ = 2
 

@@ -22,7 +22,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import sia_theory as sia
-from sia_theory.si import entropy_scaling, montecarlo, rng, studies
+from sia_theory.gaussian import entropy as entropy_scaling
+from sia_theory.gaussian import montecarlo, rng
+from sia_theory.studies import si_entropy_scaling as studies
 
 # --- bad values per parameter type -----------------------------------------------------------
 

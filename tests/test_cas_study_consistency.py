@@ -18,13 +18,13 @@ import pytest
 
 from paper_checks import cas as C1
 from paper_checks import cas_near_simplex as C
-from sia_theory.cas.studies import (
+from sia_theory.studies.cas_fig1_phase_diagram import (
     summarize_depth,
     summarize_phase_diagram,
     summarize_sparsity,
     summarize_transition,
 )
-from sia_theory.cas.studies_jacobian import summarize_finite_n, summarize_jacobian_sweep
+from sia_theory.studies.cas_fig2_jacobian import summarize_finite_n, summarize_jacobian_sweep
 
 ROOT = Path(__file__).resolve().parents[1]
 CLAIMS_DIR = Path(os.environ.get("SIA_CLAIMS_DIR", ROOT / "paper_checks" / "results"))

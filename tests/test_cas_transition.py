@@ -7,11 +7,12 @@ import numpy as np
 import pytest
 
 from sia_theory._infra.stats import fit_slope
-from sia_theory.cas import studies, studies_jacobian
 from sia_theory.cas.dynamics import attention_step
 from sia_theory.cas.simplex import simplex_self_weight
 from sia_theory.cas.tokens import mean_cosine, sample_tokens, token_rng
 from sia_theory.cas.transition import TRANSITION_STUDY, near_simplex_window, transition_draw
+from sia_theory.studies import cas_fig1_phase_diagram as studies
+from sia_theory.studies import cas_fig2_jacobian as studies_jacobian
 
 
 def test_window_collapses_to_the_simplex_self_weight_half_point():

@@ -5,7 +5,7 @@ import math
 import pytest
 
 from sia_theory import LogN, NoScale, ScaleInvariant
-from sia_theory.si.closed_forms import (
+from sia_theory.gaussian.closed_forms import (
     expected_negentropy,
     expected_total_attention,
     plug_in_entropy,

@@ -7,10 +7,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from paper_checks import ext_entropy
+from paper_checks import ext_trichotomy as ext_entropy
 from sia_theory import ScaleInvariant, ScaleInvariantFamily, expected_entropy_exact
-from sia_theory.si.closed_forms import expected_negentropy, expected_total_attention
-from sia_theory.si.trichotomy import (
+from sia_theory.gaussian.closed_forms import expected_negentropy, expected_total_attention
+from sia_theory.studies.ext_trichotomy import (
     TrichotomySettings,
     frozen_entropy_limit,
     range_moments,
@@ -84,7 +84,7 @@ def test_ext1_decision_accepts_the_liquid_law():
 
 
 def test_ext2_decision_accepts_the_critical_law_and_rejects_log_growth():
-    from sia_theory.si.trichotomy import prefactor_estimates
+    from sia_theory.studies.ext_trichotomy import prefactor_estimates
 
     good = _frame(1.0, lambda t, a: math.sqrt(2 / math.pi) * a + 0.6 + 2 / a,
                   log10_t=range(10, 31, 4))

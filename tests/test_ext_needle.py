@@ -13,15 +13,14 @@ from scipy.special import log_ndtr, logsumexp, ndtri
 
 import sia_theory as sia
 from sia_theory._infra.seeding import rng_for
-from sia_theory.si.needle import (
+from sia_theory.gaussian.needle import (
     argmax_probability,
     expected_log_rest,
     needle_mass,
     rest_log_cdf,
 )
-from sia_theory.si.needle_montecarlo import median_interval, simulate_needle
-from sia_theory.si.needle_study import NeedleSettings, needle_study, t_grid, threshold_ts
-from sia_theory.si.needle_theory import (
+from sia_theory.gaussian.needle_montecarlo import median_interval, simulate_needle
+from sia_theory.gaussian.needle_theory import (
     EULER_GAMMA,
     argmax_threshold,
     classical_threshold,
@@ -30,6 +29,7 @@ from sia_theory.si.needle_theory import (
     mass_threshold,
     power_law_threshold,
 )
+from sia_theory.studies.ext_needle import NeedleSettings, needle_study, t_grid, threshold_ts
 from sia_theory.zoo import ZOO
 
 K = 4.0  # standard errors
@@ -211,7 +211,7 @@ def test_mass_threshold_without_scaling_is_log_n_plus_a_half():
 def test_needle_mass_is_converged_in_its_grids(name, monkeypatch):
     """Halving both trapezoid steps (``u`` and ``w = log v``) moves the mass by < 1e-9, at
     N = 1e9 and up to δ = 10 (LogN there is frozen: the needle's logit reaches 150)."""
-    from sia_theory.si import needle
+    from sia_theory.gaussian import needle
 
     deltas = [2.0, 6.0, 10.0]
     coarse = needle_mass(ZOO[name], 10**9, 100, deltas)
@@ -230,7 +230,7 @@ def test_needle_mass_at_a_billion_keys_matches_the_asymptotic_sampler(name, t):
     ranges ``[0, t)`` and ``[t+1, N)``, top 500 logits exact), the needle's own Gaussian is
     integrated out per draw (Gauss–Hermite), and the mean must lie within 4 SE of the exact
     mass; ``E[log Z_rest]`` likewise against Frullani's integral."""
-    from sia_theory.si.asymptotic import asymptotic_range_statistics
+    from sia_theory.gaussian.asymptotic import asymptotic_range_statistics
 
     n, transform = 10**9, ZOO[name]
     stats = asymptotic_range_statistics(transform, [(0, t), (t + 1, n)], 1000, 7, top_k=500,

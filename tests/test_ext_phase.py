@@ -11,14 +11,6 @@ import pytest
 from paper_checks import ext_phase as X
 from paper_checks.core import NEGATIVE_CONTROLS
 from sia_theory._infra.seeding import rng_for
-from sia_theory.analysis.zoo_phase import (
-    context_spread,
-    crossings,
-    octave_ratios,
-    turnover_peak,
-    zoo_phase_table,
-)
-from sia_theory.cas.si_on_cas import shifted_weight_mean, si_simplex_profile
 from sia_theory.cas.tokens import normalise_rows, sample_tokens
 from sia_theory.cas.universality import (
     beta50,
@@ -28,6 +20,14 @@ from sia_theory.cas.universality import (
     rem_participation,
     simplex_beta50,
     simplex_participation,
+)
+from sia_theory.studies.ext_si_on_cas import shifted_weight_mean, si_simplex_profile
+from sia_theory.studies.ext_zoo_phase import (
+    context_spread,
+    crossings,
+    octave_ratios,
+    turnover_peak,
+    zoo_phase_table,
 )
 from sia_theory.transforms import ALiBi, LogN, NoScale, ScaleInvariant
 from sia_theory.zoo import CriticalScaling, Temperature, YaRNTemperature
@@ -209,7 +209,7 @@ def test_bad_input_names_the_parameter(call, name):
 
 
 def test_universality_sweep_same_numbers_on_every_scheduler_and_from_the_store(tmp_path):
-    from sia_theory.cas.studies_universality import UniversalitySettings, universality_study
+    from sia_theory.studies.ext_universality import UniversalitySettings, universality_study
 
     settings = UniversalitySettings(ns=(256, 512), dims=(64,), spreads=(0.4,), draws=2,
                                     queries=32)
@@ -225,8 +225,8 @@ def test_universality_sweep_same_numbers_on_every_scheduler_and_from_the_store(t
 def test_logn_entropy_exact_route_matches_monte_carlo_at_the_turnover():
     """The exact route (no sampling) and the SI Fig. 1 Monte Carlo agree on LogN(0.4)'s global
     entropy near its maximum (K standard errors)."""
-    from sia_theory.analysis.zoo_phase import turnover_exact
-    from sia_theory.si.montecarlo import simulate_gaussian_logits
+    from sia_theory.gaussian.montecarlo import simulate_gaussian_logits
+    from sia_theory.studies.ext_zoo_phase import turnover_exact
 
     n = 8000
     exact = turnover_exact(0.4, [n])

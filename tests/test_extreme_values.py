@@ -15,7 +15,7 @@ from hypothesis.extra import numpy as hnp
 from scipy.special import entr, logsumexp
 
 import sia_theory as sia
-from sia_theory.si import montecarlo
+from sia_theory.gaussian import montecarlo
 
 FAST = settings(max_examples=40, deadline=None, database=None,
                 suppress_health_check=[HealthCheck.too_slow])

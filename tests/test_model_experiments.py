@@ -248,7 +248,7 @@ def test_range_entropy_and_mass_match_softmax_written_out():
 
 def test_measured_gaussian_is_piecewise_and_reduces_to_standard_attention():
     from sia_theory import NoScale
-    from sia_theory.si.montecarlo import simulate_gaussian_range_statistics
+    from sia_theory.gaussian.montecarlo import simulate_gaussian_range_statistics
 
     tr = ss.MeasuredGaussian((0, 1, 4, 16), (1.0, 2.0, 3.0), (0.0, -1.0, 0.5))
     a, m = tr.coefficients(np.array([0, 1, 3, 4, 15, 16, 100]))

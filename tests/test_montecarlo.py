@@ -1,4 +1,4 @@
-"""Monte Carlo of Gaussian logits and range statistics (sia_theory.si.montecarlo): the numba
+"""Monte Carlo of Gaussian logits and range statistics (sia_theory.gaussian.montecarlo): the numba
 kernels against the dense numpy oracles, lognormal moments, stability, determinism, validation."""
 
 import math
@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from sia_theory import ALiBi, LogN, NoScale, ScaleInvariant, Transform
-from sia_theory.si import montecarlo as mc
-from sia_theory.si._kernels import _block_sums, exp_nonpositive
+from sia_theory.gaussian import montecarlo as mc
+from sia_theory.gaussian._kernels import _block_sums, exp_nonpositive
 
 K_SIGMA = 4.0
 STAT_COLUMNS = ["Z_mean", "Z_se", "N_mean", "N_se", "H_mean", "H_se", "mass_mean", "mass_se",
@@ -216,7 +216,7 @@ def test_context_sweep_matches_direct_simulation_per_length(transform):
 DETERMINISM_SCRIPT = textwrap.dedent("""
     import hashlib, numba, numpy as np
     from sia_theory import LogN, ScaleInvariant
-    from sia_theory.si import montecarlo as mc
+    from sia_theory.gaussian import montecarlo as mc
     parts = [mc.simulate_gaussian_logits(ScaleInvariant(), 3000, [(0, 100), (10, 2000)], 37,
                                          seed=5).to_numpy(),
              mc.context_length_sweep(ScaleInvariant(), [10, 200, 3000], samples=9,
@@ -356,7 +356,7 @@ def test_summarize_rejects_mismatched_input():
 def test_chunked_simulation_behind_progress_bar_is_bit_identical(monkeypatch):
     """Large runs are split into chunks of samples for the progress bar; sample i keeps stream i,
     so the chunking must not change a single bit."""
-    from sia_theory.si import montecarlo
+    from sia_theory.gaussian import montecarlo
 
     args = (ScaleInvariant(10.0), 500, [(0, 10), (10, 500)])
     whole = montecarlo.simulate_gaussian_range_statistics(*args, samples=37, seed=4)
@@ -368,7 +368,7 @@ def test_chunked_simulation_behind_progress_bar_is_bit_identical(monkeypatch):
 
 
 def test_summarize_rejects_malformed_ranges():
-    from sia_theory.si.montecarlo import range_statistics, summarize
+    from sia_theory.gaussian.montecarlo import range_statistics, summarize
 
     stats = range_statistics(np.zeros((3, 8)), [(0, 2), (2, 4)])
     for bad in ([[0, 2, 2, 4]], [(7, 1), (0, 2)]):

@@ -1,4 +1,4 @@
-"""The counter-based normal generator (sia_theory.si.rng) against published vectors, pure-Python
+"""The counter-based normal generator (sia_theory.gaussian.rng) against published vectors, pure-Python
 integer arithmetic and scipy's normal distribution."""
 
 import math
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from sia_theory.si import rng
+from sia_theory.gaussian import rng
 
 MASK = (1 << 64) - 1
 GOLDEN = 0x9E3779B97F4A7C15

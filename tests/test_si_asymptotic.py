@@ -1,4 +1,4 @@
-"""The asymptotic sampler (sia_theory.si.asymptotic) against the brute-force Monte Carlo, its
+"""The asymptotic sampler (sia_theory.gaussian.asymptotic) against the brute-force Monte Carlo, its
 own building blocks against numerical integration and closed forms, and its input checks.
 
 Monte Carlo comparisons pass within k = 4 standard errors (both routes' errors combined)."""
@@ -26,9 +26,9 @@ from sia_theory import (
     simulate_gaussian_logits,
     simulate_gaussian_logits_asymptotic,
 )
-from sia_theory.si.asymptotic import asymptotic_range_statistics
-from sia_theory.si.entropy_extension import route_z_scores
-from sia_theory.si.tails import BIN_TOL, distance_bins, tail_normals, truncated_moments
+from sia_theory.gaussian.asymptotic import asymptotic_range_statistics
+from sia_theory.gaussian.tails import BIN_TOL, distance_bins, tail_normals, truncated_moments
+from sia_theory.studies.si_entropy_extension import route_z_scores
 
 K_SE = 4.0
 
@@ -231,7 +231,7 @@ def test_bad_input_names_the_parameter(kwargs, name):
 def test_sampler_matches_exact_route_to_1e30(transform, ranges):
     """E[H] of the sampler within 4 se (its own, combined with the exact route's reported
     error) of expected_entropy_exact, from t = 1e3 to 1e30; the brute force too at t = 1e3."""
-    from sia_theory.si.exact import expected_entropy_exact
+    from sia_theory.gaussian.exact import expected_entropy_exact
 
     fast = simulate_gaussian_logits_asymptotic(transform, ranges, 1500, 14)
     for row in fast.itertuples():

@@ -9,7 +9,7 @@ from scipy.special import digamma
 
 from paper_checks import si as si_claims
 from paper_checks import si_montecarlo as mc_claims
-from sia_theory.si.studies import fig2_settings, fig6_settings
+from sia_theory.studies.si_entropy_scaling import fig2_settings, fig6_settings
 from sia_theory.symbolic import si
 
 

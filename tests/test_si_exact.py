@@ -78,7 +78,7 @@ def test_exact_entropy_and_mass_match_brute_force_monte_carlo(transform, n_ctx, 
 
 def test_range_laplace_transform_matches_monte_carlo():
     from sia_theory import range_log_laplace
-    from sia_theory.si.montecarlo import simulate_gaussian_range_statistics
+    from sia_theory.gaussian.montecarlo import simulate_gaussian_range_statistics
 
     z = simulate_gaussian_range_statistics(ScaleInvariant(), 1000, [(10, 1000)], 4000, 2).Z[:, 0]
     log_s = np.log([0.003, 0.01, 0.03])  # Φ from ~0.8 to ~0.2 (E[Z] ≈ 64)
@@ -158,7 +158,7 @@ def test_scale_invariant_family_keeps_total_attention_and_its_log_moments(c):
 
 @pytest.mark.parametrize("kind", ["F", "E", "Q"])
 def test_step_kernel_matches_its_numpy_reference(kind):
-    from sia_theory.si.laplace import step_expectation, step_expectation_reference
+    from sia_theory.gaussian.laplace import step_expectation, step_expectation_reference
 
     a, mu = np.meshgrid([0.0, 0.3, 1.0, 3.0, 12.0, 28.0], np.linspace(-300.0, 40.0, 69))
     fast, slow = step_expectation(kind, a, mu), step_expectation_reference(kind, a, mu)
@@ -206,7 +206,7 @@ def _quad_step(kind, a, mu):
 def test_step_expectation_matches_adaptive_quadrature_when_the_step_is_far_left(kind, a, mu):
     """x* = −μ/a below −10: the mass of E and Q sits in the step zone just right of x*, which the
     first version left out (it returned 1–5 % of the value for E(3, 40))."""
-    from sia_theory.si.laplace import step_expectation, step_expectation_reference
+    from sia_theory.gaussian.laplace import step_expectation, step_expectation_reference
 
     expected = _quad_step(kind, a, mu)
     for route in (step_expectation, step_expectation_reference):

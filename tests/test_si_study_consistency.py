@@ -13,8 +13,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sia_theory.si.entropy_scaling import fit_growth_laws
-from sia_theory.si.studies import recent_mass_ratio, slope_ratio
+from sia_theory.gaussian.entropy import fit_growth_laws
+from sia_theory.studies.si_entropy_scaling import recent_mass_ratio, slope_ratio
 
 ROOT = Path(__file__).resolve().parents[1]
 FIGURES = Path(os.environ.get("SIA_FIGURES_DIR", ROOT / "figures"))

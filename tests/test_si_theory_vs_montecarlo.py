@@ -7,9 +7,9 @@ import pandas as pd
 import pytest
 
 from sia_theory import LogN, NoScale, ScaleInvariant
-from sia_theory.si.closed_forms import expected_negentropy, expected_total_attention
-from sia_theory.si.entropy_scaling import fit_growth_laws, log_spaced_integers
-from sia_theory.si.montecarlo import context_length_sweep, simulate_gaussian_logits
+from sia_theory.gaussian.closed_forms import expected_negentropy, expected_total_attention
+from sia_theory.gaussian.entropy import fit_growth_laws, log_spaced_integers
+from sia_theory.gaussian.montecarlo import context_length_sweep, simulate_gaussian_logits
 
 K_SE = 4.0
 
@@ -76,7 +76,7 @@ def test_position_independent_transforms_put_k_over_n_mass_on_recent_tokens(tran
 
 
 def test_entropy_scaling_rejects_context_dependent_transforms():
-    from sia_theory.si.entropy_scaling import entropy_in_range_scaling
+    from sia_theory.gaussian.entropy import entropy_in_range_scaling
 
     with pytest.raises(ValueError, match="^transform must"):
         entropy_in_range_scaling(LogN(0.4), [10, 20], samples=4)
@@ -94,7 +94,7 @@ def test_fit_growth_laws_needs_three_points_and_the_columns():
 def test_local_slopes_mean_is_the_least_squares_slope_of_the_mean_curve():
     """The per-sample slope is linear in H, so its mean is the OLS slope of H_mean on log t;
     its standard error is the spread of the per-sample OLS slopes (computed here by polyfit)."""
-    from sia_theory.si.studies import local_slopes
+    from sia_theory.studies.si_entropy_scaling import local_slopes
 
     rng = np.random.default_rng(4)
     t = log_spaced_integers(100, 10**4, 21)
@@ -113,7 +113,7 @@ def test_local_slopes_mean_is_the_least_squares_slope_of_the_mean_curve():
 
 
 def test_slope_ratio_is_one_for_the_exact_law_and_its_se_matches_the_spread():
-    from sia_theory.si.studies import local_slopes, slope_ratio
+    from sia_theory.studies.si_entropy_scaling import local_slopes, slope_ratio
 
     t = log_spaced_integers(100, 10**5, 31)
     windows = ((100, 1000), (10**4, 10**5))
@@ -131,7 +131,7 @@ def test_slope_ratio_is_one_for_the_exact_law_and_its_se_matches_the_spread():
 
 
 def test_entropy_scaling_study_is_reproducible_and_settings_validate():
-    from sia_theory.si.studies import EntropyScalingSettings, entropy_scaling_study
+    from sia_theory.studies.si_entropy_scaling import EntropyScalingSettings, entropy_scaling_study
 
     settings = EntropyScalingSettings(ScaleInvariant(10.0), t_min=10, t_max=1000, n_t=9,
                                       deltas=(2, 5), samples=64,
@@ -151,7 +151,11 @@ def test_entropy_scaling_study_is_reproducible_and_settings_validate():
 
 
 def test_context_sweep_study_seeds_transforms_independently():
-    from sia_theory.si.studies import ContextSweepSettings, context_sweep_study, recent_mass_ratio
+    from sia_theory.studies.si_entropy_scaling import (
+        ContextSweepSettings,
+        context_sweep_study,
+        recent_mass_ratio,
+    )
 
     settings = ContextSweepSettings(transforms=(("a", NoScale()), ("b", NoScale())),
                                     n_min=10, n_max=300, n_points=3, samples=200, ranges=())

@@ -233,9 +233,9 @@ def test_command_bad_scheduler_is_one_line_exit_2_nothing_written(tmp_path):
 
 
 def test_phase_diagram_and_jacobian_studies_identical_on_dask_and_in_process(cluster2, tmp_path):
-    from sia_theory.cas.studies import PhaseDiagramSettings, phase_diagram
-    from sia_theory.cas.studies_jacobian import JacobianSweepSettings, jacobian_sweep
     from sia_theory.cas.transition import transition_draws
+    from sia_theory.studies.cas_fig1_phase_diagram import PhaseDiagramSettings, phase_diagram
+    from sia_theory.studies.cas_fig2_jacobian import JacobianSweepSettings, jacobian_sweep
 
     settings = PhaseDiagramSettings(n=60, size=4, dims=(16, 2), transition_draws=2,
                                     scaling_ns=(64, 128), scaling_draws=2, scaling_queries=32)
@@ -260,8 +260,8 @@ def test_phase_diagram_and_jacobian_studies_identical_on_dask_and_in_process(clu
 
 def test_entropy_study_in_sample_blocks_equals_one_simulation(monkeypatch, tmp_path):
     from sia_theory._infra.seeding import seed_int as derive
-    from sia_theory.si import studies
-    from sia_theory.si.entropy_scaling import entropy_in_range_samples
+    from sia_theory.gaussian.entropy import entropy_in_range_samples
+    from sia_theory.studies import si_entropy_scaling as studies
     from sia_theory.transforms import ScaleInvariant
 
     settings = studies.EntropyScalingSettings(ScaleInvariant(10.0), t_min=10, t_max=2000,
@@ -289,7 +289,7 @@ def test_command_runs_a_study_into_the_store_and_resumes(tmp_path):
     assert first.returncode == 0, first.stderr
     stored = load_sweep(store)
     assert sorted(set(stored["draw"])) == [0, 1] and len(stored) == 6
-    from sia_theory.cas.studies_jacobian import JacobianSweepSettings, jacobian_sweep
+    from sia_theory.studies.cas_fig2_jacobian import JacobianSweepSettings, jacobian_sweep
 
     direct = jacobian_sweep(JacobianSweepSettings(n=20, dims=(16,), gammas=(0.0, 4.0, 8.0),
                                                   draws=2), seed=3, progress=False)["eta"]

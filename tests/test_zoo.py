@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from sia_theory.attention import attention, attention_scores, qk_norm
-from sia_theory.si.closed_forms import expected_negentropy, expected_total_attention
+from sia_theory.gaussian.closed_forms import expected_negentropy, expected_total_attention
 from sia_theory.transforms import ALiBi, LogN, NoScale, ScaleInvariant
 from sia_theory.zoo import (
     ZOO,

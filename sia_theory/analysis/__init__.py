@@ -5,7 +5,12 @@ Re-exports only: :mod:`.laws` (the entropy-law classification shared with claim 
 :mod:`.study` (one scheme's numbers), :mod:`.report` (``analyze`` and ``Report``).
 """
 
-from .laws import ENTROPY_LAWS, EntropyLawEvidence, classify_entropy_law, entropy_law_evidence
+from ..gaussian.laws import (
+    ENTROPY_LAWS,
+    EntropyLawEvidence,
+    classify_entropy_law,
+    entropy_law_evidence,
+)
 from .quantities import (
     FixedContext,
     at_context,

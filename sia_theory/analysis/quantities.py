@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from .._infra.validate import check_int
-from ..si.closed_forms import expected_negentropy, expected_total_attention
+from ..gaussian.closed_forms import expected_negentropy, expected_total_attention
 from ..transforms import Transform, declared_dependence
 
 __all__ = ["FixedContext", "at_context", "octave_starts", "octave_closed_forms", "convergence",

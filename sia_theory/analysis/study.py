@@ -3,9 +3,9 @@
 :func:`scheme_study` runs, for Gaussian base logits (SI §3.2):
 
 1. the octave closed forms and their convergence (:mod:`.quantities`),
-2. the entropy-in-range study :func:`~sia_theory.si.studies.entropy_scaling_study` on octave
+2. the entropy-in-range study :func:`~sia_theory.studies.si_entropy_scaling.entropy_scaling_study` on octave
    ranges ``[t, 2t)`` (``Δ = 2``) with its local slopes, fits and law (:mod:`.laws`),
-3. the context sweep :func:`~sia_theory.si.montecarlo.context_length_sweep` (global entropy and
+3. the context sweep :func:`~sia_theory.gaussian.montecarlo.context_length_sweep` (global entropy and
    attention on the ``recent`` newest tokens versus ``N``, SI Fig. 1 top row),
 4. the phase table (:func:`.quantities.phase_table`).
 
@@ -24,11 +24,11 @@ import pandas as pd
 
 from .._infra.seeding import check_seed, seed_int
 from .._infra.validate import check_int
-from ..si.entropy_scaling import log_spaced_integers
-from ..si.montecarlo import context_length_sweep
-from ..si.studies import EntropyScalingSettings, entropy_scaling_study
+from ..gaussian.entropy import log_spaced_integers
+from ..gaussian.laws import EntropyLawEvidence, entropy_law_evidence
+from ..gaussian.montecarlo import context_length_sweep
+from ..studies.si_entropy_scaling import EntropyScalingSettings, entropy_scaling_study
 from ..transforms import NoScale, Transform
-from .laws import EntropyLawEvidence, entropy_law_evidence
 from .quantities import at_context, convergence, octave_closed_forms, octave_starts, phase_table
 
 __all__ = ["AnalysisSettings", "SchemeStudy", "scheme_study", "summary_row"]

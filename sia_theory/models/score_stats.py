@@ -8,7 +8,7 @@ excess kurtosis and lag-1 correlation along the keys. Ranges (:func:`range_entro
 over the keys at distances ``[t1, t2)`` (``t = i − j``); the entropy in a range is that of the
 weights renormalised inside it, so it needs no global softmax. :class:`MeasuredGaussian` turns
 measured per-distance score means and spreads into a transform whose Gaussian-logit predictions
-(:mod:`sia_theory.si`) are the theory's for those statistics.
+(:mod:`sia_theory.gaussian`) are the theory's for those statistics.
 """
 
 from __future__ import annotations

@@ -4,9 +4,9 @@
     sia-theory sweep jacobian --n 2000 --d 16 64 256 1024 --draws 16 --store DIR
     sia-theory sweep entropy-scaling --tau 10 --t-max 100000 --samples 65536 --store DIR
 
-Each subcommand calls the study function itself (:func:`sia_theory.cas.studies.phase_diagram`,
-:func:`sia_theory.cas.studies_jacobian.jacobian_sweep`,
-:func:`sia_theory.si.studies.entropy_scaling_study`) with ``scheduler`` and ``store``, so the
+Each subcommand calls the study function itself (:func:`sia_theory.studies.cas_fig1_phase_diagram.phase_diagram`,
+:func:`sia_theory.studies.cas_fig2_jacobian.jacobian_sweep`,
+:func:`sia_theory.studies.si_entropy_scaling.entropy_scaling_study`) with ``scheduler`` and ``store``, so the
 numbers are those of the figures and claims for the same settings. ``--scheduler`` takes a dask
 address (``tcp://host:8786``), ``sync`` or ``threads``; unset, ``SIA_DASK_SCHEDULER`` or an
 embedded LocalCluster. Re-running resumes from the store; ``--force`` recomputes. Bad input
@@ -56,7 +56,7 @@ def _common(parser, name):
 
 
 def _phase_diagram(args):
-    from ..cas.studies import PhaseDiagramSettings, phase_diagram
+    from ..studies.cas_fig1_phase_diagram import PhaseDiagramSettings, phase_diagram
 
     settings = PhaseDiagramSettings(n=args.n, size=args.grid, dims=tuple(args.d),
                                     gamma_max=args.gamma_max, rho=args.rho,
@@ -68,7 +68,7 @@ def _phase_diagram(args):
 def _jacobian(args):
     import numpy as np
 
-    from ..cas.studies_jacobian import JacobianSweepSettings, jacobian_sweep
+    from ..studies.cas_fig2_jacobian import JacobianSweepSettings, jacobian_sweep
 
     gammas = tuple(np.round(np.linspace(0.0, args.gamma_max, args.points), 12))
     settings = JacobianSweepSettings(n=args.n, rho=args.rho, dims=tuple(args.d), gammas=gammas,
@@ -78,7 +78,7 @@ def _jacobian(args):
 
 
 def _entropy_scaling(args):
-    from ..si.studies import EntropyScalingSettings, entropy_scaling_study
+    from ..studies.si_entropy_scaling import EntropyScalingSettings, entropy_scaling_study
     from ..transforms import NoScale, ScaleInvariant
 
     transform = NoScale() if args.tau is None else ScaleInvariant(args.tau)

@@ -1,10 +1,10 @@
 """Claims EXT-1 … EXT-3: the entropy trichotomy of the family ``a_t² = 1 + 2c·log(1 + t/τ)``
 with scale-invariant total attention (issue 10 §2; THEORY.md §6; docs/criticality.md §2).
 
-All three run :func:`sia_theory.si.trichotomy.trichotomy_study` (the study behind
+All three run :func:`sia_theory.studies.ext_trichotomy.trichotomy_study` (the study behind
 ``experiments/ext_trichotomy.py``) by the exact route, which is deterministic: the intervals are
 not sampling intervals but the numerical error plus the O(1) corrections, estimated from the
-drift of local slopes between the largest ``t`` (see :func:`~sia_theory.si.trichotomy.top_slope`)
+drift of local slopes between the largest ``t`` (see :func:`~sia_theory.studies.ext_trichotomy.top_slope`)
 or from the spread of correction models (EXT-2). A verdict is taken only for the ``c`` whose
 ranges are in the asymptotic regime at the largest ``t`` by the a-priori REM criterion
 ``(1 − √c)²·log t >= 2``; the others are reported in the detail.
@@ -18,7 +18,7 @@ from functools import cache
 import numpy as np
 import pandas as pd
 
-from sia_theory.si.trichotomy import (
+from sia_theory.studies.ext_trichotomy import (
     CRITICAL_PREFACTOR,
     TrichotomySettings,
     crossover,
@@ -112,7 +112,7 @@ def sampler_cross_check(frame: pd.DataFrame, settings: TrichotomySettings, quick
                         seed: int) -> tuple[float, str]:
     """The asymptotic sampler (``simulate_gaussian_logits_asymptotic``, seeded) against the
     exact ``E[H]`` at ``c = 1`` for ``t = 1e10, 1e20, 1e30`` (quick: ``1e30``): largest |z|."""
-    from sia_theory.si.asymptotic import simulate_gaussian_logits_asymptotic
+    from sia_theory.gaussian.asymptotic import simulate_gaussian_logits_asymptotic
 
     fam = ScaleInvariantFamily(1.0, settings.tau, settings.alpha)
     exact = frame[frame["c"] == 1.0].set_index(["delta", "t"])["H"]

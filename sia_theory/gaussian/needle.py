@@ -13,11 +13,11 @@ Two retrieval measures, each an exact one-dimensional integral:
   ``Ψ_t(v) = Π_{s≠t} E[exp(−v e^{L_s})]`` (``E[Y/(Y+R)] = ∫₀^∞ E[Y e^{−vY}] E[e^{−vR}] dv`` for
   independent ``Y, R >= 0``).
 
-The sums over ``s`` run on :func:`sia_theory.si.exact.distance_quadrature` for transforms that
+The sums over ``s`` run on :func:`sia_theory.gaussian.exact.distance_quadrature` for transforms that
 depend on the distance, and are ``(N − 1)·term`` for the others (their ``depends_on`` says every
 distance has the same coefficients). Extreme-value thresholds are in
-:mod:`sia_theory.si.needle_theory`, the brute-force Monte Carlo in
-:mod:`sia_theory.si.needle_montecarlo`.
+:mod:`sia_theory.gaussian.needle_theory`, the brute-force Monte Carlo in
+:mod:`sia_theory.gaussian.needle_montecarlo`.
 """
 
 from __future__ import annotations
@@ -169,7 +169,7 @@ def argmax_probability(transform, n_ctx, t, deltas, head=None) -> np.ndarray:
 def _log_psi(a, m, weights, log_w):
     """``log Ψ(e^{log_w}) = Σ_s w_s log E[exp(−e^{log_w} e^{L_s})]`` at each point of
     ``log_w``: ``(K,)``. Blocks of at most ~2¹⁴ (point, node) pairs (each pair integrates on a
-    few hundred abscissae inside :func:`~sia_theory.si.laplace.laplace_log_factor`)."""
+    few hundred abscissae inside :func:`~sia_theory.gaussian.laplace.laplace_log_factor`)."""
     out = np.zeros(log_w.size)  # (K,)
     per_block = max(1, 2**14 // max(a.size, 1))
     step = min(a.size, 2**14)

@@ -18,16 +18,16 @@ import pandas as pd
 from .._infra.seeding import check_seed, seed_int
 from .._infra.settings import StudySettings
 from .._infra.validate import check_int
-from ..zoo import ZOO
-from .needle import argmax_probability, needle_coefficients, needle_mass
-from .needle_montecarlo import median_interval, simulate_needle
-from .needle_theory import (
+from ..gaussian.needle import argmax_probability, needle_coefficients, needle_mass
+from ..gaussian.needle_montecarlo import median_interval, simulate_needle
+from ..gaussian.needle_theory import (
     argmax_threshold,
     closed_threshold,
     evt_threshold,
     free_energy_threshold,
     mass_threshold,
 )
+from ..zoo import ZOO
 
 __all__ = ["NeedleSettings", "NEEDLE_STUDY", "t_grid", "threshold_ts", "needle_cell",
            "needle_study", "needle_exact", "needle_monte_carlo", "retrieval_range"]

@@ -1,6 +1,6 @@
 """Asymptotic sampler of range statistics under Gaussian logits: cost independent of ``t``.
 
-Same model and outputs as :func:`sia_theory.si.montecarlo.simulate_gaussian_logits`
+Same model and outputs as :func:`sia_theory.gaussian.montecarlo.simulate_gaussian_logits`
 (``L_t = a_t X_t + m_t``, ``X_t ~ N(0, 1)`` iid; ``Z, N, H, mass, log Z`` per range), but
 distances up to 1e30. The distances are split into disjoint segments at every range boundary
 (so overlapping ranges share their logits, as in the brute force), and each segment is drawn in
@@ -8,15 +8,15 @@ one of two ways:
 
 * **exactly**, when it holds at most ``top_k`` distances: every logit is drawn;
 * **asymptotically** otherwise. Its distances are grouped into bins of consecutive integers
-  in which ``(a_t, m_t)`` vary by at most :data:`~sia_theory.si.tails.BIN_TOL` nats
-  (:func:`~sia_theory.si.tails.distance_bins`; single distances where they vary fast). A
+  in which ``(a_t, m_t)`` vary by at most :data:`~sia_theory.gaussian.tails.BIN_TOL` nats
+  (:func:`~sia_theory.gaussian.tails.distance_bins`; single distances where they vary fast). A
   threshold ``ℓ`` solves ``Σ_j n_j Φ̄((ℓ − m_j)/a_j) = top_k``, so about ``top_k`` logits lie
   above it. Per sample, the number above it in bin ``j`` is ``Binomial(n_j, p_j)`` (exact),
   or ``Poisson(n_j p_j)`` where ``p_j <`` :data:`POISSON_P` (total variation to the binomials
   at most ``Σ n_j p_j² <= top_k·POISSON_P``, Le Cam), and their values are exact draws from
   the Gaussian tail, ``X = −ndtri_exp(log U + log Φ̄(x_j))``, ``U ~ U(0, 1]``. The ``n_j − k_j``
   logits below the threshold enter through their exact conditional mean and covariance of
-  ``(Z, N)`` (:func:`~sia_theory.si.tails.truncated_moments`) plus one bivariate Gaussian
+  ``(Z, N)`` (:func:`~sia_theory.gaussian.tails.truncated_moments`) plus one bivariate Gaussian
   fluctuation with that covariance (central limit over the many terms below the threshold;
   ``Z_below`` is clipped at 0, never reached in practice: its mean lies 24 to 1e14 of its
   standard deviations above 0 for the SI transform, NoScale, LogN and ALiBi at top_k >= 500).
@@ -263,7 +263,7 @@ def simulate_gaussian_logits_asymptotic(transform: Transform, ranges, samples, s
                                         top_k=1000, n_ctx=None, h=None) -> pd.DataFrame:
     """Range statistics of Gaussian logits at any distance up to 1e30, cost independent of t.
 
-    Same columns as :func:`~sia_theory.si.montecarlo.simulate_gaussian_logits` (``t1, t2,
+    Same columns as :func:`~sia_theory.gaussian.montecarlo.simulate_gaussian_logits` (``t1, t2,
     Z_mean, Z_se, N_mean, N_se, H_mean, H_se, mass_mean, mass_se, log_Z_mean, log_Z_se,
     samples``; ``t1, t2`` as float64, since they may exceed int64). ``ranges`` are ``(t1, t2)``
     pairs of integer-valued numbers ``0 <= t1 < t2``, ``t1 <= 1e30``, ``t2 <= 1e32``;

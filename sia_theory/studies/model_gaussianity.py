@@ -12,7 +12,7 @@ one forward pass with the scores of chosen query rows captured per layer
   the verdict of
   :func:`.score_stats.gaussian_verdict`; QQ quantiles of the per-query standardised scores.
 * :func:`entropy_law_study`: per head, ``H_t^{2t}`` against ``t`` (local slopes and the law of
-  :func:`sia_theory.analysis.laws.entropy_law_evidence`, as ``analyze()``), the attention per
+  :func:`sia_theory.gaussian.laws.entropy_law_evidence`, as ``analyze()``), the attention per
   octave range, the phase ``σ/√(2 log M)`` (:func:`~sia_theory.analysis.quantities.phase_of_ratio`)
   and the attention on the newest tokens against the context length; the Gaussian theory's
   prediction for the measured per-octave score means and spreads (:class:`.MeasuredGaussian`,
@@ -34,12 +34,11 @@ import pandas as pd
 from .._infra.grids import log_spaced_integers
 from .._infra.seeding import seed_int
 from .._infra.settings import StudySettings
-from ..analysis.laws import entropy_law_evidence
 from ..analysis.quantities import freezing_point, phase_of_ratio
-from ..si.montecarlo import simulate_gaussian_range_statistics
-from ..si.studies import local_slopes
-from .runs import capture_scores, documents, pretrained
-from .score_stats import (
+from ..gaussian.laws import entropy_law_evidence
+from ..gaussian.montecarlo import simulate_gaussian_range_statistics
+from ..models.runs import capture_scores, documents, pretrained
+from ..models.score_stats import (
     GAUSSIAN_THRESHOLDS,
     MeasuredGaussian,
     detrend,
@@ -51,6 +50,7 @@ from .score_stats import (
     recent_mass,
     row_moments,
 )
+from .si_entropy_scaling import local_slopes
 
 __all__ = ["GaussianitySettings", "gaussianity_study", "EntropyLawSettings",
            "entropy_law_study", "GAUSSIANITY_STUDY", "ENTROPY_LAW_STUDY"]

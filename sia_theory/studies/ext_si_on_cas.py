@@ -36,8 +36,8 @@ from .._infra.seeding import check_seed
 from .._infra.settings import StudySettings
 from .._infra.stats import mean_ci
 from .._infra.validate import check_int, check_real
+from ..cas.tokens import normalise_rows, sample_tokens, token_rng
 from ..transforms import ScaleInvariant
-from .tokens import normalise_rows, sample_tokens, token_rng
 
 __all__ = ["shifted_weight_mean", "octave_edges", "si_token_draw", "si_simplex_profile",
            "SI_ON_CAS_STUDY", "VARIANTS", "SIOnCASSettings", "si_on_cas_study", "si_on_cas_cell",

@@ -1,5 +1,5 @@
 """The CAS Jacobian and exact-simplex studies, one definition each (see
-:mod:`sia_theory.cas.studies` for the rule: figure and claim call the same function with the
+:mod:`sia_theory.studies.cas_fig1_phase_diagram` for the rule: figure and claim call the same function with the
 same settings, and the claim's number comes from the same summary of the figure's data).
 
 * :func:`jacobian_sweep` — CAS Fig. 2, ``η`` against ``γ`` for several ``d`` (CAS-6),
@@ -22,10 +22,10 @@ from .._infra.parallel import parallel_map, single_threaded_blas
 from .._infra.seeding import check_seed
 from .._infra.settings import StudySettings
 from .._infra.stats import mean_ci
-from .config import PHASES
-from .dynamics import simulate_token_step, softmax_from_gram
-from .jacobian import jacobian_eta
-from .simplex import (
+from ..cas.config import PHASES
+from ..cas.dynamics import simulate_token_step, softmax_from_gram
+from ..cas.jacobian import jacobian_eta
+from ..cas.simplex import (
     critical_eta_excess,
     critical_gamma,
     jacobian_limit,
@@ -33,8 +33,8 @@ from .simplex import (
     simplex_inner_product,
     simplex_limit,
 )
-from .studies import RELATIVE_GAMMAS
-from .tokens import normalise_rows, sample_tokens, token_rng
+from ..cas.tokens import normalise_rows, sample_tokens, token_rng
+from .cas_fig1_phase_diagram import RELATIVE_GAMMAS
 
 __all__ = ["JacobianSweepSettings", "jacobian_sweep", "summarize_jacobian_sweep",
            "jacobian_cells", "jacobian_cell", "JACOBIAN_STUDY",

@@ -93,7 +93,7 @@ def zoo_phase_table(schemes: dict | None = None, n_max: float = N_MAX,
     """One row per scheme: its crossings of the iid freezing point (asymptotic ``√(2 log N)``
     and finite-``N`` ``a_N``), the first freezing and melting ``N`` (``nan``: none in
     ``(1, n_max]``), and ``r(N)`` with its phase at the context lengths ``at``."""
-    from .quantities import phase_of_ratio
+    from ..analysis.quantities import phase_of_ratio
 
     schemes = phase_schemes() if schemes is None else schemes
     rows = []
@@ -118,7 +118,7 @@ def octave_ratios(transform: Transform, exponents=range(2, 101), points: int = P
     the spread ``σ_t = √(mean a² + var m)`` over the octave (midpoint rule) and
     ``r_t = σ_t/√(2 log t)`` with its phase. For a context-dependent transform the query sees
     ``n_ctx = 2t`` keys."""
-    from .quantities import phase_of_ratio
+    from ..analysis.quantities import phase_of_ratio
 
     rows = []
     for k in exponents:
@@ -156,10 +156,10 @@ TURNOVER_STUDY = "analysis.zoo_phase.turnover"
 
 def turnover_study(settings: TurnoverSettings, *, seed) -> pd.DataFrame:
     """``n, H_mean, H_se, samples`` per context length: the global entropy of
-    ``LogN(settings.s)`` (:func:`sia_theory.si.montecarlo.simulate_gaussian_logits`, length
+    ``LogN(settings.s)`` (:func:`sia_theory.gaussian.montecarlo.simulate_gaussian_logits`, length
     ``i`` seeded by ``seed_int(seed, TURNOVER_STUDY, i)``), with the annealed (plug-in)
     value ``log N − s² log² N/2`` beside it."""
-    from ..si.montecarlo import simulate_gaussian_logits
+    from ..gaussian.montecarlo import simulate_gaussian_logits
     from ..transforms import LogN
 
     seed = check_seed(seed)
@@ -215,8 +215,8 @@ def logn_points(s: float) -> dict:
 
 def turnover_exact(s: float, ns, *, rtol: float = 1e-4) -> pd.DataFrame:
     """``E[H]`` of ``LogN(s)``'s whole context at each ``n`` in ``ns`` by the exact route
-    (:func:`sia_theory.si.exact.expected_entropy_exact`, no sampling), with its error."""
-    from ..si.exact import expected_entropy_exact
+    (:func:`sia_theory.gaussian.exact.expected_entropy_exact`, no sampling), with its error."""
+    from ..gaussian.exact import expected_entropy_exact
     from ..transforms import LogN
 
     rows = []
@@ -234,7 +234,7 @@ def exact_turnover_peak(s: float, lo: float, hi: float, *, rtol: float = 1e-4,
     ``s log N/a_N`` there."""
     from scipy.optimize import minimize_scalar
 
-    from ..si.exact import expected_entropy_exact
+    from ..gaussian.exact import expected_entropy_exact
     from ..transforms import LogN
 
     def minus_h(x):

@@ -26,8 +26,8 @@ import pandas as pd
 from scipy.special import digamma
 
 from .._infra.settings import StudySettings
+from ..gaussian.exact import distance_quadrature, expected_entropy_exact
 from ..transforms import ScaleInvariantFamily
-from .exact import distance_quadrature, expected_entropy_exact
 
 __all__ = ["TrichotomySettings", "frozen_entropy_limit", "range_moments", "trichotomy_study",
            "top_slope", "crossover", "liquid_correction", "slope_decay", "prefactor_estimates",
@@ -65,7 +65,7 @@ def frozen_entropy_limit(c) -> np.ndarray:
 
 def range_moments(transform, t1, t2, *, rtol=1e-6) -> tuple[float, float]:
     """``(E[Z_{t1}^{t2}], E[N_{t1}^{t2}])`` from the transform's ``log_moments`` summed with
-    :func:`~sia_theory.si.exact.distance_quadrature` (cost independent of ``t2 − t1``)."""
+    :func:`~sia_theory.gaussian.exact.distance_quadrature` (cost independent of ``t2 − t1``)."""
     t, w = distance_quadrature(t1, t2, rtol=rtol)
     log_w, tilt = transform.log_moments(t)
     mean = w * np.exp(log_w)  # (T,)

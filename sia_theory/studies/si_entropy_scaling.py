@@ -23,14 +23,14 @@ from .._infra.memory import check_memory
 from .._infra.seeding import check_seed, seed_int
 from .._infra.settings import StudySettings
 from .._infra.validate import check_finite_array, check_int
-from ..transforms import LogN, NoScale, ScaleInvariant, Transform
-from .entropy_scaling import (
+from ..gaussian.entropy import (
     entropy_in_range_samples,
     entropy_table,
     fit_growth_laws,
     log_spaced_integers,
 )
-from .montecarlo import context_length_sweep, simulation_memory
+from ..gaussian.montecarlo import context_length_sweep, simulation_memory
+from ..transforms import LogN, NoScale, ScaleInvariant, Transform
 
 __all__ = ["EntropyScalingSettings", "EntropyScalingResult", "entropy_scaling_study",
            "entropy_scaling_cells", "entropy_block", "ENTROPY_STUDY",
@@ -125,7 +125,7 @@ class EntropyScalingResult:
 
 ENTROPY_STUDY = "si.entropy_scaling"
 """Seeding study name: every sample block uses ``seed_int(seed, ENTROPY_STUDY)`` and sample
-``i`` its stream ``i`` (:func:`sia_theory.si.rng.normals`)."""
+``i`` its stream ``i`` (:func:`sia_theory.gaussian.rng.normals`)."""
 SAMPLE_BLOCK = 1024
 """Samples per sweep cell of :func:`entropy_scaling_study`."""
 
@@ -328,7 +328,7 @@ class ContextSweepSettings(StudySettings):
 
 
 def context_sweep_study(settings: ContextSweepSettings, seed: int) -> pd.DataFrame:
-    """:func:`~sia_theory.si.montecarlo.context_length_sweep` for every transform of
+    """:func:`~sia_theory.gaussian.montecarlo.context_length_sweep` for every transform of
     ``settings`` (transform ``k`` seeded by ``(seed, "si.context_sweep", k)``, so the transforms
     are independent), as one long table with a ``transform`` label column."""
     if not isinstance(settings, ContextSweepSettings):

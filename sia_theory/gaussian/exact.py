@@ -16,7 +16,7 @@ chosen from the data: below ``u_lo = log(tol) − log max(E[Z], Σ E[|L| e^L], 1
 integrands are under ``tol`` (``1 − Φ(s) ≤ s E[Z]``); above ``u_hi`` (found by scanning),
 ``Φ < tol`` and ``e^{−s} < tol``, and ``∫_{u_hi}^∞ e^{−e^u} du = E₁(e^{u_hi})`` is added.
 ``log Φ = Σ_t w_t log1p(−ε_t)`` over the nodes of :func:`distance_quadrature` (each factor from
-:mod:`sia_theory.si.laplace`). Every public function runs twice, at ``rtol`` and at a finer
+:mod:`sia_theory.gaussian.laplace`). Every public function runs twice, at ``rtol`` and at a finer
 level (``rtol/100`` on distances, twice the ``x`` panels, half the ``u`` panels), returns the
 finer value and reports ``|fine − coarse| + truncation`` as its error.
 """
@@ -43,7 +43,7 @@ _CHUNK = 2**21  # (u nodes) x (distance nodes) evaluated at once, times ~420 x n
 
 
 def check_long_range(t1, t2, n_ctx=None) -> tuple[int, int, int | None]:
-    """:func:`~sia_theory.si.closed_forms.check_range` for long ranges: integers (or integral
+    """:func:`~sia_theory.gaussian.closed_forms.check_range` for long ranges: integers (or integral
     floats such as ``1e30``) with ``0 <= t1 < t2 <= T_MAX`` (and ``t2 <= n_ctx``)."""
     n_ctx = None if n_ctx is None else check_int("n_ctx", n_ctx, lo=1, hi=T_MAX)
     t1 = check_int("t1", t1, lo=0, hi=T_MAX - 1)
@@ -101,7 +101,7 @@ def distance_quadrature(t1, t2, *, rtol=1e-6) -> tuple[np.ndarray, np.ndarray]:
 @dataclass(frozen=True)
 class ExactEntropy:
     """``E[H] = E[log Z] − E[N/Z]`` of a range by the exact route, each with its numerical
-    error (``|fine − coarse|`` plus the truncation tolerance; see :mod:`sia_theory.si.exact`)."""
+    error (``|fine − coarse|`` plus the truncation tolerance; see :mod:`sia_theory.gaussian.exact`)."""
 
     value: float
     error: float
@@ -152,7 +152,7 @@ class _Row:
 
 def _segment_sums(row: _Row, u: np.ndarray, refine: int, want_tilted: bool):
     """For u nodes (U,): Σ_t w log g_t, and, with ``want_tilted``, the per-node arrays
-    (U, T) of log g, E-part and Q-part (see :mod:`sia_theory.si.laplace`)."""
+    (U, T) of log g, E-part and Q-part (see :mod:`sia_theory.gaussian.laplace`)."""
     step = max(1, _CHUNK // (row.t.size * 420 * refine))
     log_phi = np.empty(u.size)
     parts = []

@@ -1,4 +1,4 @@
-"""numba kernels behind :mod:`sia_theory.si.montecarlo` (range sums of ``e^L`` in one pass).
+"""numba kernels behind :mod:`sia_theory.gaussian.montecarlo` (range sums of ``e^L`` in one pass).
 
 Layout of one row (one sample or one query): the sorted unique range boundaries cut the distances
 ``0 .. n-1`` into *segments*. One pass over the tokens accumulates, per segment, three numbers
@@ -13,7 +13,7 @@ numbers when ranges are far from the start). A range is then the merge of its se
 argument is ``<= 0``.
 
 Tokens are processed in blocks of ``BLOCK``: the block's logits are made first (normals from the
-counter-based generator of :mod:`sia_theory.si.rng`, then ``a_t L̄_t + m_t``), then a branch-free
+counter-based generator of :mod:`sia_theory.gaussian.rng`, then ``a_t L̄_t + m_t``), then a branch-free
 loop does the exponentials and the two sums; it uses an inlined polynomial ``exp`` so LLVM can
 vectorise it (numba has no vector ``exp`` without Intel SVML), about 6x faster than ``math.exp``.
 """

@@ -1,7 +1,7 @@
 """Which growth law the entropy in range follows: logarithmic, ``√(log t)``-like or bounded.
 
 The evidence is the local slope ``s(t) = dE[H_t^{tΔ}]/d log t`` in windows of ``t`` with its
-per-sample standard error (:func:`sia_theory.si.studies.local_slopes`). The three laws of SI
+per-sample standard error (:func:`sia_theory.studies.si_entropy_scaling.local_slopes`). The three laws of SI
 §3 differ in how that slope decays (Defs. 3.3–3.4: ``log t`` = no scale-invariant sparsity,
 ``o(log t)`` = weak, bounded = strong):
 
@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..si.studies import slope_ratio
+from ..studies.si_entropy_scaling import slope_ratio
 
 __all__ = ["ENTROPY_LAWS", "EntropyLawEvidence", "entropy_law_evidence", "classify_entropy_law",
            "LAW_EXPONENT_BOUNDS"]
@@ -81,7 +81,7 @@ def _unit_ratio(slopes: pd.DataFrame, law: str) -> float:
 
 
 def entropy_law_evidence(slopes: pd.DataFrame, z: float = 3.0) -> EntropyLawEvidence:
-    """The growth-law tests on ``slopes`` (a :func:`~sia_theory.si.studies.local_slopes` table
+    """The growth-law tests on ``slopes`` (a :func:`~sia_theory.studies.si_entropy_scaling.local_slopes` table
     with at least two windows) at ``z`` standard errors."""
     missing = {"delta", "window", "slope", "se", "law_log t", "law_log log t"} - set(
         getattr(slopes, "columns", ()))

@@ -161,7 +161,7 @@ def laplace_tilted(a, m, log_s, *, refine: int = 1) -> tuple[np.ndarray, np.ndar
 
     ``E[e^{L_n}/(e^{L_n} + Z')] = ∫₀^∞ E[e^{L_n} e^{−s e^{L_n}}]·E[e^{−sZ'}] ds`` for an
     independent ``Z'``: these are the per-token numerators of every mass and ``N/Z`` integral of
-    :mod:`sia_theory.si.exact`. Both overflow float64 only where ``e^{m + a²/2}`` does."""
+    :mod:`sia_theory.gaussian.exact`. Both overflow float64 only where ``e^{m + a²/2}`` does."""
     a, m, log_s = _checked(a, m, log_s)
     _, e_t, q_t = laplace_pieces(a, m, log_s, refine)
     scale = np.exp(m + 0.5 * a * a)

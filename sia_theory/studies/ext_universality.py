@@ -17,7 +17,12 @@ import pandas as pd
 from .._infra.seeding import check_seed
 from .._infra.settings import StudySettings
 from .._infra.stats import fit_slope, mean_ci
-from .universality import UNIVERSALITY_STUDY, rem_max_location, simplex_beta50, universality_draw
+from ..cas.universality import (
+    UNIVERSALITY_STUDY,
+    rem_max_location,
+    simplex_beta50,
+    universality_draw,
+)
 
 __all__ = ["UniversalitySettings", "universality_cells", "universality_study",
            "summarize_universality", "universality_cell", "class_label", "theory_exponent",
@@ -125,7 +130,7 @@ def summarize_universality(draws: pd.DataFrame, rho: float = 0.5) -> pd.DataFram
 def rem_exact_curve(ns) -> pd.DataFrame:
     """``β₅₀`` of iid scores by the exact route (:func:`~sia_theory.cas.universality.rem_beta50`)
     against ``2a_n`` and ``2√(2 log n)`` for each ``n`` (floats up to ``1e300``)."""
-    from .universality import rem_beta50
+    from ..cas.universality import rem_beta50
 
     rows = [{"n": float(n), "beta50_exact": rem_beta50(float(n)),
              "two_a_n": 2 * float(rem_max_location(float(n))),

@@ -1,11 +1,11 @@
 """SI Fig. 2 and Fig. 6 beyond brute force: ``E[H_t^{tΔ}]`` to ``t = 1e30``.
 
-Two routes beside the brute-force study of :mod:`sia_theory.si.studies` (which stays what the
+Two routes beside the brute-force study of :mod:`sia_theory.studies.si_entropy_scaling` (which stays what the
 claims SI-7 and SI-8 measure):
 
-* the asymptotic sampler (:func:`~sia_theory.si.asymptotic.simulate_gaussian_logits_asymptotic`)
+* the asymptotic sampler (:func:`~sia_theory.gaussian.asymptotic.simulate_gaussian_logits_asymptotic`)
   at ``t`` from ``t_min`` (the brute force's last decade, as an overlap check) to ``1e30``;
-* the exact route (:func:`sia_theory.si.exact.expected_entropy_exact`, Frullani's integral) on a
+* the exact route (:func:`sia_theory.gaussian.exact.expected_entropy_exact`, Frullani's integral) on a
   dense grid from 10 to 1e30: the closed-form line of the figures, replacing the plug-in
   ``log E[Z] − E[N]/E[Z]``.
 
@@ -23,8 +23,8 @@ import pandas as pd
 from .._infra.seeding import check_seed, seed_int
 from .._infra.settings import StudySettings
 from .._infra.validate import check_int, check_real
+from ..gaussian.asymptotic import MAX_T, simulate_gaussian_logits_asymptotic
 from ..transforms import NoScale, ScaleInvariant, Transform, declared_dependence
-from .asymptotic import MAX_T, simulate_gaussian_logits_asymptotic
 
 __all__ = ["EntropyExtensionSettings", "entropy_extension_study", "exact_entropy_table",
            "route_z_scores", "log_grid", "EXTENSION_STUDY", "fig2_extension_settings",
@@ -106,7 +106,7 @@ def exact_entropy_table(transform: Transform, t_values, deltas) -> pd.DataFrame:
     """``E[H_t^{tΔ}]`` by the exact route for every ``t`` and ``Δ`` with ``tΔ`` within the
     route's reach (``t2 <= exact.T_MAX``): columns ``delta, t, t1, t2, H_exact,
     H_exact_error`` (the route's own error estimate)."""
-    from .exact import T_MAX, expected_entropy_exact
+    from ..gaussian.exact import T_MAX, expected_entropy_exact
 
     rows = []
     for delta in deltas:

@@ -33,8 +33,8 @@ import pandas as pd
 from .._infra.settings import StudySettings
 from .._infra.stats import mean_ci, wilson_interval
 from ..analysis.quantities import freezing_point, phase_of_ratio
-from .corpus import passkey_key, passkey_prompt, score_passkey
-from .runs import (
+from ..models.corpus import passkey_key, passkey_prompt, score_passkey
+from ..models.runs import (
     TRAIN_LENGTH,
     documents,
     extend_losses,

@@ -3,7 +3,7 @@ theory (issue 10 §4, claim EXT-7; docs/criticality.md §4).
 
 ``δ*`` is the raise of the needle's base score at which it is the argmax of the logits with
 probability ½ (:func:`argmax_threshold`, a root of the exact
-:func:`~sia_theory.si.needle.argmax_probability`; cost independent of ``N``).
+:func:`~sia_theory.gaussian.needle.argmax_probability`; cost independent of ``N``).
 
 Extreme-value theory (:func:`evt_threshold`): the largest of the other logits is close to a
 Gumbel variable ``ℓ* + G/θ``, with location and rate from the Poisson intensity of exceedances

@@ -5,7 +5,7 @@
 ``sqrt(log t)``: logarithmic growth means no scale-invariant sparsity, sub-logarithmic growth
 (``o(log t)``) is the weak form (SI Def. 3.3), bounded growth the strong form (Def. 3.4).
 The studies with their settings (what Fig. 2 / Fig. 6 and the claims run) are in
-:mod:`sia_theory.si.studies`; this module holds the building blocks.
+:mod:`sia_theory.studies.si_entropy_scaling`; this module holds the building blocks.
 """
 
 from __future__ import annotations
@@ -80,7 +80,7 @@ def entropy_in_range_samples(transform: Transform, t_values, deltas=(2, 5, 10), 
     ``n_ctx`` of the grid.
     Returns ``(table, h)``: ``table`` has columns ``delta, t, t1, t2, H_mean, H_se, samples,
     H_plug_in`` (the last is the closed-form law-of-large-numbers value
-    :func:`~sia_theory.si.closed_forms.plug_in_entropy`), ``h`` is the per-sample entropy,
+    :func:`~sia_theory.gaussian.closed_forms.plug_in_entropy`), ``h`` is the per-sample entropy,
     shaped ``(samples, len(deltas), len(t_values))``.
     """
     t_values, deltas, ranges = _check_grid(transform, t_values, deltas)

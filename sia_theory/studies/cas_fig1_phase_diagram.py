@@ -10,7 +10,7 @@ headline number comes from the same summary function applied to the figure's dat
   ``figures/cas_sparsity``).
 
 Every random draw comes from :func:`sia_theory._infra.seeding.rng_for` keyed by the study's name.
-The Jacobian and exact-simplex studies are in :mod:`sia_theory.cas.studies_jacobian`.
+The Jacobian and exact-simplex studies are in :mod:`sia_theory.studies.cas_fig2_jacobian`.
 """
 
 from __future__ import annotations
@@ -24,10 +24,10 @@ import pandas as pd
 from .._infra.seeding import check_seed, seed_int
 from .._infra.settings import StudySettings
 from .._infra.stats import fit_slope, mean_ci
-from .config import PHASES
-from .dynamics import simulate_depth, simulate_token_step
-from .simplex import critical_gamma, simplex_inner_product, simplex_sparsity
-from .transition import transition_draw, transition_draws
+from ..cas.config import PHASES
+from ..cas.dynamics import simulate_depth, simulate_token_step
+from ..cas.simplex import critical_gamma, simplex_inner_product, simplex_sparsity
+from ..cas.transition import transition_draw, transition_draws
 
 __all__ = ["TransitionSettings", "transition_study", "summarize_transition",
            "PhaseDiagramSettings", "phase_diagram", "summarize_phase_diagram",

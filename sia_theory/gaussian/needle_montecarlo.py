@@ -1,5 +1,5 @@
 """Brute-force Monte Carlo of needle retrieval: the obvious O(N) route that the exact integrals of
-:mod:`sia_theory.si.needle` are held against (issue 10 §4). One draw is a full context of ``N``
+:mod:`sia_theory.gaussian.needle` are held against (issue 10 §4). One draw is a full context of ``N``
 base scores; every ``δ`` reuses the same draws (common random numbers), so the estimates are
 smooth in ``δ``. Seeded through :func:`sia_theory._infra.seeding.rng_for`: the numbers depend
 only on ``(seed, transform, n_ctx, t, samples)``, not on the chunking or the thread count.
@@ -34,7 +34,7 @@ def simulate_needle(transform, n_ctx, t, deltas, samples, seed, head=None) -> di
     n_ctx, t = check_needle(transform, n_ctx, t, head)
     if n_ctx > MAX_N_CTX:
         raise ValueError(f"n_ctx must be <= {MAX_N_CTX} for the brute-force Monte Carlo (use "
-                         f"the exact routes of sia_theory.si.needle), got {n_ctx}")
+                         f"the exact routes of sia_theory.gaussian.needle), got {n_ctx}")
     deltas = check_finite_array("deltas", deltas, dtype=np.float64)
     samples = check_int("samples", samples, lo=2)
     seed = check_seed(seed)

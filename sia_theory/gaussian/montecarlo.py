@@ -9,7 +9,7 @@ Notation of SI eq. 6–8: for a row of logits ``L_t`` (``t`` = distance back fro
 * ``mass = Z / Z_{[0,n)}`` (share of the whole row's attention that falls in the range).
 
 The Gaussian model (SI §3.2) draws base logits ``L̄_t ~ N(0, 1)`` iid and applies a transform,
-``L_t = a_t L̄_t + m_t``. Sample ``i`` uses the normals ``sia_theory.si.rng.normals(seed, i, n)``,
+``L_t = a_t L̄_t + m_t``. Sample ``i`` uses the normals ``sia_theory.gaussian.rng.normals(seed, i, n)``,
 so results are bit-identical for any number of threads.
 
 Entry points: :func:`range_statistics` (given logits), :func:`simulate_gaussian_logits` (one
@@ -31,8 +31,8 @@ from .._infra.memory import check_memory
 from .._infra.seeding import check_seed
 from .._infra.stats import mean_se
 from .._infra.validate import check_finite_array, check_int
-from ..transforms import Transform, declared_dependence
 from . import _kernels as kernels
+from ..transforms import Transform, declared_dependence
 from .closed_forms import check_range
 from .rng import normals
 

@@ -1,0 +1,1 @@
+"""The engine for independent Gaussian logits under any transform."""

@@ -1,1 +1,0 @@
-"""si subpackage."""
