@@ -1,19 +1,20 @@
-"""Shared vocabulary of the CAS subpackage (CAS §2): the phase names and the token kinds.
+"""Shared vocabulary of the CAS engine (CAS §2): the phase names and the token kinds.
 
-Defined once here and used by the closed forms, the simulations, the studies, the claims and the
-figures. This module imports nothing heavy (no sympy, no numba).
+The phase names are :data:`sia_theory.phases.CAS_PHASES` (how they relate to the phases of
+independent Gaussian logits is said there). This module imports nothing heavy (no sympy, no
+numba).
 """
 
 from __future__ import annotations
 
+from ..phases import CAS_PHASES as PHASES
+from ..phases import PHASE_LABELS as _LABELS
+from ..phases import check_phase as _check_phase
+
 __all__ = ["PHASES", "PHASE_LABELS", "TOKEN_KINDS", "check_phase", "check_token_kind"]
 
-PHASES = ("subcritical", "critical", "supercritical")
-"""The three phases of CAS Theorem 2.1: ``γ < γ_c``, ``γ = γ_c``, ``γ > γ_c``."""
-
-PHASE_LABELS = {"subcritical": "sub-critical", "critical": "critical",
-                "supercritical": "super-critical"}
-"""How figures print the phases."""
+PHASE_LABELS = {phase: _LABELS[phase] for phase in PHASES}
+"""How figures print the CAS phases."""
 
 TOKEN_KINDS = ("gaussian", "simplex")
 """``"simplex"``: the exact simplex (needs ``d ≥ n``); ``"gaussian"``: CAS's near-simplex draw
@@ -21,9 +22,7 @@ TOKEN_KINDS = ("gaussian", "simplex")
 
 
 def check_phase(phase) -> str:
-    if phase not in PHASES:
-        raise ValueError(f"phase must be one of {PHASES}, got {phase!r}")
-    return phase
+    return _check_phase(phase, PHASES)
 
 
 def check_token_kind(tokens) -> str:

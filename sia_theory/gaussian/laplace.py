@@ -26,40 +26,32 @@ Truncating at 10 standard deviations from the peak loses a relative ``e^{−50}`
 from __future__ import annotations
 
 import math
-from functools import lru_cache
 
 import numba
 import numpy as np
 
 from .._infra.validate import check_finite_array
+from .quadrature import GL_ORDER, unit_panels
 
 __all__ = ["laplace_log_factor", "laplace_tilted", "laplace_pieces", "step_expectation",
-           "step_expectation_reference", "log_factor"]
+           "step_expectation_reference", "log_factor", "EXPECTATION_NODES"]
 
 _HALF = 10.0  # each side spans its integrand's peak ± 10 (a relative e^-50 is left out)
 _NEAR_Y = 12.0  # the step zone: 12 units of y next to x* (then k is e^y(1 + O(e^y)) or 1)
-_ORDER = 8  # Gauss-Legendre nodes per panel
 _NEAR_PANELS = 6
 _FAR_PANELS = 8
+EXPECTATION_NODES = 3 * (_NEAR_PANELS + _FAR_PANELS) * GL_ORDER
+"""``x`` nodes behind one expectation of :func:`step_expectation` at refine level 1 (at most
+three zones of near and far panels): the work per point that callers size their chunks by."""
 _X_CLIP = 1e6  # |x*| beyond this is as good as infinite (a -> 0 leaves x* = -mu/a unbounded)
 _LOG_SQRT_2PI = 0.5 * np.log(2.0 * np.pi)
-
-
-@lru_cache(maxsize=16)
-def _template(panels: int, order: int) -> tuple[np.ndarray, np.ndarray]:
-    """Composite Gauss–Legendre nodes and weights on [0, 1]: ``panels`` equal panels."""
-    z, w = np.polynomial.legendre.leggauss(order)  # (order,) on [-1, 1]
-    left = np.arange(panels) / panels  # (panels,)
-    nodes = (left[:, None] + (z[None, :] + 1.0) / (2.0 * panels)).ravel()  # (panels*order,)
-    weights = np.tile(w / (2.0 * panels), panels)  # (panels*order,)
-    return nodes, weights
 
 
 def _side(edge, length, near, direction, refine):
     """Nodes ``x`` and weights on ``[edge, edge + direction·length]``: ``near`` next to the edge
     in fine panels, the rest in unit-scale panels. Inputs shaped (...,), outputs (..., K)."""
-    zn, wn = _template(_NEAR_PANELS * refine, _ORDER)
-    zf, wf = _template(_FAR_PANELS * refine, _ORDER)
+    zn, wn = unit_panels(_NEAR_PANELS * refine)
+    zf, wf = unit_panels(_FAR_PANELS * refine)
     far = length - near  # (...,)
     e, n, f = edge[..., None], near[..., None], far[..., None]
     x = np.concatenate([e + direction * n * zn, e + direction * (n + f * zf)], axis=-1)
@@ -135,14 +127,15 @@ def _checked(a, m, log_s):
     return np.broadcast_arrays(a, m, log_s)
 
 
-def laplace_pieces(a, m, log_s, refine: int = 1):
-    """``(ε, log E[e^{−e^{Y'}}], E[e^{Y'−e^{Y'}}])`` unvalidated, for the exact route's inner
-    loop: ``ε = E[1 − exp(−s e^L)]``, ``Y' = log s + m + a² + aX`` (see the module docstring)."""
+def laplace_pieces(a, m, log_s, refine: int = 1, kinds: str = "FEQ"):
+    """``(ε, E[e^{−e^{Y'}}], E[e^{Y'−e^{Y'}}])`` unvalidated, for the integrator's inner loop:
+    ``ε = E[1 − exp(−s e^L)]``, ``Y' = log s + m + a² + aX`` (see the module docstring). Only the
+    pieces named in ``kinds`` (``"F"``, ``"E"``, ``"Q"``) are computed; the others are ``None``."""
     mu = log_s + m
-    eps = step_expectation("F", a, mu, refine)
+    eps = step_expectation("F", a, mu, refine) if "F" in kinds else None
     mu_t = mu + a * a
-    e_t = step_expectation("E", a, mu_t, refine)
-    q_t = step_expectation("Q", a, mu_t, refine)
+    e_t = step_expectation("E", a, mu_t, refine) if "E" in kinds else None
+    q_t = step_expectation("Q", a, mu_t, refine) if "Q" in kinds else None
     return eps, e_t, q_t
 
 
@@ -226,8 +219,8 @@ def step_expectation(kind: str, a, mu, refine: int = 1) -> np.ndarray:
     version of :func:`step_expectation_reference` (same nodes; ``E`` and ``Q`` skip the nodes
     with ``y > 7``, where they are below ``e^{−1000}``)."""
     a, mu = np.broadcast_arrays(np.asarray(a, dtype=np.float64), np.asarray(mu, dtype=np.float64))
-    zn, wn = _template(_NEAR_PANELS * refine, _ORDER)
-    zf, wf = _template(_FAR_PANELS * refine, _ORDER)
+    zn, wn = unit_panels(_NEAR_PANELS * refine)
+    zf, wf = unit_panels(_FAR_PANELS * refine)
     out = np.empty(a.size)
     _step_kernel(_KINDS[kind], np.ascontiguousarray(a).ravel(), np.ascontiguousarray(mu).ravel(),
                  zn, wn, zf, wf, _HALF, _NEAR_Y, _X_CLIP, out)

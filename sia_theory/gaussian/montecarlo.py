@@ -31,8 +31,8 @@ from .._infra.memory import check_memory
 from .._infra.seeding import check_seed
 from .._infra.stats import mean_se
 from .._infra.validate import check_finite_array, check_int
-from . import _kernels as kernels
 from ..transforms import Transform, declared_dependence
+from . import _kernels as kernels
 from .closed_forms import check_range
 from .rng import normals
 

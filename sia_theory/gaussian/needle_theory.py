@@ -211,7 +211,7 @@ def free_energy_threshold(transform, n_ctx, t, head=None) -> float:
     a_t, m_t = needle_coefficients(transform, n_ctx, t, head)
     if a_t <= 0:
         return float("nan")
-    return (expected_log_rest(transform, n_ctx, t, head) - m_t) / a_t
+    return (expected_log_rest(transform, n_ctx, t, head).value - m_t) / a_t
 
 
 def mass_threshold(transform, n_ctx, t, head=None, *, guess=None) -> float:

@@ -91,8 +91,8 @@ def trichotomy_study(settings: TrichotomySettings) -> pd.DataFrame:
                 ez, en = range_moments(fam, t, t * delta, rtol=settings.rtol)
                 a_t = float(fam.coefficients(np.array([float(t)]))[0][0])
                 rows.append({"c": c, "delta": delta, "t": float(t), "log_t": math.log(t),
-                             "a_t": a_t, "H": h.value, "H_error": h.error, "log_Z": h.log_z,
-                             "N_over_Z": h.n_over_z, "EZ": ez, "EN": en,
+                             "a_t": a_t, "H": h.value, "H_error": h.error, "log_Z": h.parts["log_Z"].value,
+                             "N_over_Z": h.parts["N_over_Z"].value, "EZ": ez, "EN": en,
                              "plug_in": math.log(ez) - en / ez,
                              "frozen_limit": float(frozen_entropy_limit(c))})
     return pd.DataFrame(rows)

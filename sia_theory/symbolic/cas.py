@@ -19,7 +19,7 @@ from functools import cache
 
 import sympy as sp
 
-from ..cas.config import PHASES  # the one phase vocabulary
+from ..phases import CAS_PHASES as PHASES  # the one phase vocabulary
 
 n, d = sp.symbols("n d", positive=True)
 gamma, rho, q, beta = sp.symbols("gamma rho q beta", positive=True)

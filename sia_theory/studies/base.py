@@ -1,0 +1,172 @@
+"""The one study contract: ``study(settings, *, seed, execution=None) -> StudyResult``.
+
+A study is a function of a frozen settings object and a seed, registered with :func:`study`;
+figures, claims, sweeps and the command line all call it the same way, so a figure and the
+claim beside it report the same number for the same settings. The decorated function receives
+``(settings, seed, execution)`` and returns its tables (a dict of DataFrames), optionally with
+metadata (a dict of JSON-able scalars); the decorator makes it a :class:`Study`, which checks
+the arguments before any work and wraps the output in a :class:`StudyResult`.
+
+``execution`` (an :class:`Execution`) says how a study that runs on the sweep engine runs its
+cells: in this process (``"sync"``), on threads, or on a Dask cluster, optionally resumable
+from a store. A study that does not run cells refuses a store or a scheduler instead of
+ignoring it.
+
+Settings classes follow :class:`sia_theory._infra.settings.StudySettings`: frozen dataclasses
+whose defaults are the full-fidelity run, with ``quick()`` the seconds-long one the tests use.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+import pandas as pd
+
+from .._infra.seeding import check_seed
+
+__all__ = ["Execution", "StudyResult", "Study", "study", "DEFAULT_EXECUTION"]
+
+
+@dataclass(frozen=True)
+class Execution:
+    """How a study runs its sweep cells (:func:`sia_theory.sweeps.run_cells`).
+
+    ``scheduler``: ``"sync"`` (this process, the default), ``"threads"``, a Dask address
+    (``tcp://host:8786``) or ``None`` (``$SIA_DASK_SCHEDULER`` or a local cluster); ``store``: a
+    folder that keeps finished cells (an interrupted run resumes from it; ``None``: memory
+    only); ``force``: recompute stored cells; ``progress``: a progress bar; ``n_workers``: the
+    local cluster's size; ``finished_only``: use only the cells already in the store (the
+    model studies render a partial grid with it)."""
+
+    scheduler: str | None = "sync"
+    store: str | os.PathLike | None = None
+    force: bool = False
+    progress: bool = False
+    n_workers: int | None = None
+    finished_only: bool = False
+
+    def __post_init__(self):
+        if self.scheduler is not None and not isinstance(self.scheduler, str):
+            raise ValueError(f"scheduler must be 'sync', 'threads', a dask address or None, got "
+                             f"{self.scheduler!r}")
+        if self.n_workers is not None and (isinstance(self.n_workers, bool) or not isinstance(
+                self.n_workers, int) or self.n_workers < 1):
+            raise ValueError(f"n_workers must be a positive integer or None, got "
+                             f"{self.n_workers!r}")
+
+    @property
+    def in_process(self) -> bool:
+        """True when nothing beyond this process is asked for (no store, sync scheduler)."""
+        return self.store is None and self.scheduler == "sync" and not self.finished_only
+
+    def run_cells(self, fn, cells, *, seed, study, seed_key=None):
+        """:func:`sia_theory.sweeps.run_cells` with these options (errors raise)."""
+        from ..sweeps import run_cells
+
+        return run_cells(fn, cells, seed=seed, store=self.store, scheduler=self.scheduler,
+                         force=self.force, progress=self.progress, study=study,
+                         seed_key=seed_key, on_error="raise", n_workers=self.n_workers)
+
+
+DEFAULT_EXECUTION = Execution()
+
+
+@dataclass(frozen=True)
+class StudyResult:
+    """What a study returns: its ``frames`` (named DataFrames) and ``metadata`` (JSON-able
+    scalars), with the ``study`` name, the ``settings`` and the ``seed`` that made them.
+    ``result["name"]`` is ``result.frames["name"]``."""
+
+    study: str
+    settings: Any
+    seed: int
+    frames: Mapping[str, pd.DataFrame]
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self):
+        for name, frame in self.frames.items():
+            if not isinstance(frame, pd.DataFrame):
+                raise TypeError(f"study {self.study!r} returned {type(frame).__name__} for "
+                                f"frame {name!r}, not a DataFrame")
+        object.__setattr__(self, "frames", MappingProxyType(dict(self.frames)))
+        object.__setattr__(self, "metadata", MappingProxyType(dict(self.metadata)))
+
+    def __getitem__(self, name: str) -> pd.DataFrame:
+        try:
+            return self.frames[name]
+        except KeyError:
+            raise KeyError(f"study {self.study!r} has no frame {name!r}; frames: "
+                           f"{', '.join(self.frames)}") from None
+
+    def __contains__(self, name) -> bool:
+        return name in self.frames
+
+
+class Study:
+    """A registered study: ``study(settings, *, seed, execution=None) -> StudyResult``.
+
+    ``name`` is the study's name (its module's, the name of the figure that draws it),
+    ``settings_type`` the frozen dataclass it takes, ``sweepable`` whether it runs its cells on
+    the sweep engine (then ``execution`` may carry a store and a scheduler, and ``sia-theory
+    sweep NAME`` runs it), ``aliases`` other command-line names."""
+
+    def __init__(self, name: str, settings_type: type, fn: Callable, *, sweepable: bool = False,
+                 aliases: tuple = (), cli_aliases: Mapping[str, str] | None = None):
+        if not dataclasses.is_dataclass(settings_type):
+            raise TypeError(f"settings_type of study {name!r} must be a dataclass")
+        self.name, self.settings_type, self.fn = name, settings_type, fn
+        self.sweepable, self.aliases = sweepable, tuple(aliases)
+        self.cli_aliases = dict(cli_aliases or {})
+        self.__doc__ = fn.__doc__
+        self.__name__ = getattr(fn, "__name__", name)
+        self.__module__ = getattr(fn, "__module__", __name__)
+        self.__wrapped__ = fn
+
+    def __repr__(self) -> str:
+        return f"<study {self.name} ({self.settings_type.__name__})>"
+
+    def quick(self):
+        """The study's CI-sized settings."""
+        return self.settings_type.quick()
+
+    def full(self):
+        """The study's full-fidelity settings."""
+        return self.settings_type.full()
+
+    def of(self, quick: bool):
+        return self.quick() if quick else self.full()
+
+    def check(self, settings, seed, execution) -> tuple[Any, int, Execution]:
+        """The arguments checked (``ValueError`` naming what is wrong), before any work."""
+        if not isinstance(settings, self.settings_type):
+            raise ValueError(f"settings of study {self.name!r} must be a "
+                             f"{self.settings_type.__name__}, got {type(settings).__name__}")
+        seed = check_seed(seed)
+        execution = DEFAULT_EXECUTION if execution is None else execution
+        if not isinstance(execution, Execution):
+            raise ValueError(f"execution must be an Execution, got {type(execution).__name__}")
+        if not self.sweepable and not execution.in_process:
+            raise ValueError(f"study {self.name!r} runs in this process only: it takes no "
+                             f"store, scheduler or finished_only (got {execution})")
+        return settings, seed, execution
+
+    def __call__(self, settings, *, seed, execution: Execution | None = None) -> StudyResult:
+        settings, seed, execution = self.check(settings, seed, execution)
+        out = self.fn(settings, seed, execution)
+        frames, metadata = out if isinstance(out, tuple) else (out, {})
+        return StudyResult(self.name, settings, seed, frames, metadata)
+
+
+def study(name: str, settings_type: type, **options) -> Callable[[Callable], Study]:
+    """Decorator: ``fn(settings, seed, execution) -> frames | (frames, metadata)`` becomes the
+    :class:`Study` ``name`` (options as for :class:`Study`)."""
+
+    def register(fn):
+        return Study(name, settings_type, fn, **options)
+
+    return register
