@@ -1,8 +1,15 @@
-"""Plotting helpers shared by the experiment scripts (matplotlib, Agg-safe)."""
+"""Plotting helpers shared by the experiment scripts: importing this module selects
+matplotlib's Agg backend (no display needed) before ``pyplot`` loads, so a script imports
+``plt`` from here."""
 
 from __future__ import annotations
 
-import numpy as np
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402  (after the backend is chosen)
+import numpy as np  # noqa: E402
 
 from sia_theory.gaussian.entropy import GROWTH_LAWS
 
@@ -14,8 +21,6 @@ def plot_entropy_scaling(table, fits, title: str, sampler=None, exact=None):
     sampler beyond (open markers, ``sampler``); and the closed-form line: the exact route
     (solid, ``exact``: columns ``delta, t, H_exact``) or, without it, the plug-in
     ``log E[Z] − E[N]/E[Z]`` (dotted; far off for the heavy-tailed scale-invariant weights)."""
-    import matplotlib.pyplot as plt
-
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.5), constrained_layout=True)
     colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     for ax, (law, regressor) in zip(axes, GROWTH_LAWS.items()):
@@ -61,20 +66,22 @@ def entropy_scaling_experiment(settings, title: str, stem: str, *, quick: bool, 
                                out_dir, extension=None):
     """The whole SI Fig. 2 / Fig. 6 experiment: run the library study with ``settings`` (the
     same object the claims SI-7 / SI-8 use), plot, and save the table, fits and local slopes;
-    with ``extension`` (an :class:`~sia_theory.studies.si_entropy_extension.EntropyExtensionSettings`)
-    also the asymptotic sampler to t = 1e30 (``_asymptotic.csv``) and the exact route
-    (``_exact.csv``), plotted beside the brute force."""
+    with ``extension`` (settings of the study
+    :func:`~sia_theory.studies.si_entropy_extension.entropy_extension_study`) also the
+    asymptotic sampler to t = 1e30 (``_asymptotic.csv``) and the exact route (``_exact.csv``),
+    plotted beside the brute force."""
     from sia_theory._infra.io import save_experiment
     from sia_theory.studies.si_entropy_extension import entropy_extension_study
     from sia_theory.studies.si_entropy_scaling import entropy_scaling_study
 
-    result = entropy_scaling_study(settings, seed)
-    data = {"entropy": result.table, "fits": result.fits, "slopes": result.slopes}
+    result = entropy_scaling_study(settings, seed=seed)
+    data = dict(result.frames)
     sampler = exact = None
     if extension is not None:
-        sampler, exact = entropy_extension_study(extension, seed)
-        data.update(asymptotic=sampler, exact=exact)
-    fig = plot_entropy_scaling(result.table, result.fits,
+        beyond = entropy_extension_study(extension, seed=seed)
+        sampler, exact = beyond["asymptotic"], beyond["exact"]
+        data.update(beyond.frames)
+    fig = plot_entropy_scaling(result["entropy"], result["fits"],
                                f"{title}, IID Gaussian base logits, {settings.samples} samples"
                                + ("" if extension is None else
                                   f" (sampler: {extension.samples}, top_k = "

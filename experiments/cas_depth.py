@@ -4,16 +4,13 @@ simplex iterated through the closed form."""
 
 import sys
 
-import matplotlib
+import numpy as np
+from _plotting import plt
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-
-from sia_theory._infra.cli import run  # noqa: E402
-from sia_theory._infra.io import save_experiment  # noqa: E402
-from sia_theory.cas.config import PHASE_LABELS  # noqa: E402
-from sia_theory.studies.cas_fig1_phase_diagram import DepthSettings, depth_study  # noqa: E402
+from sia_theory._infra.cli import run
+from sia_theory._infra.io import save_experiment
+from sia_theory.cas.config import PHASE_LABELS
+from sia_theory.studies.cas_depth import DepthSettings, depth_study
 
 PHASE_NAMES = dict(zip(DepthSettings().relative_gammas, PHASE_LABELS.values(), strict=True))
 

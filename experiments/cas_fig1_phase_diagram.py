@@ -4,20 +4,18 @@ width of the transition per d and beta_50 against n for the lowest and highest d
 
 import sys
 
-import matplotlib
+import numpy as np
+from _plotting import plt
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-
-from sia_theory._infra.cli import run  # noqa: E402
-from sia_theory._infra.io import save_experiment  # noqa: E402
-from sia_theory.studies.cas_fig1_phase_diagram import PhaseDiagramSettings, phase_diagram  # noqa: E402
+from sia_theory._infra.cli import run
+from sia_theory._infra.io import save_experiment
+from sia_theory.studies import Execution
+from sia_theory.studies.cas_fig1_phase_diagram import PhaseDiagramSettings, phase_diagram
 
 
 def main(quick=False, seed=0, out_dir="figures"):
     settings = PhaseDiagramSettings.of(quick)
-    data = phase_diagram(settings, seed=seed)
+    data = phase_diagram(settings, seed=seed, execution=Execution(scheduler="threads"))
     grid, transition, scaling = data["grid"], data["transition"], data["scaling"]
     gammas, rhos = np.sort(grid["gamma"].unique()), np.sort(grid["rho"].unique())
 

@@ -3,21 +3,19 @@ near-simplex tokens, q = 1), with the three limits of CAS Theorem 2.4 overlaid."
 
 import sys
 
-import matplotlib
+import numpy as np
+from _plotting import plt
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-
-from sia_theory._infra.cli import run  # noqa: E402
-from sia_theory._infra.io import save_experiment  # noqa: E402
-from sia_theory.cas.simplex import critical_gamma, jacobian_limit  # noqa: E402
-from sia_theory.studies.cas_fig2_jacobian import JacobianSweepSettings, jacobian_sweep  # noqa: E402
+from sia_theory._infra.cli import run
+from sia_theory._infra.io import save_experiment
+from sia_theory.cas.simplex import critical_gamma, jacobian_limit
+from sia_theory.studies import Execution
+from sia_theory.studies.cas_fig2_jacobian import JacobianSweepSettings, jacobian_sweep
 
 
 def main(quick=False, seed=0, out_dir="figures"):
     settings = JacobianSweepSettings.of(quick)
-    data = jacobian_sweep(settings, seed=seed)
+    data = jacobian_sweep(settings, seed=seed, execution=Execution(scheduler="threads"))
     summary, simplex = data["summary"], data["simplex"]
     rho, gamma_c = settings.rho, float(critical_gamma(settings.rho))
     fine = simplex["gamma"].to_numpy()

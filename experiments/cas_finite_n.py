@@ -4,16 +4,13 @@ critical eta excess compared with its derived 1/n, beta/d and beta^2/d terms."""
 
 import sys
 
-import matplotlib
+import numpy as np
+from _plotting import plt
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-
-from sia_theory._infra.cli import run  # noqa: E402
-from sia_theory._infra.io import save_experiment  # noqa: E402
-from sia_theory.cas.config import PHASE_LABELS  # noqa: E402
-from sia_theory.studies.cas_fig2_jacobian import FiniteNSettings, finite_n_study  # noqa: E402
+from sia_theory._infra.cli import run
+from sia_theory._infra.io import save_experiment
+from sia_theory.cas.config import PHASE_LABELS
+from sia_theory.studies.cas_finite_n import FiniteNSettings, finite_n_study
 
 
 def main(quick=False, seed=0, out_dir="figures"):

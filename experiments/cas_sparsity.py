@@ -3,16 +3,13 @@
 
 import sys
 
-import matplotlib
+import numpy as np
+from _plotting import plt
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-
-from sia_theory._infra.cli import run  # noqa: E402
-from sia_theory._infra.io import save_experiment  # noqa: E402
-from sia_theory.cas.config import PHASE_LABELS, PHASES  # noqa: E402
-from sia_theory.studies.cas_fig1_phase_diagram import (  # noqa: E402
+from sia_theory._infra.cli import run
+from sia_theory._infra.io import save_experiment
+from sia_theory.cas.config import PHASE_LABELS, PHASES
+from sia_theory.studies.cas_sparsity import (
     SparsitySettings,
     sparsity_study,
     summarize_sparsity,

@@ -4,15 +4,12 @@ and the realised cosine range for several d (where the near-simplex assumption f
 
 import sys
 
-import matplotlib
+import numpy as np
+from _plotting import plt
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-
-from sia_theory._infra.cli import run  # noqa: E402
-from sia_theory._infra.io import save_experiment  # noqa: E402
-from sia_theory.studies.cas_fig1_phase_diagram import (  # noqa: E402
+from sia_theory._infra.cli import run
+from sia_theory._infra.io import save_experiment
+from sia_theory.studies.cas_transition import (
     TransitionSettings,
     summarize_transition,
     transition_study,

@@ -5,15 +5,13 @@ N; the retrieval table (largest t retrieved at delta = 3, 4, 5) as CSV."""
 
 import sys
 
-import matplotlib
+import numpy as np
+from _plotting import plt
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-
-from sia_theory._infra.cli import run  # noqa: E402
-from sia_theory._infra.io import save_experiment  # noqa: E402
-from sia_theory.studies.ext_needle import NeedleSettings, needle_study  # noqa: E402
+from sia_theory._infra.cli import run
+from sia_theory._infra.io import save_experiment
+from sia_theory.studies import Execution
+from sia_theory.studies.ext_needle import NeedleSettings, needle_study
 
 T_LINE = 100  # the distance of the δ*-against-N panel
 
@@ -77,7 +75,8 @@ def _threshold_lines(ax_t, ax_n, th, schemes, n_max):
 
 def main(quick=False, seed=0, out_dir="figures"):
     settings = NeedleSettings.of(quick)
-    data = needle_study(settings, seed=seed, scheduler="sync" if quick else "threads")
+    data = needle_study(settings, seed=seed, execution=Execution(
+        scheduler="sync" if quick else "threads"))
     schemes = list(settings.schemes)
     ns = sorted(settings.heat_n_ctx)
     fig = plt.figure(figsize=(3.0 * len(ns) + 1.5, 1.6 * len(schemes) + 4.5),

@@ -6,16 +6,14 @@ context grows."""
 
 import sys
 
-import matplotlib
+import numpy as np
+import pandas as pd
+from _plotting import plt
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from sia_theory._infra.cli import run  # noqa: E402
-from sia_theory._infra.io import save_experiment  # noqa: E402
-from sia_theory.studies.ext_si_on_cas import (  # noqa: E402
+from sia_theory._infra.cli import run
+from sia_theory._infra.io import save_experiment
+from sia_theory.studies import Execution
+from sia_theory.studies.ext_si_on_cas import (
     SIOnCASSettings,
     octave_slopes,
     si_on_cas_study,
@@ -27,7 +25,7 @@ STYLE = {"raw": ("tab:red", "o"), "centred": ("tab:blue", "s"), "iid": ("k", "^"
 
 def main(quick=False, seed=0, out_dir="figures"):
     settings = SIOnCASSettings.of(quick)
-    data = si_on_cas_study(settings, seed=seed)
+    data = si_on_cas_study(settings, seed=seed, execution=Execution(scheduler="threads"))
     draws, simplex = data["draws"], data["simplex"]
     summary = summarize_si_on_cas(draws, simplex, settings.tau, settings.t_fit)
     slopes = octave_slopes(draws, settings.tau, settings.t_fit)

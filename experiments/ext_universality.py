@@ -6,16 +6,15 @@ n = 1e30."""
 
 import sys
 
-import matplotlib
+import numpy as np
+from _plotting import plt
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-
-from sia_theory._infra.cli import experiment_parser, run  # noqa: E402
-from sia_theory._infra.io import save_experiment  # noqa: E402
-from sia_theory.cas.universality import rem_max_location, simplex_beta50  # noqa: E402
-from sia_theory.studies.ext_universality import (  # noqa: E402
+from sia_theory._infra.cli import experiment_parser, run
+from sia_theory._infra.io import save_experiment
+from sia_theory.cas.universality import simplex_beta50
+from sia_theory.gaussian.phase import rem_max_location
+from sia_theory.studies import Execution
+from sia_theory.studies.ext_universality import (
     UniversalitySettings,
     rem_exact_curve,
     summarize_universality,
@@ -25,7 +24,8 @@ from sia_theory.studies.ext_universality import (  # noqa: E402
 
 def main(quick=False, seed=0, out_dir="figures", store=None):
     settings = UniversalitySettings.of(quick)
-    draws = universality_study(settings, seed=seed, store=store)
+    draws = universality_study(settings, seed=seed, execution=Execution(
+        scheduler="threads", store=store))["draws"]
     summary = summarize_universality(draws, settings.rho)
     exact_ns = [2.0**8, 2.0**14] if quick else [2.0**8, 2.0**11, 2.0**14, 1e6, 1e10, 1e20, 1e30]
     exact = rem_exact_curve(exact_ns)

@@ -5,50 +5,25 @@ Carlo) against N* = e^(2/s^2), e^(1/s^2) and the finite-N freezing point."""
 
 import sys
 
-import matplotlib
+import numpy as np
+from _plotting import plt
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from sia_theory._infra.cli import run  # noqa: E402
-from sia_theory._infra.io import save_experiment  # noqa: E402
-from sia_theory.studies.ext_zoo_phase import (  # noqa: E402
-    TurnoverSettings,
-    exact_turnover_peak,
-    freezing_ratio,
-    logn_points,
-    octave_ratios,
-    peak_ratios,
-    phase_schemes,
-    turnover_exact,
-    turnover_peak,
-    turnover_study,
-    zoo_phase_table,
-)
-from sia_theory.transforms import ScaleInvariant  # noqa: E402
+from sia_theory._infra.cli import run
+from sia_theory._infra.io import save_experiment
+from sia_theory.studies.ext_zoo_phase import ZooPhaseSettings, zoo_phase_study
 
 
 def main(quick=False, seed=0, out_dir="figures"):
-    schemes = phase_schemes()
-    table = zoo_phase_table(schemes)
-    grid = np.geomspace(1.1, 1e30, 60 if quick else 240)
-    curves = pd.DataFrame([{"scheme": name, "n": n, "ratio": freezing_ratio(t, n)}
-                           for name, t in schemes.items() for n in grid])
-    octaves = octave_ratios(ScaleInvariant(10.0))
-    settings = TurnoverSettings.of(quick)
-    entropy = turnover_study(settings, seed=seed)
-    peak = turnover_peak(entropy, bootstrap=settings.bootstrap, seed=seed)
-    points = logn_points(settings.s)
-    exact, exact_peak = None, {}
-    if not quick:  # the exact route (no sampling) through the same lengths, and its maximum
-        exact = turnover_exact(settings.s, entropy["n"])
-        exact_peak = exact_turnover_peak(settings.s, settings.n_min, settings.n_max)
+    settings = ZooPhaseSettings.of(quick)
+    result = zoo_phase_study(settings, seed=seed)
+    curves, octaves, entropy = result["curves"], result["octaves"], result["entropy"]
+    peak, points = result.metadata["peak"], result.metadata["points"]
+    exact_peak = result.metadata["exact"]
+    n_schemes = curves["scheme"].nunique()
 
     fig, axes = plt.subplots(1, 3, figsize=(18, 5.2), constrained_layout=True)
     ax = axes[0]
-    ax.set_prop_cycle(color=plt.cm.tab20(np.linspace(0, 1, 20))[::1][:len(schemes)])
+    ax.set_prop_cycle(color=plt.cm.tab20(np.linspace(0, 1, 20))[::1][:n_schemes])
     for name, sub in curves.groupby("scheme", sort=False):
         ax.plot(sub["n"], sub["ratio"], lw=2 if name in ("logn", "scale-invariant") else 1,
                 label=name)
@@ -69,8 +44,8 @@ def main(quick=False, seed=0, out_dir="figures"):
     ax = axes[2]
     ax.errorbar(entropy["n"], entropy["H_mean"], yerr=2 * entropy["H_se"], fmt="o", ms=3,
                 label=f"Monte Carlo E[H], LogN(s = {settings.s}) (±2 se)")
-    if exact is not None:
-        ax.plot(exact["n"], exact["H_exact"], "-", color="tab:blue", lw=1,
+    if settings.exact:
+        ax.plot(entropy["n"], entropy["H_exact"], "-", color="tab:blue", lw=1,
                 label=f"exact route, maximum at {exact_peak['n_peak_exact']:.3g}")
     ax.plot(entropy["n"], entropy["H_annealed"], ":", color="grey",
             label="annealed log N − s² log² N/2")
@@ -85,14 +60,9 @@ def main(quick=False, seed=0, out_dir="figures"):
     ax.legend(fontsize=7)
     ax.grid(alpha=0.3, which="both")
     fig.suptitle("EXT-5: the zoo on the REM phase diagram (iid N(0, 1) base scores)")
-    peak_frame = pd.DataFrame([{**{k: v for k, v in peak.items() if k != "n_range"},
-                                **peak_ratios(settings.s, peak["n_peak"], "mc"),
-                                **exact_peak, **points, "s": settings.s}])
-    if exact is not None:
-        entropy = entropy.merge(exact, on="n")
     return save_experiment(out_dir, "ext_zoo_phase", fig,
-                           {"": table, "curves": curves, "octaves": octaves,
-                            "entropy": entropy, "turnover": peak_frame},
+                           {"": result["table"], "curves": curves, "octaves": octaves,
+                            "entropy": entropy, "turnover": result["turnover"]},
                            seed=seed, quick=quick, settings=settings.__dict__)
 
 

@@ -6,12 +6,9 @@ import sys
 import time
 import tracemalloc
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+from _plotting import plt
 from tqdm import tqdm
 
 from sia_theory import ScaleInvariant

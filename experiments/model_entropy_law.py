@@ -6,18 +6,16 @@ per-octave score means and spreads (Monte Carlo of the package)."""
 
 import sys
 
-import matplotlib
+import numpy as np
+import pandas as pd
+from _model_common import model_parser, resolve_store
+from _plotting import plt
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-from _model_common import model_parser, resolve_store  # noqa: E402
-
-from sia_theory._infra.cli import run  # noqa: E402
-from sia_theory._infra.io import save_experiment  # noqa: E402
-from sia_theory.gaussian.laws import ENTROPY_LAWS  # noqa: E402
-from sia_theory.studies.model_gaussianity import EntropyLawSettings, entropy_law_study  # noqa: E402
+from sia_theory._infra.cli import run
+from sia_theory._infra.io import save_experiment
+from sia_theory.gaussian.laws import ENTROPY_LAWS
+from sia_theory.studies import Execution
+from sia_theory.studies.model_entropy_law import EntropyLawSettings, entropy_law_study
 
 STEM = "model_entropy_law"
 COLOURS = {"logarithmic": "tab:blue", "sqrt-log": "tab:orange", "bounded": "tab:green"}
@@ -35,7 +33,8 @@ def _examples(heads):
 
 def main(quick=False, seed=0, out_dir="figures", store="auto"):
     s = EntropyLawSettings.of(quick)
-    result = entropy_law_study(s, seed, store=resolve_store(store, STEM, seed, quick))
+    result = entropy_law_study(s, seed=seed, execution=Execution(
+        store=resolve_store(store, STEM, seed, quick), progress=True))
     heads, entropy, octaves, recent = (result[k] for k in ("heads", "entropy", "octaves",
                                                            "recent"))
     examples = _examples(heads)

@@ -6,17 +6,15 @@ intervals over documents; and each scheme's head phases at 16k against RoPE's at
 
 import sys
 
-import matplotlib
+import numpy as np
+from _model_common import model_parser, resolve_store
+from _plotting import plt
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-from _model_common import model_parser, resolve_store  # noqa: E402
-
-from sia_theory._infra.cli import run  # noqa: E402
-from sia_theory._infra.io import save_experiment  # noqa: E402
-from sia_theory.models.runs import SCHEME_NAMES, si_tau  # noqa: E402
-from sia_theory.studies.model_extrapolation import (  # noqa: E402
+from sia_theory._infra.cli import run
+from sia_theory._infra.io import save_experiment
+from sia_theory.models.runs import SCHEME_NAMES, si_tau
+from sia_theory.studies import Execution
+from sia_theory.studies.model_extrapolation import (
     ExtrapolationSettings,
     extrapolation_study,
 )
@@ -26,9 +24,9 @@ STEM = "model_extrapolation"
 
 def main(quick=False, seed=0, out_dir="figures", store="auto", finished_only=False):
     s = ExtrapolationSettings.of(quick)
-    result = extrapolation_study(s, seed, store=resolve_store(store, STEM, seed, quick),
-                                 finished_only=finished_only,
-                                 scheduler="sync")
+    result = extrapolation_study(s, seed=seed, execution=Execution(
+        store=resolve_store(store, STEM, seed, quick), finished_only=finished_only,
+        progress=True))
     buckets, phases, losses = result["buckets"], result["phases"], result["losses"]
     colours = dict(zip(SCHEME_NAMES, plt.rcParams["axes.prop_cycle"].by_key()["color"]))
 
@@ -84,7 +82,7 @@ def main(quick=False, seed=0, out_dir="figures", store="auto", finished_only=Fal
                                                 "phase_heads": result["phase_heads"],
                                                 "losses": losses},
                            seed=seed, quick=quick, settings=s.__dict__,
-                           missing_cells=result["missing"],
+                           missing_cells=result.metadata["missing"],
                            si_tau=si_tau(s.train_length),
                            mean_loss_beyond_train=beyond.mean().to_dict())
 

@@ -5,18 +5,16 @@ which heads satisfy |skew| < 0.5, |excess kurtosis| < 1, |ρ₁| < 0.2 (medians 
 
 import sys
 
-import matplotlib
+import numpy as np
+import pandas as pd
+from _model_common import model_parser, resolve_store
+from _plotting import plt
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-from _model_common import model_parser, resolve_store  # noqa: E402
-
-from sia_theory._infra.cli import run  # noqa: E402
-from sia_theory._infra.io import save_experiment  # noqa: E402
-from sia_theory.models.score_stats import GAUSSIAN_THRESHOLDS  # noqa: E402
-from sia_theory.studies.model_gaussianity import GaussianitySettings, gaussianity_study  # noqa: E402
+from sia_theory._infra.cli import run
+from sia_theory._infra.io import save_experiment
+from sia_theory.models.score_stats import GAUSSIAN_THRESHOLDS
+from sia_theory.studies import Execution
+from sia_theory.studies.model_gaussianity import GaussianitySettings, gaussianity_study
 
 STEM = "model_gaussianity"
 
@@ -31,7 +29,8 @@ def _pick_heads(heads, n=4):
 
 def main(quick=False, seed=0, out_dir="figures", store="auto"):
     settings = GaussianitySettings.of(quick)
-    result = gaussianity_study(settings, seed, store=resolve_store(store, STEM, seed, quick))
+    result = gaussianity_study(settings, seed=seed, execution=Execution(
+        store=resolve_store(store, STEM, seed, quick), progress=True))
     heads, qq = result["heads"], result["qq"]
     picked = _pick_heads(heads)
     first_doc = qq["document"].iloc[0]

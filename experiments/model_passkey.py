@@ -5,26 +5,24 @@ greedy decoding reproduces the key (teacher-forced check); accuracy with Wilson 
 
 import sys
 
-import matplotlib
+import numpy as np
+from _model_common import model_parser, resolve_store
+from _plotting import plt
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-from _model_common import model_parser, resolve_store  # noqa: E402
-
-from sia_theory._infra.cli import run  # noqa: E402
-from sia_theory._infra.io import save_experiment  # noqa: E402
-from sia_theory.models.runs import SCHEME_NAMES  # noqa: E402
-from sia_theory.studies.model_extrapolation import PasskeySettings, passkey_study  # noqa: E402
+from sia_theory._infra.cli import run
+from sia_theory._infra.io import save_experiment
+from sia_theory.models.runs import SCHEME_NAMES
+from sia_theory.studies import Execution
+from sia_theory.studies.model_passkey import PasskeySettings, passkey_study
 
 STEM = "model_passkey"
 
 
 def main(quick=False, seed=0, out_dir="figures", store="auto", finished_only=False):
     s = PasskeySettings.of(quick)
-    result = passkey_study(s, seed, store=resolve_store(store, STEM, seed, quick),
-                           finished_only=finished_only,
-                           scheduler="threads")
+    result = passkey_study(s, seed=seed, execution=Execution(
+        scheduler="threads", store=resolve_store(store, STEM, seed, quick),
+        finished_only=finished_only, progress=True))
     cells, contexts = result["cells"], result["contexts"]
     colours = dict(zip(SCHEME_NAMES, plt.rcParams["axes.prop_cycle"].by_key()["color"]))
 
@@ -59,7 +57,7 @@ def main(quick=False, seed=0, out_dir="figures", store="auto", finished_only=Fal
     return save_experiment(out_dir, STEM, fig, {"cells": cells, "contexts": contexts,
                                                 "trials": result["trials"]},
                            seed=seed, quick=quick, settings=s.__dict__,
-                           missing_cells=result["missing"],
+                           missing_cells=result.metadata["missing"],
                            scoring="greedy decoding reproduces all answer tokens (checked by "
                                    "teacher forcing); log-likelihood of the key reported")
 

@@ -4,12 +4,9 @@ context length for NoScale, LogN and ScaleInvariant (cf. SI Fig. 1 bottom row, u
 
 import sys
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+from _plotting import plt
 from scipy import stats
 from tqdm import tqdm
 

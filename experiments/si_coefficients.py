@@ -2,12 +2,9 @@
 
 import sys
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+from _plotting import plt
 
 from sia_theory import ScaleInvariant
 from sia_theory._infra.cli import run

@@ -3,15 +3,12 @@ tokens versus context length, for IID Gaussian logits under NoScale, LogN and Sc
 
 import sys
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
+from _plotting import plt
 from matplotlib.lines import Line2D
 
 from sia_theory._infra.cli import run
 from sia_theory._infra.io import save_experiment
-from sia_theory.studies.si_entropy_scaling import context_sweep_study, fig1_settings
+from sia_theory.studies.si_fig1_gaussian import context_sweep_study, fig1_settings
 
 SETTINGS = fig1_settings(False)
 TRANSFORMS = dict(SETTINGS.transforms)
@@ -57,7 +54,7 @@ def plot(data):
 
 def main(quick=False, seed=0, out_dir="figures"):
     settings = fig1_settings(quick)
-    data = context_sweep_study(settings, seed)
+    data = context_sweep_study(settings, seed=seed)["sweep"]
     return save_experiment(out_dir, "si_fig1_gaussian", plot(data), data, seed=seed, quick=quick,
                            transforms={k: repr(v) for k, v in TRANSFORMS.items()},
                            ranges=[list(r) for r in RANGES], recent=RECENT,

@@ -3,10 +3,6 @@ t = 1e5, the asymptotic sampler to 1e30, the exact route as the closed-form line
 
 import sys
 
-import matplotlib
-
-matplotlib.use("Agg")
-
 from _plotting import entropy_scaling_experiment
 
 from sia_theory._infra.cli import run

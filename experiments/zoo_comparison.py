@@ -4,15 +4,12 @@ the logit spread over the freezing point √(2 log M); writes figures/zoo_report
 
 import sys
 
-import matplotlib
-
-matplotlib.use("Agg")
-import pandas as pd
+import _plotting  # noqa: F401  (the Agg backend, before anything draws)
 
 from sia_theory._infra.cli import run
 from sia_theory._infra.io import save_experiment, write_text
-from sia_theory.analysis import AnalysisSettings, plot_studies, zoo_markdown, zoo_studies
-from sia_theory.analysis.study import summary_row
+from sia_theory.analysis import plot_studies, zoo_markdown
+from sia_theory.studies.zoo_comparison import zoo_comparison_study, zoo_studies
 
 STEM = "zoo_comparison"
 
@@ -33,27 +30,21 @@ def report_text(rows, settings, seed, quick) -> str:
         "steps are within 1e-3 relative (SI Defs. 3.1–3.2).",
         "* **phase**: σ/√(2 log M) with σ² = mean a² + var m over the range and M = t keys, at "
         "the largest octave inside the context (and for the whole context, M = n): frozen "
-        "> 1.1, spread < 0.9, critical between.", "", zoo_markdown(rows)])
+        "> 1.1, liquid < 0.9, critical between.", "", zoo_markdown(rows)])
 
 
 def main(quick=False, seed=0, out_dir="figures"):
-    settings = AnalysisSettings.zoo_quick() if quick else AnalysisSettings.full()
-    studies = zoo_studies(settings, seed)
-    rows = pd.DataFrame([summary_row(s) for s in studies])
+    settings = zoo_comparison_study.of(quick)
+    result = zoo_comparison_study(settings, seed=seed)
+    studies = zoo_studies(settings, seed)  # the same schemes' studies (cached), for the panels
     fig = plot_studies(studies, "The zoo under IID Gaussian base logits (legend: entropy law, "
                        "phase)" + (" — quick" if quick else ""), highlight="scale-invariant")
-    def tag(key):
-        return pd.concat(
-            [getattr(s, key).assign(scheme=s.name) for s in studies], ignore_index=True)
-
-    data = {"summary": rows, "closed_forms": tag("closed_forms"),
-            "entropy": tag("entropy"), "sweep": tag("sweep"),
-            "phases": tag("phases")}
-    written = save_experiment(out_dir, STEM, fig, data, seed=seed, quick=quick,
-                              settings={k: v for k, v in settings.__dict__.items()},
-                              schemes={s.name: repr(s.transform) for s in studies})
+    written = save_experiment(out_dir, STEM, fig, result, seed=seed, quick=quick,
+                              settings={k: v for k, v in settings.__dict__.items()
+                                        if k not in ("transform", "name")},
+                              schemes=result.metadata["schemes"])
     written["report"] = write_text(f"{out_dir}/zoo_report.md",
-                                   report_text(rows, settings, seed, quick))
+                                   report_text(result["summary"], settings, seed, quick))
     return written
 
 

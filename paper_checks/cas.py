@@ -20,11 +20,7 @@ import sympy as sp
 from sia_theory.cas.config import PHASES
 from sia_theory.cas.jacobian import dense_jacobian, eta_from_jacobian, jacobian_eta
 from sia_theory.cas.tokens import token_rng
-from sia_theory.studies.cas_fig2_jacobian import (
-    FiniteNSettings,
-    finite_n_study,
-    summarize_finite_n,
-)
+from sia_theory.studies.cas_finite_n import FiniteNSettings, finite_n_study, summarize_finite_n
 from sia_theory.symbolic import cas
 
 from .core import Measurement, claim, negative_control, verdict

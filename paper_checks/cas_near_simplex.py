@@ -14,27 +14,28 @@ import pandas as pd
 
 from sia_theory.cas.config import PHASES
 from sia_theory.cas.tokens import token_rng
+from sia_theory.studies import Execution
+from sia_theory.studies.cas_depth import DepthSettings, depth_study, summarize_depth
 from sia_theory.studies.cas_fig1_phase_diagram import (
-    DepthSettings,
     PhaseDiagramSettings,
-    SparsitySettings,
-    TransitionSettings,
-    depth_study,
     phase_diagram,
-    sparsity_study,
-    summarize_depth,
     summarize_phase_diagram,
-    summarize_sparsity,
-    summarize_transition,
-    transition_study,
 )
 from sia_theory.studies.cas_fig2_jacobian import (
     JacobianSweepSettings,
     jacobian_sweep,
     summarize_jacobian_sweep,
 )
+from sia_theory.studies.cas_sparsity import SparsitySettings, sparsity_study, summarize_sparsity
+from sia_theory.studies.cas_transition import (
+    TransitionSettings,
+    summarize_transition,
+    transition_study,
+)
 
 from .core import Measurement, claim, negative_control, verdict
+
+THREADS = Execution(scheduler="threads")
 
 
 # ----------------------------------------------------------------------------- CAS-4
@@ -136,7 +137,7 @@ def decide_cas5(summary: dict) -> Measurement:
 def cas_5(quick, seed):
     """CAS Fig. 1 (figures/cas_fig1_phase_diagram): midpoints and widths per d at ρ = 0.5, and
     β₅₀ of d = 2 and d = 512 as n grows."""
-    data = phase_diagram(PhaseDiagramSettings.of(quick), seed=seed)
+    data = phase_diagram(PhaseDiagramSettings.of(quick), seed=seed, execution=THREADS)
     summary = summarize_phase_diagram(data["transition"], data["scaling"])
     m = decide_cas5(summary)
     grid = data["grid"]
@@ -192,7 +193,7 @@ def cas_6(quick, seed):
     """CAS Fig. 2 (figures/cas_fig2_jacobian): jacobian_eta on unit-norm Gaussian near-simplex
     tokens, ρ = 0.5; value = slope at γ_c of the largest d minus that of the smallest d."""
     settings = JacobianSweepSettings.of(quick)
-    data = jacobian_sweep(settings, seed=seed)
+    data = jacobian_sweep(settings, seed=seed, execution=THREADS)
     m = decide_cas6(summarize_jacobian_sweep(data["eta"], settings.rho))
     return Measurement(**{**m.__dict__, "detail": (
         f"n = {settings.n}, {settings.draws} token draws per d, slopes over [0.8, 1.2]γ_c; "

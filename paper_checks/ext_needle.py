@@ -1,7 +1,7 @@
 """Claim EXT-7: needle retrieval under Gaussian logits (issue 10 §4; THEORY.md §6;
 docs/criticality.md §4).
 
-The check runs :func:`sia_theory.studies.ext_needle.needle_study`'s two parts (the study behind
+The check runs :func:`sia_theory.studies.ext_needle.needle_study` (the study behind
 ``experiments/ext_needle.py``, same settings) and hands its threshold table and Monte Carlo
 table to the pure :func:`decide_ext7`. ``δ*`` is the raise at which the needle is the argmax
 with probability ½ (the claim's threshold); the mass threshold (``E[e^{L_t}/Z] = ½``) is checked
@@ -10,13 +10,12 @@ against its free-energy prediction beside it.
 
 from __future__ import annotations
 
-from functools import cache
-
 import numpy as np
 import pandas as pd
 
 from sia_theory.gaussian.needle_theory import classical_threshold
-from sia_theory.studies.ext_needle import NeedleSettings, needle_exact, needle_monte_carlo
+from sia_theory.studies import Execution
+from sia_theory.studies.ext_needle import NeedleSettings, needle_study
 
 from .core import Measurement, claim, negative_control, verdict
 
@@ -28,18 +27,6 @@ AGNOSTIC_SLOPE = (0.8, 1.2)  # dδ*/d√(2 log N) for position-agnostic schemes
 SCALE_LOCAL_MAX = 0.5  # dδ*/d√(2 log N) at fixed t for SI: at most half the agnostic growth
 MC_K = 4.0  # Monte Carlo: within 4 standard errors
 SI = "scale-invariant"
-
-
-@cache
-def _exact(quick: bool) -> dict:
-    """The deterministic part of the study (no seed): computed once per run of the table."""
-    return needle_exact(NeedleSettings.of(quick), scheduler="sync")
-
-
-def _study(quick: bool, seed: int) -> dict:
-    """:func:`~sia_theory.studies.ext_needle.needle_study`, its exact part shared by all seeds."""
-    return {**_exact(quick),
-            "montecarlo": needle_monte_carlo(NeedleSettings.of(quick), seed)}
 
 
 def n_slopes(thresholds: pd.DataFrame, scheme: str) -> pd.Series:
@@ -114,7 +101,8 @@ def decide_ext7(thresholds: pd.DataFrame, montecarlo: pd.DataFrame) -> Measureme
 def ext_7(quick, seed):
     """Issue 10 §4: thresholds by EVT and closed forms against the exact root, the Monte Carlo
     against the exact routes (figures/ext_needle)."""
-    data = _study(bool(quick), seed)
+    data = needle_study(NeedleSettings.of(bool(quick)), seed=seed,
+                        execution=Execution(scheduler="threads"))
     th = data["thresholds"]
     m = decide_ext7(th, data["montecarlo"])
     agn = th[th["position_agnostic"]].groupby("n_ctx")["delta_star"].first()

@@ -1,7 +1,8 @@
 """Claims SI-6 … SI-10: Monte Carlo of the Gaussian-logit model and the SI figures.
 
-SI-7, SI-8 and SI-9 run the same library study, with the same settings, as SI Fig. 2, Fig. 6
-and Fig. 1 (:mod:`sia_theory.studies.si_entropy_scaling`), so the table and the figures report one number.
+SI-7, SI-8 and SI-9 run the same library studies, with the same settings, as SI Fig. 2, Fig. 6
+(:mod:`sia_theory.studies.si_entropy_scaling`) and Fig. 1
+(:mod:`sia_theory.studies.si_fig1_gaussian`), so the table and the figures report one number.
 """
 
 from __future__ import annotations
@@ -15,15 +16,16 @@ from scipy.special import digamma
 
 from sia_theory import ScaleInvariant
 from sia_theory._infra.seeding import rng_for, seed_int
-from sia_theory.gaussian.laws import entropy_law_evidence
+from sia_theory.gaussian.laws import entropy_law_evidence, local_slopes
 from sia_theory.gaussian.montecarlo import simulate_gaussian_logits
 from sia_theory.studies.si_entropy_scaling import (
-    context_sweep_study,
     entropy_scaling_study,
-    fig1_settings,
     fig2_settings,
     fig6_settings,
-    local_slopes,
+)
+from sia_theory.studies.si_fig1_gaussian import (
+    context_sweep_study,
+    fig1_settings,
     recent_mass_ratio,
 )
 from sia_theory.symbolic import si
@@ -142,10 +144,7 @@ def decide_log_growth(slopes) -> Measurement:
 def synthetic_slopes(curve, settings, sd=2.0):
     """Local slopes of ``curve(t)`` plus per-sample Gaussian noise of ``sd`` (about the spread
     of one sample's entropy under the transform at t ~ 1e4), on the settings' grid."""
-    from sia_theory._infra.grids import log_spaced_integers
-
-    t = log_spaced_integers(settings.t_min, settings.t_max, settings.n_t)
-    t = np.unique(np.concatenate([t, np.ravel(settings.windows)]).astype(np.int64))
+    t = settings.t_values()
     rng = rng_for(0, "paper_checks.si.control")
     noise = rng.standard_normal((settings.samples, len(settings.deltas), t.size))
     return local_slopes(curve(t.astype(float)) + sd * noise, t, settings.deltas,
@@ -153,9 +152,9 @@ def synthetic_slopes(curve, settings, sd=2.0):
 
 
 def _entropy_row(settings, seed, decide):
-    result = entropy_scaling_study(settings, seed)
-    m = decide(result.slopes)
-    fits = result.fits.pivot(index="delta", columns="law")["r2"]
+    result = entropy_scaling_study(settings, seed=seed)
+    m = decide(result["slopes"])
+    fits = result["fits"].pivot(index="delta", columns="law")["r2"]
     r2 = ", ".join(f"Δ={d}: R² √log {fits.loc[d, 'sqrt(log t)']:.4f} vs log "
                    f"{fits.loc[d, 'log t']:.4f}" for d in fits.index)
     return Measurement(m.verdict, m.measured, m.value, m.ci_low, m.ci_high, m.target,
@@ -236,12 +235,12 @@ def decide_context_sweep(sweep) -> Measurement:
                "quickly to 0; the SI transform keeps entropy low and that attention decays slowly",
        alternative="SI's recent-token attention decays like LogN's")
 def si_9(quick, seed):
-    return decide_context_sweep(context_sweep_study(fig1_settings(quick), seed))
+    return decide_context_sweep(context_sweep_study(fig1_settings(quick), seed=seed)["sweep"])
 
 
 @negative_control("SI-9")
 def si_9_control():
-    sweep = context_sweep_study(fig1_settings(True), 0)
+    sweep = context_sweep_study(fig1_settings(True), seed=0)["sweep"]
     logn = sweep[sweep["transform"] == SI9_LABELS[1]]
     fake = logn.assign(transform=SI9_LABELS[2])
     keep = sweep[sweep["transform"] != SI9_LABELS[2]]

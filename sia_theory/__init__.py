@@ -1,9 +1,12 @@
 """sia-theory: executable theory of long-context attention scaling.
 
 The transforms are the shared vocabulary: the closed forms, the Monte Carlo, the figures and the
-attention reference all take a transform object. Subpackages: ``symbolic`` (sympy derivations
-and the numeric code generated from them), ``attention`` (the torch-free attention reference and
-decoder).
+attention reference all take a transform object. The engines: ``gaussian`` (independent
+Gaussian logits under any transform: closed forms, Monte Carlo, the exact and asymptotic routes,
+the needle, the REM phase), ``cas`` (the tokens of critical attention scaling), ``attention``
+(the torch-free attention reference and decoder), ``models`` (a pretrained model through that
+reference); ``symbolic`` (sympy derivations and the numeric code generated from them). Above
+them, ``studies`` (one module per figure, one call contract) and ``analysis`` (``analyze``).
 
 Names are re-exported lazily (PEP 562): ``import sia_theory`` loads nothing else, and
 ``from sia_theory import X`` imports only the module that defines ``X`` (so, e.g., the
@@ -48,10 +51,16 @@ _EXPORTS = {
     **dict.fromkeys(["NeedleSettings", "needle_study"], ".studies.ext_needle"),
     # one phase diagram (EXT-4 … EXT-6)
     **dict.fromkeys(["participation_beta50", "rem_participation", "rem_beta50",
-                     "rem_max_location", "simplex_beta50"], ".cas.universality"),
-    **dict.fromkeys(["zoo_phase_table", "freezing_ratio"], ".studies.ext_zoo_phase"),
+                     "simplex_beta50"], ".cas.universality"),
+    **dict.fromkeys(["zoo_phase_table", "freezing_ratio", "rem_max_location"],
+                    ".gaussian.phase"),
+    **dict.fromkeys(["Estimate", "assert_agree"], ".gaussian.estimate"),
+    "expectation": ".gaussian.routes",
+    **dict.fromkeys(["FixedContext", "at_context"], ".transforms"),
+    **dict.fromkeys(["REM_PHASES", "CAS_PHASES"], ".phases"),
+    "get_study": ".studies",
 }
-_SUBPACKAGES = ("analysis", "attention", "models", "symbolic")
+_SUBPACKAGES = ("analysis", "attention", "cas", "gaussian", "models", "studies", "symbolic")
 
 __all__ = [
     # transforms
@@ -86,8 +95,13 @@ __all__ = [
     # one phase diagram (EXT-4 … EXT-6)
     "participation_beta50", "rem_participation", "rem_beta50", "rem_max_location",
     "simplex_beta50", "zoo_phase_table", "freezing_ratio",
+    # one result type for the routes, one call for every route, the phase vocabularies
+    "Estimate", "assert_agree", "expectation", "FixedContext", "at_context", "REM_PHASES",
+    "CAS_PHASES",
+    # the studies (one contract: study(settings, *, seed) -> StudyResult)
+    "get_study",
     # subpackages
-    "analysis", "attention", "models", "symbolic",
+    "analysis", "attention", "cas", "gaussian", "models", "studies", "symbolic",
 ]
 __version__ = "0.2.0"
 

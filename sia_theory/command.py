@@ -36,9 +36,8 @@ from ._infra.cli import OneLineArgumentParser, int_range, output_dir, seed
 __all__ = ["main", "build_parser", "repo_root", "load_transform", "SUBCOMMANDS",
            "EXTRA_SUBCOMMAND_MODULES", "CommandError"]
 
-# Modules with a ``register(subparsers)`` function, imported when the parser is built. The
-# sweep subcommand plugs in here at merge: EXTRA_SUBCOMMAND_MODULES = ("sia_theory.sweep.command",)
-EXTRA_SUBCOMMAND_MODULES: tuple[str, ...] = ("sia_theory.sweeps.command",)
+# Modules with a ``register(subparsers)`` function, imported when the parser is built.
+EXTRA_SUBCOMMAND_MODULES: tuple[str, ...] = ("sia_theory.studies.command",)
 
 
 class CommandError(ValueError):

@@ -30,7 +30,7 @@ from ._infra.validate import check_finite_array, check_int, check_real
 from .symbolic import generated
 
 __all__ = ["DEPENDENCES", "Transform", "NoScale", "LogN", "ScaleInvariant",
-           "ScaleInvariantFamily", "ALiBi", "declared_dependence"]
+           "ScaleInvariantFamily", "ALiBi", "FixedContext", "at_context", "declared_dependence"]
 
 DEPENDENCES = frozenset({"distance", "context", "head"})
 
@@ -309,3 +309,36 @@ class ALiBi(Transform):
 
     def _affine(self, t, n, h):
         return np.ones_like(t), -self._slope_for(h) * t
+
+
+@dataclass(frozen=True)
+class FixedContext(Transform):
+    """``transform`` with its context length frozen at ``n_ctx``: ``(a, m)(t) = transform's
+    (a, m)(t, n_ctx)`` for every ``t`` (also ``t >= n_ctx``: the query's profile extended)."""
+
+    transform: Transform
+    n_ctx: int
+
+    def __post_init__(self):
+        if not isinstance(self.transform, Transform):
+            raise ValueError(f"transform must be a sia_theory Transform, got {self.transform!r}")
+        object.__setattr__(self, "n_ctx", check_int("n_ctx", self.n_ctx, lo=1))
+
+    @property
+    def depends_on(self) -> frozenset:
+        return declared_dependence(self.transform) - {"context"}
+
+    @property
+    def n_heads(self):
+        return self.transform.n_heads
+
+    def _affine(self, t, n, h):
+        return self.transform.coefficients(t, self.n_ctx, h)
+
+
+def at_context(transform: Transform, n_ctx: int) -> Transform:
+    """``transform`` itself if its coefficients do not depend on the context, else
+    :class:`FixedContext` at ``n_ctx``."""
+    if "context" in declared_dependence(transform):
+        return FixedContext(transform, n_ctx)
+    return transform

@@ -23,8 +23,9 @@ from hypothesis import strategies as st
 
 import sia_theory as sia
 from sia_theory.gaussian import entropy as entropy_scaling
-from sia_theory.gaussian import montecarlo, rng
+from sia_theory.gaussian import laws, montecarlo, rng
 from sia_theory.studies import si_entropy_scaling as studies
+from sia_theory.studies import si_fig1_gaussian as fig1
 
 # --- bad values per parameter type -----------------------------------------------------------
 
@@ -215,18 +216,18 @@ CASES = [
     Case("EntropyScalingSettings.deltas",
          lambda v: studies.EntropyScalingSettings(deltas=(2, v)), "deltas", "integer"),
     *[Case(f"ContextSweepSettings.{name}",
-           lambda v, name=name: studies.ContextSweepSettings(**{name: v}), name, "size")
+           lambda v, name=name: fig1.ContextSweepSettings(**{name: v}), name, "size")
       for name in ("n_max", "n_points", "samples")],
-    Case("ContextSweepSettings.recent", lambda v: studies.ContextSweepSettings(recent=v),
+    Case("ContextSweepSettings.recent", lambda v: fig1.ContextSweepSettings(recent=v),
          "recent", "integer"),
-    Case("entropy_scaling_study.settings", lambda v: studies.entropy_scaling_study(v, 0),
+    Case("entropy_scaling_study.settings", lambda v: studies.entropy_scaling_study(v, seed=0),
          "settings", "object"),
     Case("entropy_scaling_study.seed",
-         lambda v: studies.entropy_scaling_study(studies.EntropyScalingSettings.quick(), v),
+         lambda v: studies.entropy_scaling_study(studies.EntropyScalingSettings.quick(), seed=v),
          "seed", "integer"),
-    Case("context_sweep_study.settings", lambda v: studies.context_sweep_study(v, 0),
+    Case("context_sweep_study.settings", lambda v: fig1.context_sweep_study(v, seed=0),
          "settings", "object"),
-    Case("local_slopes.h", lambda v: studies.local_slopes(v, [10, 20, 40], [2], [(10, 40)]),
+    Case("local_slopes.h", lambda v: laws.local_slopes(v, [10, 20, 40], [2], [(10, 40)]),
          "h", "array3d"),
 ]
 
@@ -319,8 +320,8 @@ EXAMPLES = [
      "H_mean"),
     ("t = 0 in a growth-law table", lambda: sia.fit_growth_laws(_table_with("t", 0)), "t"),
     ("n_ctx = 1e10", lambda: sia.simulate_gaussian_logits(SI, 10**10, [(0, 10)], 2), "n_ctx"),
-    ("slopes without columns", lambda: studies.slope_ratio(pd.DataFrame({"x": [1]})), "slopes"),
-    ("sweep without columns", lambda: studies.recent_mass_ratio(pd.DataFrame(), "a", "b"),
+    ("slopes without columns", lambda: laws.slope_ratio(pd.DataFrame({"x": [1]})), "slopes"),
+    ("sweep without columns", lambda: fig1.recent_mass_ratio(pd.DataFrame(), "a", "b"),
      "sweep"),
 ]
 

@@ -18,13 +18,12 @@ import pytest
 
 from paper_checks import cas as C1
 from paper_checks import cas_near_simplex as C
-from sia_theory.studies.cas_fig1_phase_diagram import (
-    summarize_depth,
-    summarize_phase_diagram,
-    summarize_sparsity,
-    summarize_transition,
-)
-from sia_theory.studies.cas_fig2_jacobian import summarize_finite_n, summarize_jacobian_sweep
+from sia_theory.studies.cas_depth import summarize_depth
+from sia_theory.studies.cas_fig1_phase_diagram import summarize_phase_diagram
+from sia_theory.studies.cas_fig2_jacobian import summarize_jacobian_sweep
+from sia_theory.studies.cas_finite_n import summarize_finite_n
+from sia_theory.studies.cas_sparsity import summarize_sparsity
+from sia_theory.studies.cas_transition import summarize_transition
 
 ROOT = Path(__file__).resolve().parents[1]
 CLAIMS_DIR = Path(os.environ.get("SIA_CLAIMS_DIR", ROOT / "paper_checks" / "results"))

@@ -1,6 +1,5 @@
 """The transition midpoint and the near-simplex window (CAS-4) against direct computation."""
 
-import dataclasses
 import math
 
 import numpy as np
@@ -11,8 +10,6 @@ from sia_theory.cas.dynamics import attention_step
 from sia_theory.cas.simplex import simplex_self_weight
 from sia_theory.cas.tokens import mean_cosine, sample_tokens, token_rng
 from sia_theory.cas.transition import TRANSITION_STUDY, near_simplex_window, transition_draw
-from sia_theory.studies import cas_fig1_phase_diagram as studies
-from sia_theory.studies import cas_fig2_jacobian as studies_jacobian
 
 
 def test_window_collapses_to_the_simplex_self_weight_half_point():
@@ -55,12 +52,3 @@ def test_fit_slope_recovers_a_known_line_and_its_interval_covers_it():
     assert fit["slope"] == pytest.approx(np.polyfit(x, y, 1)[0], rel=1e-12)
 
 
-@pytest.mark.parametrize("cls", [studies.TransitionSettings, studies.PhaseDiagramSettings,
-                                 studies.DepthSettings, studies.SparsitySettings,
-                                 studies_jacobian.JacobianSweepSettings,
-                                 studies_jacobian.FiniteNSettings])
-def test_settings_are_frozen_with_quick_and_full(cls):
-    quick, full = cls.quick(), cls.full()
-    assert quick != full and full == cls()
-    with pytest.raises(dataclasses.FrozenInstanceError):
-        full.rho = 0.3

@@ -8,7 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from paper_checks import ext_phase as X
+from paper_checks import ext_si_on_cas as X6
+from paper_checks import ext_universality as X4
 from paper_checks.core import NEGATIVE_CONTROLS
 from sia_theory._infra.seeding import rng_for
 from sia_theory.cas.tokens import normalise_rows, sample_tokens
@@ -16,19 +17,19 @@ from sia_theory.cas.universality import (
     beta50,
     participation,
     rem_beta50,
-    rem_max_location,
     rem_participation,
     simplex_beta50,
     simplex_participation,
 )
-from sia_theory.studies.ext_si_on_cas import shifted_weight_mean, si_simplex_profile
-from sia_theory.studies.ext_zoo_phase import (
+from sia_theory.gaussian.phase import (
     context_spread,
     crossings,
     octave_ratios,
-    turnover_peak,
+    rem_max_location,
     zoo_phase_table,
 )
+from sia_theory.studies.ext_si_on_cas import shifted_weight_mean, si_simplex_profile
+from sia_theory.studies.ext_zoo_phase import turnover_peak
 from sia_theory.transforms import ALiBi, LogN, NoScale, ScaleInvariant
 from sia_theory.zoo import CriticalScaling, Temperature, YaRNTemperature
 
@@ -85,9 +86,9 @@ def test_ext4_decision_on_both_sides():
                         ("planted σ=0.02", 0.90, 0.12), ("planted σ=0.4", 0.64, 0.08),
                         ("gaussian d=2", 0.05, 0.0))])
     args = ("iid", ["gaussian d=1024", "planted σ=0.02"], "planted σ=0.4", "gaussian d=2")
-    assert X.decide_ext4(summary, *args).verdict == "PASS"
+    assert X4.decide_ext4(summary, *args).verdict == "PASS"
     summary.loc[summary["class"] == "gaussian d=2", ["k", "k_ci_low", "k_ci_high"]] = 15, 14, 16
-    assert X.decide_ext4(summary, *args).verdict == "DIVERGES"
+    assert X4.decide_ext4(summary, *args).verdict == "DIVERGES"
 
 
 # ----------------------------------------------------------------------------- EXT-5
@@ -189,9 +190,9 @@ def test_ext6_decision_on_both_sides():
                   "slope": {"raw": (10.1, 9.9, 10.3), "centred": (-0.25, -0.3, -0.2),
                             "iid": (0.16, 0.14, 0.18)},
                   "phase": {"raw": "subcritical", "centred": "supercritical"}}}
-    assert X.decide_ext6(good).verdict == "PASS"
+    assert X6.decide_ext6(good).verdict == "PASS"
     good[128]["restored"] = (-3.0, -3.1, -2.9)  # centring removes only 70 %
-    assert X.decide_ext6(good).verdict == "FAIL"
+    assert X6.decide_ext6(good).verdict == "FAIL"
 
 
 # ----------------------------------------------------------------------------- bad input
@@ -209,14 +210,16 @@ def test_bad_input_names_the_parameter(call, name):
 
 
 def test_universality_sweep_same_numbers_on_every_scheduler_and_from_the_store(tmp_path):
+    from sia_theory.studies import Execution
     from sia_theory.studies.ext_universality import UniversalitySettings, universality_study
 
     settings = UniversalitySettings(ns=(256, 512), dims=(64,), spreads=(0.4,), draws=2,
                                     queries=32)
-    sync = universality_study(settings, seed=3, scheduler="sync", progress=False)
-    threads = universality_study(settings, seed=3, scheduler="threads", store=tmp_path / "s",
-                                 progress=False)
-    again = universality_study(settings, seed=3, store=tmp_path / "s", progress=False)
+    sync = universality_study(settings, seed=3)["draws"]
+    threads = universality_study(settings, seed=3, execution=Execution(
+        scheduler="threads", store=tmp_path / "s"))["draws"]
+    again = universality_study(settings, seed=3, execution=Execution(
+        scheduler="threads", store=tmp_path / "s"))["draws"]
     pd.testing.assert_frame_equal(sync, threads)
     pd.testing.assert_frame_equal(threads, again)
     assert set(sync["class"]) == {"iid", "planted σ=0.4", "gaussian d=64"}

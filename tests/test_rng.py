@@ -1,5 +1,5 @@
-"""The counter-based normal generator (sia_theory.gaussian.rng) against published vectors, pure-Python
-integer arithmetic and scipy's normal distribution."""
+"""The counter-based normal generator (sia_theory.gaussian.rng) against published vectors,
+pure-Python integer arithmetic and scipy's normal distribution."""
 
 import math
 

@@ -14,7 +14,8 @@ import pandas as pd
 import pytest
 
 from sia_theory.gaussian.entropy import fit_growth_laws
-from sia_theory.studies.si_entropy_scaling import recent_mass_ratio, slope_ratio
+from sia_theory.gaussian.laws import slope_ratio
+from sia_theory.studies.si_fig1_gaussian import recent_mass_ratio
 
 ROOT = Path(__file__).resolve().parents[1]
 FIGURES = Path(os.environ.get("SIA_FIGURES_DIR", ROOT / "figures"))

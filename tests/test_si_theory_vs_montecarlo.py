@@ -94,7 +94,7 @@ def test_fit_growth_laws_needs_three_points_and_the_columns():
 def test_local_slopes_mean_is_the_least_squares_slope_of_the_mean_curve():
     """The per-sample slope is linear in H, so its mean is the OLS slope of H_mean on log t;
     its standard error is the spread of the per-sample OLS slopes (computed here by polyfit)."""
-    from sia_theory.studies.si_entropy_scaling import local_slopes
+    from sia_theory.gaussian.laws import local_slopes
 
     rng = np.random.default_rng(4)
     t = log_spaced_integers(100, 10**4, 21)
@@ -113,7 +113,7 @@ def test_local_slopes_mean_is_the_least_squares_slope_of_the_mean_curve():
 
 
 def test_slope_ratio_is_one_for_the_exact_law_and_its_se_matches_the_spread():
-    from sia_theory.studies.si_entropy_scaling import local_slopes, slope_ratio
+    from sia_theory.gaussian.laws import local_slopes, slope_ratio
 
     t = log_spaced_integers(100, 10**5, 31)
     windows = ((100, 1000), (10**4, 10**5))
@@ -137,21 +137,21 @@ def test_entropy_scaling_study_is_reproducible_and_settings_validate():
                                       deltas=(2, 5), samples=64,
                                       windows=((10, 100), (100, 1000)))
     first, again = (entropy_scaling_study(settings, seed=3) for _ in range(2))
-    pd.testing.assert_frame_equal(first.table, again.table)
-    pd.testing.assert_frame_equal(first.slopes, again.slopes)
+    pd.testing.assert_frame_equal(first["entropy"], again["entropy"])
+    pd.testing.assert_frame_equal(first["slopes"], again["slopes"])
     other = entropy_scaling_study(settings, seed=4)
-    assert not np.allclose(first.table["H_mean"], other.table["H_mean"])
-    assert set(first.slopes["delta"]) == {0, 2, 5}
+    assert not np.allclose(first["entropy"]["H_mean"], other["entropy"]["H_mean"])
+    assert set(first["slopes"]["delta"]) == {0, 2, 5}
     with pytest.raises(ValueError, match="^windows must lie"):
         EntropyScalingSettings(NoScale(), t_max=1000, windows=((10, 10**4),))
     with pytest.raises(ValueError, match="^samples"):
         EntropyScalingSettings(NoScale(), samples=1)
-    with pytest.raises(ValueError, match="^settings must"):
-        entropy_scaling_study({"samples": 4}, seed=0)
+    with pytest.raises(ValueError, match="^settings of study .si_entropy_scaling. must"):
+        entropy_scaling_study({"samples": 4}, seed=0)  # not a settings object
 
 
 def test_context_sweep_study_seeds_transforms_independently():
-    from sia_theory.studies.si_entropy_scaling import (
+    from sia_theory.studies.si_fig1_gaussian import (
         ContextSweepSettings,
         context_sweep_study,
         recent_mass_ratio,
@@ -159,7 +159,7 @@ def test_context_sweep_study_seeds_transforms_independently():
 
     settings = ContextSweepSettings(transforms=(("a", NoScale()), ("b", NoScale())),
                                     n_min=10, n_max=300, n_points=3, samples=200, ranges=())
-    sweep = context_sweep_study(settings, seed=1)
+    sweep = context_sweep_study(settings, seed=1)["sweep"]
     a, b = (sweep[sweep["transform"] == k]["mean"].to_numpy() for k in "ab")
     assert not np.allclose(a, b)  # same law, independent streams
     ratio, se = recent_mass_ratio(sweep, "a", "b")

@@ -221,7 +221,7 @@ def test_bad_scheduler_address_is_a_quick_value_error_and_writes_nothing(tmp_pat
 def test_command_bad_scheduler_is_one_line_exit_2_nothing_written(tmp_path):
     store = tmp_path / "store"
     for scheduler in ("tcp://127.0.0.1:9", "nowhere"):
-        run = subprocess.run([sys.executable, "-m", "sia_theory.sweeps.command",
+        run = subprocess.run([sys.executable, "-m", "sia_theory.studies.command",
                               "phase-diagram", "--n", "50", "--d", "4", "--grid", "3",
                               "--scheduler", scheduler, "--store", str(store)],
                              env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True,
@@ -234,33 +234,35 @@ def test_command_bad_scheduler_is_one_line_exit_2_nothing_written(tmp_path):
 
 def test_phase_diagram_and_jacobian_studies_identical_on_dask_and_in_process(cluster2, tmp_path):
     from sia_theory.cas.transition import transition_draws
+    from sia_theory.studies import Execution
     from sia_theory.studies.cas_fig1_phase_diagram import PhaseDiagramSettings, phase_diagram
     from sia_theory.studies.cas_fig2_jacobian import JacobianSweepSettings, jacobian_sweep
 
     settings = PhaseDiagramSettings(n=60, size=4, dims=(16, 2), transition_draws=2,
                                     scaling_ns=(64, 128), scaling_draws=2, scaling_queries=32)
-    local = phase_diagram(settings, seed=5, scheduler="sync", progress=False)
-    remote = phase_diagram(settings, seed=5, scheduler=cluster2, store=tmp_path / "p",
-                           progress=False)
-    resumed = phase_diagram(settings, seed=5, scheduler="threads", store=tmp_path / "p",
-                            progress=False)
-    for part in local:
+    local = phase_diagram(settings, seed=5)
+    remote = phase_diagram(settings, seed=5, execution=Execution(scheduler=cluster2,
+                                                                 store=tmp_path / "p"))
+    resumed = phase_diagram(settings, seed=5, execution=Execution(scheduler="threads",
+                                                                  store=tmp_path / "p"))
+    for part in local.frames:
         pd.testing.assert_frame_equal(remote[part], local[part], check_exact=True)
         pd.testing.assert_frame_equal(resumed[part], local[part], check_exact=True)
     # the crossing draws are those of the one-shot helper with the study's stream names
     one_shot = transition_draws(ns=[60], d=16, rho=0.5, seed=5, draws=2, queries=60,
                                 levels=(0.1, 0.5, 0.9), study="cas.phase_diagram.transition")
     pd.testing.assert_frame_equal(local["transition"].iloc[:2], one_shot, check_exact=True)
-    jac = JacobianSweepSettings(n=40, dims=(16,), gammas=(0.0, 1.0, 4.0), draws=2)
-    a = jacobian_sweep(jac, seed=1, scheduler="sync", progress=False)
-    b = jacobian_sweep(jac, seed=1, scheduler=cluster2, progress=False)
-    for part in a:
+    jac = JacobianSweepSettings(n=40, dims=(16,), gamma_max=4.0, points=3, draws=2)
+    a = jacobian_sweep(jac, seed=1)
+    b = jacobian_sweep(jac, seed=1, execution=Execution(scheduler=cluster2))
+    for part in a.frames:
         pd.testing.assert_frame_equal(b[part], a[part], check_exact=True)
 
 
 def test_entropy_study_in_sample_blocks_equals_one_simulation(monkeypatch, tmp_path):
     from sia_theory._infra.seeding import seed_int as derive
     from sia_theory.gaussian.entropy import entropy_in_range_samples
+    from sia_theory.studies import Execution
     from sia_theory.studies import si_entropy_scaling as studies
     from sia_theory.transforms import ScaleInvariant
 
@@ -269,20 +271,21 @@ def test_entropy_study_in_sample_blocks_equals_one_simulation(monkeypatch, tmp_p
                                               windows=((10, 100), (200, 2000)))
     monkeypatch.setattr(studies, "SAMPLE_BLOCK", 16)
     assert len(studies.entropy_scaling_cells(settings)) == 7
-    blocked = studies.entropy_scaling_study(settings, 4, store=tmp_path / "e", progress=False)
+    store = Execution(store=tmp_path / "e")
+    blocked = studies.entropy_scaling_study(settings, seed=4, execution=store)
     t_values = np.unique(np.concatenate([np.round(np.geomspace(10, 2000, 9)).astype(np.int64),
                                          [10, 100, 200, 2000]]))
     table, h = entropy_in_range_samples(settings.transform, t_values, settings.deltas,
                                         samples=100, seed=derive(4, "si.entropy_scaling"))
-    pd.testing.assert_frame_equal(blocked.table, table, check_exact=True)
-    again = studies.entropy_scaling_study(settings, 4, store=tmp_path / "e", progress=False)
-    pd.testing.assert_frame_equal(again.slopes, blocked.slopes, check_exact=True)
+    pd.testing.assert_frame_equal(blocked["entropy"], table, check_exact=True)
+    again = studies.entropy_scaling_study(settings, seed=4, execution=store)
+    pd.testing.assert_frame_equal(again["slopes"], blocked["slopes"], check_exact=True)
 
 
 def test_command_runs_a_study_into_the_store_and_resumes(tmp_path):
     store = tmp_path / "store"
-    command = [sys.executable, "-m", "sia_theory.sweeps.command", "jacobian", "--n", "20", "--d",
-               "16", "--draws", "2", "--points", "3", "--scheduler", "sync", "--store",
+    command = [sys.executable, "-m", "sia_theory.studies.command", "jacobian", "--n", "20",
+               "--d", "16", "--draws", "2", "--points", "3", "--scheduler", "sync", "--store",
                str(store), "--seed", "3", "--no-progress"]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     first = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
@@ -291,8 +294,8 @@ def test_command_runs_a_study_into_the_store_and_resumes(tmp_path):
     assert sorted(set(stored["draw"])) == [0, 1] and len(stored) == 6
     from sia_theory.studies.cas_fig2_jacobian import JacobianSweepSettings, jacobian_sweep
 
-    direct = jacobian_sweep(JacobianSweepSettings(n=20, dims=(16,), gammas=(0.0, 4.0, 8.0),
-                                                  draws=2), seed=3, progress=False)["eta"]
+    direct = jacobian_sweep(JacobianSweepSettings(n=20, dims=(16,), points=3, draws=2),
+                            seed=3)["eta"]
     ordered = stored.sort_values(["draw", "gamma"], ignore_index=True)[list(direct.columns)]
     pd.testing.assert_frame_equal(ordered, direct, check_exact=True)
     mtimes = {p: p.stat().st_mtime_ns for p in (store / "cells").iterdir()}
@@ -311,7 +314,7 @@ def test_benchmark_rejects_bad_flags_in_one_line():
 def test_sweep_subcommand_plugs_into_the_sia_theory_command(monkeypatch, tmp_path, capsys):
     from sia_theory import command
 
-    monkeypatch.setattr(command, "EXTRA_SUBCOMMAND_MODULES", ("sia_theory.sweeps.command",))
+    monkeypatch.setattr(command, "EXTRA_SUBCOMMAND_MODULES", ("sia_theory.studies.command",))
     store = tmp_path / "store"
     code = command.main(["sweep", "jacobian", "--n", "20", "--d", "16", "--draws", "2",
                          "--points", "2", "--scheduler", "tcp://127.0.0.1:9", "--store",

@@ -18,6 +18,7 @@ import json
 import os
 import platform
 import sys
+from collections.abc import Mapping
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
@@ -111,22 +112,30 @@ def write_metadata(path, **params) -> Path:
     return write_text(path, metadata_text(**params))
 
 
+def _frames(data) -> dict:
+    """``data`` as ``{key: frame}``: a mapping of frames, a study result (its frames) or one
+    frame (key ``""``)."""
+    frames = getattr(data, "frames", data)
+    return dict(frames) if isinstance(frames, Mapping) else {"": frames}
+
+
 def experiment_files(stem: str, data) -> dict[str, str]:
     """The file names of a figure set by kind: ``figure`` (``stem.png``), ``data`` (``stem.csv``)
     or ``data_<key>`` (``stem_<key>.csv`` for each key of a dict of frames), ``metadata``
     (``stem.json``)."""
     names = {"figure": f"{stem}.png"}
-    for key in (data if isinstance(data, dict) else {"": data}):
+    for key in _frames(data):
         names[f"data_{key}" if key else "data"] = f"{stem}_{key}.csv" if key else f"{stem}.csv"
     names["metadata"] = f"{stem}.json"
     return names
 
 
 def save_experiment(out_dir, stem: str, fig, data, **params) -> dict:
-    """Publish ``stem.png``, its data (``stem.csv``, or ``stem_<key>.csv`` for a dict of frames)
-    and ``stem.json`` into ``out_dir`` as one set (with ``stem.manifest.json``); return the
-    written paths by kind (``figure``, ``data``/``data_<key>``, ``metadata``, ``manifest``)."""
-    frames = data if isinstance(data, dict) else {"": data}
+    """Publish ``stem.png``, its data (``stem.csv``, or ``stem_<key>.csv`` for a mapping of
+    frames or a study result's frames) and ``stem.json`` into ``out_dir`` as one set (with
+    ``stem.manifest.json``); return the written paths by kind (``figure``, ``data`` /
+    ``data_<key>``, ``metadata``, ``manifest``)."""
+    frames = _frames(data)
     names = experiment_files(stem, data)
     text = metadata_text(**params)
     writers = {names["figure"]: _figure_writer(fig, 150, "png")}

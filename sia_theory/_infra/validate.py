@@ -15,7 +15,8 @@ import numbers
 
 import numpy as np
 
-__all__ = ["MAX_INT", "check_real", "check_int", "check_finite_array", "check_nonempty"]
+__all__ = ["MAX_INT", "check_real", "check_int", "check_finite_array", "check_nonempty",
+           "check_sequence", "check_columns"]
 
 # Integers are bounded by int64 unless a caller allows more (the Monte Carlo seeds use 2**64 - 1):
 # every integer here ends up in a numpy array or a float, where larger values overflow.
@@ -128,3 +129,34 @@ def check_nonempty(name: str, values) -> list:
     if not out:
         raise ValueError(f"{name} must contain at least one value, got {values!r}")
     return out
+
+
+def check_sequence(name: str, values, *, pairs: bool = False) -> list:
+    """``values`` as a list (of 2-tuples if ``pairs``), or ``ValueError`` naming ``name``:
+    strings, bytes and mappings are not sequences here, and a pair is exactly two items."""
+    kind = "a sequence of (lo, hi) pairs" if pairs else "a sequence of values"
+    if isinstance(values, str | bytes | dict):
+        raise ValueError(f"{name} must be {kind}, got {values!r}")
+    try:
+        items = list(values)
+    except TypeError:
+        raise ValueError(f"{name} must be {kind}, got {values!r}") from None
+    if pairs:
+        for item in items:
+            if isinstance(item, str | bytes) or np.ndim(item) != 1 or len(item) != 2:
+                raise ValueError(f"{name} must be {kind}, got {item!r} in {values!r}")
+        return [tuple(item) for item in items]
+    return items
+
+
+def check_columns(name: str, frame, columns) -> None:
+    """``ValueError`` naming ``name`` unless ``frame`` is a DataFrame with every one of
+    ``columns``."""
+    import pandas as pd
+
+    if not isinstance(frame, pd.DataFrame):
+        raise ValueError(f"{name} must be a pandas DataFrame, got {type(frame).__name__}")
+    missing = set(columns) - set(frame.columns)
+    if missing:
+        raise ValueError(f"{name} must have the columns {sorted(columns)}; missing "
+                         f"{sorted(missing)}")

@@ -1,6 +1,7 @@
 """``analyze(transform) -> Report``: one call answering what a length-scaling rule does.
 
-The report holds the :class:`~sia_theory.analysis.study.SchemeStudy` of the transform and,
+The report holds the :class:`~sia_theory.studies.zoo_comparison.SchemeStudy` of the transform
+and,
 side by side, of every :data:`~sia_theory.zoo.ZOO` member on the same quantities; pandas
 DataFrames; a one-page, four-panel matplotlib figure; and :meth:`Report.write`, which publishes
 Markdown + CSV + PNG + JSON (parameters, seed, versions) as one atomic set
@@ -20,24 +21,17 @@ import pandas as pd
 from .._infra.io import metadata_text, write_set
 from .._infra.seeding import check_seed
 from .._infra.validate import check_int
+from ..gaussian.phase import PHASE_BAND
+from ..studies.zoo_comparison import (
+    AnalysisSettings,
+    SchemeStudy,
+    scheme_study,
+    summary_row,
+    zoo_studies,
+)
 from ..transforms import Transform
-from .quantities import PHASE_BAND
-from .study import AnalysisSettings, SchemeStudy, scheme_study, summary_row
 
-__all__ = ["Report", "analyze", "zoo_studies", "plot_studies", "zoo_markdown"]
-
-_ZOO_CACHE: dict = {}
-
-
-def zoo_studies(settings: AnalysisSettings, seed: int) -> list[SchemeStudy]:
-    """:func:`scheme_study` of every ZOO member (cached per process by settings and seed)."""
-    from ..zoo import ZOO
-
-    key = (settings, check_seed(seed))
-    if key not in _ZOO_CACHE:
-        _ZOO_CACHE[key] = [scheme_study(member, settings, seed, name)
-                           for name, member in ZOO.items()]
-    return _ZOO_CACHE[key]
+__all__ = ["Report", "analyze", "plot_studies", "zoo_markdown"]
 
 
 def plot_studies(studies, title: str, highlight: str | None = None):
@@ -235,13 +229,15 @@ def analyze(transform: Transform, *, n_ctx: int = 2**20, seed: int = 0, quick: b
     n_ctx = check_int("n_ctx", n_ctx, lo=2**8)
     seed = check_seed(seed)
     start = time.perf_counter()
-    settings = (AnalysisSettings.quick if quick else AnalysisSettings.full)(n_ctx)
-    study = scheme_study(transform, settings, seed, name or type(transform).__name__)
+    settings = (AnalysisSettings.quick if quick else AnalysisSettings.full)(
+        n_ctx, transform=transform, name=name or type(transform).__name__)
+    study = scheme_study(settings, seed=seed)
     rows = None
     if zoo:
         zoo_settings = (AnalysisSettings.zoo_quick if quick else AnalysisSettings.zoo)(n_ctx)
         rows = pd.DataFrame([summary_row(study)]
                             + [summary_row(s) for s in zoo_studies(zoo_settings, seed)])
     params = {"n_ctx": n_ctx, "zoo": zoo, "settings": json.loads(json.dumps(
-        settings.__dict__, default=str))}
+        {k: v for k, v in settings.__dict__.items() if k not in ("transform", "name")},
+        default=str))}
     return Report(study, rows, seed, bool(quick), time.perf_counter() - start, params)

@@ -11,10 +11,14 @@ from ..phases import CAS_PHASES as PHASES
 from ..phases import PHASE_LABELS as _LABELS
 from ..phases import check_phase as _check_phase
 
-__all__ = ["PHASES", "PHASE_LABELS", "TOKEN_KINDS", "check_phase", "check_token_kind"]
+__all__ = ["PHASES", "PHASE_LABELS", "RELATIVE_GAMMAS", "TOKEN_KINDS", "check_phase",
+           "check_token_kind"]
 
 PHASE_LABELS = {phase: _LABELS[phase] for phase in PHASES}
 """How figures print the CAS phases."""
+
+RELATIVE_GAMMAS = dict(zip(PHASES, (0.5, 1.0, 1.5), strict=True))
+"""``γ/γ_c`` representing each phase in the single-layer studies."""
 
 TOKEN_KINDS = ("gaussian", "simplex")
 """``"simplex"``: the exact simplex (needs ``d ≥ n``); ``"gaussian"``: CAS's near-simplex draw

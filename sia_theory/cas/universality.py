@@ -38,6 +38,7 @@ from scipy.optimize import brentq
 
 from .._infra.seeding import check_seed
 from .._infra.validate import check_finite_array, check_int, check_real
+from ..gaussian.phase import rem_max_location
 from .tokens import normalise_rows, sample_tokens, token_rng
 
 __all__ = ["participation", "beta50", "participation_beta50", "rem_participation", "rem_beta50",
@@ -82,14 +83,6 @@ def beta50(scores, level: float = 0.5) -> float:
 
 participation_beta50 = beta50
 """Top-level name of :func:`beta50` (``sia_theory.participation_beta50``)."""
-
-
-def rem_max_location(n) -> np.ndarray:
-    """``a_n = √(2 log n) − (log log n + log 4π)/(2√(2 log n))``: the location of the maximum of
-    ``n`` iid ``N(0, 1)`` (Gumbel centring); elementwise, ``n >= 3``."""
-    n = check_finite_array("n", n, dtype=np.float64, lo=3)
-    r = np.sqrt(2.0 * np.log(n))
-    return r - (np.log(np.log(n)) + math.log(4 * math.pi)) / (2 * r)
 
 
 def rem_participation(beta, n, step: float = 0.02) -> float:

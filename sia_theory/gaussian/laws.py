@@ -1,9 +1,9 @@
 """Which growth law the entropy in range follows: logarithmic, ``√(log t)``-like or bounded.
 
 The evidence is the local slope ``s(t) = dE[H_t^{tΔ}]/d log t`` in windows of ``t`` with its
-per-sample standard error (:func:`sia_theory.studies.si_entropy_scaling.local_slopes`). The three laws of SI
-§3 differ in how that slope decays (Defs. 3.3–3.4: ``log t`` = no scale-invariant sparsity,
-``o(log t)`` = weak, bounded = strong):
+per-sample standard error (:func:`local_slopes`, from per-sample entropies; :func:`slope_ratio`).
+The three laws of SI §3 differ in how that slope decays (Defs. 3.3–3.4: ``log t`` = no
+scale-invariant sparsity, ``o(log t)`` = weak, bounded = strong):
 
 * ``H ≈ c·log t``        → ``s`` constant, ``s ∝ (log t)^0``;
 * ``H ≈ c·√(log t)``     → ``s ∝ (log t)^{-1/2}``;
@@ -34,13 +34,89 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..studies.si_entropy_scaling import slope_ratio
+from .._infra.validate import check_columns, check_finite_array, check_int, check_sequence
 
 __all__ = ["ENTROPY_LAWS", "EntropyLawEvidence", "entropy_law_evidence", "classify_entropy_law",
-           "LAW_EXPONENT_BOUNDS"]
+           "LAW_EXPONENT_BOUNDS", "LAW_REGRESSORS", "local_slopes", "slope_ratio"]
 
 ENTROPY_LAWS = ("logarithmic", "sqrt-log", "bounded")
 LAW_EXPONENT_BOUNDS = (0.25, 0.75)  # p below the first: logarithmic; below the second: √log
+
+
+# Regressors x(t) of the laws H ≈ c·x(t) + d that a local slope is compared with.
+LAW_REGRESSORS = {"log t": np.log, "sqrt(log t)": lambda t: np.sqrt(np.log(t)),
+                  "log log t": lambda t: np.log(np.log(t))}
+
+
+def _window_weights(t_values: np.ndarray, lo, hi) -> tuple[np.ndarray, np.ndarray]:
+    """OLS slope weights ``c`` on ``log t`` for the points with ``lo <= t <= hi``."""
+    inside = (t_values >= lo) & (t_values <= hi)
+    if inside.sum() < 3:
+        raise ValueError(f"windows must hold at least 3 values of t, got {inside.sum()} in "
+                         f"[{lo}, {hi}]")
+    x = np.log(t_values[inside].astype(float))
+    weights = (x - x.mean()) / np.sum((x - x.mean()) ** 2)
+    return inside, weights
+
+
+def local_slopes(h: np.ndarray, t_values, deltas, windows) -> pd.DataFrame:
+    """Local slope ``s = dE[H]/d log t`` per window, from per-sample entropies.
+
+    ``h`` is ``(samples, len(deltas), len(t_values))``. In each window the slope is the least
+    squares slope of ``H`` on ``log t``, computed per sample (a fixed linear combination), so its
+    standard error and its covariance with the first window's slope come from the spread over
+    samples, whatever the correlation across ``t``. ``delta = 0`` rows pool the ``Δ`` (per-sample
+    mean of their slopes). ``law_<name>`` columns are the same slope for the exact curve
+    ``x(t)`` of each law of :data:`LAW_REGRESSORS` (its local slope per unit prefactor).
+    Columns: ``delta, window, t_lo, t_hi, slope, se, cov_first, law_log t, ...``.
+    """
+    h = check_finite_array("h", h, ndim=3, dtype=np.float64)
+    t_values = check_finite_array("t_values", t_values, ndim=1, lo=1, integer=True
+                                  ).astype(np.int64)
+    deltas = [check_int("deltas", d, lo=2) for d in check_sequence("deltas", deltas)]
+    windows = check_sequence("windows", windows, pairs=True)
+    if h.ndim != 3 or h.shape[1:] != (len(deltas), len(t_values)) or h.shape[0] < 2:
+        raise ValueError(f"h must be (samples >= 2, {len(deltas)}, {len(t_values)}), got "
+                         f"{h.shape}")
+    per_sample, rows = [], []
+    for lo, hi in windows:
+        inside, weights = _window_weights(t_values, lo, hi)
+        per_sample.append(h[:, :, inside] @ weights)  # (samples, deltas)
+    per_sample = np.stack(per_sample, axis=-1)  # (samples, deltas, windows)
+    pooled = per_sample.mean(axis=1, keepdims=True)  # (samples, 1, windows)
+    per_sample = np.concatenate([pooled, per_sample], axis=1)  # (samples, 1 + deltas, windows)
+    n = per_sample.shape[0]
+    for k, delta in enumerate([0, *deltas]):
+        first = per_sample[:, k, 0]
+        for w, (lo, hi) in enumerate(windows):
+            values = per_sample[:, k, w]
+            inside, weights = _window_weights(t_values, lo, hi)
+            t_in = t_values[inside].astype(float)
+            row = {"delta": delta, "window": w, "t_lo": int(lo), "t_hi": int(hi),
+                   "slope": values.mean(), "se": values.std(ddof=1) / np.sqrt(n),
+                   "cov_first": np.cov(values, first)[0, 1] / n}
+            for law, regressor in LAW_REGRESSORS.items():
+                row[f"law_{law}"] = float(regressor(t_in) @ weights)
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def slope_ratio(slopes: pd.DataFrame, delta: int = 0, law: str = "sqrt(log t)"):
+    """``ρ = (s_last/s_first) / (x_last/x_first)``: the ratio of the last to the first window's
+    local slope, divided by the same ratio for the exact curve of ``law``; ``ρ = 1`` for that
+    law. Returns ``(ρ, se)`` (delta method with the covariance of the two slopes)."""
+    check_columns("slopes", slopes, {"delta", "window", "slope", "se", "cov_first",
+                                      f"law_{law}"})
+    rows = slopes[slopes["delta"] == delta].sort_values("window")
+    if len(rows) < 2:
+        raise ValueError(f"slopes must hold at least two windows for delta={delta}")
+    first, last = rows.iloc[0], rows.iloc[-1]
+    unit = last[f"law_{law}"] / first[f"law_{law}"]
+    ratio = last["slope"] / first["slope"] / unit
+    grad = np.array([-last["slope"] / first["slope"] ** 2, 1.0 / first["slope"]]) / unit
+    cov = np.array([[first["se"] ** 2, last["cov_first"]], [last["cov_first"], last["se"] ** 2]])
+    return float(ratio), float(np.sqrt(max(grad @ cov @ grad, 0.0)))
+
 
 
 @dataclass(frozen=True)
@@ -81,8 +157,8 @@ def _unit_ratio(slopes: pd.DataFrame, law: str) -> float:
 
 
 def entropy_law_evidence(slopes: pd.DataFrame, z: float = 3.0) -> EntropyLawEvidence:
-    """The growth-law tests on ``slopes`` (a :func:`~sia_theory.studies.si_entropy_scaling.local_slopes` table
-    with at least two windows) at ``z`` standard errors."""
+    """The growth-law tests on ``slopes`` (a :func:`local_slopes` table with at
+    least two windows) at ``z`` standard errors."""
     missing = {"delta", "window", "slope", "se", "law_log t", "law_log log t"} - set(
         getattr(slopes, "columns", ()))
     if missing:

@@ -23,15 +23,17 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .._infra.validate import check_int
 from ..attention.positional import NTKRoPE, RoPE, YaRNRoPE
 from ..transforms import ScaleInvariant, Transform, declared_dependence
 from ..zoo import Llama4Temperature, QwenLogN, YaRNTemperature
-from .corpus import long_documents
+from .corpus import CODE_MODULES, long_documents
 
 __all__ = ["MODEL_NAME", "TRAIN_LENGTH", "pretrained", "documents", "score_capture",
            "capture_scores", "position_signature", "scheme_families",
            "extend_losses", "Scheme", "SCHEME_NAMES", "schemes", "si_tau", "SI_EPSILON",
-           "identical_prefix", "prefill_flops"]
+           "identical_prefix", "prefill_flops", "check_documents", "document_cells",
+           "cell_document", "model_families", "family_cache", "fork_for"]
 
 MODEL_NAME = "smollm2-135m"
 TRAIN_LENGTH = 8192  # SmolLM2's training context (GGUF llama.context_length)
@@ -216,3 +218,50 @@ def prefill_flops(config, start: int, stop: int, head_rows: int = 0) -> float:
     attention = 4 * c.n_heads * c.head_dim * pairs
     return c.n_layers * (per_token * (stop - start) + attention) + \
         2 * c.d_model * c.vocab_size * head_rows
+
+
+def check_documents(n_tokens, n_prose, n_code) -> None:
+    """``ValueError`` naming the parameter unless ``n_tokens >= 16`` and the document counts are
+    non-negative with at least one document."""
+    check_int("n_tokens", n_tokens, lo=16, hi=2**20)
+    check_int("n_prose", n_prose, lo=0, hi=64)
+    check_int("n_code", n_code, lo=0, hi=len(CODE_MODULES))
+    if n_prose + n_code < 1:
+        raise ValueError("n_prose + n_code must be at least 1 (one document)")
+
+
+def document_cells(n_tokens, n_prose, n_code, **extra) -> list[dict]:
+    """One sweep cell per corpus document (:func:`documents`), with ``extra`` settings in its
+    key."""
+    return [{"doc": i, "n_tokens": n_tokens, "n_prose": n_prose, "n_code": n_code, **extra}
+            for i in range(n_prose + n_code)]
+
+
+def cell_document(cell):
+    """The document of a cell of :func:`document_cells`."""
+    return documents(cell["n_tokens"], cell["n_prose"], cell["n_code"])[cell["doc"]]
+
+
+def model_families(n_ctx, train_length, alone=()):
+    """:func:`scheme_families` of the pretrained model's :func:`schemes` for a context of
+    ``n_ctx`` tokens (schemes named in ``alone`` get a family of their own)."""
+    model, _ = pretrained()
+    c = model.config
+    return scheme_families(schemes(n_ctx, c.rope_base, train_length), n_ctx, c.head_dim,
+                           min_shared=min(256, train_length // 2), alone=alone)
+
+
+def family_cache(model, members, shared, n_ctx):
+    """The base cache of a family: no score mod on the shared prefix of several members, the
+    member's own score mod for a family of one."""
+    scheme = members[0][0]
+    mod = scheme.score_mod if len(members) == 1 else None
+    return model.new_cache(mod, scheme.position, capacity=n_ctx + 8)
+
+
+def fork_for(base, scheme):
+    """A fork of a family's base cache that continues with ``scheme``'s score mod (exact: the
+    shared prefix is where every member's score mod is the identity)."""
+    twin = base.fork()
+    twin.score_mod = scheme.score_mod
+    return twin

@@ -1,1 +1,61 @@
-"""The studies: one module per figure, each called by its figure, its claims and the sweeps."""
+"""The studies: one module per figure (named like ``experiments/`` and ``paper_checks/``), each
+a :class:`~sia_theory.studies.base.Study` with one call contract,
+``study(settings, *, seed, execution=None) -> StudyResult``, called the same way by its
+figure, its claims, ``sia-theory sweep NAME`` and the tests.
+
+:data:`STUDIES` maps every study's name to its module (loaded on first use: the command line
+lists the studies without importing them); :func:`get_study` returns the study object of a
+name or of one of its :data:`ALIASES`.
+"""
+
+import importlib
+
+from .base import DEFAULT_EXECUTION, Execution, Study, StudyResult, study
+
+__all__ = ["STUDIES", "ALIASES", "get_study", "study_names", "Study", "StudyResult",
+           "Execution", "DEFAULT_EXECUTION", "study"]
+
+STUDIES = {
+    "si_fig1_gaussian": "si_fig1_gaussian",
+    "si_entropy_scaling": "si_entropy_scaling",
+    "si_entropy_extension": "si_entropy_extension",
+    "cas_fig1_phase_diagram": "cas_fig1_phase_diagram",
+    "cas_fig2_jacobian": "cas_fig2_jacobian",
+    "cas_finite_n": "cas_finite_n",
+    "cas_transition": "cas_transition",
+    "cas_depth": "cas_depth",
+    "cas_sparsity": "cas_sparsity",
+    "ext_needle": "ext_needle",
+    "ext_si_on_cas": "ext_si_on_cas",
+    "ext_trichotomy": "ext_trichotomy",
+    "ext_universality": "ext_universality",
+    "ext_zoo_phase": "ext_zoo_phase",
+    "model_gaussianity": "model_gaussianity",
+    "model_entropy_law": "model_entropy_law",
+    "model_extrapolation": "model_extrapolation",
+    "model_passkey": "model_passkey",
+    "scheme_analysis": "zoo_comparison",
+    "zoo_comparison": "zoo_comparison",
+}
+"""Study name → module of :mod:`sia_theory.studies` that defines it."""
+
+ALIASES = {"entropy-scaling": "si_entropy_scaling", "phase-diagram": "cas_fig1_phase_diagram",
+           "jacobian": "cas_fig2_jacobian"}
+"""Short command-line names of some studies (``sia-theory sweep phase-diagram``)."""
+
+
+def study_names() -> tuple[str, ...]:
+    return tuple(STUDIES)
+
+
+def get_study(name: str) -> Study:
+    """The :class:`Study` called ``name`` (or an alias of it), or ``ValueError`` listing the
+    names."""
+    name = ALIASES.get(name, name)
+    if name not in STUDIES:
+        raise ValueError(f"unknown study {name!r}; choose from {', '.join(STUDIES)}")
+    module = importlib.import_module(f"{__name__}.{STUDIES[name]}")
+    for value in vars(module).values():
+        if isinstance(value, Study) and value.name == name:
+            return value
+    raise LookupError(f"module {module.__name__} defines no study named {name!r}")

@@ -37,7 +37,7 @@ class Execution:
     """How a study runs its sweep cells (:func:`sia_theory.sweeps.run_cells`).
 
     ``scheduler``: ``"sync"`` (this process, the default), ``"threads"``, a Dask address
-    (``tcp://host:8786``) or ``None`` (``$SIA_DASK_SCHEDULER`` or a local cluster); ``store``: a
+    (``tcp://host:8786``) or client, or ``None`` (``$SIA_DASK_SCHEDULER`` or a local cluster); ``store``: a
     folder that keeps finished cells (an interrupted run resumes from it; ``None``: memory
     only); ``force``: recompute stored cells; ``progress``: a progress bar; ``n_workers``: the
     local cluster's size; ``finished_only``: use only the cells already in the store (the
@@ -51,9 +51,6 @@ class Execution:
     finished_only: bool = False
 
     def __post_init__(self):
-        if self.scheduler is not None and not isinstance(self.scheduler, str):
-            raise ValueError(f"scheduler must be 'sync', 'threads', a dask address or None, got "
-                             f"{self.scheduler!r}")
         if self.n_workers is not None and (isinstance(self.n_workers, bool) or not isinstance(
                 self.n_workers, int) or self.n_workers < 1):
             raise ValueError(f"n_workers must be a positive integer or None, got "
@@ -65,12 +62,31 @@ class Execution:
         return self.store is None and self.scheduler == "sync" and not self.finished_only
 
     def run_cells(self, fn, cells, *, seed, study, seed_key=None):
-        """:func:`sia_theory.sweeps.run_cells` with these options (errors raise)."""
+        """:func:`sia_theory.sweeps.run_cells` with these options: ``(cells, frames,
+        missing)``. A failed cell raises; ``missing`` lists the keys of the cells not in the
+        store when ``finished_only`` (their frames are ``None``; nothing is computed), else it
+        is empty."""
         from ..sweeps import run_cells
 
-        return run_cells(fn, cells, seed=seed, store=self.store, scheduler=self.scheduler,
-                         force=self.force, progress=self.progress, study=study,
-                         seed_key=seed_key, on_error="raise", n_workers=self.n_workers)
+        if not self.finished_only:
+            cells, frames, _ = run_cells(fn, cells, seed=seed, store=self.store,
+                                         scheduler=self.scheduler, force=self.force,
+                                         progress=self.progress, study=study,
+                                         seed_key=seed_key, on_error="raise",
+                                         n_workers=self.n_workers)
+            return cells, frames, []
+        if self.store is None:
+            raise ValueError("finished_only needs a store to read the finished cells from")
+        cells, frames, errors = run_cells(_not_computed, cells, seed=seed, store=self.store,
+                                          scheduler="sync", progress=self.progress,
+                                          study=study, seed_key=seed_key, on_error="record")
+        if all(f is None for f in frames):
+            raise ValueError(f"store {self.store} holds no finished cell of this study yet")
+        return cells, frames, sorted(errors)
+
+
+def _not_computed(cell, rng_seed):
+    raise RuntimeError("cell not in the store (finished_only: nothing is computed)")
 
 
 DEFAULT_EXECUTION = Execution()
@@ -113,15 +129,19 @@ class Study:
     ``name`` is the study's name (its module's, the name of the figure that draws it),
     ``settings_type`` the frozen dataclass it takes, ``sweepable`` whether it runs its cells on
     the sweep engine (then ``execution`` may carry a store and a scheduler, and ``sia-theory
-    sweep NAME`` runs it), ``aliases`` other command-line names."""
+    sweep NAME`` runs it), ``partial`` whether it can render the cells already in a store
+    (``execution.finished_only``), ``aliases`` other command-line names and ``cli_aliases``
+    short flags for settings fields."""
 
     def __init__(self, name: str, settings_type: type, fn: Callable, *, sweepable: bool = False,
-                 aliases: tuple = (), cli_aliases: Mapping[str, str] | None = None):
+                 partial: bool = False, cli_aliases: Mapping[str, str] | None = None,
+                 presets: tuple[Callable, Callable] | None = None):
         if not dataclasses.is_dataclass(settings_type):
             raise TypeError(f"settings_type of study {name!r} must be a dataclass")
         self.name, self.settings_type, self.fn = name, settings_type, fn
-        self.sweepable, self.aliases = sweepable, tuple(aliases)
+        self.sweepable, self.partial = sweepable, partial
         self.cli_aliases = dict(cli_aliases or {})
+        self._presets = presets or (settings_type.quick, settings_type.full)
         self.__doc__ = fn.__doc__
         self.__name__ = getattr(fn, "__name__", name)
         self.__module__ = getattr(fn, "__module__", __name__)
@@ -131,12 +151,12 @@ class Study:
         return f"<study {self.name} ({self.settings_type.__name__})>"
 
     def quick(self):
-        """The study's CI-sized settings."""
-        return self.settings_type.quick()
+        """The study's CI-sized settings (what its figure's ``--quick`` runs)."""
+        return self._presets[0]()
 
     def full(self):
-        """The study's full-fidelity settings."""
-        return self.settings_type.full()
+        """The study's full-fidelity settings (what its committed figure ran)."""
+        return self._presets[1]()
 
     def of(self, quick: bool):
         return self.quick() if quick else self.full()
@@ -153,11 +173,16 @@ class Study:
         if not self.sweepable and not execution.in_process:
             raise ValueError(f"study {self.name!r} runs in this process only: it takes no "
                              f"store, scheduler or finished_only (got {execution})")
+        if execution.finished_only and not self.partial:
+            raise ValueError(f"study {self.name!r} cannot render a partial grid "
+                             "(finished_only)")
         return settings, seed, execution
 
     def __call__(self, settings, *, seed, execution: Execution | None = None) -> StudyResult:
         settings, seed, execution = self.check(settings, seed, execution)
         out = self.fn(settings, seed, execution)
+        if isinstance(out, StudyResult):  # a study may return a richer subclass itself
+            return out
         frames, metadata = out if isinstance(out, tuple) else (out, {})
         return StudyResult(self.name, settings, seed, frames, metadata)
 

@@ -1,10 +1,12 @@
-"""The needle-retrieval study behind ``experiments/ext_needle.py`` and claim EXT-7 (issue 10 §4):
-every zoo scheme, contexts ``N = 1e3 … 1e9``, heat maps over ``(t, δ)`` of ``P(argmax)`` and of
-the attention mass, the threshold ``δ*(t, N)`` exactly, by extreme-value theory and in closed
-form, a retrieval table (SI Table 2's analogue) and a brute-force Monte Carlo check.
+"""EXT-7: needle retrieval under Gaussian logits for every zoo scheme (THEORY.md §6; the engine
+is :mod:`sia_theory.gaussian.needle`): contexts ``N = 1e3 … 1e9``, heat maps over ``(t, δ)``
+of ``P(argmax)`` and of the attention mass, the threshold ``δ*(t, N)`` exactly, by
+extreme-value theory and in closed form, a retrieval table (SI Table 2's analogue) and a
+brute-force Monte Carlo check.
 
-One sweep cell per ``(scheme, N)`` on :func:`sia_theory.sweeps.run_cells` (resumable with a
-store); the cells are deterministic (exact routes), only the Monte Carlo draws random numbers.
+Frames of :func:`needle_study`: ``grid``, ``thresholds``, ``ranges`` (:func:`needle_exact`:
+one sweep cell per ``(scheme, N)``, deterministic, resumable with a store) and ``montecarlo``
+(:func:`needle_monte_carlo`, the only part that draws random numbers).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import pandas as pd
 
 from .._infra.seeding import check_seed, seed_int
 from .._infra.settings import StudySettings
-from .._infra.validate import check_int
+from .._infra.validate import check_int, check_real, check_sequence
 from ..gaussian.needle import argmax_probability, needle_coefficients, needle_mass
 from ..gaussian.needle_montecarlo import median_interval, simulate_needle
 from ..gaussian.needle_theory import (
@@ -28,6 +30,7 @@ from ..gaussian.needle_theory import (
     mass_threshold,
 )
 from ..zoo import ZOO
+from .base import DEFAULT_EXECUTION, study
 
 __all__ = ["NeedleSettings", "NEEDLE_STUDY", "t_grid", "threshold_ts", "needle_cell",
            "needle_study", "needle_exact", "needle_monte_carlo", "retrieval_range"]
@@ -56,6 +59,33 @@ class NeedleSettings(StudySettings):
     mc_n_ctx: int = 10**4
     mc_ts: tuple = (0, 30, 3000)
     mc_samples: int = 4000
+
+    def __post_init__(self):
+        for name in ("schemes", "mc_schemes"):
+            names = tuple(check_sequence(name, getattr(self, name)))
+            unknown = sorted(set(names) - set(ZOO))
+            if unknown or not names:
+                raise ValueError(f"{name} must be ZOO names {sorted(ZOO)}, got {names!r}")
+            object.__setattr__(self, name, names)
+        for name in ("n_ctx", "heat_n_ctx"):
+            values = tuple(check_int(name, n, lo=3, hi=10**18)
+                           for n in check_sequence(name, getattr(self, name)))
+            object.__setattr__(self, name, values)
+        if not set(self.heat_n_ctx) <= set(self.n_ctx):
+            raise ValueError(f"heat_n_ctx must be a subset of n_ctx {self.n_ctx}, got "
+                             f"{self.heat_n_ctx}")
+        check_int("t_per_decade", self.t_per_decade, lo=1, hi=100)
+        check_real("delta_max", self.delta_max, lo=0.0, lo_open=True, hi=100.0)
+        check_real("delta_step", self.delta_step, lo=0.0, lo_open=True, hi=self.delta_max)
+        object.__setattr__(self, "table_deltas", tuple(
+            check_real("table_deltas", d, lo=-50.0, hi=100.0)
+            for d in check_sequence("table_deltas", self.table_deltas)))
+        if not isinstance(self.mass, bool):
+            raise ValueError(f"mass must be True or False, got {self.mass!r}")
+        mc_n = check_int("mc_n_ctx", self.mc_n_ctx, lo=3, hi=10**7)
+        object.__setattr__(self, "mc_ts", tuple(
+            check_int("mc_ts", x, lo=0, hi=mc_n - 1) for x in check_sequence("mc_ts", self.mc_ts)))
+        check_int("mc_samples", self.mc_samples, lo=2)
 
     @classmethod
     def quick(cls):
@@ -183,33 +213,21 @@ def needle_monte_carlo(settings: NeedleSettings, seed) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def needle_study(settings: NeedleSettings, *, seed, scheduler="threads", store=None,
-                 force=False, progress=False, n_workers=None) -> dict:
-    """``{"grid", "thresholds", "ranges", "montecarlo"}``: :func:`needle_exact` and
-    :func:`needle_monte_carlo` (the figure's and the claim's numbers)."""
-    seed = check_seed(seed)
-    out = needle_exact(settings, scheduler=scheduler, store=store, force=force,
-                       progress=progress, n_workers=n_workers)
+@study("ext_needle", NeedleSettings, sweepable=True)
+def needle_study(settings: NeedleSettings, seed: int, execution):
+    """Frames ``grid``, ``thresholds``, ``ranges`` (:func:`needle_exact`) and ``montecarlo``
+    (:func:`needle_monte_carlo`): the figure's and the claim's numbers."""
+    out = needle_exact(settings, execution)
     out["montecarlo"] = needle_monte_carlo(settings, seed)
     return out
 
 
-def needle_exact(settings: NeedleSettings, *, scheduler="threads", store=None, force=False,
-                 progress=False, n_workers=None) -> dict:
+def needle_exact(settings: NeedleSettings, execution=DEFAULT_EXECUTION) -> dict:
     """``{"grid", "thresholds", "ranges"}`` DataFrames (see :func:`needle_cell`), no random
-    numbers. Cells run on :func:`sia_theory.sweeps.run_cells` (threads by default; resumable
-    with ``store``); identical numbers on every scheduler."""
-    from ..sweeps import run_cells
-
-    s = settings
-    unknown = sorted(set(s.schemes) - set(ZOO))
-    if unknown:
-        raise ValueError(f"schemes must be ZOO names {sorted(ZOO)}, got {unknown}")
-    if not set(s.heat_n_ctx) <= set(s.n_ctx):
-        raise ValueError(f"heat_n_ctx must be a subset of n_ctx {s.n_ctx}, got {s.heat_n_ctx}")
-    _, frames, _ = run_cells(needle_cell, _cells(s), seed=0, store=store,
-                             scheduler=scheduler, force=force, progress=progress,
-                             study=NEEDLE_STUDY, on_error="raise", n_workers=n_workers)
+    numbers: the cells run with seed 0 whatever the study's seed, so one store serves every
+    seed; identical numbers on every scheduler."""
+    _, frames, _ = execution.run_cells(needle_cell, _cells(settings), seed=0,
+                                       study=NEEDLE_STUDY)
     rows = pd.concat(frames, ignore_index=True)
     pick = {"grid": ["scheme", "n_ctx", "t", "delta", "p_argmax", "mass"],
             "thresholds": ["scheme", "n_ctx", "t", "a_t", "m_t", "delta_star", "delta_star_evt",

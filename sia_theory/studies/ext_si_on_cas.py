@@ -35,9 +35,10 @@ from scipy.special import logsumexp
 from .._infra.seeding import check_seed
 from .._infra.settings import StudySettings
 from .._infra.stats import mean_ci
-from .._infra.validate import check_int, check_real
+from .._infra.validate import check_int, check_real, check_sequence
 from ..cas.tokens import normalise_rows, sample_tokens, token_rng
 from ..transforms import ScaleInvariant
+from .base import study
 
 __all__ = ["shifted_weight_mean", "octave_edges", "si_token_draw", "si_simplex_profile",
            "SI_ON_CAS_STUDY", "VARIANTS", "SIOnCASSettings", "si_on_cas_study", "si_on_cas_cell",
@@ -154,25 +155,33 @@ class SIOnCASSettings(StudySettings):
     tau: float = 10.0
     t_fit: int = 8
 
+    def __post_init__(self):
+        check_int("n", self.n, lo=16, hi=2**20)
+        object.__setattr__(self, "dims", tuple(check_int("dims", d, lo=1, hi=10**5)
+                                               for d in check_sequence("dims", self.dims)))
+        if not self.dims:
+            raise ValueError("dims must hold at least one dimension d")
+        check_real("rho", self.rho, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
+        check_int("draws", self.draws, lo=2)
+        check_int("queries", self.queries, lo=1, hi=self.n)
+        check_real("tau", self.tau, lo=0.0, lo_open=True)
+        check_int("t_fit", self.t_fit, lo=1, hi=self.n // 4)
+
     @classmethod
     def quick(cls):
         return cls(n=2**11, dims=(128,), draws=4, queries=48)
 
 
-def si_on_cas_study(settings: SIOnCASSettings, *, seed, scheduler="threads", store=None,
-                    force=False, progress=True, n_workers=None) -> dict:
-    """``{"draws": :func:`si_token_draw` rows of every (d, draw) cell, "simplex":
-    :func:`si_simplex_profile` for each d}``; the draws are cells of
-    :func:`sia_theory.sweeps.run_cells` (any scheduler, same numbers; resumable with a store)."""
-    from ..sweeps import run_cells
-
-    seed = check_seed(seed)
+@study("ext_si_on_cas", SIOnCASSettings, sweepable=True)
+def si_on_cas_study(settings: SIOnCASSettings, seed: int, execution):
+    """Frames ``draws`` (:func:`si_token_draw` rows of every ``(d, draw)`` cell) and
+    ``simplex`` (:func:`si_simplex_profile` for each ``d``); the draws are sweep cells (any
+    scheduler, same numbers; resumable with a store)."""
     s = settings
     cells = [{"n": s.n, "d": int(d), "rho": s.rho, "queries": s.queries, "tau": s.tau,
               "draw": k} for d in s.dims for k in range(s.draws)]
-    _, frames, _ = run_cells(partial(si_on_cas_cell, seed), cells, seed=seed, store=store,
-                             scheduler=scheduler, force=force, progress=progress,
-                             study=SI_ON_CAS_STUDY, on_error="raise", n_workers=n_workers)
+    _, frames, _ = execution.run_cells(partial(si_on_cas_cell, seed), cells, seed=seed,
+                                       study=SI_ON_CAS_STUDY)
     simplex = pd.concat([si_simplex_profile(n=s.n, d=int(d), rho=s.rho, tau=s.tau)
                          for d in s.dims], ignore_index=True)
     return {"draws": pd.concat(frames, ignore_index=True), "simplex": simplex}

@@ -1,19 +1,11 @@
-"""The entropy trichotomy in ``c`` (issue 10 §2, claims EXT-1 … EXT-3; docs/criticality.md §2).
-
-For :class:`~sia_theory.transforms.ScaleInvariantFamily` (``a_t² = 1 + 2c·log(1 + t/τ)``,
-``E[e^{L_t}] = α/(t/τ + 1)``) a scale range ``[t, tΔ)`` holds ``M ≈ t(Δ−1)`` logits of spread
-``a_t ≈ √(2c log t)`` while the REM freezing point is ``√(2 log M) ≈ √(2 log t)``:
-
-* ``c < 1`` (liquid): ``E[H_t^{tΔ}] = (1 − c)·log t + O(1)``, and the plug-in
-  ``log E[Z] − E[N]/E[Z]`` becomes exact;
-* ``c = 1`` (critical, the SI transform): ``E[H] = √(2/π)·a_t + O(1)``;
-* ``c > 1`` (frozen): ``E[H] → ψ(1) − ψ(1 − c^{−1/2})`` (the entropy of Poisson–Dirichlet
-  weights of parameter ``c^{−1/2}``), while ``E[N_t^{tΔ}]`` grows like
-  ``(c − 1)·ατ·log Δ·log t``.
+"""EXT-1 … EXT-3: the entropy trichotomy in ``c`` of
+:class:`~sia_theory.transforms.ScaleInvariantFamily` by the exact route (THEORY.md §6;
+docs/criticality.md §2; the theory it is held against is :mod:`sia_theory.gaussian.family`).
 
 :func:`trichotomy_study` computes ``E[H]`` (exact route, with its numerical error), ``E[Z]``,
-``E[N]`` and the plug-in on a grid of ``(c, Δ, t)``; :func:`top_slope` and
-:func:`prefactor_fit` reduce it to the numbers the figure and the claims report.
+``E[N]`` and the plug-in on a grid of ``(c, Δ, t)`` (frame ``entropy``); :func:`top_slope`,
+:func:`slope_decay`, :func:`prefactor_estimates` and :func:`sqrt_log_slope` reduce it to the
+numbers the figure and the claims report.
 """
 
 from __future__ import annotations
@@ -23,17 +15,17 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy.special import digamma
 
 from .._infra.settings import StudySettings
-from ..gaussian.exact import distance_quadrature, expected_entropy_exact
+from .._infra.validate import check_int, check_real, check_sequence
+from ..gaussian.exact import expected_entropy_exact
+from ..gaussian.family import frozen_entropy_limit
+from ..gaussian.routes import expectation
 from ..transforms import ScaleInvariantFamily
+from .base import study
 
-__all__ = ["TrichotomySettings", "frozen_entropy_limit", "range_moments", "trichotomy_study",
-           "top_slope", "crossover", "liquid_correction", "slope_decay", "prefactor_estimates",
-           "sqrt_log_slope", "negentropy_slope_theory", "CRITICAL_PREFACTOR"]
-
-CRITICAL_PREFACTOR = math.sqrt(2.0 / math.pi)  # E[H] / a_t at c = 1 (half-normal depth)
+__all__ = ["TrichotomySettings", "trichotomy_study", "top_slope", "slope_decay",
+           "prefactor_estimates", "sqrt_log_slope"]
 
 
 @dataclass(frozen=True)
@@ -47,40 +39,32 @@ class TrichotomySettings(StudySettings):
     alpha: float = math.exp(0.5)
     rtol: float = 1e-6
 
+    def __post_init__(self):
+        c_values = tuple(check_real("c_values", c, lo=0.0, lo_open=True)
+                         for c in check_sequence("c_values", self.c_values))
+        deltas = tuple(check_int("deltas", d, lo=2, hi=100)
+                       for d in check_sequence("deltas", self.deltas))
+        log10_t = tuple(check_int("log10_t", k, lo=1, hi=30)
+                        for k in check_sequence("log10_t", self.log10_t))
+        if not (c_values and deltas and len(log10_t) >= 3):
+            raise ValueError("c_values and deltas must be non-empty and log10_t must hold at "
+                             "least 3 exponents")
+        check_real("tau", self.tau, lo=0.0, lo_open=True)
+        check_real("alpha", self.alpha, lo=0.0, lo_open=True)
+        check_real("rtol", self.rtol, lo=1e-10, hi=1e-2)
+        for name, value in (("c_values", c_values), ("deltas", deltas), ("log10_t", log10_t)):
+            object.__setattr__(self, name, value)
+
     @classmethod
     def quick(cls):
         return cls(c_values=(0.5, 1.0, 2.0), deltas=(10,), log10_t=(20, 25, 30))
 
 
-def frozen_entropy_limit(c) -> np.ndarray:
-    """``lim_{t→∞} E[H_t^{tΔ}] = ψ(1) − ψ(1 − c^{−1/2})`` for ``c > 1`` (``inf`` for ``c <= 1``):
-    the mean entropy ``E[−Σ p_i log p_i]`` of Poisson–Dirichlet(``θ``, 0) weights,
-    ``∫₀¹ (−p log p)·p^{−1−θ}(1−p)^{θ−1} dp / (Γ(θ)Γ(1−θ))``, with ``θ = σ_c/σ = c^{−1/2}``."""
-    c = np.asarray(c, dtype=np.float64)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        theta = 1.0 / np.sqrt(c)
-        out = digamma(1.0) - digamma(1.0 - theta)
-    return np.where(c > 1.0, out, np.inf)
-
-
-def range_moments(transform, t1, t2, *, rtol=1e-6) -> tuple[float, float]:
-    """``(E[Z_{t1}^{t2}], E[N_{t1}^{t2}])`` from the transform's ``log_moments`` summed with
-    :func:`~sia_theory.gaussian.exact.distance_quadrature` (cost independent of ``t2 − t1``)."""
-    t, w = distance_quadrature(t1, t2, rtol=rtol)
-    log_w, tilt = transform.log_moments(t)
-    mean = w * np.exp(log_w)  # (T,)
-    return float(np.sum(mean)), float(np.sum(mean * tilt))
-
-
-def negentropy_slope_theory(c, alpha, tau, delta) -> float:
-    """``d E[N_t^{tΔ}] / d log t → (c − 1)·ατ·log Δ``: ``E[L e^L] = (log α + ½ + (c − 1)·
-    log(1 + t/τ))·α/(t/τ + 1)`` summed over ``[t, tΔ)``."""
-    return (c - 1.0) * alpha * tau * math.log(delta)
-
-
-def trichotomy_study(settings: TrichotomySettings) -> pd.DataFrame:
-    """One row per ``(c, Δ, t)``: ``a_t``, ``E[H]`` with its numerical error, ``E[log Z]``,
-    ``E[N/Z]``, ``E[Z]``, ``E[N]`` and the plug-in ``log E[Z] − E[N]/E[Z]`` (deterministic)."""
+@study("ext_trichotomy", TrichotomySettings)
+def trichotomy_study(settings: TrichotomySettings, seed: int, execution):
+    """Frame ``entropy``, one row per ``(c, Δ, t)``: ``a_t``, ``E[H]`` with its numerical error,
+    ``E[log Z]``, ``E[N/Z]``, ``E[Z]``, ``E[N]`` (exact route) and the plug-in
+    ``log E[Z] − E[N]/E[Z]``, beside the frozen limit. Deterministic: ``seed`` is not used."""
     rows = []
     for c in settings.c_values:
         fam = ScaleInvariantFamily(c, settings.tau, settings.alpha)
@@ -88,14 +72,16 @@ def trichotomy_study(settings: TrichotomySettings) -> pd.DataFrame:
             for k in settings.log10_t:
                 t = 10**int(k)
                 h = expected_entropy_exact(fam, t, t * delta, rtol=settings.rtol)
-                ez, en = range_moments(fam, t, t * delta, rtol=settings.rtol)
+                ez, en = (expectation(q, fam, t, t * delta, route="exact", rtol=settings.rtol)
+                          .value for q in ("Z", "N"))
                 a_t = float(fam.coefficients(np.array([float(t)]))[0][0])
                 rows.append({"c": c, "delta": delta, "t": float(t), "log_t": math.log(t),
-                             "a_t": a_t, "H": h.value, "H_error": h.error, "log_Z": h.parts["log_Z"].value,
+                             "a_t": a_t, "H": h.value, "H_error": h.error,
+                             "log_Z": h.parts["log_Z"].value,
                              "N_over_Z": h.parts["N_over_Z"].value, "EZ": ez, "EN": en,
                              "plug_in": math.log(ez) - en / ez,
                              "frozen_limit": float(frozen_entropy_limit(c))})
-    return pd.DataFrame(rows)
+    return {"entropy": pd.DataFrame(rows)}
 
 
 def _fit(x, y):
@@ -118,20 +104,6 @@ def top_slope(frame: pd.DataFrame, c, delta, *, x="log_t", y="H", points=2) -> d
     numeric = 2.0 * float(g["H_error"].max()) / float(xs[-1] - xs[-points]) if y == "H" else 0.0
     return {"slope": slope, "uncertainty": abs(slope - previous) + numeric,
             "previous": previous, "x_mid": float(np.mean(xs[-points:]))}
-
-
-def crossover(c, t) -> float:
-    """``(1 − √c)²·log t``: the REM distance from criticality in units of ``log t``. The weight
-    of the top O(1) logits relative to the bulk behaves like ``t^{−(1−√c)²}`` on both sides of
-    ``c = 1``, so a range is in the asymptotic regime once this is well above 1 (the claims use
-    ``>= 2``; docs/criticality.md §2)."""
-    return (1.0 - math.sqrt(c)) ** 2 * math.log(t)
-
-
-def liquid_correction(c, t) -> float:
-    """Predicted size of the finite-``t`` correction to the slope ``1 − c`` for ``c < 1``:
-    ``(1 − c)·t^{−(1−√c)²}`` (the share of the top logits, which the liquid law misses)."""
-    return (1.0 - c) * math.exp(-crossover(c, t))
 
 
 def slope_decay(frame: pd.DataFrame, c, delta) -> dict:

@@ -1,4 +1,4 @@
-"""The universality study (claim EXT-4, ``figures/ext_universality``): ``β₅₀`` of the participation
+"""EXT-4: the universality classes of the critical scaling. ``β₅₀`` of the participation
 order parameter (:mod:`sia_theory.cas.universality`) over ``n = 2⁸ … 2¹⁴`` for iid scores, the
 planted REM at several cosine spreads and Gaussian near-simplex tokens for ``d = 2 … 1024``, run
 as cells of :func:`sia_theory.sweeps.run_cells` (resumable with a store), and the exponent ``k``
@@ -14,15 +14,12 @@ from functools import partial
 import numpy as np
 import pandas as pd
 
-from .._infra.seeding import check_seed
 from .._infra.settings import StudySettings
 from .._infra.stats import fit_slope, mean_ci
-from ..cas.universality import (
-    UNIVERSALITY_STUDY,
-    rem_max_location,
-    simplex_beta50,
-    universality_draw,
-)
+from .._infra.validate import check_int, check_real, check_sequence
+from ..cas.universality import UNIVERSALITY_STUDY, simplex_beta50, universality_draw
+from ..gaussian.phase import rem_max_location
+from .base import study
 
 __all__ = ["UniversalitySettings", "universality_cells", "universality_study",
            "summarize_universality", "universality_cell", "class_label", "theory_exponent",
@@ -42,6 +39,20 @@ class UniversalitySettings(StudySettings):
     draws: int = 8
     queries: int = 256
 
+    def __post_init__(self):
+        for name, lo, hi in (("ns", 3, 10**6), ("dims", 1, 10**5)):
+            values = tuple(check_int(name, v, lo=lo, hi=hi)
+                           for v in check_sequence(name, getattr(self, name)))
+            if len(values) < (2 if name == "ns" else 1):
+                raise ValueError(f"{name} must hold at least {2 if name == 'ns' else 1} values")
+            object.__setattr__(self, name, values)
+        object.__setattr__(self, "spreads", tuple(
+            check_real("spreads", x, lo=0.0, lo_open=True, hi=10.0)
+            for x in check_sequence("spreads", self.spreads)))
+        check_real("rho", self.rho, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
+        check_int("draws", self.draws, lo=2)
+        check_int("queries", self.queries, lo=1)
+
     @classmethod
     def quick(cls):
         return cls(ns=tuple(2**k for k in range(8, 13)), dims=(2, 256), spreads=(0.02, 0.4),
@@ -58,22 +69,16 @@ def universality_cells(settings: UniversalitySettings) -> list[dict]:
             for k in range(s.draws)]
 
 
-def universality_study(settings: UniversalitySettings, *, seed, scheduler="threads", store=None,
-                       force=False, progress=True, n_workers=None) -> pd.DataFrame:
-    """One row per draw (:func:`~sia_theory.cas.universality.universality_draw`) with a
-    ``class`` label; on this process's threads by default, or any scheduler of
-    :func:`sia_theory.sweeps.run_cells`, kept in ``store`` if given (same numbers on all)."""
-    from ..sweeps import run_cells
-
-    seed = check_seed(seed)
-    cells, frames, _ = run_cells(partial(universality_cell, seed),
-                                 universality_cells(settings), seed=seed, store=store,
-                                 scheduler=scheduler, force=force, progress=progress,
-                                 study=UNIVERSALITY_STUDY, on_error="raise",
-                                 n_workers=n_workers)
+@study("ext_universality", UniversalitySettings, sweepable=True)
+def universality_study(settings: UniversalitySettings, seed: int, execution):
+    """Frame ``draws``: one row per draw (:func:`~sia_theory.cas.universality.universality_draw`)
+    with a ``class`` label; every draw a sweep cell (same numbers on every scheduler)."""
+    cells, frames, _ = execution.run_cells(partial(universality_cell, seed),
+                                           universality_cells(settings), seed=seed,
+                                           study=UNIVERSALITY_STUDY)
     draws = pd.concat(frames, ignore_index=True)
     draws["class"] = [class_label(r.kind, r.d, r.spread) for r in draws.itertuples()]
-    return draws
+    return {"draws": draws}
 
 
 def universality_cell(seed: int, cell: dict, rng_seed: int) -> dict:

@@ -1,21 +1,15 @@
-"""Every zoo scheme on the REM phase diagram (claim EXT-5, THEORY.md §6).
+"""EXT-5: every zoo scheme on the REM phase diagram, and the turnover of LogN's global entropy
+(THEORY.md §6; the engine is :mod:`sia_theory.gaussian.phase`).
 
-A query sees ``N`` keys with iid ``N(0, 1)`` base scores; a scheme maps them to logits
-``a_t(N)·S + m_t(N)``. Over the context (``t`` uniform in ``[0, N)``) the logits have spread
-``σ(N)² = mean_t a² + var_t m`` (law of total variance; ``σ = s(N)``, the multiplier, for a
-position-agnostic scheme). The ``N`` logits are frozen (``O(1)`` tokens carry the weight) when
-``σ(N) > √(2 log N)`` and liquid below (random energy model); :func:`crossings` finds every ``N``
-in ``(1, n_max]`` where ``r(N) = σ(N)/√(2 log N)`` crosses 1 — *freezes* upwards, *melts*
-downwards. ``LogN(s)``: ``s log N = √(2 log N)`` at ``N* = e^{2/s²}``; a constant multiplier
-``c``: ``e^{c²/2}``; ``CriticalScaling(γ, d)``: ``e^{2d/γ²}``.
-
-At finite ``N`` the maximum of ``N`` scores sits at ``a_N = √(2 log N) − (log log N +
-log 4π)/(2√(2 log N))`` (:func:`sia_theory.cas.universality.rem_max_location`), not at
-``√(2 log N)``; :func:`crossings` with ``finite=True`` uses ``a_N``.
-
-For the position-dependent SI transform :func:`octave_ratios` gives, per octave ``[t, 2t)``
-(``M = t`` keys), ``σ_t/√(2 log t)``, which tends to 1 at every scale: each scale range sits at
-the critical point.
+Frames of :func:`zoo_phase_study`: ``table`` (every scheme's crossings of the iid freezing
+point and its phase at 1e3 … 1e30 keys, :func:`~sia_theory.gaussian.phase.zoo_phase_table`),
+``curves`` (``r(N) = σ(N)/√(2 log N)`` of every scheme on a grid of ``N``), ``octaves`` (the SI
+transform's ``σ_t/√(2 log t)`` per octave to ``2¹⁰⁰``), ``entropy`` (the Monte Carlo global
+entropy of ``LogN(s)`` at each context length, beside the annealed value and, with
+``exact=True``, the exact route) and ``turnover`` (the maximum of that entropy with its
+bootstrap interval, the candidate turnover points and the ratios there). Metadata: the same
+maximum, ``points`` (:func:`logn_points`), the exact route's maximum and ``solver_error``
+(the crossing solver against ``e^{2/s²}`` for ``s = 0.3, 0.4, 0.5``).
 """
 
 from __future__ import annotations
@@ -25,119 +19,34 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy.optimize import brentq
 
+from .._infra.grids import log_spaced_integers
 from .._infra.seeding import check_seed, rng_for, seed_int
 from .._infra.settings import StudySettings
 from .._infra.validate import check_int, check_real
-from ..cas.universality import rem_max_location
-from ..transforms import Transform
-from ..zoo import ZOO
+from ..gaussian.phase import (
+    crossings,
+    freezing_ratio,
+    octave_ratios,
+    phase_schemes,
+    rem_max_location,
+    zoo_phase_table,
+)
+from ..transforms import LogN, ScaleInvariant
+from .base import study
 
-__all__ = ["context_spread", "freezing_ratio", "crossings", "zoo_phase_table", "octave_ratios",
-           "phase_schemes", "N_MAX", "TurnoverSettings", "turnover_study", "turnover_peak",
-           "logn_points", "TURNOVER_STUDY", "turnover_exact", "exact_turnover_peak",
-           "peak_ratios"]
-
-N_MAX = 1e30
-POINTS = 1025  # t values per context (midpoint rule in t)
-
-
-def context_spread(transform: Transform, n_ctx: float, points: int = POINTS) -> float:
-    """``σ(N) = √(mean a² + var m)`` over ``t`` uniform in ``[0, N)`` (midpoint rule with
-    ``points`` values of ``t``; exact when ``a``, ``m`` do not depend on ``t``)."""
-    n_ctx = check_real("n_ctx", n_ctx, 1.0)
-    t = (np.arange(points) + 0.5) * (n_ctx / points)  # (points,)
-    a, m = transform.coefficients(t, n_ctx)
-    return math.sqrt(float(np.mean(a * a) + np.var(m)))
+__all__ = ["ZooPhaseSettings", "TurnoverSettings", "zoo_phase_study", "turnover_entropy",
+           "turnover_peak", "logn_points", "TURNOVER_STUDY", "turnover_exact",
+           "exact_turnover_peak", "peak_ratios"]
 
 
-def freezing_ratio(transform: Transform, n_ctx: float, finite: bool = False) -> float:
-    """``r(N) = σ(N)/√(2 log N)`` (or ``/a_N`` with ``finite=True``, ``N >= 3``)."""
-    n_ctx = check_real("n_ctx", n_ctx, 1.0, lo_open=True)
-    point = float(rem_max_location(n_ctx)) if finite else math.sqrt(2 * math.log(n_ctx))
-    return context_spread(transform, n_ctx) / point
-
-
-def crossings(transform: Transform, n_max: float = N_MAX, finite: bool = False,
-              grid: int = 400) -> list[tuple[float, str]]:
-    """Every ``(N, "freezes" | "melts")`` with ``r(N) = 1`` in ``(1, n_max]`` (``[3, n_max]``
-    with ``finite=True``): sign changes of ``r − 1`` on ``grid`` points of ``log N``, refined
-    by Brent's method in ``log N`` (relative accuracy ``1e-10``)."""
-    n_max = check_real("n_max", n_max, 3.0)
-    grid = check_int("grid", grid, 16)
-    start = math.log(3.0) if finite else 1e-3
-    x = np.linspace(start, math.log(n_max), grid)
-
-    def excess(log_n):
-        return freezing_ratio(transform, math.exp(log_n), finite) - 1.0
-
-    values = np.array([excess(v) for v in x])
-    found = []
-    for i in np.flatnonzero(np.sign(values[:-1]) != np.sign(values[1:])):
-        root = brentq(excess, x[i], x[i + 1], xtol=1e-12, rtol=1e-12)
-        found.append((math.exp(root), "freezes" if values[i + 1] > values[i] else "melts"))
-    return found
-
-
-def phase_schemes() -> dict[str, Transform]:
-    """The zoo (:data:`sia_theory.zoo.ZOO`) and LogN for ``s = 0.2, 0.3, 0.5`` besides ZOO's
-    ``0.4``."""
-    from ..transforms import LogN
-
-    return {**ZOO, **{f"logn-{s}": LogN(s) for s in (0.2, 0.3, 0.5)}}
-
-
-def zoo_phase_table(schemes: dict | None = None, n_max: float = N_MAX,
-                    at=(1e3, 1e6, 1e9, 1e30)) -> pd.DataFrame:
-    """One row per scheme: its crossings of the iid freezing point (asymptotic ``√(2 log N)``
-    and finite-``N`` ``a_N``), the first freezing and melting ``N`` (``nan``: none in
-    ``(1, n_max]``), and ``r(N)`` with its phase at the context lengths ``at``."""
-    from ..analysis.quantities import phase_of_ratio
-
-    schemes = phase_schemes() if schemes is None else schemes
-    rows = []
-    for name, transform in schemes.items():
-        found, finite = crossings(transform, n_max), crossings(transform, n_max, finite=True)
-        row = {"scheme": name, "transform": repr(transform),
-               "crossings": "; ".join(f"{kind} at {n:.4g}" for n, kind in found) or "none",
-               "freezes_at": next((n for n, k in found if k == "freezes"), np.nan),
-               "melts_at": next((n for n, k in found if k == "melts"), np.nan),
-               "freezes_at_finite": next((n for n, k in finite if k == "freezes"), np.nan)}
-        for n in at:
-            r = freezing_ratio(transform, n)
-            row[f"ratio_{n:.0e}"] = r
-            row[f"phase_{n:.0e}"] = str(phase_of_ratio(r))
-        rows.append(row)
-    return pd.DataFrame(rows)
-
-
-def octave_ratios(transform: Transform, exponents=range(2, 101), points: int = POINTS
-                  ) -> pd.DataFrame:
-    """Per octave ``[t, 2t)``, ``t = 2^k`` for ``k`` in ``exponents`` (up to ``2¹⁰⁰ ≈ 1.3e30``):
-    the spread ``σ_t = √(mean a² + var m)`` over the octave (midpoint rule) and
-    ``r_t = σ_t/√(2 log t)`` with its phase. For a context-dependent transform the query sees
-    ``n_ctx = 2t`` keys."""
-    from ..analysis.quantities import phase_of_ratio
-
-    rows = []
-    for k in exponents:
-        t = 2.0 ** int(k)
-        s = t + (np.arange(points) + 0.5) * (t / points)  # (points,)
-        a, m = transform.coefficients(s, 2 * t)
-        sigma = math.sqrt(float(np.mean(a * a) + np.var(m)))
-        ratio = sigma / math.sqrt(2 * math.log(t))
-        rows.append({"k": int(k), "t": t, "sigma": sigma, "freezing": math.sqrt(2 * math.log(t)),
-                     "ratio": ratio, "phase": str(phase_of_ratio(ratio))})
-    return pd.DataFrame(rows)
-
-
-# ----------------------------------------------------------------------------- turnover
 @dataclass(frozen=True)
-class TurnoverSettings(StudySettings):
-    """Global entropy ``E[H]`` of ``LogN(s)`` (SI Fig. 1) at ``n_points`` context lengths
+class ZooPhaseSettings(StudySettings):
+    """The global entropy ``E[H]`` of ``LogN(s)`` (SI Fig. 1) at ``n_points`` context lengths
     log-spaced in ``[n_min, n_max]``, ``samples`` Monte Carlo rows each (independent streams
-    per length), and ``bootstrap`` parametric resamples for the interval of the maximum."""
+    per length), ``bootstrap`` parametric resamples for the interval of its maximum, and the
+    exact route through the same lengths with ``exact``; ``curve_points`` values of ``N`` in
+    ``[1.1, 1e30]`` for every scheme's ``r(N)``."""
 
     s: float = 0.4
     n_min: int = 1_000
@@ -145,28 +54,42 @@ class TurnoverSettings(StudySettings):
     n_points: int = 15
     samples: int = 4096
     bootstrap: int = 2000
+    curve_points: int = 240
+    exact: bool = True
+
+    def __post_init__(self):
+        check_real("s", self.s, lo=0.0, lo_open=True)
+        n_min = check_int("n_min", self.n_min, lo=3)
+        check_int("n_max", self.n_max, lo=n_min + 1, hi=10**7)
+        check_int("n_points", self.n_points, lo=4)
+        check_int("samples", self.samples, lo=2)
+        check_int("bootstrap", self.bootstrap, lo=10)
+        check_int("curve_points", self.curve_points, lo=2)
+        if not isinstance(self.exact, bool):
+            raise ValueError(f"exact must be True or False, got {self.exact!r}")
 
     @classmethod
     def quick(cls):
-        return cls(n_max=60_000, n_points=9, samples=768)
+        return cls(n_max=60_000, n_points=9, samples=768, curve_points=60, exact=False)
 
+
+TurnoverSettings = ZooPhaseSettings
+"""The settings' name before the turnover became part of the zoo-phase study."""
 
 TURNOVER_STUDY = "analysis.zoo_phase.turnover"
+"""Seeding key of the turnover (unchanged from where the study began: it is a key, not a path)."""
 
 
-def turnover_study(settings: TurnoverSettings, *, seed) -> pd.DataFrame:
-    """``n, H_mean, H_se, samples`` per context length: the global entropy of
-    ``LogN(settings.s)`` (:func:`sia_theory.gaussian.montecarlo.simulate_gaussian_logits`, length
-    ``i`` seeded by ``seed_int(seed, TURNOVER_STUDY, i)``), with the annealed (plug-in)
+def turnover_entropy(settings: ZooPhaseSettings, seed: int) -> pd.DataFrame:
+    """``n, H_mean, H_se, samples, H_annealed`` per context length: the global entropy of
+    ``LogN(settings.s)`` (:func:`sia_theory.gaussian.montecarlo.simulate_gaussian_logits`,
+    length ``i`` seeded by ``seed_int(seed, TURNOVER_STUDY, i)``), with the annealed (plug-in)
     value ``log N − s² log² N/2`` beside it."""
     from ..gaussian.montecarlo import simulate_gaussian_logits
-    from ..transforms import LogN
 
-    seed = check_seed(seed)
     s = settings
-    ns = np.unique(np.geomspace(s.n_min, s.n_max, s.n_points).round().astype(np.int64))
     rows = []
-    for i, n in enumerate(ns):
+    for i, n in enumerate(log_spaced_integers(s.n_min, s.n_max, s.n_points)):
         out = simulate_gaussian_logits(LogN(s.s), int(n), [(0, int(n))], s.samples,
                                        seed=seed_int(seed, TURNOVER_STUDY, i))
         log_n = math.log(n)
@@ -174,6 +97,33 @@ def turnover_study(settings: TurnoverSettings, *, seed) -> pd.DataFrame:
                      "H_se": float(out["H_se"].iloc[0]), "samples": s.samples,
                      "H_annealed": log_n - (s.s * log_n) ** 2 / 2})
     return pd.DataFrame(rows)
+
+
+@study("ext_zoo_phase", ZooPhaseSettings)
+def zoo_phase_study(settings: ZooPhaseSettings, seed: int, execution):
+    """The zoo on the REM phase diagram and LogN's turnover (frames and metadata in the module
+    docstring)."""
+    s = settings
+    schemes = phase_schemes()
+    grid = np.geomspace(1.1, 1e30, s.curve_points)
+    curves = pd.DataFrame([{"scheme": name, "n": n, "ratio": freezing_ratio(t, n)}
+                           for name, t in schemes.items() for n in grid])
+    entropy = turnover_entropy(s, seed)
+    peak = turnover_peak(entropy, bootstrap=s.bootstrap, seed=seed)
+    points = logn_points(s.s)
+    exact_peak = {}
+    if s.exact:  # the exact route (no sampling) through the same lengths, and its maximum
+        entropy = entropy.merge(turnover_exact(s.s, entropy["n"]), on="n")
+        exact_peak = exact_turnover_peak(s.s, s.n_min, s.n_max)
+    solver = max(abs(crossings(LogN(x))[0][0] / math.exp(2 / x**2) - 1) for x in (0.3, 0.4, 0.5))
+    turnover = pd.DataFrame([{**{k: v for k, v in peak.items() if k != "n_range"},
+                              **peak_ratios(s.s, peak["n_peak"], "mc"), **exact_peak, **points,
+                              "s": s.s}])
+    frames = {"table": zoo_phase_table(schemes), "curves": curves,
+              "octaves": octave_ratios(ScaleInvariant(10.0)), "entropy": entropy,
+              "turnover": turnover}
+    return frames, {"peak": peak, "points": points, "exact": exact_peak,
+                    "solver_error": solver, "s": s.s}
 
 
 def turnover_peak(table: pd.DataFrame, *, bootstrap: int, seed) -> dict:
@@ -205,8 +155,6 @@ def logn_points(s: float) -> dict:
     """The candidate turnover points of ``LogN(s)``: the annealed stationary point
     ``e^{1/s²}`` (``d(log N − s² log² N/2)/d log N = 0``), the asymptotic freezing point
     ``N* = e^{2/s²}`` and the finite-``N`` freezing point ``s log N = a_N`` (numerical)."""
-    from ..transforms import LogN
-
     s = check_real("s", s, 0.0, lo_open=True)
     finite = [n for n, k in crossings(LogN(s), finite=True) if k == "freezes"]
     return {"annealed_stationary": math.exp(1 / s**2), "freezing_asymptotic": math.exp(2 / s**2),
@@ -217,7 +165,6 @@ def turnover_exact(s: float, ns, *, rtol: float = 1e-4) -> pd.DataFrame:
     """``E[H]`` of ``LogN(s)``'s whole context at each ``n`` in ``ns`` by the exact route
     (:func:`sia_theory.gaussian.exact.expected_entropy_exact`, no sampling), with its error."""
     from ..gaussian.exact import expected_entropy_exact
-    from ..transforms import LogN
 
     rows = []
     for n in ns:
@@ -235,7 +182,6 @@ def exact_turnover_peak(s: float, lo: float, hi: float, *, rtol: float = 1e-4,
     from scipy.optimize import minimize_scalar
 
     from ..gaussian.exact import expected_entropy_exact
-    from ..transforms import LogN
 
     def minus_h(x):
         n = int(round(math.exp(x)))

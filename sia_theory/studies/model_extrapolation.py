@@ -1,28 +1,22 @@
-"""Experiments 3–4 of issue 11 on SmolLM2-135M (trained at 8k): loss by position up to 16k
-tokens and passkey retrieval inside and beyond the training context, for the schemes of
-:func:`.runs.schemes` (RoPE as trained, NTK, YaRN, Qwen logn, Llama-4, post-hoc SI).
+"""Loss by position up to twice SmolLM2-135M's training context (8k) for the length-extrapolation
+schemes of :func:`sia_theory.models.runs.schemes` (RoPE as trained, NTK, YaRN, Qwen logn,
+Llama-4, post-hoc SI), and the REM phase of every head at the end of the context.
 
-Cells of :func:`sia_theory.sweeps.run_cells` (resumable through ``store``) are families of
-schemes (:func:`.runs.scheme_families`): schemes that are exactly the identity on a common
-prefix of query positions (RoPE, Qwen logn and Llama-4 below 8191 tokens) share one KV cache
-of it, computed once without a score mod and forked for each (the cache's score mod is then set
-to the member's: the cached keys and values are what the member itself computes there).
-Schemes identical over the whole context (NTK and YaRN at ``s = 1``) are computed once.
+Sweep cells (resumable through a store) are families of schemes
+(:func:`~sia_theory.models.runs.scheme_families`): schemes that are exactly the identity on a
+common prefix of query positions (RoPE, Qwen logn and Llama-4 below 8191 tokens) share one KV
+cache of it, computed once without a score mod and forked for each (the cache's score mod is
+then set to the member's: the cached keys and values are what the member itself computes
+there). Schemes identical over the whole context (NTK and YaRN at ``s = 1``) are computed once.
 
-* :func:`extrapolation_study`: per document, scheme and position the next-token loss; per
-  position bucket the mean with a t interval over documents; per scheme the phase of every head
-  at the end of the context (``σ`` of the scheme's logits over the distances ``[M, 2M)`` of the
-  last queries, ``M = n/2``, against ``√(2 log M)``), against RoPE's at the training length.
-* :func:`passkey_study`: a 5-digit key hidden at ``depths`` of prompts of ``contexts`` tokens
-  (:func:`.corpus.passkey_prompt`), ``trials`` keys, scored by teacher-forced greedy decoding
-  (:func:`.corpus.score_passkey`); accuracy with Wilson intervals. Prompts of a cell are run in
-  order of their needle position, the shared intro and filler growing in one cache and forked
-  at each needle.
+Per document, scheme and position the next-token loss; per position bucket the mean with a t
+interval over documents; per scheme the phase of every head at the end of the context (``σ`` of
+the scheme's logits over the distances ``[M, 2M)`` of the last queries, ``M = n/2``, against
+``√(2 log M)``), against RoPE's at the training length.
 """
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
 from functools import partial
@@ -31,52 +25,33 @@ import numpy as np
 import pandas as pd
 
 from .._infra.settings import StudySettings
-from .._infra.stats import mean_ci, wilson_interval
-from ..analysis.quantities import freezing_point, phase_of_ratio
-from ..models.corpus import passkey_key, passkey_prompt, score_passkey
+from .._infra.stats import mean_ci
+from .._infra.validate import check_int, check_sequence
+from ..gaussian.phase import freezing_point, phase_of_ratio
 from ..models.runs import (
     TRAIN_LENGTH,
+    check_documents,
     documents,
     extend_losses,
+    family_cache,
+    fork_for,
+    model_families,
     pretrained,
-    scheme_families,
-    schemes,
     score_capture,
 )
+from ..phases import REM_PHASES
+from .base import study
 
-__all__ = ["ExtrapolationSettings", "extrapolation_study", "PasskeySettings", "passkey_study",
-           "EXTRAPOLATION_STUDY", "PASSKEY_CELLS_STUDY", "phase_rows"]
+__all__ = ["ExtrapolationSettings", "extrapolation_study", "EXTRAPOLATION_STUDY", "phase_rows",
+           "EXTRAPOLATION_ALONE", "EXTRAPOLATION_ORDER"]
 
 EXTRAPOLATION_STUDY = "models.extrapolation"
-PASSKEY_CELLS_STUDY = "models.passkey_cells"
-
-
-def _families(n_ctx, train_length, alone=()):
-    model, _ = pretrained()
-    c = model.config
-    return scheme_families(schemes(n_ctx, c.rope_base, train_length), n_ctx, c.head_dim,
-                           min_shared=min(256, train_length // 2), alone=alone)
-
 
 # RoPE's loss curve is computed on its own (not in the family sharing its prefix with Qwen and
 # Llama-4): it costs one more 8k prefill and lets the baseline finish first.
 EXTRAPOLATION_ALONE = ("rope",)
 # Cells run in this order of their first member (a run cut short has the baseline first).
 EXTRAPOLATION_ORDER = ("rope", "scale-invariant", "yarn", "ntk", "qwen-logn")
-
-
-def _family_cache(model, members, shared, n_ctx):
-    """The base cache of a family: no score mod on the shared prefix of several members, the
-    member's own score mod for a family of one."""
-    scheme = members[0][0]
-    mod = scheme.score_mod if len(members) == 1 else None
-    return model.new_cache(mod, scheme.position, capacity=n_ctx + 8)
-
-
-def _fork_for(base, scheme):
-    twin = base.fork()
-    twin.score_mod = scheme.score_mod  # exact: the prefix is where the score mod is identity
-    return twin
 
 
 def phase_rows(scores, rows, score_mod, layer, tag):
@@ -101,8 +76,6 @@ def phase_rows(scores, rows, score_mod, layer, tag):
     return out
 
 
-# --- 3. Loss by position --------------------------------------------------------------------------
-
 @dataclass(frozen=True)
 class ExtrapolationSettings(StudySettings):
     """Documents of ``n_tokens`` (twice the ``train_length``), loss ``buckets`` (edges),
@@ -115,6 +88,16 @@ class ExtrapolationSettings(StudySettings):
     buckets: tuple = (0, 1024, 2048, 4096, 6144, 8192, 10240, 12288, 14336, 16384)
     phase_queries: int = 8
 
+    def __post_init__(self):
+        check_documents(self.n_tokens, self.n_prose, self.n_code)
+        check_int("train_length", self.train_length, lo=8, hi=self.n_tokens - 1)
+        edges = tuple(check_int("buckets", b, lo=0, hi=self.n_tokens)
+                      for b in check_sequence("buckets", self.buckets))
+        if len(edges) < 2 or any(b <= a for a, b in zip(edges, edges[1:])):
+            raise ValueError(f"buckets must be increasing edges in [0, n_tokens], got {edges}")
+        object.__setattr__(self, "buckets", edges)
+        check_int("phase_queries", self.phase_queries, lo=1, hi=self.train_length // 2)
+
     @classmethod
     def quick(cls):
         return cls(n_tokens=96, n_prose=1, n_code=1, train_length=48,
@@ -125,10 +108,10 @@ def _extrapolation_cell(settings, cell, rng_seed):
     model, _ = pretrained()
     s, n = settings, settings.n_tokens
     doc = documents(n, s.n_prose, s.n_code)[cell["doc"]]
-    shared, members = _families(n, s.train_length, EXTRAPOLATION_ALONE)[cell["family"]]
+    shared, members = model_families(n, s.train_length, EXTRAPOLATION_ALONE)[cell["family"]]
     train_rows = np.arange(s.train_length - s.phase_queries - 1, s.train_length - 1)
     end_rows = np.arange(n - s.phase_queries, n)
-    base = _family_cache(model, members, shared, n)
+    base = family_cache(model, members, shared, n)
     phases, frames = [], []
 
     def collect(schemes_here, tag):
@@ -161,7 +144,7 @@ def _extrapolation_cell(settings, cell, rng_seed):
         head = extend_losses(model, base, doc.ids[:shared], next_id=doc.ids[shared],
                              capture=capture)
         for scheme, aliases in members:
-            twin = _fork_for(base, scheme)
+            twin = fork_for(base, scheme)
             capture = score_capture(model, twin, end_rows, collect([scheme], "end"))
             tail = extend_losses(model, twin, doc.ids[shared:], capture=capture)
             record(scheme, aliases, np.concatenate([head, tail]))
@@ -202,33 +185,13 @@ def _bucket_table(losses, buckets):
     return pd.DataFrame(rows)
 
 
-def _not_computed(cell, rng_seed):
-    raise RuntimeError("cell not in the store (finished_only: nothing is computed)")
-
-
-def _run(fn, cells, seed, store, scheduler, progress, study, finished_only):
-    """run_cells, or with ``finished_only`` only the cells already in ``store`` (the others
-    come back as ``None`` with their keys in the returned list of missing cells)."""
-    from ..sweeps import run_cells
-
-    if finished_only and store is None:
-        raise ValueError("finished_only needs a store to read the finished cells from")
-    _, frames, errors = run_cells(_not_computed if finished_only else fn, cells, seed=seed,
-                                  store=store, scheduler="sync" if finished_only else scheduler,
-                                  progress=progress, study=study,
-                                  on_error="record" if finished_only else "raise")
-    if all(f is None for f in frames):
-        raise ValueError(f"store {store} holds no finished cell of this study yet")
-    return frames, sorted(errors)
-
-
-def extrapolation_study(settings: ExtrapolationSettings, seed: int = 0, *, store=None,
-                        scheduler="sync", progress=True, finished_only=False) -> dict:
-    """``{"buckets", "phases", "summary", "losses", "missing"}`` (see the module docstring);
-    ``losses`` are the per-position losses averaged over documents. ``finished_only``: use the
-    cells already in ``store`` and compute nothing (``missing`` lists the others)."""
+@study("model_extrapolation", ExtrapolationSettings, sweepable=True, partial=True)
+def extrapolation_study(settings: ExtrapolationSettings, seed: int, execution):
+    """Frames ``buckets``, ``phases``, ``phase_heads`` and ``losses`` (the per-position losses
+    averaged over documents); metadata ``missing``: the cells not in the store when
+    ``execution.finished_only`` (then nothing is computed)."""
     s = settings
-    families = _families(s.n_tokens, s.train_length, EXTRAPOLATION_ALONE)
+    families = model_families(s.n_tokens, s.train_length, EXTRAPOLATION_ALONE)
     cells = [{"doc": d, "family": f, "n_tokens": s.n_tokens, "train_length": s.train_length,
               "members": ",".join(m[0].name for m in families[f][1])}
              for d in range(s.n_prose + s.n_code) for f in range(len(families))]
@@ -239,8 +202,8 @@ def extrapolation_study(settings: ExtrapolationSettings, seed: int = 0, *, store
         return cell["doc"], rank
 
     cells.sort(key=priority)
-    frames, missing = _run(partial(_extrapolation_cell, s), cells, seed, store, scheduler,
-                           progress, EXTRAPOLATION_STUDY, finished_only)
+    _, frames, missing = execution.run_cells(partial(_extrapolation_cell, s), cells, seed=seed,
+                                             study=EXTRAPOLATION_STUDY)
     data = pd.concat(frames, ignore_index=True)
     losses = data[data["kind"] == "loss"][["scheme", "doc", "target", "loss"]]
     phases = data[data["kind"] == "phase"].dropna(axis=1, how="all")
@@ -252,8 +215,8 @@ def extrapolation_study(settings: ExtrapolationSettings, seed: int = 0, *, store
     buckets = _bucket_table(losses, s.buckets)
     return {"buckets": buckets, "phases": _phase_summary(phases, buckets, s),
             "phase_heads": phases.drop(columns=["kind"], errors="ignore"),
-            "losses": losses.groupby(["scheme", "target"])["loss"].mean().reset_index(),
-            "missing": missing}
+            "losses": losses.groupby(["scheme", "target"])["loss"].mean().reset_index()
+            }, {"missing": missing}
 
 
 def _phase_summary(phases, buckets, s):
@@ -276,9 +239,8 @@ def _phase_summary(phases, buckets, s):
         g = per_head(group).join(ref.add_suffix("_train"))
         beyond = buckets[(buckets["scheme"] == scheme)
                          & (buckets["bucket_lo"] >= s.train_length)]["mean_loss"].mean()
-        rows.append({"scheme": scheme, "frozen": float((g["phase"] == "frozen").mean()),
-                     "critical": float((g["phase"] == "critical").mean()),
-                     "spread": float((g["phase"] == "spread").mean()),
+        rows.append({"scheme": scheme, **{phase: float((g["phase"] == phase).mean())
+                                          for phase in REM_PHASES},
                      "phase_changed": float((g["phase"] != g["phase_train"]).mean()),
                      "median_abs_log_ratio_change": float(
                          np.median(np.abs(np.log(g["ratio"] / g["ratio_train"])))),
@@ -293,98 +255,3 @@ def _phase_summary(phases, buckets, s):
         rho = spearmanr(out["median_abs_log_ratio_change"], out["loss_change"]).statistic
         out["spearman_phase_shift_vs_loss"] = float(rho)
     return out
-
-
-# --- 4. Passkey retrieval -------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class PasskeySettings(StudySettings):
-    """Prompts of ``contexts[k]`` tokens with the key at each of ``depths[k]``, ``trials[k]``
-    keys per depth (key ``j`` is the same in every cell: paired comparisons). A prompt costs
-    the forward pass after its needle plus, per scheme family, the filler before the deepest
-    needle. At depth 0.1 of 9216 tokens the key is ≈ 8.3k tokens before the question, farther
-    than the training context."""
-
-    contexts: tuple = (4096, 9216)
-    depths: tuple = ((0.1, 0.5, 0.9), (0.1, 0.5, 0.9))
-    trials: tuple = (2, 2)
-    train_length: int = TRAIN_LENGTH
-
-    def __post_init__(self):
-        if not len(self.trials) == len(self.depths) == len(self.contexts):
-            raise ValueError("trials and depths must give one entry per context")
-
-    @classmethod
-    def quick(cls):
-        return cls(contexts=(72, 120), depths=((0.5,), (0.2,)), trials=(1, 1),
-                   train_length=96)
-
-
-def _passkey_cell(settings, cell, rng_seed):
-    model, tokenizer = pretrained()
-    n = cell["n_ctx"]
-    shared, members = _families(n, settings.train_length)[cell["family"]]
-    prompts = sorted((passkey_prompt(tokenizer.encode, passkey_key(cell["seed"], trial), depth,
-                                     n) for depth in json.loads(cell["depths"])
-                      for trial in range(cell["trials"])), key=lambda p: p.needle_start)
-    stream = prompts[-1].ids[:prompts[-1].needle_start]  # the intro and filler every prompt has
-    base = _family_cache(model, members, shared, n)
-    own = {}  # member caches past the shared prefix
-    rows = []
-    for prompt in prompts:
-        p = prompt.needle_start
-        if not np.array_equal(prompt.ids[:p], stream[:p]):
-            raise RuntimeError("passkey prompts must share their intro and filler")
-        stop = min(p, shared)
-        if base.length < stop:
-            model.forward_hidden(stream[base.length:stop], base)
-        for scheme, aliases in members:
-            if p <= shared:
-                work = _fork_for(base, scheme)
-            else:
-                if scheme.name not in own:
-                    own[scheme.name] = _fork_for(base, scheme)
-                mine = own[scheme.name]
-                if mine.length < p:
-                    model.forward_hidden(stream[mine.length:p], mine)
-                work = mine.fork()
-            hidden = model.forward_hidden(prompt.ids[p:], work)  # needle, filler, question
-            first = hidden[-1:] @ model.embedding.T  # (1, vocab)
-            rest = model.continue_(work, prompt.answer[:-1]) if prompt.answer.size > 1 else \
-                np.empty((0, first.shape[1]))
-            result = score_passkey(np.vstack([first, rest]), prompt.answer)
-            for name in aliases:
-                rows.append({"scheme": name, "computed_as": scheme.name, "n_ctx": n,
-                             "depth": prompt.depth, "key": prompt.key,
-                             "needle_start": p, **result})
-            del work
-    return pd.DataFrame(rows)
-
-
-def passkey_study(settings: PasskeySettings, seed: int = 0, *, store=None, scheduler="sync",
-                  progress=True, finished_only=False) -> dict:
-    """``{"trials", "cells", "contexts", "missing"}``: every prompt's result, accuracy per
-    (scheme, context, depth) and per (scheme, context) with 95 % Wilson intervals;
-    ``finished_only`` as in :func:`extrapolation_study`."""
-    s = settings
-    cells = [{"n_ctx": n, "family": f, "seed": seed, "train_length": s.train_length,
-              "depths": json.dumps(list(depths)), "trials": trials}
-             for n, depths, trials in zip(s.contexts, s.depths, s.trials, strict=True)
-             for f in range(len(_families(n, s.train_length)))]
-    frames, missing = _run(partial(_passkey_cell, s), cells, seed, store, scheduler, progress,
-                           PASSKEY_CELLS_STUDY, finished_only)
-    trials = pd.concat(frames, ignore_index=True)
-
-    def accuracy(keys):
-        rows = []
-        for key, group in trials.groupby(keys):
-            k, total = int(group["correct"].sum()), len(group)
-            lo, hi = wilson_interval(k, total)
-            rows.append({**dict(zip(keys, key if isinstance(key, tuple) else (key,),
-                                    strict=True)),
-                         "correct": k, "trials": total, "accuracy": k / total, "ci_low": lo,
-                         "ci_high": hi, "mean_log_likelihood": group["log_likelihood"].mean()})
-        return pd.DataFrame(rows)
-
-    return {"trials": trials, "cells": accuracy(["scheme", "n_ctx", "depth"]),
-            "contexts": accuracy(["scheme", "n_ctx"]), "missing": missing}

@@ -1,16 +1,17 @@
 """SI Fig. 2 and Fig. 6 beyond brute force: ``E[H_t^{tΔ}]`` to ``t = 1e30``.
 
-Two routes beside the brute-force study of :mod:`sia_theory.studies.si_entropy_scaling` (which stays what the
-claims SI-7 and SI-8 measure):
+Two routes beside the brute-force study :mod:`sia_theory.studies.si_entropy_scaling` (which
+stays what the claims SI-7 and SI-8 measure):
 
-* the asymptotic sampler (:func:`~sia_theory.gaussian.asymptotic.simulate_gaussian_logits_asymptotic`)
-  at ``t`` from ``t_min`` (the brute force's last decade, as an overlap check) to ``1e30``;
-* the exact route (:func:`sia_theory.gaussian.exact.expected_entropy_exact`, Frullani's integral) on a
-  dense grid from 10 to 1e30: the closed-form line of the figures, replacing the plug-in
-  ``log E[Z] − E[N]/E[Z]``.
+* the asymptotic sampler
+  (:func:`~sia_theory.gaussian.asymptotic.simulate_gaussian_logits_asymptotic`) at ``t`` from
+  ``t_min`` (the brute force's last decade, as an overlap check) to ``1e30``;
+* the exact route (:func:`~sia_theory.gaussian.exact.expected_entropy_exact`, Frullani's
+  integral) on a dense grid from 10 to 1e30: the closed-form line of the figures, replacing the
+  plug-in ``log E[Z] − E[N]/E[Z]``.
 
-:func:`entropy_extension_study` returns both tables; :func:`route_z_scores` holds each Monte
-Carlo point against the exact value.
+:func:`entropy_extension_study` returns both (frames ``asymptotic`` and ``exact``);
+:func:`route_z_scores` holds each Monte Carlo point against the exact value.
 """
 
 from __future__ import annotations
@@ -20,11 +21,13 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .._infra.seeding import check_seed, seed_int
+from .._infra.seeding import seed_int
 from .._infra.settings import StudySettings
 from .._infra.validate import check_int, check_real
 from ..gaussian.asymptotic import MAX_T, simulate_gaussian_logits_asymptotic
+from ..gaussian.exact import T_MAX, expected_entropy_exact
 from ..transforms import NoScale, ScaleInvariant, Transform, declared_dependence
+from .base import study
 
 __all__ = ["EntropyExtensionSettings", "entropy_extension_study", "exact_entropy_table",
            "route_z_scores", "log_grid", "EXTENSION_STUDY", "fig2_extension_settings",
@@ -106,8 +109,6 @@ def exact_entropy_table(transform: Transform, t_values, deltas) -> pd.DataFrame:
     """``E[H_t^{tΔ}]`` by the exact route for every ``t`` and ``Δ`` with ``tΔ`` within the
     route's reach (``t2 <= exact.T_MAX``): columns ``delta, t, t1, t2, H_exact,
     H_exact_error`` (the route's own error estimate)."""
-    from ..gaussian.exact import T_MAX, expected_entropy_exact
-
     rows = []
     for delta in deltas:
         for t in t_values:
@@ -120,15 +121,12 @@ def exact_entropy_table(transform: Transform, t_values, deltas) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["delta", "t", "t1", "t2", "H_exact", "H_exact_error"])
 
 
-def entropy_extension_study(settings: EntropyExtensionSettings, seed: int, extra_exact_t=()
-                            ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """``(sampler, exact)``: the sampler table (columns ``delta, t, t1, t2, H_mean, H_se,
+@study("si_entropy_extension", EntropyExtensionSettings)
+def entropy_extension_study(settings: EntropyExtensionSettings, seed: int, execution):
+    """Frames ``asymptotic`` (the sampler: columns ``delta, t, t1, t2, H_mean, H_se,
     log_Z_mean, log_Z_se, samples, top_k``; one call over all ranges, seeded by ``(seed,
-    "si.entropy_extension")``) and :func:`exact_entropy_table` on the exact grid, the sampler's
-    ``t`` and ``extra_exact_t``."""
-    if not isinstance(settings, EntropyExtensionSettings):
-        raise ValueError(f"settings must be an EntropyExtensionSettings, got {settings!r}")
-    seed = check_seed(seed)
+    "si.entropy_extension")``) and ``exact`` (:func:`exact_entropy_table` on the settings'
+    exact grid)."""
     t_values = settings.sampler_t()
     ranges = [(float(t), float(t) * d) for d in settings.deltas for t in t_values]
     table = simulate_gaussian_logits_asymptotic(settings.transform, ranges, settings.samples,
@@ -140,9 +138,8 @@ def entropy_extension_study(settings: EntropyExtensionSettings, seed: int, extra
         "H_mean": table["H_mean"], "H_se": table["H_se"],
         "log_Z_mean": table["log_Z_mean"], "log_Z_se": table["log_Z_se"],
         "samples": table["samples"], "top_k": settings.top_k})
-    extra = np.asarray([check_real("extra_exact_t", t, lo=1, hi=MAX_T) for t in extra_exact_t])
-    exact_t = np.union1d(settings.exact_t(), extra)
-    return sampler, exact_entropy_table(settings.transform, exact_t, settings.deltas)
+    return {"asymptotic": sampler,
+            "exact": exact_entropy_table(settings.transform, settings.exact_t(), settings.deltas)}
 
 
 def route_z_scores(mc: pd.DataFrame, exact: pd.DataFrame) -> pd.DataFrame:

@@ -1,0 +1,182 @@
+"""The phase of independent Gaussian logits: the random energy model's freezing point, for any
+transform, and every zoo scheme placed on it (claims EXT-4, EXT-5; THEORY.md §6).
+
+``M`` iid Gaussian logits of spread ``σ`` spread their attention over a growing number of keys
+while ``σ < √(2 log M)`` and freeze onto ``O(1)`` of them above it; the phases are
+:data:`sia_theory.phases.REM_PHASES` (``"liquid"``, ``"critical"``, ``"frozen"``), decided by
+``r = σ/√(2 log M)`` against ``1 ± PHASE_BAND`` (:func:`phase_of_ratio`).
+
+* :func:`phase_table`: per octave range ``[t, 2t)`` of a query's row, and for its whole
+  context, the logits' spread against the freezing point (``σ² = mean a² + var m`` over the
+  range: the law of total variance).
+* :func:`context_spread`, :func:`freezing_ratio`, :func:`crossings`: ``r(N)`` over a whole
+  context of ``N`` keys and every ``N`` where it crosses 1 (*freezes* upwards, *melts*
+  downwards); ``LogN(s)`` freezes at ``N* = e^{2/s²}``, a constant multiplier ``c`` at
+  ``e^{c²/2}``, ``CriticalScaling(γ, d)`` at ``e^{2d/γ²}``.
+* :func:`rem_max_location`: at finite ``N`` the maximum of ``N`` scores sits at
+  ``a_N = √(2 log N) − (log log N + log 4π)/(2√(2 log N))``, not at ``√(2 log N)``
+  (``finite=True`` uses it).
+* :func:`zoo_phase_table`, :func:`octave_ratios`: every scheme's crossings, and per octave
+  ``σ_t/√(2 log t)`` (which tends to 1 at every scale for the SI transform: each scale range
+  sits at the critical point).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+from scipy.optimize import brentq
+
+from .._infra.validate import check_finite_array, check_int, check_real
+from ..phases import REM_PHASES
+from ..transforms import Transform
+
+__all__ = ["PHASE_BAND", "REM_PHASES", "freezing_point", "phase_of_ratio", "phase_table",
+           "rem_max_location", "context_spread", "freezing_ratio", "crossings", "phase_schemes",
+           "zoo_phase_table", "octave_ratios", "N_MAX"]
+
+PHASE_BAND = 0.1  # |r − 1| <= 0.1: critical
+N_MAX = 1e30
+POINTS = 1025  # t values per context (midpoint rule in t)
+
+
+def freezing_point(m) -> np.ndarray:
+    """``√(2 log M)``: the logit standard deviation above which ``M`` iid Gaussian logits
+    freeze onto O(1) of them (random energy model; THEORY.md §6). Elementwise, ``M >= 2``."""
+    m = np.asarray(m, dtype=np.float64)
+    if np.any(m < 2):
+        raise ValueError("M must be >= 2 (the freezing point of one logit is undefined)")
+    return np.sqrt(2.0 * np.log(m))
+
+
+def phase_of_ratio(r) -> np.ndarray:
+    """``"frozen"`` if ``r > 1 + PHASE_BAND``, ``"liquid"`` if ``r < 1 − PHASE_BAND``, else
+    ``"critical"`` (elementwise, for ``r = σ/√(2 log M)``)."""
+    liquid, critical, frozen = REM_PHASES
+    r = np.asarray(r, dtype=np.float64)
+    return np.where(r > 1 + PHASE_BAND, frozen,
+                    np.where(r < 1 - PHASE_BAND, liquid, critical))
+
+
+def phase_table(transform: Transform, n_ctx: int, t_values) -> pd.DataFrame:
+    """The phase of each octave range ``[t, 2t)`` (``2t <= n_ctx``) for a query seeing
+    ``n_ctx`` keys, and of the whole context ``[0, n_ctx)``.
+
+    The ``M`` logits of a range are ``L_s = a_s L̄_s + m_s``; their spread with ``s`` drawn
+    uniformly from the range is ``σ² = mean(a_s²) + var(m_s)`` (law of total variance; it is
+    ``a²`` when ``a, m`` are constant on the range, e.g. a pure multiplier ``a(n)``, and the
+    bias term is what concentrates ALiBi). ``σ`` is the effective inverse temperature
+    (``a_rms = √mean(a²)`` is reported too); ``r = σ/√(2 log M)`` with ``M = t`` (the range's
+    keys), and the phase is :func:`phase_of_ratio`. The row ``t = 0`` is the whole context
+    (``M = n_ctx``). Columns: ``t, t2, M, a_rms, sigma, freezing, ratio, phase``.
+    """
+    n_ctx = check_int("n_ctx", n_ctx, lo=2)
+    rows = []
+    ranges = [(0, n_ctx)] + [(int(t), 2 * int(t)) for t in t_values if 2 * int(t) <= n_ctx
+                            and int(t) >= 2]
+    for t1, t2 in ranges:
+        a, m = transform.coefficients(np.arange(t1, t2), n_ctx)  # (t2 - t1,) each
+        a2 = float(np.mean(a * a))
+        sigma = math.sqrt(a2 + float(np.var(m)))
+        big_m = t2 - t1
+        freeze = float(freezing_point(big_m))
+        rows.append({"t": t1, "t2": t2, "M": big_m, "a_rms": math.sqrt(a2), "sigma": sigma,
+                     "freezing": freeze, "ratio": sigma / freeze,
+                     "phase": str(phase_of_ratio(sigma / freeze))})
+    return pd.DataFrame(rows)
+
+
+def rem_max_location(n) -> np.ndarray:
+    """``a_n = √(2 log n) − (log log n + log 4π)/(2√(2 log n))``: the location of the maximum of
+    ``n`` iid ``N(0, 1)`` (Gumbel centring); elementwise, ``n >= 3``."""
+    n = check_finite_array("n", n, dtype=np.float64, lo=3)
+    r = np.sqrt(2.0 * np.log(n))
+    return r - (np.log(np.log(n)) + math.log(4 * math.pi)) / (2 * r)
+
+
+def context_spread(transform: Transform, n_ctx: float, points: int = POINTS) -> float:
+    """``σ(N) = √(mean a² + var m)`` over ``t`` uniform in ``[0, N)`` (midpoint rule with
+    ``points`` values of ``t``; exact when ``a``, ``m`` do not depend on ``t``)."""
+    n_ctx = check_real("n_ctx", n_ctx, 1.0)
+    t = (np.arange(points) + 0.5) * (n_ctx / points)  # (points,)
+    a, m = transform.coefficients(t, n_ctx)
+    return math.sqrt(float(np.mean(a * a) + np.var(m)))
+
+
+def freezing_ratio(transform: Transform, n_ctx: float, finite: bool = False) -> float:
+    """``r(N) = σ(N)/√(2 log N)`` (or ``/a_N`` with ``finite=True``, ``N >= 3``)."""
+    n_ctx = check_real("n_ctx", n_ctx, 1.0, lo_open=True)
+    point = float(rem_max_location(n_ctx)) if finite else math.sqrt(2 * math.log(n_ctx))
+    return context_spread(transform, n_ctx) / point
+
+
+def crossings(transform: Transform, n_max: float = N_MAX, finite: bool = False,
+              grid: int = 400) -> list[tuple[float, str]]:
+    """Every ``(N, "freezes" | "melts")`` with ``r(N) = 1`` in ``(1, n_max]`` (``[3, n_max]``
+    with ``finite=True``): sign changes of ``r − 1`` on ``grid`` points of ``log N``, refined
+    by Brent's method in ``log N`` (relative accuracy ``1e-10``)."""
+    n_max = check_real("n_max", n_max, 3.0)
+    grid = check_int("grid", grid, 16)
+    start = math.log(3.0) if finite else 1e-3
+    x = np.linspace(start, math.log(n_max), grid)
+
+    def excess(log_n):
+        return freezing_ratio(transform, math.exp(log_n), finite) - 1.0
+
+    values = np.array([excess(v) for v in x])
+    found = []
+    for i in np.flatnonzero(np.sign(values[:-1]) != np.sign(values[1:])):
+        root = brentq(excess, x[i], x[i + 1], xtol=1e-12, rtol=1e-12)
+        found.append((math.exp(root), "freezes" if values[i + 1] > values[i] else "melts"))
+    return found
+
+
+def phase_schemes() -> dict[str, Transform]:
+    """The zoo (:data:`sia_theory.zoo.ZOO`) and LogN for ``s = 0.2, 0.3, 0.5`` besides ZOO's
+    ``0.4``."""
+    from ..transforms import LogN
+    from ..zoo import ZOO
+
+    return {**ZOO, **{f"logn-{s}": LogN(s) for s in (0.2, 0.3, 0.5)}}
+
+
+def zoo_phase_table(schemes: dict | None = None, n_max: float = N_MAX,
+                    at=(1e3, 1e6, 1e9, 1e30)) -> pd.DataFrame:
+    """One row per scheme: its crossings of the iid freezing point (asymptotic ``√(2 log N)``
+    and finite-``N`` ``a_N``), the first freezing and melting ``N`` (``nan``: none in
+    ``(1, n_max]``), and ``r(N)`` with its phase at the context lengths ``at``."""
+    schemes = phase_schemes() if schemes is None else schemes
+    rows = []
+    for name, transform in schemes.items():
+        found, finite = crossings(transform, n_max), crossings(transform, n_max, finite=True)
+        row = {"scheme": name, "transform": repr(transform),
+               "crossings": "; ".join(f"{kind} at {n:.4g}" for n, kind in found) or "none",
+               "freezes_at": next((n for n, k in found if k == "freezes"), np.nan),
+               "melts_at": next((n for n, k in found if k == "melts"), np.nan),
+               "freezes_at_finite": next((n for n, k in finite if k == "freezes"), np.nan)}
+        for n in at:
+            r = freezing_ratio(transform, n)
+            row[f"ratio_{n:.0e}"] = r
+            row[f"phase_{n:.0e}"] = str(phase_of_ratio(r))
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def octave_ratios(transform: Transform, exponents=range(2, 101), points: int = POINTS
+                  ) -> pd.DataFrame:
+    """Per octave ``[t, 2t)``, ``t = 2^k`` for ``k`` in ``exponents`` (up to ``2¹⁰⁰ ≈ 1.3e30``):
+    the spread ``σ_t = √(mean a² + var m)`` over the octave (midpoint rule) and
+    ``r_t = σ_t/√(2 log t)`` with its phase. For a context-dependent transform the query sees
+    ``n_ctx = 2t`` keys."""
+    rows = []
+    for k in exponents:
+        t = 2.0 ** int(k)
+        s = t + (np.arange(points) + 0.5) * (t / points)  # (points,)
+        a, m = transform.coefficients(s, 2 * t)
+        sigma = math.sqrt(float(np.mean(a * a) + np.var(m)))
+        ratio = sigma / math.sqrt(2 * math.log(t))
+        rows.append({"k": int(k), "t": t, "sigma": sigma, "freezing": math.sqrt(2 * math.log(t)),
+                     "ratio": ratio, "phase": str(phase_of_ratio(ratio))})
+    return pd.DataFrame(rows)
