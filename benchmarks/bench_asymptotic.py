@@ -1,4 +1,4 @@
-"""Benchmark: the asymptotic sampler's cost per sample is flat in t (issue 10, section 1).
+"""Benchmark: the asymptotic sampler's cost per sample is flat in t.
 
 Times, per sample, the statistics of the range ``[t, 10t)`` under the scale-invariant transform
 (τ = 10):
@@ -8,7 +8,7 @@ Times, per sample, the statistics of the range ``[t, 10t)`` under the scale-inva
 * the brute-force Monte Carlo ``simulate_gaussian_logits`` (numba kernel, all threads) at
   t = 1e4 and 1e5 (``n_ctx = 10t``, every logit drawn).
 
-Target (issue 10): the sampler at t = 1e30 costs no more per sample than brute force at
+Target: the sampler at t = 1e30 costs no more per sample than brute force at
 t = 1e4. Each timing is the best of ``--repeats`` runs after a warm-up.
 """
 

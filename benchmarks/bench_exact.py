@@ -3,7 +3,7 @@
 For the SI transform (τ = 10) and the range [t, 10t), it times ``expected_entropy_exact`` at
 t = 1e3, 1e6, 1e10, 1e20, 1e30 (value and reported error printed beside), and beside it the
 brute-force Monte Carlo ``simulate_gaussian_logits`` at the t it can reach (1e3, 1e4, 1e5 with
-n_ctx = 10t), both per call. Target (issue 10 §1): the exact route at t = 1e30 costs at most
+n_ctx = 10t), both per call. Target: the exact route at t = 1e30 costs at most
 2x its cost at t = 1e3. Best of ``--repeats`` wall times; the load average is printed, since the
 machine may be shared.
 """

@@ -1,6 +1,6 @@
 """Benchmark: import and first-call cost of the package, each in a fresh Python process.
 
-Three timings (issue 7, "first-call cost"), each the median over ``--runs`` fresh interpreters:
+Three timings of the first-call cost, each the median over ``--runs`` fresh interpreters:
 
 * ``import sia_theory`` (target <= 0.3 s: the top level re-exports lazily, PEP 562);
 * the first ``ScaleInvariant(10).coefficients(np.arange(10))`` after ``import numpy`` and

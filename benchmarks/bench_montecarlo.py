@@ -8,7 +8,7 @@ At n_ctx = 1e5 and 256 samples (2.56e7 logits) it times, in one run,
 * the RNG floor: ``Generator.standard_normal`` drawing the same number of normals into a
   preallocated buffer, nothing else.
 
-Targets (issue 2): numba >= 3x faster than numpy, <= 1.5x the RNG floor on one thread, and
+Targets: numba >= 3x faster than numpy, <= 1.5x the RNG floor on one thread, and
 >= 1.7x speed-up from 1 to 2 threads. Each timing is the best of ``--repeats`` runs after a
 warm-up (which also compiles the kernel).
 """

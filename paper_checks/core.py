@@ -66,21 +66,26 @@ def verdict(ok: bool) -> str:
 
 @dataclass(frozen=True)
 class Claim:
+    """A registered row: ``seeded`` is False for a check that draws no random numbers (its
+    verdict cannot depend on the seed)."""
+
     claim_id: str
     statement: str
     alternative: str
     check: Callable[[bool, int], Measurement]
+    seeded: bool = True
 
 
 REGISTRY: dict[str, Claim] = {}
 NEGATIVE_CONTROLS: dict[str, Callable[[], Measurement]] = {}
 
 
-def claim(claim_id: str, statement: str, *, alternative: str):
+def claim(claim_id: str, statement: str, *, alternative: str, seeded: bool = True):
     """Register ``fn(quick, seed) -> Measurement`` as the check of ``claim_id``.
 
     ``alternative`` names the law the check rejects (the negative control of
-    :func:`negative_control` feeds exactly that law to the check's decision function).
+    :func:`negative_control` feeds exactly that law to the check's decision function);
+    ``seeded=False`` says the check draws no random numbers.
     """
     if not alternative:
         raise ValueError(f"claim {claim_id} must name the alternative it rejects")
@@ -88,7 +93,7 @@ def claim(claim_id: str, statement: str, *, alternative: str):
     def register(fn):
         if claim_id in REGISTRY:
             raise RuntimeError(f"claim {claim_id} registered twice")
-        REGISTRY[claim_id] = Claim(claim_id, statement, alternative, fn)
+        REGISTRY[claim_id] = Claim(claim_id, statement, alternative, fn, seeded)
         return fn
 
     return register

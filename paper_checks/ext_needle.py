@@ -1,4 +1,4 @@
-"""Claim EXT-7: needle retrieval under Gaussian logits (issue 10 §4; THEORY.md §6;
+"""Claim EXT-7: needle retrieval under Gaussian logits (THEORY.md §6;
 docs/criticality.md §4).
 
 The check runs :func:`sia_theory.studies.ext_needle.needle_study` (the study behind
@@ -99,7 +99,7 @@ def decide_ext7(thresholds: pd.DataFrame, montecarlo: pd.DataFrame) -> Measureme
        alternative="SI's δ* grows with N like √(2 log N) (as for position-agnostic schemes), "
                    "or the EVT threshold misses the exact one")
 def ext_7(quick, seed):
-    """Issue 10 §4: thresholds by EVT and closed forms against the exact root, the Monte Carlo
+    """Thresholds by EVT and closed forms against the exact root, the Monte Carlo
     against the exact routes (figures/ext_needle)."""
     data = needle_study(NeedleSettings.of(bool(quick)), seed=seed,
                         execution=Execution(scheduler="threads"))

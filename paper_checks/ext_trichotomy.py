@@ -79,7 +79,7 @@ def decide_ext1(frame: pd.DataFrame) -> Measurement:
 
 @claim("EXT-1", "For c < 1, E[H_t^{tΔ}] grows like (1 − c)·log t",
        alternative="another growth: slope ≠ 1 − c (e.g. log t as without the transform, or "
-                   "√(log t) as at c = 1)")
+                   "√(log t) as at c = 1)", seeded=False)
 def ext_1(quick, seed):
     """EXT-1 by the exact route (figures/ext_trichotomy)."""
     _, frame = _study(bool(quick))
@@ -197,7 +197,8 @@ def decide_ext3(frame: pd.DataFrame, settings: TrichotomySettings) -> Measuremen
 
 @claim("EXT-3", "For c > 1, E[H] stays bounded while E[N_t^{tΔ}] grows like (c − 1)·ατ·log Δ·"
                 "log t (strong sparsity is incompatible with SI Def. 3.2)",
-       alternative="E[H] unbounded (slope decaying no faster than 1/log t) or E[N] bounded")
+       alternative="E[H] unbounded (slope decaying no faster than 1/log t) or E[N] bounded",
+       seeded=False)
 def ext_3(quick, seed):
     """EXT-3 by the exact route (E[H]) and the summed lognormal moments (E[N])."""
     settings, frame = _study(bool(quick))

@@ -59,7 +59,8 @@ def _eq16(beta_term):
 
 @claim("SI-1", "Solving E[Ã_t] = α/(t/τ+1), E[Ã_t log Ã_t] = β/(t/τ+1) gives "
                "a_t² = 2[log(t/τ+1) − log α + β/α], m_t = −a_t² + β/α (SI eq. 16)",
-       alternative="any other closed form (e.g. a_t² = 2[log(t/τ+1) − log α + β])")
+       alternative="any other closed form (e.g. a_t² = 2[log(t/τ+1) − log α + β])",
+       seeded=False)
 def si_1(quick, seed):
     """The sympy solution of eq. 15 (moments integrated, system solved) vs the paper's eq. 16."""
     return decide_identity(*_eq16_comparison(_eq16(si.beta / si.alpha)))
@@ -89,7 +90,8 @@ LOG_T_TAU = sp.log(si.t / si.tau + 1)
 
 @claim("SI-2", "Boundary conditions a_0² = 1, m_0 = 0 force α = β = e^{1/2}; then "
                "a_t² = 1 + 2 log(t/τ+1), m_t = −2 log(t/τ+1)",
-       alternative="other hyperparameters or coefficients (e.g. a_t² = 1 + log(t/τ+1))")
+       alternative="other hyperparameters or coefficients (e.g. a_t² = 1 + log(t/τ+1))",
+       seeded=False)
 def si_2(quick, seed):
     return decide_identity(*_boundary_comparison(1 + 2 * LOG_T_TAU, -2 * LOG_T_TAU))
 
@@ -124,7 +126,8 @@ def _validity_comparison(boundary):
 
 
 @claim("SI-3", "The solution is valid (a_t² ≥ 0 for all t ≥ 0) iff β ≥ α log α",
-       alternative="a different edge of validity (e.g. β ≥ α)")
+       alternative="a different edge of validity (e.g. β ≥ α)",
+       seeded=False)
 def si_3(quick, seed):
     return decide_validity(*_validity_comparison(si.alpha * sp.log(si.alpha)))
 
@@ -206,7 +209,8 @@ def _limit_row(index, amplitude_symbol, amplitude):
 
 
 @claim("SI-4", "E[Ã_t] = α/(t/τ+1) implies E[Z_t^{tΔ}] → ατ log Δ as t → ∞ (Lemma, App. E)",
-       alternative="the sums converge to another limit (e.g. ατ log Δ·(1 + 1e-3))")
+       alternative="the sums converge to another limit (e.g. ατ log Δ·(1 + 1e-3))",
+       seeded=False)
 def si_4(quick, seed):
     return _limit_row(0, si.alpha, LIMIT_TRANSFORM.alpha)
 
@@ -217,7 +221,8 @@ def si_4_control():
 
 
 @claim("SI-5", "E[Ã_t log Ã_t] = β/(t/τ+1) implies E[N_t^{tΔ}] → βτ log Δ as t → ∞",
-       alternative="the sums converge to another limit (e.g. βτ log Δ·(1 + 1e-3))")
+       alternative="the sums converge to another limit (e.g. βτ log Δ·(1 + 1e-3))",
+       seeded=False)
 def si_5(quick, seed):
     return _limit_row(1, si.beta, LIMIT_TRANSFORM.beta)
 

@@ -276,7 +276,8 @@ def _series_coefficients():
 
 @claim("SI-10", "For t ≪ τ, a_t ≈ 1 and m_t ≈ 0; a_t² grows like 2 log t and m_t falls like "
                 "−2 log t",
-       alternative="other small-t behaviour (e.g. a_t² = 1 + t/τ) or another growth rate")
+       alternative="other small-t behaviour (e.g. a_t² = 1 + t/τ) or another growth rate",
+       seeded=False)
 def si_10(quick, seed):
     coeffs = si.boundary_coefficients()
     u = sp.Symbol("u", real=True)  # u = log t

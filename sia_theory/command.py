@@ -90,7 +90,7 @@ def _run_scripts(scripts, extra) -> int:
 # --- figures ------------------------------------------------------------------------------
 
 FAMILIES = ("core", "ext", "model", "all")
-"""Figure families by file name: ``experiments/ext_*.py`` (beyond the papers, issue 10,
+"""Figure families by file name: ``experiments/ext_*.py`` (beyond the papers,
 ``make figures-ext``), ``experiments/model_*.py`` (the pretrained model, ``make figures-model``),
 everything else ``core`` (``make figures``)."""
 

@@ -1,4 +1,4 @@
-"""Issue 8 §1 for the attention reference: bad values give one ValueError naming the parameter,
+"""Bad input to the attention reference: bad values give one ValueError naming the parameter,
 extreme valid values give the right finite answer (oracles written here), and sizes that cannot
 fit are refused before any work."""
 

@@ -1,4 +1,4 @@
-"""Bad input gives one ``ValueError`` naming the parameter (issue 8, §1), for every public entry
+"""Bad input gives one ``ValueError`` naming the parameter, for every public entry
 point in the table :data:`CASES`.
 
 Each case is ``(id, call, param, kind)``: ``call(value)`` runs the entry point with ``value`` in

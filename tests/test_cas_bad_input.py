@@ -1,4 +1,4 @@
-"""Bad input to the CAS entry points gives one ``ValueError`` naming the parameter (issue 8, §1).
+"""Bad input to the CAS entry points gives one ``ValueError`` naming the parameter.
 
 The table :data:`CAS_CASES` uses the bad-value strategies of ``tests/test_bad_input.py`` (same
 ``Case`` rows and kinds) plus two CAS kinds: ``cas_n`` (the closed forms take any real

@@ -1,4 +1,4 @@
-"""Needle retrieval (issue 10 §4, EXT-7): the exact routes against brute-force Monte Carlo
+"""Needle retrieval (EXT-7): the exact routes against brute-force Monte Carlo
 (``|mc − exact| <= 4`` standard errors, the null hypothesis's binomial or sample SE), against
 independent numerics (direct sums, inverse-CDF sampling of the maximum at N = 1e9), the
 extreme-value pieces against their definitions, and bad input."""

@@ -1,4 +1,4 @@
-"""Valid but extreme input gives the finite answer (issue 8, §1): each value is held against a
+"""Valid but extreme input gives the finite answer: each value is held against a
 log-space oracle written here, independently of the code under test (mpmath at high precision
 from the paper's formulas, scipy's ``logsumexp``/``entr``)."""
 
@@ -178,7 +178,7 @@ def test_closed_form_sums_stream_over_long_ranges():
         sia.expected_total_attention(si, 0, 10**12)
 
 
-# --- CAS (issue 8, §1, second pass) ------------------------------------------------------------
+# --- CAS (second pass) ------------------------------------------------------------------------
 
 
 def _simplex_row_mp(n, gamma, rho):

@@ -1,4 +1,4 @@
-"""Library pieces of the real-model experiments (issue 11): YaRN's frequency interpolation
+"""Library pieces of the real-model experiments: YaRN's frequency interpolation
 against the paper's construction, the corpus (deterministic, offline), passkey prompts and their
 scoring, and the score statistics against independent numpy/scipy computations."""
 

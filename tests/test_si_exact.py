@@ -1,5 +1,5 @@
 """The exact route (Laplace/Frullani integrals) against brute-force Monte Carlo, independent
-exact small cases and plain summation (issue 10 §1)."""
+exact small cases and plain summation."""
 
 import math
 
@@ -184,7 +184,7 @@ def test_bad_arguments_raise_value_error_naming_them(call, name):
         call()
 
 
-# --- regression: the step zone of E and Q left of the Gaussian window (review, issue 10) -------
+# --- regression: the step zone of E and Q left of the Gaussian window (found in review) -------
 
 def _quad_step(kind, a, mu):
     """Independent oracle: adaptive scipy quadrature of E[k(mu + aX)] with the step as a

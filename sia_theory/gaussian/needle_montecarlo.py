@@ -1,5 +1,6 @@
 """Brute-force Monte Carlo of needle retrieval: the obvious O(N) route that the exact integrals of
-:mod:`sia_theory.gaussian.needle` are held against (issue 10 §4). One draw is a full context of ``N``
+:mod:`sia_theory.gaussian.needle` are held against (claim EXT-7). One draw is a full context of
+``N``
 base scores; every ``δ`` reuses the same draws (common random numbers), so the estimates are
 smooth in ``δ``. Seeded through :func:`sia_theory._infra.seeding.rng_for`: the numbers depend
 only on ``(seed, transform, n_ctx, t, samples)``, not on the chunking or the thread count.

@@ -1,5 +1,5 @@
 """Where needle retrieval switches on: the threshold ``δ*(t, N)``, exactly and by extreme-value
-theory (issue 10 §4, claim EXT-7; docs/criticality.md §4).
+theory (claim EXT-7; docs/criticality.md §4).
 
 ``δ*`` is the raise of the needle's base score at which it is the argmax of the logits with
 probability ½ (:func:`argmax_threshold`, a root of the exact

