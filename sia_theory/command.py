@@ -32,8 +32,9 @@ import sys
 from pathlib import Path
 
 from ._infra.cli import OneLineArgumentParser, int_range, output_dir, seed
+from .targets import TargetError, load_transform
 
-__all__ = ["main", "build_parser", "repo_root", "load_transform", "SUBCOMMANDS",
+__all__ = ["main", "build_parser", "repo_root", "load_transform", "TargetError", "SUBCOMMANDS",
            "EXTRA_SUBCOMMAND_MODULES", "CommandError"]
 
 # Modules with a ``register(subparsers)`` function, imported when the parser is built.
@@ -42,6 +43,7 @@ EXTRA_SUBCOMMAND_MODULES: tuple[str, ...] = ("sia_theory.studies.command",)
 
 class CommandError(ValueError):
     """Bad input found after parsing (reported as one line, exit status 2)."""
+
 
 
 def repo_root() -> Path:
@@ -152,59 +154,6 @@ def register_check(subparsers):
 
 
 # --- analyze ------------------------------------------------------------------------------
-
-def _import_target(module: str):
-    if module.endswith(".py") or os.sep in module or "/" in module:
-        path = Path(module)
-        if not path.is_file():
-            raise CommandError(f"TARGET file {module!r} does not exist")
-        spec = importlib.util.spec_from_file_location(f"_sia_user_{path.stem}", path)
-        mod = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = mod  # dataclasses look their module up while being built
-        spec.loader.exec_module(mod)
-        return mod
-    if os.getcwd() not in sys.path and "" not in sys.path:
-        sys.path.insert(0, os.getcwd())  # as `python -m` does: modules of the current folder
-    return importlib.import_module(module)
-
-
-def load_transform(target: str):
-    """The transform named by ``target`` (``MODULE:OBJECT``, ``FILE.py:OBJECT`` or
-    ``zoo:NAME``) and a name for it; :class:`CommandError` saying what is wrong."""
-    from .transforms import Transform
-
-    module, sep, attr = target.rpartition(":")
-    if not sep or not module or not attr:
-        raise CommandError(f"TARGET must be MODULE:OBJECT, FILE.py:OBJECT or zoo:NAME, got "
-                           f"{target!r}")
-    if module == "zoo":
-        from .zoo import ZOO
-
-        if attr not in ZOO:
-            raise CommandError(f"zoo has no member {attr!r}; choose from {', '.join(ZOO)}")
-        return ZOO[attr], attr
-    try:
-        obj = _import_target(module)
-    except CommandError:
-        raise
-    except Exception as err:  # the user's module can raise anything while importing
-        raise CommandError(f"cannot import {module!r}: {type(err).__name__}: {err}") from None
-    for part in attr.split("."):
-        if not hasattr(obj, part):
-            raise CommandError(f"{module!r} has no attribute {attr!r}")
-        obj = getattr(obj, part)
-    if isinstance(obj, type) and issubclass(obj, Transform):
-        try:
-            obj = obj()
-        except Exception as err:
-            raise CommandError(f"{target} is a Transform class that cannot be built without "
-                               f"arguments ({type(err).__name__}: {err}); name an instance"
-                               ) from None
-    if not isinstance(obj, Transform):
-        raise CommandError(f"{target} is not a sia_theory Transform (got "
-                           f"{type(obj).__name__})")
-    return obj, attr.split(".")[-1]
-
 
 def _analyze(args) -> int:
     transform, name = load_transform(args.target)  # before any computation or output

@@ -217,14 +217,14 @@ class ScaleInvariant(Transform):
 
 @dataclass(frozen=True)
 class ScaleInvariantFamily(Transform):
-    """The family around the SI transform (THEORY.md §6, claims EXT-1 … EXT-3): ``a_t² = 1 + 2c·log(1 + t/τ)`` with ``m_t`` chosen so that
-    ``E[Ã_t] = E[e^{L_t}] = α/(t/τ + 1)`` for every ``c`` (scale-invariant total attention,
-    SI eq. 15a), i.e. ``m_t = log α − log(1 + t/τ) − a_t²/2``. ``c = 1``, ``α = e^{1/2}`` is
-    :class:`ScaleInvariant` (SI-2: ``m_t = −2 log(1 + t/τ)``). Then
-    ``E[L_t e^{L_t}] = (log α + ½ + (c − 1)·log(1 + t/τ))·α/(t/τ + 1)``: SI eq. 15b (a constant
-    ``β``) holds only at ``c = 1``, which is the only member declaring a ``power_law``.
-    ``c < 1`` spreads a scale range like a liquid REM, ``c > 1`` freezes it (docs/criticality.md
-    §2)."""
+    """The family around the SI transform (THEORY.md §6, claims EXT-1 … EXT-3):
+    ``a_t² = 1 + 2c·log(1 + t/τ)`` with ``m_t`` chosen so that ``E[Ã_t] = E[e^{L_t}] =
+    α/(t/τ + 1)`` for every ``c`` (scale-invariant total attention, SI eq. 15a), i.e. ``m_t = log
+    α − log(1 + t/τ) − a_t²/2``. ``c = 1``, ``α = e^{1/2}`` is :class:`ScaleInvariant` (SI-2:
+    ``m_t = −2 log(1 + t/τ)``). Then ``E[L_t e^{L_t}] = (log α + ½ + (c − 1)·log(1 + t/τ))·α/(t/τ
+    + 1)``: SI eq. 15b (a constant ``β``) holds only at ``c = 1``, which is the only member
+    declaring a ``power_law``. ``c < 1`` spreads a scale range like a liquid REM, ``c > 1``
+    freezes it (docs/criticality.md §2)."""
 
     depends_on = frozenset({"distance"})
 

@@ -13,9 +13,10 @@ numbers when ranges are far from the start). A range is then the merge of its se
 argument is ``<= 0``.
 
 Tokens are processed in blocks of ``BLOCK``: the block's logits are made first (normals from the
-counter-based generator of :mod:`sia_theory.gaussian.rng`, then ``a_t L̄_t + m_t``), then a branch-free
-loop does the exponentials and the two sums; it uses an inlined polynomial ``exp`` so LLVM can
-vectorise it (numba has no vector ``exp`` without Intel SVML), about 6x faster than ``math.exp``.
+counter-based generator of :mod:`sia_theory.gaussian.rng`, then ``a_t L̄_t + m_t``), then a
+branch-free loop does the exponentials and the two sums; it uses an inlined polynomial ``exp`` so
+LLVM can vectorise it (numba has no vector ``exp`` without Intel SVML), about 6x faster than
+``math.exp``.
 """
 
 from __future__ import annotations

@@ -9,8 +9,9 @@ Notation of SI eq. 6–8: for a row of logits ``L_t`` (``t`` = distance back fro
 * ``mass = Z / Z_{[0,n)}`` (share of the whole row's attention that falls in the range).
 
 The Gaussian model (SI §3.2) draws base logits ``L̄_t ~ N(0, 1)`` iid and applies a transform,
-``L_t = a_t L̄_t + m_t``. Sample ``i`` uses the normals ``sia_theory.gaussian.rng.normals(seed, i, n)``,
-so results are bit-identical for any number of threads.
+``L_t = a_t L̄_t + m_t``. Sample ``i`` uses the normals
+``sia_theory.gaussian.rng.normals(seed, i, n)``, so results are bit-identical for any number of
+threads.
 
 Entry points: :func:`range_statistics` (given logits), :func:`simulate_gaussian_logits` (one
 context length, many ranges), :func:`context_length_sweep` (SI Fig. 1: global entropy and the

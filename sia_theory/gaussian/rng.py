@@ -198,8 +198,9 @@ def _stream_normals(seed, stream, out):
 def normals(seed, stream, n) -> np.ndarray:
     """The ``n`` standard normals that sample ``stream`` of a simulation with ``seed`` draws.
 
-    :func:`sia_theory.gaussian.montecarlo.simulate_gaussian_logits` gives sample ``i`` the base logits
-    ``L̄_t = normals(seed, i, n_ctx)[t]`` (SI §3.2 Gaussian model), in order of distance ``t``.
+    :func:`sia_theory.gaussian.montecarlo.simulate_gaussian_logits` gives sample ``i`` the base
+    logits ``L̄_t = normals(seed, i, n_ctx)[t]`` (SI §3.2 Gaussian model), in order of distance
+    ``t``.
     """
     seed = check_int("seed", seed, lo=0, hi=2**64 - 1)
     stream = check_int("stream", stream, lo=0, hi=2**64 - 1)

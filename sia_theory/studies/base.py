@@ -37,11 +37,11 @@ class Execution:
     """How a study runs its sweep cells (:func:`sia_theory.sweeps.run_cells`).
 
     ``scheduler``: ``"sync"`` (this process, the default), ``"threads"``, a Dask address
-    (``tcp://host:8786``) or client, or ``None`` (``$SIA_DASK_SCHEDULER`` or a local cluster); ``store``: a
-    folder that keeps finished cells (an interrupted run resumes from it; ``None``: memory
-    only); ``force``: recompute stored cells; ``progress``: a progress bar; ``n_workers``: the
-    local cluster's size; ``finished_only``: use only the cells already in the store (the
-    model studies render a partial grid with it)."""
+    (``tcp://host:8786``) or client, or ``None`` (``$SIA_DASK_SCHEDULER`` or a local cluster);
+    ``store``: a folder that keeps finished cells (an interrupted run resumes from it;
+    ``None``: memory only); ``force``: recompute stored cells; ``progress``: a progress bar;
+    ``n_workers``: the local cluster's size; ``finished_only``: use only the cells already in the
+    store (the model studies render a partial grid with it)."""
 
     scheduler: str | None = "sync"
     store: str | os.PathLike | None = None

@@ -63,11 +63,11 @@ def _pair(kind):
 
 
 def _transform_arg(text: str):
-    from ..command import CommandError, load_transform
+    from ..targets import TargetError, load_transform
 
     try:
         return load_transform(text)[0]
-    except CommandError as err:
+    except TargetError as err:
         raise argparse.ArgumentTypeError(str(err)) from None
 
 

@@ -4,11 +4,12 @@ Nothing here is typed in from the paper: the lognormal moments are integrated, e
 solved for ``(a_t², m_t)``, the boundary conditions are solved for ``(α, β)``, the validity
 condition comes from minimising ``a_t²`` over ``t ≥ 0``, and the scale-invariant limits come
 from squeezing the range sums between the harmonic-sum integral bounds of App. E. The numeric
-code used at run time (:class:`sia_theory.ScaleInvariant`, :mod:`sia_theory.gaussian.closed_forms`) is
-printed from these expressions into the committed :mod:`sia_theory.symbolic.generated` by
-:mod:`sia_theory.symbolic.codegen` (a test re-derives it), so the paper's formula lives in exactly
-one place, the solver's output, and the run time never imports sympy. The ``*_functions``
-helpers below lambdify the same expressions for tests and checks that want them directly.
+code used at run time (:class:`sia_theory.ScaleInvariant`,
+:mod:`sia_theory.gaussian.closed_forms`) is printed from these expressions into the committed
+:mod:`sia_theory.symbolic.generated` by :mod:`sia_theory.symbolic.codegen` (a test re-derives it),
+so the paper's formula lives in exactly one place, the solver's output, and the run time never
+imports sympy. The ``*_functions`` helpers below lambdify the same expressions for tests and checks
+that want them directly.
 """
 
 from __future__ import annotations

@@ -1,0 +1,73 @@
+"""Transforms named on a command line: ``MODULE:OBJECT`` (a module on the path),
+``FILE.py:OBJECT`` (a file, which is executed) or ``zoo:NAME`` (a :data:`~sia_theory.zoo.ZOO`
+member). Used by ``sia-theory analyze``, the settings flags of ``sia-theory sweep`` and
+``sia-theory train``; a bad target is one :class:`TargetError` (a ``ValueError``) saying what is
+wrong.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+import sys
+from pathlib import Path
+
+__all__ = ["TargetError", "load_transform"]
+
+
+class TargetError(ValueError):
+    """A target that does not name a transform (the message says why)."""
+
+
+def _import_target(module: str):
+    if module.endswith(".py") or os.sep in module or "/" in module:
+        path = Path(module)
+        if not path.is_file():
+            raise TargetError(f"TARGET file {module!r} does not exist")
+        spec = importlib.util.spec_from_file_location(f"_sia_user_{path.stem}", path)
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = mod  # dataclasses look their module up while being built
+        spec.loader.exec_module(mod)
+        return mod
+    if os.getcwd() not in sys.path and "" not in sys.path:
+        sys.path.insert(0, os.getcwd())  # as `python -m` does: modules of the current folder
+    return importlib.import_module(module)
+
+
+def load_transform(target: str):
+    """The transform named by ``target`` (``MODULE:OBJECT``, ``FILE.py:OBJECT`` or
+    ``zoo:NAME``) and a name for it; :class:`TargetError` saying what is wrong."""
+    from .transforms import Transform
+
+    module, sep, attr = target.rpartition(":")
+    if not sep or not module or not attr:
+        raise TargetError(f"TARGET must be MODULE:OBJECT, FILE.py:OBJECT or zoo:NAME, got "
+                           f"{target!r}")
+    if module == "zoo":
+        from .zoo import ZOO
+
+        if attr not in ZOO:
+            raise TargetError(f"zoo has no member {attr!r}; choose from {', '.join(ZOO)}")
+        return ZOO[attr], attr
+    try:
+        obj = _import_target(module)
+    except TargetError:
+        raise
+    except Exception as err:  # the user's module can raise anything while importing
+        raise TargetError(f"cannot import {module!r}: {type(err).__name__}: {err}") from None
+    for part in attr.split("."):
+        if not hasattr(obj, part):
+            raise TargetError(f"{module!r} has no attribute {attr!r}")
+        obj = getattr(obj, part)
+    if isinstance(obj, type) and issubclass(obj, Transform):
+        try:
+            obj = obj()
+        except Exception as err:
+            raise TargetError(f"{target} is a Transform class that cannot be built without "
+                               f"arguments ({type(err).__name__}: {err}); name an instance"
+                               ) from None
+    if not isinstance(obj, Transform):
+        raise TargetError(f"{target} is not a sia_theory Transform (got "
+                           f"{type(obj).__name__})")
+    return obj, attr.split(".")[-1]
