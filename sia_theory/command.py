@@ -173,11 +173,26 @@ def _analyze(args) -> int:
     return 0
 
 
+class _ZooHelpParser(OneLineArgumentParser):
+    """The ``analyze`` parser: its help lists the zoo's names, loaded only when help is shown
+    (the zoo imports numpy; parsing must stay fast)."""
+
+    def format_help(self):
+        from .zoo import ZOO
+
+        self.epilog = ("zoo names: " + ", ".join(ZOO) + ". FILE.py:OBJECT executes the file "
+                       "(as python would); MODULE:OBJECT imports an installed module or one of "
+                       "the current folder (searched after the installed packages).")
+        return super().format_help()
+
+
 def register_analyze(subparsers):
     p = subparsers.add_parser("analyze", help="analyse a transform (sia_theory.analyze)",
                               description="Analyse a transform under Gaussian base logits.")
+    p.__class__ = _ZooHelpParser
     p.add_argument("target", metavar="TARGET",
-                   help="MODULE:OBJECT, FILE.py:OBJECT or zoo:NAME (e.g. zoo:logn)")
+                   help="MODULE:OBJECT, FILE.py:OBJECT (runs the file) or zoo:NAME (e.g. "
+                        "zoo:logn; the names are listed below)")
     p.add_argument("--n-ctx", type=int_range(2**8), default=2**20,
                    help="context length for context-dependent transforms (default 2^20)")
     p.add_argument("--out", type=output_dir, default="analysis", help="output folder")
@@ -211,6 +226,9 @@ def build_parser() -> OneLineArgumentParser:
     parser = OneLineArgumentParser(prog="sia-theory", description="Executable theory of "
                                    "long-context attention scaling: regenerate the figures, "
                                    "check the claims, analyse a transform, run the benchmarks.")
+    from . import __version__
+
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for register in SUBCOMMANDS:
         register(sub)

@@ -31,7 +31,9 @@ def _import_target(module: str):
         spec.loader.exec_module(mod)
         return mod
     if os.getcwd() not in sys.path and "" not in sys.path:
-        sys.path.insert(0, os.getcwd())  # as `python -m` does: modules of the current folder
+        # modules of the current folder, searched after the installed ones: a stray numpy.py
+        # in the folder must not shadow numpy
+        sys.path.append(os.getcwd())
     return importlib.import_module(module)
 
 

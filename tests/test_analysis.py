@@ -15,7 +15,16 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sia_theory import ALiBi, LogN, NoScale, ScaleInvariant, Temperature, Transform, analyze
+from sia_theory import (
+    REM_PHASES,
+    ALiBi,
+    LogN,
+    NoScale,
+    ScaleInvariant,
+    Temperature,
+    Transform,
+    analyze,
+)
 from sia_theory.analysis import (
     ENTROPY_LAWS,
     AnalysisSettings,
@@ -127,8 +136,8 @@ def test_phase_of_a_multiplier_is_its_ratio_to_the_freezing_point():
     assert np.allclose(table["ratio"], 3.0 / np.sqrt(2 * np.log(m)), rtol=1e-12)
     phase = table.set_index("M")["phase"]
     # 3/√(2 log M): M = 32 → 1.14, 64 → 1.04, 512 → 0.85, 4096 (whole context) → 0.74.
-    assert [phase[32], phase[64], phase[512], phase[4096]] == ["frozen", "critical", "spread",
-                                                               "spread"]
+    assert [phase[32], phase[64], phase[512], phase[4096]] == ["frozen", "critical", "liquid",
+                                                               "liquid"]
 
 
 def test_context_dependent_transform_is_frozen_at_n_ctx():
@@ -148,7 +157,7 @@ def test_user_transform_with_the_zoo_writes_one_atomic_set(tmp_path):
     report = analyze(PowerLawBias(0.5), quick=True, seed=3)
     zoo = report.zoo
     assert len(zoo) == 11 and zoo["entropy_law"].isin(ENTROPY_LAWS).all()
-    assert set(zoo["phase"]) <= {"frozen", "critical", "spread"}
+    assert set(zoo["phase"]) <= set(REM_PHASES)
     si = zoo.set_index("scheme").loc["scale-invariant"]
     assert si["total_attention_limit"] == pytest.approx(SI_LIMIT, rel=1e-4)
     # c = 1/2 < 1: E[Z_t^{2t}] = Σ e^{1/2}(1+s)^{-1/2} grows like √t: diverges.

@@ -357,11 +357,16 @@ def test_capture_scores_are_the_models_own_raw_scores(smollm):
         np.testing.assert_allclose(got[layer], want[n], rtol=1e-12, atol=1e-12)
 
 
-def test_wilson_interval_matches_scipy():
+def test_wilson_interval_is_wilsons_score_interval():
+    """Wilson (1927): (p̂ + z²/2n ± z·√(p̂(1−p̂)/n + z²/4n²)) / (1 + z²/n), written out here."""
     from sia_theory._infra.stats import wilson_interval
 
+    z = 1.959963984540054  # the 97.5 % normal quantile
     for k, n in ((0, 1), (0, 5), (3, 7), (6, 6), (12, 40)):
-        want = stats.binomtest(k, n).proportion_ci(confidence_level=0.95, method="wilson")
-        assert wilson_interval(k, n) == pytest.approx((want.low, want.high), abs=1e-12)
+        p = k / n
+        centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+        half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+        assert wilson_interval(k, n) == pytest.approx((max(0.0, centre - half),
+                                                       min(1.0, centre + half)), abs=1e-12)
     with pytest.raises(ValueError, match="trials"):
         wilson_interval(3, 2)

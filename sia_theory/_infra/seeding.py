@@ -17,9 +17,8 @@ from __future__ import annotations
 
 import hashlib
 
-import numpy as np
-
-from .validate import check_int
+# numpy and the validators load on first use: the command line imports MAX_SEED from here for
+# its argument types, and `sia-theory --help` must not pay for numpy.
 
 __all__ = ["MAX_SEED", "check_seed", "study_key", "seed_sequence", "rng_for", "seed_int"]
 
@@ -28,6 +27,8 @@ MAX_SEED = 2**63 - 1
 
 def check_seed(seed) -> int:
     """``seed`` as an int in ``[0, 2**63 - 1]``, or ``ValueError`` naming ``seed``."""
+    from .validate import check_int
+
     return check_int("seed", seed, lo=0, hi=MAX_SEED)
 
 
@@ -37,19 +38,27 @@ def study_key(study: str) -> int:
     return int.from_bytes(hashlib.sha256(study.encode()).digest()[:8], "little")
 
 
-def seed_sequence(seed, study: str, *index) -> np.random.SeedSequence:
+def seed_sequence(seed, study: str, *index):
     """The ``SeedSequence`` of ``(seed, study, index)``."""
+    import numpy as np
+
+    from .validate import check_int
+
     entropy = [check_seed(seed), study_key(study)]
     entropy += [check_int("index", i, lo=0) for i in index]
     return np.random.SeedSequence(entropy)
 
 
-def rng_for(seed, study: str, *index) -> np.random.Generator:
+def rng_for(seed, study: str, *index):
     """A fresh ``numpy.random.Generator`` on the stream of ``(seed, study, index)``."""
+    import numpy as np
+
     return np.random.default_rng(seed_sequence(seed, study, *index))
 
 
 def seed_int(seed, study: str, *index) -> int:
     """A 63-bit integer seed derived from ``(seed, study, index)``, for APIs that take an int
     (such as the Monte Carlo kernels, which derive one stream per sample from it)."""
+    import numpy as np
+
     return int(seed_sequence(seed, study, *index).generate_state(2, np.uint64)[0] >> np.uint64(1))

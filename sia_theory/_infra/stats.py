@@ -62,15 +62,13 @@ def mean_ci(values, confidence=0.95) -> tuple[float, float, float]:
 
 
 def wilson_interval(successes, trials, confidence=0.95) -> tuple[float, float]:
-    """Wilson score interval of a binomial proportion ``successes/trials`` (Wilson 1927):
-    ``(p̂ + z²/2n ± z·√(p̂(1−p̂)/n + z²/4n²)) / (1 + z²/n)``; it stays inside [0, 1] and is not
-    empty at 0 or n successes, unlike the normal interval."""
+    """Wilson score interval of a binomial proportion ``successes/trials`` (Wilson 1927), as
+    ``scipy.stats.binomtest(...).proportion_ci(method="wilson")`` computes it; it stays inside
+    [0, 1] and is not empty at 0 or n successes, unlike the normal interval."""
     successes, trials = int(successes), int(trials)
     if trials < 1 or not 0 <= successes <= trials:
         raise ValueError(f"trials must be >= 1 and successes in [0, trials], got {successes} of "
                          f"{trials}")
-    z = stats.norm.ppf(0.5 + confidence / 2)
-    p = successes / trials
-    centre = (p + z * z / (2 * trials)) / (1 + z * z / trials)
-    half = z * np.sqrt(p * (1 - p) / trials + z * z / (4 * trials**2)) / (1 + z * z / trials)
-    return float(max(0.0, centre - half)), float(min(1.0, centre + half))
+    ci = stats.binomtest(successes, trials).proportion_ci(confidence_level=confidence,
+                                                          method="wilson")
+    return float(ci.low), float(ci.high)

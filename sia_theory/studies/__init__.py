@@ -10,8 +10,6 @@ name or of one of its :data:`ALIASES`.
 
 import importlib
 
-from .base import DEFAULT_EXECUTION, Execution, Study, StudyResult, study
-
 __all__ = ["STUDIES", "ALIASES", "get_study", "study_names", "Study", "StudyResult",
            "Execution", "DEFAULT_EXECUTION", "study"]
 
@@ -44,16 +42,27 @@ ALIASES = {"entropy-scaling": "si_entropy_scaling", "phase-diagram": "cas_fig1_p
 """Short command-line names of some studies (``sia-theory sweep phase-diagram``)."""
 
 
+_BASE = ("DEFAULT_EXECUTION", "Execution", "Study", "StudyResult", "study")
+
+
+def __getattr__(name):  # the contract loads on first use: listing the studies imports nothing
+    if name in _BASE:
+        return getattr(importlib.import_module(f"{__name__}.base"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def study_names() -> tuple[str, ...]:
     return tuple(STUDIES)
 
 
-def get_study(name: str) -> Study:
+def get_study(name: str):
     """The :class:`Study` called ``name`` (or an alias of it), or ``ValueError`` listing the
     names."""
     name = ALIASES.get(name, name)
     if name not in STUDIES:
         raise ValueError(f"unknown study {name!r}; choose from {', '.join(STUDIES)}")
+    from .base import Study
+
     module = importlib.import_module(f"{__name__}.{STUDIES[name]}")
     for value in vars(module).values():
         if isinstance(value, Study) and value.name == name:
