@@ -30,9 +30,16 @@ from ._infra.validate import check_finite_array, check_int, check_real
 from .symbolic import generated
 
 __all__ = ["DEPENDENCES", "Transform", "NoScale", "LogN", "ScaleInvariant",
-           "ScaleInvariantFamily", "ALiBi", "FixedContext", "at_context", "declared_dependence"]
+           "ScaleInvariantFamily", "ALiBi", "FixedContext", "at_context", "declared_dependence",
+           "TransformNotDefined"]
 
 DEPENDENCES = frozenset({"distance", "context", "head"})
+
+
+class TransformNotDefined(ValueError, NotImplementedError):
+    """A :class:`Transform` subclass that does not define its coefficients: bad input to every
+    entry point (a ``ValueError``, as the package's other bad input) and, for code written
+    against 0.2, still a ``NotImplementedError``."""
 
 
 def declared_dependence(transform) -> frozenset:
@@ -71,7 +78,7 @@ class Transform:
                           stacklevel=2)
 
     def _affine(self, t: np.ndarray, n: np.ndarray | None, h) -> tuple[np.ndarray, np.ndarray]:
-        raise NotImplementedError(
+        raise TransformNotDefined(
             f"{type(self).__name__} does not define its coefficients: a Transform subclass must "
             "implement _affine(self, t, n, h) -> (a, m), the affine coefficients of the logit "
             "L = a*S + m as float arrays broadcastable to t (t: distances >= 0; n: number of "

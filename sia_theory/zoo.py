@@ -55,6 +55,7 @@ class _Multiplier(Transform):
             if n_ctx is None:
                 raise ValueError(f"n_ctx is required for {type(self).__name__} (its multiplier "
                                  "depends on the number of keys the query sees)")
+        if n_ctx is not None:  # checked even where it does not change the value
             n_ctx = check_finite_array("n_ctx", n_ctx, lo=1)
         return self._multiplier(n_ctx)
 

@@ -321,3 +321,60 @@ def test_sweep_subcommand_plugs_into_the_sia_theory_command(monkeypatch, tmp_pat
                          str(store)])
     assert code == 2 and not store.exists()
     assert capsys.readouterr().err.count("\n") == 1
+
+
+def _server(kind):
+    """A loopback port that accepts connections but is no Dask scheduler: an HTTP server,
+    one that answers every connection with garbage bytes, or one that never answers."""
+    import http.server
+    import socket
+    import threading
+
+    if kind == "http":
+        class Quiet(http.server.SimpleHTTPRequestHandler):
+            def log_message(self, *args):  # the test reads this process's stderr
+                pass
+
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Quiet)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        return f"tcp://127.0.0.1:{server.server_address[1]}", server.shutdown
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen()
+    held = []
+
+    def serve():
+        while True:
+            try:
+                conn, _ = sock.accept()
+            except OSError:
+                return
+            held.append(conn)
+            if kind == "garbage":
+                conn.sendall(b"\xff" * 64)
+
+    threading.Thread(target=serve, daemon=True).start()
+    return f"tcp://127.0.0.1:{sock.getsockname()[1]}", sock.close
+
+
+@pytest.mark.parametrize("kind", ["http", "garbage", "silent"])
+def test_a_port_that_is_no_dask_scheduler_is_one_bounded_value_error(kind, tmp_path, capsys):
+    """The handshake is bounded too (not only the TCP connect): an HTTP server or a silent port
+    used to hang forever, garbage bytes to crash with an exabyte allocation."""
+    from sia_theory import command
+
+    address, stop = _server(kind)
+    try:
+        start = time.perf_counter()
+        with pytest.raises(ValueError, match="does not answer as a Dask scheduler"):
+            sweep(linear_algebra_cell, GRID, store=tmp_path / "s", seed=1, scheduler=address,
+                  progress=False)
+        assert time.perf_counter() - start < 10
+        assert not (tmp_path / "s").exists()
+        code = command.main(["sweep", "jacobian", "--quick", "--scheduler", address, "--store",
+                             str(tmp_path / "c"), "--no-progress"])
+        err = capsys.readouterr().err
+        assert code == 2 and err.count("\n") == 1 and "Traceback" not in err, err
+        assert not (tmp_path / "c").exists()
+    finally:
+        stop()

@@ -17,6 +17,7 @@ import argparse
 import math
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 from .fileset import recover_sets
@@ -71,8 +72,10 @@ def positive_float(text: str) -> float:
 def check_output_dir(path) -> Path:
     """``path`` as a ``Path`` if results can be written there, else ``ValueError`` saying why.
 
-    Nothing is created: the folder must exist and be writable, or its nearest existing ancestor
-    must be a writable folder (so that it can be created when results are written)."""
+    Nothing is left behind: the folder must exist and be writable, or its nearest existing
+    ancestor must be a writable folder (so that it can be created when results are written);
+    writable means a file can really be created there (a probe file, removed at once), which
+    the permission bits alone do not tell on a read-only file system."""
     text = os.fspath(path)
     if not text.strip():
         raise ValueError("output folder must be a non-empty path")
@@ -85,10 +88,17 @@ def check_output_dir(path) -> Path:
         what = "the regular file" if probe.is_file() else "the path"
         raise ValueError(f"output folder {text!r} {where} {what} {str(probe)!r}, which is not "
                          "a folder")
+    target = "is" if probe == path.absolute() else "would be created in"
     if not os.access(probe, os.W_OK | os.X_OK):
-        target = "is" if probe == path.absolute() else "would be created in"
         raise ValueError(f"output folder {text!r} {target} the folder {str(probe)!r}, which is "
                          "not writable")
+    try:  # the permission bits do not see a read-only file system, or root's exceptions
+        fd, name = tempfile.mkstemp(prefix=".sia-write-probe-", dir=probe)
+        os.close(fd)
+        os.unlink(name)
+    except OSError as err:
+        raise ValueError(f"output folder {text!r} {target} the folder {str(probe)!r}, which "
+                         f"cannot be written ({err.strerror or err})") from None
     return path
 
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from .._infra.cli import check_output_dir
 from .._infra.io import metadata_text, write_set
 from .._infra.seeding import check_seed
 from .._infra.validate import check_int
@@ -196,7 +197,9 @@ class Report:
 
     def write(self, out_dir, stem: str = "analysis") -> dict:
         """Publish ``stem.md``, ``stem_<table>.csv``, ``stem.png`` and ``stem.json`` into
-        ``out_dir`` as one atomic set; return the paths by file name."""
+        ``out_dir`` as one atomic set; return the paths by file name. A folder that cannot be
+        written is a ``ValueError`` before anything is drawn."""
+        check_output_dir(out_dir)
         fig = self.figure
         text = self.markdown()
         meta = metadata_text(seed=self.seed, quick=self.quick, seconds=round(self.seconds, 2),

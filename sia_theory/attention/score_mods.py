@@ -180,7 +180,11 @@ class ScoreModifier:
         h = np.arange(self.n_heads)[heads].reshape(1, -1, 1, 1)  # (1, nh, 1, 1)
         q_idx = np.arange(self.offset + q0, self.offset + q1).reshape(1, 1, -1, 1)
         kv_idx = np.arange(self.kv_offset + k0, self.kv_offset + k1).reshape(1, 1, 1, -1)
-        out = np.asarray(self.callable(scores, b, h, q_idx, kv_idx), dtype=self.dtype)
+        out = np.asarray(self.callable(scores, b, h, q_idx, kv_idx))
+        if out.dtype.kind not in "fiub":  # a cast would drop an imaginary part silently
+            raise ValueError(f"score_mod must return real scores, got dtype {out.dtype} from "
+                             f"{self.callable!r}")
+        out = out.astype(self.dtype, copy=False)
         if out.shape != scores.shape:
             try:
                 out = np.broadcast_to(out, scores.shape)

@@ -243,10 +243,11 @@ def jacobian_limit(*, gamma, rho, q=1.0, d=math.inf, alpha=0.0):
     phase = phase_of(gamma=gamma, rho=rho)
     q, alpha = _check("q", q, 0.0, lo_open=True), _check("alpha", alpha, 0.0)
     fn = _eta_function("eta_limit")[phase]
-    if not (isinstance(d, float | int) and d == math.inf):
-        d = _check("d", d, 1.0)
+    if _is_scalar(d) and isinstance(d, float | int | np.floating | np.integer) \
+            and not isinstance(d, bool) and float(d) == math.inf:
+        d = 1e300  # (1 − 1/d) → 1: every float type of +inf, numpy's included
     else:
-        d = 1e300  # (1 − 1/d) → 1
+        d = _check("d", d, 1.0)
     _broadcast(q=q, d=d, alpha=alpha)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         value = fn(np.float64(rho), np.asarray(q, dtype=np.float64),

@@ -41,6 +41,7 @@ import pandas as pd
 from scipy.optimize import brentq
 from scipy.special import log_ndtr, logsumexp
 
+from .._infra.memory import check_memory
 from .._infra.seeding import check_seed, rng_for
 from .._infra.stats import mean_se
 from .._infra.validate import check_int, check_real
@@ -224,6 +225,10 @@ def asymptotic_range_statistics(transform: Transform, ranges, samples, seed, top
     segments = [(lo, hi) for lo, hi in zip(bounds[:-1], bounds[1:], strict=True)
                 if n_ctx is not None or np.any((pairs[:, 0] <= lo) & (hi <= pairs[:, 1]))]
     plans = [_plan_segment(transform, lo, hi, n_ctx, h, top_k, tol) for lo, hi in segments]
+    # per sample: log Z and N/Z of every segment, four statistics of every range; per chunk
+    # of samples the top-k draws of every segment (a few arrays of ~top_k floats each)
+    check_memory("samples", samples, samples * 8 * (2 * len(segments) + 5 * len(pairs))
+                 + _CHUNK * 8 * 4 * (top_k + 64) * len(segments))
     log_z = np.empty((samples, len(segments)))  # (S, G)
     nbar = np.empty((samples, len(segments)))  # (S, G)
     for start in range(0, samples, _CHUNK):

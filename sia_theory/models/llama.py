@@ -136,8 +136,14 @@ class LlamaModel(Readouts):
             raise ValueError(f"{name} must be a non-empty 1-D sequence of integer token ids, "
                              f"got shape {array.shape} and dtype {array.dtype}")
         if array.dtype == object:
-            if not all(isinstance(i, int | np.integer) for i in array):
+            if not all(isinstance(i, int | np.integer) and not isinstance(i, bool)
+                       for i in array):
                 raise ValueError(f"{name} must hold integer token ids")
+            bad = next((int(i) for i in array if not 0 <= int(i) < self.config.vocab_size),
+                       None)  # before the cast: 2**70 does not fit int64
+            if bad is not None:
+                raise ValueError(f"{name} must lie in [0, vocab_size - 1 = "
+                                 f"{self.config.vocab_size - 1}], got {bad}")
             array = array.astype(np.int64)
         low, high = int(array.min()), int(array.max())
         if low < 0 or high >= self.config.vocab_size:
@@ -146,15 +152,16 @@ class LlamaModel(Readouts):
                              f"{self.config.vocab_size - 1}], got {bad}")
         return array.astype(np.int64, copy=False)
 
-    def check_fits(self, n_total, n_new, output_per_token=0):
-        """Working memory of processing ``n_new`` tokens up to context ``n_total``."""
+    def check_fits(self, n_total, n_new, output_per_token=0, name="ids"):
+        """Working memory of processing ``n_new`` tokens up to context ``n_total``: a
+        ``ValueError`` naming ``name`` if it exceeds what this machine can hold."""
         c, item = self.config, self.dtype.itemsize
         kv = 2 * c.n_layers * c.n_kv_heads * c.head_dim * n_total * item
         # per new token: residual, norm, qkv, rotated q/k (float64 temporaries), attention out
         activations = n_new * (6 * c.d_model * item + 4 * c.n_heads * c.head_dim * 8)
         fixed = available_workers() * (3 * ROWS * 2 * c.ffn * item
                                        + 2 * HEAD_ROWS * c.vocab_size * 8)
-        check_memory("ids", f"{n_new} tokens (context {n_total})",
+        check_memory(name, f"{n_new} tokens (context {n_total})",
                      kv + activations + fixed + n_new * output_per_token, self.max_bytes)
 
     def new_cache(self, score_mod=None, position=None, capacity=None) -> ModelCache:

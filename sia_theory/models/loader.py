@@ -46,12 +46,15 @@ MODELS = {
 
 
 def _check_dtype(dtype):
+    message = f"dtype must be numpy.float32 or numpy.float64, got {dtype!r}"
+    if dtype is None:  # np.dtype(None) is float64: not a choice the caller made
+        raise ValueError(message)
     try:
         dtype = np.dtype(dtype)
     except TypeError:
-        dtype = None
+        raise ValueError(message) from None
     if dtype not in (np.dtype(np.float32), np.dtype(np.float64)):
-        raise ValueError("dtype must be numpy.float32 or numpy.float64")
+        raise ValueError(message)
     return dtype
 
 

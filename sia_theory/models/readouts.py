@@ -117,7 +117,15 @@ class Readouts:
         :meth:`prefill`), ``ids`` continue it (may be empty to continue from its last token)
         and ``cache`` is extended; its own score_mod and position encoding apply."""
         max_new_tokens = check_int("max_new_tokens", max_new_tokens, lo=1)
+        if cache is not None and not isinstance(cache, ModelCache):
+            raise ValueError(f"cache must be a ModelCache from model.prefill or model.new_cache, "
+                             f"got {type(cache).__name__}")
         stop = {int(i) for i in stop_ids}
+        # the whole continuation must fit in memory (its KV cache grows by one token a step):
+        # refuse before the first token, not after hours
+        held = 0 if cache is None else cache.length
+        self.check_fits(held + len(ids) + max_new_tokens, max(len(ids), 1),
+                        self.config.vocab_size * self.dtype.itemsize, name="max_new_tokens")
         if cache is None:
             cache = self.prefill(ids, score_mod, position)
             last = cache.last_logits

@@ -39,10 +39,11 @@ from . import store as stores
 from .grid import cell_key, cell_seed, expand_grid, file_stem
 
 __all__ = ["sweep", "run_cells", "SweepError", "ENV_SCHEDULER", "CONNECT_TIMEOUT",
-           "IN_PROCESS"]
+           "HANDSHAKE_TIMEOUT", "IN_PROCESS", "probe_scheduler"]
 
 ENV_SCHEDULER = "SIA_DASK_SCHEDULER"
 CONNECT_TIMEOUT = "3s"
+HANDSHAKE_TIMEOUT = 5.0  # seconds for the TCP connect and the Dask handshake together
 IN_PROCESS = ("sync", "threads")
 
 
@@ -95,10 +96,58 @@ def _check_scheduler(scheduler):
                      f"distributed.Client, got {scheduler!r}")
 
 
+def probe_scheduler(address: str, timeout: float = HANDSHAKE_TIMEOUT) -> dict:
+    """The handshake of the Dask scheduler at ``address``, or ``ValueError`` within ``timeout``
+    seconds (plus a second of slack).
+
+    ``distributed.Client`` bounds only the TCP connect by its timeout: the handshake read that
+    follows waits forever on a port that accepts connections but does not speak Dask (an HTTP
+    server), and reads a garbage length header as a message of exabytes. Here the connect and
+    the handshake run under one ``asyncio.wait_for`` on a loop of their own (a worker thread,
+    so a caller's running loop is not disturbed), and any failure, a ``MemoryError`` from a
+    garbage header included, is one ``ValueError`` naming the address."""
+    import asyncio
+    import threading
+
+    from distributed.comm import connect as comm_connect
+
+    async def handshake():  # the connect gives up first, so a refused port says so
+        comm = await asyncio.wait_for(comm_connect(address, timeout=0.6 * timeout), timeout)
+        try:
+            return dict(comm.remote_info)
+        finally:
+            comm.abort()
+
+    outcome = {}
+
+    def run():
+        try:
+            outcome["info"] = asyncio.run(handshake())
+        except BaseException as err:  # noqa: BLE001 - reported below as a ValueError
+            outcome["error"] = err
+
+    thread = threading.Thread(target=run, name="sia-dask-probe", daemon=True)
+    thread.start()
+    thread.join(timeout + 1.0)
+    info = outcome.get("info")
+    if isinstance(info, dict) and "pickle-protocol" in info:
+        return info
+    err = outcome.get("error")
+    if thread.is_alive() or isinstance(err, asyncio.TimeoutError | TimeoutError):
+        reason = f"no Dask handshake within {timeout:g} s"
+    elif err is not None:
+        reason = " ".join(f"{type(err).__name__}: {err}".split())[:200] or type(err).__name__
+    else:
+        reason = f"the peer's handshake is not Dask's ({str(info)[:80]})"
+    raise ValueError(f"scheduler {address!r} does not answer as a Dask scheduler ({reason}); "
+                     f"start one with `dask scheduler`, or leave scheduler unset for a local "
+                     f"cluster")
+
+
 def connect(scheduler, n_workers=None):
     """``(client, close)`` for ``scheduler`` (a checked address, a Client or ``None`` for an
-    embedded LocalCluster). A scheduler that does not answer within :data:`CONNECT_TIMEOUT` is
-    a ``ValueError``."""
+    embedded LocalCluster). An address is probed first (:func:`probe_scheduler`): one that does
+    not answer the Dask handshake within :data:`HANDSHAKE_TIMEOUT` is a ``ValueError``."""
     import logging
 
     from distributed import Client, LocalCluster
@@ -106,6 +155,7 @@ def connect(scheduler, n_workers=None):
     if isinstance(scheduler, Client):
         return scheduler, lambda: None
     if isinstance(scheduler, str):
+        probe_scheduler(scheduler)
         try:
             client = Client(scheduler, timeout=CONNECT_TIMEOUT, set_as_default=False)
         except (OSError, TimeoutError, ValueError) as err:

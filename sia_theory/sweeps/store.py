@@ -50,9 +50,15 @@ def _atomic_write(path: Path, write, durable: bool = True) -> None:
 def check_store(store, *, study: str, seed: int) -> Path:
     """``store`` as a Path if it can hold the sweep ``(study, seed)`` (absent, empty, or made by
     that sweep), else ``ValueError``; nothing is written."""
+    from .._infra.cli import check_output_dir
+
     root = Path(os.fspath(store))
     if root.exists() and not root.is_dir():
         raise ValueError(f"store must be a folder, got the file {str(root)!r}")
+    try:  # a file on the way, or a folder that cannot be written: before any cell runs
+        check_output_dir(root)
+    except ValueError as err:
+        raise ValueError(f"store: {err}") from None
     manifest = root / _MANIFEST
     if manifest.exists():
         try:
