@@ -1,9 +1,15 @@
-"""The ``sia-theory`` command, run as ``python -m sia_theory.command`` in subprocesses: bad
-input is one line on stderr, exit status 2, nothing written; good input does the work."""
+"""The ``sia-theory`` command: bad input is one line on stderr, exit status 2, nothing written;
+good input does the work. The command's ``main`` runs in this process (its exit status and
+streams captured as a shell sees them), and one test runs the real console entry point in a
+subprocess."""
 
+import contextlib
+import io
+import os
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -32,10 +38,31 @@ not_a_transform = 3
 '''
 
 
-def sia(*argv, cwd=ROOT, timeout=600):
-    return subprocess.run([sys.executable, "-m", "sia_theory.command", *argv], cwd=cwd,
-                          capture_output=True, text=True, timeout=timeout,
-                          env={**__import__("os").environ, "PYTHONPATH": str(ROOT)})
+def sia(*argv, cwd=ROOT):
+    """``sia-theory ARGV`` in this process: ``returncode``, ``stdout``, ``stderr``."""
+    out, err = io.StringIO(), io.StringIO()
+    before = os.getcwd()
+    os.chdir(cwd)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = command.main(list(argv))
+            except SystemExit as exit_info:  # argparse's usage errors
+                code = exit_info.code
+    finally:
+        os.chdir(before)
+    return SimpleNamespace(returncode=code, stdout=out.getvalue(), stderr=err.getvalue())
+
+
+def test_the_console_entry_point_exits_2_with_one_line(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "sia_theory.command", "analyze", "zoo:nope",
+                           "--out", str(tmp_path / "out")], capture_output=True, text=True,
+                          timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert_usage_error(proc, tmp_path / "out")
+    version = subprocess.run([sys.executable, "-m", "sia_theory.command", "--version"],
+                             capture_output=True, text=True, timeout=120,
+                             env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert version.returncode == 0 and version.stdout.startswith("sia-theory ")
 
 
 @pytest.fixture()
@@ -87,10 +114,14 @@ def test_analyze_user_file_class_writes_the_report(user_file, tmp_path):
     assert "1.14" in proc.stdout and "PowerLawBias" in proc.stdout
 
 
-def test_analyze_module_object_from_the_current_folder_and_zoo_name(user_file, tmp_path):
+def test_analyze_module_object_from_the_current_folder_and_zoo_name(user_file, tmp_path,
+                                                                   monkeypatch):
     out = tmp_path / "out"
+    monkeypatch.setattr(sys, "path", list(sys.path))  # the folder joins the path: undone after
+    monkeypatch.delitem(sys.modules, "mytransform", raising=False)
     proc = sia("analyze", "mytransform:bias", "--quick", "--no-zoo", "--out", str(out),
                cwd=user_file.parent)
+    sys.modules.pop("mytransform", None)
     assert proc.returncode == 0, proc.stderr
     assert (out / "analysis_bias.md").exists()
     proc = sia("analyze", "zoo:scale-invariant", "--quick", "--no-zoo", "--out", str(out))
