@@ -133,7 +133,8 @@ def main(quick=False, repeats=3) -> int:
 
 if __name__ == "__main__":
     parser = benchmark_parser(__doc__)
-    parser.add_argument("--repeats", type=int_range(1, 1000), default=3,
-                        help="timed repeats per implementation, 1 to 1000 (best is reported)")
+    parser.add_argument("--repeats", type=int_range(1, 1000), default=None,
+                        help="timed repeats per implementation, 1 to 1000 (best is reported; "
+                             "default 3, --quick 1)")
     args = parser.parse_args()
-    sys.exit(main(quick=args.quick, repeats=args.repeats))
+    sys.exit(main(quick=args.quick, repeats=args.repeats or (1 if args.quick else 3)))

@@ -79,8 +79,8 @@ def main(quick=False, seed=0, cells=None, reps=None):
         cluster.close()
     print(f"  (LocalCluster start-up with 2 workers, paid once per sweep: {startup:.1f} s)")
 
-    reps = reps or (300 if quick else 1000)
-    busy = [{"i": i, "reps": reps} for i in range(8 if quick else 16)]
+    reps = reps or (100 if quick else 1000)
+    busy = [{"i": i, "reps": reps} for i in range(4 if quick else 16)]
     with single_threaded_blas():
         one_cell, _ = timed(lambda: busy_cell(busy[0], 1))
     print(f"\n1 -> 2 local workers, {len(busy)} CPU-bound cells of ~{one_cell:.2f} s each "
@@ -108,7 +108,7 @@ def parser():
     p.add_argument("--cells", type=int_range(10, 100_000), default=None,
                    help="cells of the overhead grid (default 400, quick 100)")
     p.add_argument("--reps", type=int_range(1, 100_000), default=None,
-                   help="matrix products per CPU-bound cell (default 1000, quick 300)")
+                   help="matrix products per CPU-bound cell (default 1000, quick 100)")
     return p
 
 

@@ -66,6 +66,20 @@ def test_the_console_entry_point_exits_2_with_one_line(tmp_path):
 
 
 @pytest.fixture()
+def small_analysis(monkeypatch):
+    """``--quick`` with a tenth of its work: these tests follow the command's plumbing (the
+    numbers of ``analyze`` are tested in tests/test_analysis.py)."""
+    from sia_theory.studies.zoo_comparison import AnalysisSettings
+
+    def tiny(cls, n_ctx=2**20, **kwargs):
+        return cls(n_ctx=n_ctx, t_max=10**3, n_t=13, samples=256,
+                   windows=((10, 100), (100, 1000)), n_sweep_max=300, n_points=4,
+                   sweep_samples=64, label="quick", **kwargs)
+
+    monkeypatch.setattr(AnalysisSettings, "quick", classmethod(tiny))
+
+
+@pytest.fixture()
 def user_file(tmp_path):
     path = tmp_path / "mytransform.py"
     path.write_text(USER_FILE)
@@ -102,7 +116,7 @@ def test_bad_flags_are_one_line_exit_2_nothing_written(argv, tmp_path):
     assert_usage_error(proc, out)
 
 
-def test_analyze_user_file_class_writes_the_report(user_file, tmp_path):
+def test_analyze_user_file_class_writes_the_report(user_file, tmp_path, small_analysis):
     out = tmp_path / "out"
     proc = sia("analyze", f"{user_file}:PowerLawBias", "--quick", "--no-zoo", "--n-ctx",
                "4096", "--out", str(out))
@@ -115,7 +129,7 @@ def test_analyze_user_file_class_writes_the_report(user_file, tmp_path):
 
 
 def test_analyze_module_object_from_the_current_folder_and_zoo_name(user_file, tmp_path,
-                                                                   monkeypatch):
+                                                                   monkeypatch, small_analysis):
     out = tmp_path / "out"
     monkeypatch.setattr(sys, "path", list(sys.path))  # the folder joins the path: undone after
     monkeypatch.delitem(sys.modules, "mytransform", raising=False)
