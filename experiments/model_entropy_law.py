@@ -89,7 +89,7 @@ def main(quick=False, seed=0, out_dir="figures", store="auto"):
     ax.axhspan(0.9, 1.1, color="grey", alpha=0.2)
     m = int(heads["M"].iloc[0])
     ax.set(yscale="log", xlabel="layer", ylabel=f"σ_M / √(2 log M), M = {m}",
-           title="Phase per head (> 1.1 frozen, < 0.9 spread)")
+           title="Phase per head (> 1.1 frozen, < 0.9 liquid)")
     ax.legend(fontsize=7)
     ax = axes[1, 2]
     for layer, group in recent.groupby("layer"):
@@ -102,8 +102,9 @@ def main(quick=False, seed=0, out_dir="figures", store="auto"):
            title="Attention on the newest tokens (colour: layer median)")
     ax.legend(fontsize=7)
     counts = heads["law"].value_counts().to_dict()
+    laws = ", ".join(f"{counts.get(law, 0)} {law}" for law in ENTROPY_LAWS)
     fig.suptitle(f"SmolLM2-135M, {s.n_prose} prose + {s.n_code} code documents of "
-                 f"{s.n_tokens} tokens: laws {counts}")
+                 f"{s.n_tokens} tokens: {len(heads)} heads, {laws}")
     return save_experiment(out_dir, STEM, fig, {"heads": heads, "entropy": entropy,
                                                 "octaves": octaves, "recent": recent},
                            seed=seed, quick=quick, settings={**s.__dict__,

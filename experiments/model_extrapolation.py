@@ -47,31 +47,41 @@ def main(quick=False, seed=0, out_dir="figures", store="auto", finished_only=Fal
     names = [n for n in SCHEME_NAMES if n in set(buckets["scheme"])]
     width = 0.8 / len(names)
     centres = None
+    docs = s.n_prose + s.n_code
+    doc_cols = [c for c in buckets.columns if c.startswith("loss_doc")]
+    tops = []
     for k, name in enumerate(names):
         g = buckets[buckets["scheme"] == name].sort_values("bucket_lo")
         centres = np.arange(len(g))
-        lo, hi = ("ci_low", "ci_high") if s.n_prose + s.n_code > 1 else ("block_ci_low",
-                                                                          "block_ci_high")
-        yerr = np.vstack([g["mean_loss"] - g[lo], g[hi] - g["mean_loss"]])
+        if 1 < docs <= 3 and doc_cols:  # a t interval over 2-3 documents is uninformative
+            low, high = g[doc_cols].min(axis=1), g[doc_cols].max(axis=1)
+        elif docs > 3:
+            low, high = g["ci_low"], g["ci_high"]
+        else:
+            low, high = g["block_ci_low"], g["block_ci_high"]
+        yerr = np.nan_to_num(np.vstack([g["mean_loss"] - low, high - g["mean_loss"]]))
+        tops.append(float(np.nanmax(high)))
         ax.bar(centres + (k - len(names) / 2 + 0.5) * width, g["mean_loss"], width,
-               color=colours[name], label=name,
-               yerr=np.nan_to_num(yerr), capsize=1, error_kw={"lw": 0.5})
+               color=colours[name], label=name, yerr=yerr, capsize=1, error_kw={"lw": 0.5})
     labels = [f"{lo // 1024}-{hi // 1024}k" if s.n_tokens >= 4096 else f"{lo}-{hi}"
               for lo, hi in buckets[buckets["scheme"] == names[0]][["bucket_lo", "bucket_hi"]]
               .sort_values("bucket_lo").to_numpy()]
     ax.set_xticks(centres, labels, rotation=30, fontsize=7)
-    over = "documents" if s.n_prose + s.n_code > 1 else "256-token blocks"
-    ax.set(ylabel=f"mean loss per bucket (95 % t interval over {over})",
+    spread = ("range over the documents" if 1 < docs <= 3 else
+              "95 % t interval over documents" if docs > 3 else
+              "95 % t interval over 256-token blocks")
+    ax.set(ylabel=f"mean loss per bucket (bars: {spread})",
            title=f"Buckets; training length {s.train_length}")
-    top = buckets["mean_loss"].max()
-    ax.set_ylim(0, min(top * 1.15, 12))
+    ax.set_ylim(0, max(tops) * 1.05)
     ax = axes[2]
+    markers = dict(zip(SCHEME_NAMES, "osD^vP"))
+    for _, row in phases.iterrows():  # a legend, not labels: close points must stay readable
+        ax.scatter(row["median_abs_log_ratio_change"], row["loss_change"], s=45,
+                   color=colours[row["scheme"]], marker=markers.get(row["scheme"], "o"),
+                   label=f"{row['scheme']} ({row['phase_changed']:.0%} of heads change phase)")
     if len(phases):
-        ax.scatter(phases["median_abs_log_ratio_change"], phases["loss_change"],
-                   c=[colours[n] for n in phases["scheme"]], s=40)
-        for _, row in phases.iterrows():
-            ax.annotate(f"{row['scheme']} ({row['phase_changed']:.0%} heads change phase)",
-                        (row["median_abs_log_ratio_change"], row["loss_change"]), fontsize=7)
+        ax.legend(fontsize=7, loc="center right")
+        ax.margins(0.12)
     ax.set(xlabel="median |log r_end / r_train| over heads (r = σ/√(2 log M))",
            ylabel=f"loss beyond {s.train_length} minus RoPE's in [L/2, L)",
            title="Does the phase shift predict the loss?")

@@ -45,14 +45,19 @@ def plot_studies(studies, title: str, highlight: str | None = None):
     fig, axes = plt.subplots(2, 2, figsize=(12, 9), constrained_layout=True)
     (ax_z, ax_h), (ax_n, ax_r) = axes
     ax_m = ax_n.twinx()
-    cycle = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    # a qualitative palette with line styles (panels a, b, d; panel c keeps solid for the entropy
+    # and dashed for the recent tokens): eleven schemes stay distinguishable in print
+    cycle = plt.get_cmap("tab10").colors
+    styles = ("-", "--", "-.", ":")
     single = len(studies) == 1
     for k, st in enumerate(studies):
         colour = cycle[k % len(cycle)]
+        ls = styles[(k // len(cycle) + k) % len(styles)]
         lw = 2.5 if st.name == highlight else 1.2
         cf = st.closed_forms
         label = f"{st.name} ({st.entropy_law}, {st.phase})"
-        ax_z.loglog(cf["t"], cf["EZ"].clip(lower=1e-300), color=colour, lw=lw, label=label)
+        ax_z.loglog(cf["t"], cf["EZ"].clip(lower=1e-300), color=colour, lw=lw, ls=ls,
+                    label=label)
         if single:
             ax_z.loglog(cf["t"], np.abs(cf["EN"]).clip(lower=1e-300), ":", color=colour,
                         label="|E[N]|")
@@ -61,7 +66,7 @@ def plot_studies(studies, title: str, highlight: str | None = None):
                              label=f"limit {st.total_attention[1]:.4g}")
         ent = st.entropy
         ax_h.errorbar(ent["t"], ent["H_mean"], yerr=2 * ent["H_se"], color=colour, lw=lw,
-                      ms=2, marker="o", label=st.name)
+                      ls=ls, ms=2, marker="o", label=st.name)
         sweep = st.sweep
         glob = sweep[sweep["quantity"] == "global_entropy"]
         recent = sweep[sweep["quantity"] == "recent_mass"]
@@ -69,7 +74,7 @@ def plot_studies(studies, title: str, highlight: str | None = None):
         ax_m.errorbar(recent["n_ctx"], recent["mean"], yerr=2 * recent["se"], color=colour,
                       lw=lw, ls="--")
         ph = st.phases[st.phases["t"] > 0]
-        ax_r.semilogx(ph["t"], ph["ratio"], color=colour, lw=lw, marker="o", ms=2)
+        ax_r.semilogx(ph["t"], ph["ratio"], color=colour, lw=lw, ls=ls, marker="o", ms=2)
     ax_r.axhspan(1 - PHASE_BAND, 1 + PHASE_BAND, color="grey", alpha=0.2, label="critical band")
     ax_r.set_yscale("log")
     ax_r.set_ylim(0.1, 10)  # ALiBi's bias spread leaves the panel upwards: frozen
