@@ -40,7 +40,8 @@ _EXPORTS = {
     **dict.fromkeys(["Temperature", "QwenLogN", "YaRNTemperature", "DynamicYaRNTemperature",
                      "Llama4Temperature", "CriticalScaling", "SSMax", "ZOO", "zoo_table"],
                     ".zoo"),
-    "YaRNRoPE": ".attention.positional",
+    **dict.fromkeys(["YaRNRoPE", "NTKRoPE", "DynamicNTKRoPE"], ".attention.rope_scaling"),
+    "from_rope_parameters": ".attention.rope_config",
     **dict.fromkeys(["analyze", "Report"], ".analysis"),
     **dict.fromkeys(["sweep", "load_sweep"], ".sweeps"),
     **dict.fromkeys(["load_pretrained"], ".models"),
@@ -82,7 +83,8 @@ __all__ = [
     "jacobian_eta", "dense_jacobian",
     # the zoo of published length-scaling schemes
     "Temperature", "QwenLogN", "YaRNTemperature", "DynamicYaRNTemperature", "Llama4Temperature",
-    "CriticalScaling", "SSMax", "ZOO", "zoo_table", "YaRNRoPE",
+    "CriticalScaling", "SSMax", "ZOO", "zoo_table", "YaRNRoPE", "NTKRoPE", "DynamicNTKRoPE",
+    "from_rope_parameters",
     # sweeps on dask.distributed
     "sweep", "load_sweep",
     # needle retrieval under Gaussian logits (EXT-7)

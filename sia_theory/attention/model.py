@@ -30,11 +30,12 @@ from .._infra.validate import check_int
 from ..transforms import NoScale, Transform, declared_dependence
 from .cache import DecodingCache
 from .core import attention_scores, cached_attention, cached_attention_partial, merge_partials
-from .positional import NoPE, NTKRoPE, PRoPESI, RoPE, YaRNRoPE, rms_norm
+from .positional import NoPE, PRoPESI, RoPE, rms_norm
+from .rope_scaling import DynamicNTKRoPE, NTKRoPE, YaRNRoPE
 
 __all__ = ["DecoderConfig", "Decoder"]
 
-_POSITION_TYPES = (NoPE, RoPE, PRoPESI, NTKRoPE, YaRNRoPE)
+_POSITION_TYPES = (NoPE, RoPE, PRoPESI, NTKRoPE, DynamicNTKRoPE, YaRNRoPE)
 
 
 @dataclass(frozen=True)
@@ -75,8 +76,8 @@ class DecoderConfig:
         if self.mlp_hidden is not None:
             check_int("mlp_hidden", self.mlp_hidden, lo=1)
         if not isinstance(self.position, _POSITION_TYPES):
-            raise ValueError("position must be NoPE(), RoPE(...), PRoPESI(), NTKRoPE(...) or "
-                             "YaRNRoPE(...), "
+            raise ValueError("position must be NoPE(), RoPE(...), PRoPESI(), NTKRoPE(...), "
+                             "DynamicNTKRoPE(...) or YaRNRoPE(...), "
                              f"got {self.position!r}")
         multiple = 4 if isinstance(self.position, PRoPESI) else 2
         if not isinstance(self.position, NoPE) and (self.d_model // self.n_heads) % multiple:
