@@ -58,6 +58,7 @@ _EXPORTS = {
     **dict.fromkeys(["Estimate", "assert_agree"], ".gaussian.estimate"),
     "expectation": ".gaussian.routes",
     **dict.fromkeys(["FixedContext", "at_context"], ".transforms"),
+    "ScoreModTransform": ".score_mod_transform",
     **dict.fromkeys(["REM_PHASES", "CAS_PHASES"], ".phases"),
     "get_study": ".studies",
 }
@@ -66,6 +67,7 @@ _SUBPACKAGES = ("analysis", "attention", "cas", "gaussian", "models", "studies",
 __all__ = [
     # transforms
     "ALiBi", "LogN", "NoScale", "ScaleInvariant", "ScaleInvariantFamily", "Transform",
+    "ScoreModTransform",
     # scale-invariant attention: closed forms and Monte Carlo
     "expected_total_attention", "expected_log_total_attention", "expected_negentropy",
     "plug_in_entropy",
