@@ -44,8 +44,9 @@ def from_rope_parameters(rope_parameters: Mapping, *, rope_theta=None,
     * ``"yarn"``: :class:`~sia_theory.attention.YaRNRoPE` and the zoo's
       :class:`~sia_theory.zoo.YaRNTemperature` with ``mscale``, ``mscale_all_dim`` and
       ``attention_factor``. As in transformers v5, an explicit ``factor`` wins; without one it
-      is ``max_position_embeddings / original_max_position_embeddings`` (v4.4x instead replaced
-      ``factor`` by that ratio whenever ``original_max_position_embeddings`` was given); without
+      is ``max_position_embeddings / original_max_position_embeddings`` (some v4 releases
+      instead replaced ``factor`` by that ratio whenever ``original_max_position_embeddings``
+      was given); without
       ``original_max_position_embeddings`` it is ``max_position_embeddings``; ``beta_fast`` /
       ``beta_slow`` default to 32 / 1 (also when given as 0 or ``None``: transformers reads
       them with ``or``);

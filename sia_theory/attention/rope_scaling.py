@@ -21,8 +21,9 @@ Each encoding is a frozen callable ``encoding(x, positions)`` with the half-spli
     ``_compute_yarn_parameters`` (v4.4x and v5; v5 adds ``truncate``): the correction
     dimensions ``d(n) = D·ln(L/(2πn))/(2 ln b)`` of ``n = beta_fast`` and ``n = beta_slow``
     rotations are floored / ceiled (``truncate=True``) and clamped to ``[0, D − 1]``, and
-    ``γ_d = 1 − clip((d − low)/(high − low), 0, 1)`` is linear in the *dimension index*. vLLM,
-    SGLang, llama.cpp, mlx-lm and TensorRT-LLM follow this code.
+    ``γ_d = 1 − clip((d − low)/(high − low), 0, 1)`` is linear in the *dimension index*. The
+    inference engines port this code (their ``_yarn_find_correction_range`` /
+    ``_yarn_linear_ramp_mask``).
   - ``ramp="rotations"``: the paper's text, ``γ = clip((r − α)/(β − α), 0, 1)`` linear in the
     number of rotations ``r = L·θ_d/(2π)``. This is exactly Llama 3.1's ``rope_type="llama3"``
     (transformers ``_compute_llama3_parameters``: ``smooth = (L/λ − low_freq_factor)/
