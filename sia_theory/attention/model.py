@@ -42,9 +42,10 @@ _POSITION_TYPES = (NoPE, RoPE, PRoPESI, NTKRoPE, DynamicNTKRoPE, YaRNRoPE)
 class DecoderConfig:
     """Configuration of :class:`Decoder` (frozen: a model's shape cannot drift after init).
 
-    ``position`` is ``NoPE()``, ``RoPE(base, fraction)``, ``PRoPESI()`` (SI's p-RoPE) or
-    ``NTKRoPE(...)``; ``transform`` is a :mod:`sia_theory.transforms` object applied to the
-    attention logits (SI eq. 16 for ``ScaleInvariant``). ``inattention_cache`` is ``"initial"``
+    ``position`` is ``NoPE()``, ``RoPE(base, fraction)``, ``PRoPESI()`` (SI's p-RoPE),
+    ``NTKRoPE(...)``, ``DynamicNTKRoPE(...)`` or ``YaRNRoPE(...)``; ``transform`` is a
+    :mod:`sia_theory.transforms` object applied to the attention logits (SI eq. 16 for
+    ``ScaleInvariant``). ``inattention_cache`` is ``"initial"``
     (cache ``Y``) or ``"projected"`` (cache ``W_K Y``, ``W_V Y`` per layer).
     """
 
