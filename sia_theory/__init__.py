@@ -40,7 +40,8 @@ _EXPORTS = {
     **dict.fromkeys(["Temperature", "QwenLogN", "YaRNTemperature", "DynamicYaRNTemperature",
                      "Llama4Temperature", "CriticalScaling", "SSMax", "ZOO", "zoo_table"],
                     ".zoo"),
-    "YaRNRoPE": ".attention.positional",
+    **dict.fromkeys(["YaRNRoPE", "NTKRoPE", "DynamicNTKRoPE"], ".attention.rope_scaling"),
+    "from_rope_parameters": ".attention.rope_config",
     **dict.fromkeys(["analyze", "Report"], ".analysis"),
     **dict.fromkeys(["sweep", "load_sweep"], ".sweeps"),
     **dict.fromkeys(["load_pretrained"], ".models"),
@@ -57,6 +58,7 @@ _EXPORTS = {
     **dict.fromkeys(["Estimate", "assert_agree"], ".gaussian.estimate"),
     "expectation": ".gaussian.routes",
     **dict.fromkeys(["FixedContext", "at_context"], ".transforms"),
+    "ScoreModTransform": ".score_mod_transform",
     **dict.fromkeys(["REM_PHASES", "CAS_PHASES"], ".phases"),
     "get_study": ".studies",
 }
@@ -65,6 +67,7 @@ _SUBPACKAGES = ("analysis", "attention", "cas", "gaussian", "models", "studies",
 __all__ = [
     # transforms
     "ALiBi", "LogN", "NoScale", "ScaleInvariant", "ScaleInvariantFamily", "Transform",
+    "ScoreModTransform",
     # scale-invariant attention: closed forms and Monte Carlo
     "expected_total_attention", "expected_log_total_attention", "expected_negentropy",
     "plug_in_entropy",
@@ -82,7 +85,8 @@ __all__ = [
     "jacobian_eta", "dense_jacobian",
     # the zoo of published length-scaling schemes
     "Temperature", "QwenLogN", "YaRNTemperature", "DynamicYaRNTemperature", "Llama4Temperature",
-    "CriticalScaling", "SSMax", "ZOO", "zoo_table", "YaRNRoPE",
+    "CriticalScaling", "SSMax", "ZOO", "zoo_table", "YaRNRoPE", "NTKRoPE", "DynamicNTKRoPE",
+    "from_rope_parameters",
     # sweeps on dask.distributed
     "sweep", "load_sweep",
     # needle retrieval under Gaussian logits (EXT-7)

@@ -10,14 +10,17 @@ Subcommands, each added by a ``register(subparsers)`` function:
 * ``analyze TARGET [--n-ctx N] [--out DIR] [--quick] [--seed S] [--no-zoo]``:
   :func:`sia_theory.analyze` on a transform named ``MODULE:OBJECT`` (a module on the path),
   ``FILE.py:OBJECT`` (a file) or ``zoo:NAME`` (a :data:`~sia_theory.zoo.ZOO` member); the
-  object is a Transform instance or a Transform class that takes no arguments;
+  object is a Transform instance, a Transform class that takes no arguments, or a plain
+  function with FlexAttention's ``score_mod(score, b, h, q_idx, kv_idx)`` signature (numpy),
+  whose affine coefficients are probed (refused if it is not affine in the score);
 * ``bench [--quick] [--only NAME...]``: runs ``benchmarks/bench_NAME.py``.
 
 ``figures`` and ``bench`` run scripts of the repository checkout, which are not part of the
 installed package: the checkout is the folder holding this package when it has
 ``experiments/`` (an editable install or ``PYTHONPATH``), else ``$SIA_THEORY_REPO``, else the
 current folder or one of its parents; without one they stop with one line and exit status 2.
-Bad input anywhere (unknown flag, bad ``TARGET``, an object that is not a Transform, unknown
+Bad input anywhere (unknown flag, bad ``TARGET``, an object that is neither a Transform nor an
+affine score_mod function, unknown
 figure or benchmark name) is one line on stderr and exit status 2, with nothing written.
 """
 
@@ -192,7 +195,8 @@ def register_analyze(subparsers):
     p.__class__ = _ZooHelpParser
     p.add_argument("target", metavar="TARGET",
                    help="MODULE:OBJECT, FILE.py:OBJECT (runs the file) or zoo:NAME (e.g. "
-                        "zoo:logn; the names are listed below)")
+                        "zoo:logn; the names are listed below); OBJECT is a Transform or a "
+                        "function score_mod(score, b, h, q_idx, kv_idx)")
     p.add_argument("--n-ctx", type=int_range(2**8), default=2**20,
                    help="context length for context-dependent transforms (default 2^20)")
     p.add_argument("--out", type=output_dir, default="analysis", help="output folder")

@@ -1,8 +1,10 @@
 """Transforms named on a command line: ``MODULE:OBJECT`` (a module on the path),
 ``FILE.py:OBJECT`` (a file, which is executed) or ``zoo:NAME`` (a :data:`~sia_theory.zoo.ZOO`
-member). Used by ``sia-theory analyze``, the settings flags of ``sia-theory sweep`` and
-``sia-theory train``; a bad target is one :class:`TargetError` (a ``ValueError``) saying what is
-wrong.
+member). The object is a Transform, a Transform class built without arguments, or a plain
+function ``score_mod(score, b, h, q_idx, kv_idx)`` (FlexAttention's signature, numpy), read
+through :class:`~sia_theory.score_mod_transform.ScoreModTransform`. Used by ``sia-theory
+analyze``, the settings flags of ``sia-theory sweep`` and ``sia-theory train``; a bad target is
+one :class:`TargetError` (a ``ValueError``) saying what is wrong.
 """
 
 from __future__ import annotations
@@ -39,7 +41,8 @@ def _import_target(module: str):
 
 def load_transform(target: str):
     """The transform named by ``target`` (``MODULE:OBJECT``, ``FILE.py:OBJECT`` or
-    ``zoo:NAME``) and a name for it; :class:`TargetError` saying what is wrong."""
+    ``zoo:NAME``; the object a Transform, a Transform class or a score_mod function) and a name
+    for it; :class:`TargetError` saying what is wrong."""
     from .transforms import Transform
 
     module, sep, attr = target.rpartition(":")
@@ -70,6 +73,13 @@ def load_transform(target: str):
                                f"arguments ({type(err).__name__}: {err}); name an instance"
                                ) from None
     if not isinstance(obj, Transform):
-        raise TargetError(f"{target} is not a sia_theory Transform (got "
-                           f"{type(obj).__name__})")
+        if isinstance(obj, type) or not callable(obj):
+            raise TargetError(f"{target} is not a sia_theory Transform or a score_mod function "
+                              f"(got {type(obj).__name__})")
+        from .score_mod_transform import ScoreModTransform
+
+        try:
+            obj = ScoreModTransform(obj)
+        except ValueError as err:
+            raise TargetError(f"{target}: {err}") from None
     return obj, attr.split(".")[-1]

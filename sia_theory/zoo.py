@@ -14,6 +14,12 @@ disagree on two conventions, and each class states and tests its own:
   logit by ``f`` (Qwen logn, Llama-4); YaRN multiplies cos/sin, i.e. both ``q`` and ``k``,
   so the logit gets ``f²``.
 
+Each member's docstring names the implementation and version it follows, and the tests
+(``tests/test_zoo.py``) hold it against that source's formula written out independently. Where a
+user would pass a member the reference's own parameter name is accepted as well (``seq_length``
+for Qwen's ``train_len``, ``factor`` / ``mscale`` / ``mscale_all_dim`` / ``attention_factor`` for
+YaRN, ``original_max_position_embeddings`` for dynamic YaRN).
+
 Members defined here: :class:`Temperature`, :class:`QwenLogN`, :class:`YaRNTemperature`,
 :class:`DynamicYaRNTemperature`, :class:`Llama4Temperature`, :class:`CriticalScaling`;
 :data:`SSMax` is :class:`~sia_theory.transforms.LogN` (same law). :data:`ZOO` holds a default
@@ -25,13 +31,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import NamedTuple
 
 import numpy as np
 
-from ._infra.validate import check_finite_array, check_int, check_real
+from ._infra.validate import check_finite_array, check_int, check_real, one_of
 from .transforms import ALiBi, LogN, NoScale, ScaleInvariant, Transform, declared_dependence
 
 __all__ = ["Temperature", "QwenLogN", "YaRNTemperature", "DynamicYaRNTemperature",
@@ -85,24 +91,29 @@ class Temperature(_Multiplier):
         return np.float64(self.c)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class QwenLogN(_Multiplier):
-    """Qwen-1 ``use_logn_attn`` (``modeling_qwen.py``, ``QWenAttention``): the query at absolute
-    position ``p`` is multiplied by ``logn_list[p]`` with ``logn_list = [math.log(i, seq_length)
-    if i > seq_length else 1 for i in range(1, 32768)]``, so with ``n = p + 1``:
+    """Qwen-1 ``use_logn_attn`` (``modeling_qwen.py`` of Qwen-7B / Qwen-7B-Chat on the Hugging Face
+    Hub, read in the mirror undefdev/Qwen-7B-Chat at commit 04df5dd57b94, ``QWenAttention``):
+    ``logn_list = [math.log(i, self.seq_length) if i > self.seq_length else 1 for i in range(1,
+    32768)]`` and ``query = query * logn_tensor[:, seq_start:seq_end]`` with ``seq_start =
+    key.size(1) − query.size(1)``, so the query at absolute position ``p`` gets ``logn_list[p]``
+    and, with ``n = p + 1``:
 
         ``L = max(1, log n / log train_len)·S``  (query only: the logit gets the factor once).
 
-    ``train_len`` is the config's ``seq_length``. Qwen applies it at inference only
-    (``not self.training``); the table's 32767-entry cap is not reproduced (``n`` is unbounded).
+    ``train_len`` is the config's ``seq_length`` (accepted under that name too). Qwen applies it
+    at inference only (``not self.training``); the table's 32767-entry cap is not reproduced
+    (``n`` is unbounded).
     """
 
     depends_on = frozenset({"context"})
 
     train_len: int = 8192
 
-    def __post_init__(self):
-        object.__setattr__(self, "train_len", check_int("train_len", self.train_len, lo=2))
+    def __init__(self, train_len=None, *, seq_length=None):
+        name, value = one_of(8192, train_len=train_len, seq_length=seq_length)
+        object.__setattr__(self, "train_len", check_int(name, value, lo=2))
 
     def _multiplier(self, n_ctx):
         n = np.asarray(n_ctx, dtype=np.float64)
@@ -111,66 +122,99 @@ class QwenLogN(_Multiplier):
         return np.where(n > self.train_len, ratio, 1.0)
 
 
-def yarn_mscale(scale) -> np.ndarray:
-    """YaRN's attention factor ``0.1·ln s + 1`` for ``s > 1``, else 1 (Peng et al. 2023, §3.4,
-    ``√(1/t) = 0.1 ln s + 1``; transformers ``get_mscale`` / ``_compute_yarn_parameters``, whose
-    ``attention_factor`` multiplies cos and sin, hence both q and k). Elementwise."""
+def yarn_mscale(scale, mscale=1.0) -> np.ndarray:
+    """``get_mscale(scale, mscale)`` of transformers' ``_compute_yarn_parameters``: ``0.1·mscale·
+    ln s + 1`` for ``s > 1``, else 1 (Peng et al. 2023, §3.4, ``√(1/t) = 0.1 ln s + 1`` at
+    ``mscale = 1``; the YaRN authors' ``get_mscale``). Elementwise."""
     scale = np.asarray(scale, dtype=np.float64)
-    return np.where(scale > 1.0, 0.1 * np.log(np.maximum(scale, 1.0)) + 1.0, 1.0)
+    return np.where(scale > 1.0, 0.1 * mscale * np.log(np.maximum(scale, 1.0)) + 1.0, 1.0)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class YaRNTemperature(_Multiplier):
-    """YaRN attention scaling (Peng et al. 2023, "YaRN", §3.4): softmax of
-    ``q·k/(t√d)`` with ``√(1/t) = 0.1·ln s + 1``. transformers' ``_compute_yarn_parameters``
-    returns ``attention_factor = 0.1·ln(factor) + 1`` (1 when ``factor <= 1``) and the rotary
-    embedding multiplies **cos and sin** by it, i.e. q and k each, so
+    """YaRN attention scaling (Peng et al. 2023, "YaRN", §3.4: softmax of ``q·k/(t√d)`` with
+    ``√(1/t) = 0.1·ln s + 1``) as transformers computes it (``modeling_rope_utils.py``,
+    ``_compute_yarn_parameters``, the v5 ``rope_parameters`` line; v4.4x reads the same keys):
 
-        ``L = (0.1·ln s + 1)²·S``.
+    * ``attention_factor`` given: that value;
+    * else, ``mscale`` and ``mscale_all_dim`` both given and non-zero:
+      ``get_mscale(s, mscale)/get_mscale(s, mscale_all_dim)`` (so ``mscale = mscale_all_dim``
+      gives 1.0, DeepSeek-V3's setting);
+    * else ``get_mscale(s) = 0.1·ln s + 1`` (1 for ``s <= 1``), as in the YaRN authors' code;
 
-    ``scale`` is the context extension factor ``s = L_new/L_train`` (``rope_scaling["factor"]``,
-    e.g. 4 for Qwen2.5's 32k → 128k YaRN setting): a **constant** fixed for a deployment, as in
-    transformers, where ``seq_len`` is documented as unused for YaRN. The frequency
-    interpolation of YaRN belongs to the position encoding, not to this transform. See
+    with ``get_mscale(s, m) = 0.1·m·ln s + 1`` (:func:`yarn_mscale`). The rotary embedding
+    multiplies **cos and sin** by it, i.e. q and k each, so
+
+        ``L = attention_factor²·S``.
+
+    ``scale`` is the context extension factor ``s`` (``rope_parameters["factor"]``, accepted as
+    ``factor``; e.g. 4 for Qwen2.5's 32k → 128k YaRN setting): a **constant** fixed for a
+    deployment, as in transformers, where ``seq_len`` is documented as unused for YaRN. The
+    frequency interpolation belongs to the position encoding
+    (:class:`~sia_theory.attention.YaRNRoPE`). DeepSeek-V2/V3 also multiply their softmax scale
+    by ``get_mscale(s, mscale_all_dim)²`` in the attention module (not part of
+    ``attention_factor``); that is a separate constant ``Temperature``. See
     :class:`DynamicYaRNTemperature` for ``s`` following the context length.
     """
 
     depends_on = frozenset()
 
     scale: float = 4.0
+    mscale: float | None = None
+    mscale_all_dim: float | None = None
+    attention_factor: float = field(default=1.0, init=False)  # the factor on q and on k
 
-    def __post_init__(self):
-        object.__setattr__(self, "scale", check_real("scale", self.scale, lo=0, lo_open=True))
+    def __init__(self, scale=None, *, factor=None, mscale=None, mscale_all_dim=None,
+                 attention_factor=None):
+        name, value = one_of(4.0, scale=scale, factor=factor)
+        value = check_real(name, value, lo=0, lo_open=True)
+        if mscale is not None:
+            mscale = check_real("mscale", mscale, lo=0)
+        if mscale_all_dim is not None:
+            mscale_all_dim = check_real("mscale_all_dim", mscale_all_dim, lo=0)
+        if attention_factor is not None:
+            factor_qk = check_real("attention_factor", attention_factor, lo=0, lo_open=True)
+        elif mscale and mscale_all_dim:  # transformers: both present and non-zero
+            factor_qk = float(yarn_mscale(value, mscale) / yarn_mscale(value, mscale_all_dim))
+        else:
+            factor_qk = float(yarn_mscale(value))
+        for key, item in (("scale", value), ("mscale", mscale), ("mscale_all_dim", mscale_all_dim),
+                          ("attention_factor", factor_qk)):
+            object.__setattr__(self, key, item)
 
-    @property
-    def attention_factor(self) -> float:
-        """The factor on q and on k (on cos/sin): ``0.1·ln s + 1``."""
-        return float(yarn_mscale(self.scale))
+    factor = property(lambda self: self.scale, doc="``s`` under transformers' name.")
 
     def _multiplier(self, n_ctx):
         return np.float64(self.attention_factor ** 2)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class DynamicYaRNTemperature(_Multiplier):
     """Dynamic YaRN (Peng et al. 2023, §3.3 "Dynamic Scaling", ``s = max(1, l'/L)`` with ``l'``
-    the current sequence length): the attention factor of :class:`YaRNTemperature` with
-    ``s = max(1, n/train_len)``, ``n`` the keys the query sees (the sequence length while
-    decoding token by token):
+    the current sequence length; the YaRN authors'
+    ``scaled_rope/LlamaDynamicYaRNScaledRotaryEmbedding.py``, jquesnelle/yarn commit
+    995db5b575e7: ``self.yarn(seq_len / self.original_max_position_embeddings)`` once ``seq_len``
+    exceeds the cached length, ``mscale = get_mscale(scale)`` on cos and sin): the attention
+    factor of :class:`YaRNTemperature` with ``s = max(1, n/train_len)``, ``n`` the keys the query
+    sees (the sequence length while decoding token by token):
 
         ``L = (0.1·ln max(1, n/train_len) + 1)²·S``  (q and k, as in YaRN).
 
-    Both q and k carry the factor of the *current* length (the cos/sin cache recomputed, as in
-    a forward pass without a KV cache); an implementation that keeps keys cached under an older
-    ``s`` differs from this. This is the law CAS classes as ``~(log n)²``.
+    ``train_len`` is ``original_max_position_embeddings`` (accepted under that name too). Both
+    q and k carry the factor of the *current* length (the cos/sin cache recomputed, as in a
+    forward pass without a KV cache); an implementation that keeps keys cached under an older
+    ``s`` differs from this, and so does a prefill of ``N`` tokens in the authors' code, which
+    gives every query ``s = N/L``. This is the law CAS classes as ``~(log n)²``.
     """
 
     depends_on = frozenset({"context"})
 
     train_len: int = 8192
 
-    def __post_init__(self):
-        object.__setattr__(self, "train_len", check_int("train_len", self.train_len, lo=1))
+    def __init__(self, train_len=None, *, original_max_position_embeddings=None):
+        name, value = one_of(8192, train_len=train_len,
+                             original_max_position_embeddings=original_max_position_embeddings)
+        object.__setattr__(self, "train_len", check_int(name, value, lo=1))
 
     def _multiplier(self, n_ctx):
         return yarn_mscale(np.asarray(n_ctx, dtype=np.float64) / self.train_len) ** 2
@@ -178,14 +222,15 @@ class DynamicYaRNTemperature(_Multiplier):
 
 @dataclass(frozen=True)
 class Llama4Temperature(_Multiplier):
-    """Llama-4 attention temperature tuning (transformers ``modeling_llama4.Llama4TextAttention``,
-    NoPE layers, citing Nakanishi 2025): ``attn_scales = log(floor((cache_position + 1) /
-    floor_scale) + 1)·attn_scale + 1`` multiplies the **query states** only, so with
-    ``n = cache_position + 1``:
+    """Llama-4 attention temperature tuning (transformers ``models/llama4/modeling_llama4.py``,
+    ``Llama4TextAttention.forward``, commit 63210d0e3b74, NoPE layers, citing Nakanishi 2025):
+    ``attn_scales = log(floor((cache_position + 1) / floor_scale) + 1)·attn_scale + 1``
+    multiplies the **query states** only, so with ``n = cache_position + 1``:
 
         ``L = (log(floor(n/floor_scale) + 1)·attn_scale + 1)·S``.
 
-    Defaults ``floor_scale = 8192``, ``attn_scale = 0.1`` are the Llama-4 config values. The
+    Defaults ``floor_scale = 8192``, ``attn_scale = 0.1`` are the Llama-4 config values (the
+    parameters carry ``Llama4TextConfig``'s names). The
     multiplier is 1 for ``n < floor_scale`` and a staircase in ``n`` above it.
     """
 
@@ -254,16 +299,19 @@ ZOO_INFO: dict[str, ZooEntry] = {
                       "L = c·S"),
     "logn": _E(LogN(0.4), "LogN / SSMax (Nakanishi 2025 §3; Chiang & Cholak 2022); "
                "SI Fig. 1", "n = number of keys (position + 1)", "logit", "L = s·log(n)·S"),
-    "qwen-logn": _E(QwenLogN(8192), "Qwen-1 modeling_qwen.py use_logn_attn (logn_list)",
+    "qwen-logn": _E(QwenLogN(8192), "Qwen-1 modeling_qwen.py use_logn_attn (logn_list; "
+                    "Qwen-7B-Chat)",
                     "i = position + 1 (= n)", "q only", "L = max(1, log n/log train_len)·S"),
-    "yarn": _E(YaRNTemperature(4.0), "YaRN (Peng et al. 2023) §3.4; transformers "
-               "_compute_yarn_parameters attention_factor", "fixed s (rope_scaling factor)",
+    "yarn": _E(YaRNTemperature(4.0), "YaRN (Peng et al. 2023) §3.4; transformers v5 "
+               "_compute_yarn_parameters attention_factor", "fixed s (rope_parameters factor)",
                "q and k (cos/sin)", "L = (0.1·ln s + 1)²·S"),
     "yarn-dynamic": _E(DynamicYaRNTemperature(8192), "YaRN (Peng et al. 2023) §3.3 dynamic "
-                       "scaling, s = max(1, l'/L)", "s from n = position + 1",
+                       "scaling, s = max(1, l'/L); authors' LlamaDynamicYaRNScaledRotaryEmbedding",
+                       "s from n = position + 1",
                        "q and k (cos/sin)", "L = (0.1·ln max(1, n/L) + 1)²·S"),
     "llama4": _E(Llama4Temperature(8192, 0.1), "transformers modeling_llama4 "
-                 "attn_temperature_tuning (NoPE layers)", "cache_position + 1 (= n)", "q only",
+                 "attn_scales, attn_temperature_tuning (NoPE layers)", "cache_position + 1 (= n)",
+                 "q only",
                  "L = (log(floor(n/8192) + 1)·0.1 + 1)·S"),
     "critical": _E(CriticalScaling(2.0, head_dim=64), "CAS: beta = gamma·log n on cosines, "
                    "gamma = 1/(1 - 0.5); QK-norm (RMSNorm), d = 64", "n = number of keys",

@@ -198,4 +198,7 @@ def test_bad_arguments_are_value_errors(kwargs):
     with pytest.raises(ValueError):
         analyze(NoScale(), quick=True, zoo=False, **kwargs)
     with pytest.raises(ValueError, match="Transform"):
+        analyze(3, quick=True)
+    # a callable is read as a bare score_mod(score, b, h, q_idx, kv_idx): this one is not one
+    with pytest.raises(ValueError, match="score_mod.*failed on numpy index grids"):
         analyze(lambda t: t, quick=True)

@@ -1,6 +1,7 @@
-"""Library pieces of the real-model experiments: YaRN's frequency interpolation
-against the paper's construction, the corpus (deterministic, offline), passkey prompts and their
-scoring, and the score statistics against independent numpy/scipy computations."""
+"""Library pieces of the real-model experiments: the schemes (YaRN as the reference code, the
+cell keys' fingerprint), the corpus (deterministic, offline), passkey prompts and their scoring,
+and the score statistics against independent numpy/scipy computations. YaRN's frequencies
+themselves are held against the reference code in tests/test_rope_scaling.py."""
 
 import math
 import socket
@@ -10,84 +11,10 @@ import pytest
 from scipy import special, stats
 
 from sia_theory import ScaleInvariant
-from sia_theory.attention import RoPE, YaRNRoPE, rope, yarn_frequencies
+from sia_theory.attention import YaRNRoPE
 from sia_theory.models import corpus, runs
 from sia_theory.models import score_stats as ss
 from sia_theory.zoo import Llama4Temperature, QwenLogN, YaRNTemperature
-
-
-def _yarn_paper(head_dim, base, train, target, alpha, beta):
-    """YaRN §3.2 written out frequency by frequency (Peng et al. 2023): wavelength
-    λ_d = 2π b^{2d/|D|}, r = L/λ_d, γ(r) piecewise, h(θ_d) = (1 − γ)θ_d/s + γθ_d."""
-    s = target / train
-    out = []
-    for d in range(head_dim // 2):
-        wavelength = 2 * math.pi * base ** (2 * d / head_dim)
-        theta = 2 * math.pi / wavelength
-        r = train / wavelength
-        if r < alpha:
-            gamma = 0.0
-        elif r > beta:
-            gamma = 1.0
-        else:
-            gamma = (r - alpha) / (beta - alpha)
-        out.append((1 - gamma) * theta / s + gamma * theta)
-    return np.array(out)
-
-
-@pytest.mark.parametrize("head_dim, base, train, target", [(64, 1e5, 8192, 16384),
-                                                           (64, 1e4, 4096, 32768),
-                                                           (128, 5e5, 8192, 12288)])
-def test_yarn_frequencies_match_the_papers_per_frequency_construction(head_dim, base, train,
-                                                                      target):
-    got = yarn_frequencies(head_dim, base, train, target, 1.0, 32.0)
-    want = _yarn_paper(head_dim, base, train, target, 1.0, 32.0)
-    np.testing.assert_allclose(got, want, rtol=1e-13, atol=0)
-    # the three regimes are all present for these sizes: kept, interpolated, blended
-    theta = base ** (-2 * np.arange(head_dim // 2) / head_dim)
-    s = target / train
-    assert np.isclose(got[0], theta[0]) and np.isclose(got[-1], theta[-1] / s)
-    blended = (got < theta * (1 - 1e-12)) & (got > theta / s * (1 + 1e-12))
-    assert blended.any()
-
-
-def test_yarn_rope_rotates_pairs_k_and_k_plus_half_by_the_interpolated_angles():
-    rng = np.random.default_rng(3)
-    x = rng.standard_normal((2, 7, 64))
-    positions = np.array([0, 1, 5, 100, 8191, 12000, 16383])
-    h = _yarn_paper(64, 1e5, 8192, 16384, 1.0, 32.0)
-    z = (x[..., :32] + 1j * x[..., 32:]) * np.exp(1j * positions[:, None] * h)
-    got = YaRNRoPE(8192, 16384, base=1e5)(x, positions)
-    np.testing.assert_allclose(got, np.concatenate([z.real, z.imag], -1), rtol=0, atol=1e-10)
-
-
-def test_yarn_at_scale_one_is_plain_rope():
-    x = np.random.default_rng(4).standard_normal((3, 9, 64)).astype(np.float32)
-    positions = np.arange(9) * 997
-    for target in (8192, 4096):  # s = 1 and no extension (s clipped to 1)
-        yarn = YaRNRoPE(8192, target, base=1e5)
-        np.testing.assert_array_equal(yarn(x, positions), RoPE(base=1e5)(x, positions))
-        np.testing.assert_array_equal(yarn(x, positions), rope(x, positions, 1e5))
-        assert yarn.attention_factor() == YaRNTemperature(1.0)
-
-
-def test_yarn_attention_factor_is_the_zoo_temperature_of_the_same_scale():
-    yarn = YaRNRoPE(8192, 16384, base=1e5)
-    assert yarn.scale == 2.0
-    assert yarn.attention_factor() == YaRNTemperature(2.0)
-    # (0.1 ln 2 + 1)^2 on the logit: the factor multiplies both q and k
-    assert yarn.attention_factor().multiplier() == pytest.approx((0.1 * math.log(2) + 1) ** 2)
-
-
-@pytest.mark.parametrize("kwargs, match", [
-    (dict(train_length=0, target_length=8), "train_length"),
-    (dict(train_length=8, target_length=8, alpha=2.0, beta=1.0), "beta"),
-    (dict(train_length=8, target_length=8, base=1.0), "base"),
-])
-def test_yarn_rejects_bad_parameters(kwargs, match):
-    with pytest.raises(ValueError, match=match):
-        YaRNRoPE(**kwargs)
-
 
 # --- corpus ------------------------------------------------------------------------------------
 
@@ -291,6 +218,24 @@ def test_scheme_families_share_the_rope_prefix_and_alias_schemes_equal_to_rope()
     fams = runs.scheme_families(runs.schemes(4096, 1e5), 4096, 64)
     aliases = [m[1] for _, members in fams for m in members]
     assert ("rope", "ntk", "yarn", "qwen-logn", "llama4") in aliases  # s = 1: all are RoPE
+
+
+def test_yarn_scheme_is_the_reference_code_and_cell_keys_see_its_definition():
+    """The studies' YaRN is transformers' / the authors' (ramp in the dimension index), and a
+    family's fingerprint (part of the cell keys) changes with any member's definition, so a
+    store holding cells of the paper-text ramp is not reused."""
+    by_name = {s.name: s for s in runs.schemes(16384, 1e5)}
+    yarn = by_name["yarn"]
+    assert yarn.position == YaRNRoPE(factor=2.0, original_max_position_embeddings=8192,
+                                     rope_theta=1e5, beta_fast=32, beta_slow=1)
+    assert yarn.position.ramp == "dimension" and yarn.score_mod == YaRNTemperature(2.0)
+    family = [(yarn, ("yarn",))]
+    text = [(yarn._replace(position=YaRNRoPE(8192, 16384, 1e5, ramp="rotations")), ("yarn",))]
+    key = runs.family_definition(family)
+    assert len(key) == 16 and key == runs.family_definition(list(family))
+    assert key != runs.family_definition(text)
+    assert key != runs.family_definition([(yarn._replace(score_mod=YaRNTemperature(3.0)),
+                                           ("yarn",))])
 
 
 def test_prefill_flops_counts_every_product():

@@ -1,9 +1,15 @@
 """The zoo against each source's own construction (attention-gym style, float64, dense grids).
 
 Each reference below is written from the source's code or equation, not from sia_theory:
-Qwen-1's ``logn_list`` indexed by absolute query position, transformers' YaRN ``get_mscale``
-applied to cos/sin of a hand-written RoPE (so to q and k), Llama-4's ``attn_scales`` over
-``cache_position`` applied to the query, and CAS's ``softmax(γ log n · cos)`` on unit vectors.
+Qwen-1's ``logn_list`` indexed by absolute query position (``modeling_qwen.py`` of Qwen-7B-Chat,
+read in the mirror undefdev/Qwen-7B-Chat at commit 04df5dd57b94), transformers' YaRN
+``get_mscale`` (``modeling_rope_utils.py``, v5 line; the YaRN authors' jquesnelle/yarn at
+995db5b575e7 has the same function) applied to cos/sin of a hand-written RoPE (so to q and k),
+Llama-4's ``attn_scales`` over ``cache_position`` applied to the query (transformers
+``modeling_llama4.py`` at commit 63210d0e3b74), the YaRN authors' dynamic scaling
+``s = seq_len / original_max_position_embeddings``, and CAS's ``softmax(γ log n · cos)`` on unit
+vectors. The attention factor with ``mscale`` / ``mscale_all_dim`` / ``attention_factor`` is held
+against transformers in tests/test_rope_scaling.py.
 Known values catch transcription slips; every ZOO member is then run through coefficients,
 score_mod, the closed forms and attention's fast path against its generic callable route.
 """
@@ -69,7 +75,8 @@ def _grid_check(member, table_of_n, n_max=T):
 # ---- Qwen-1 use_logn_attn --------------------------------------------------------------------
 
 def qwen_logn_list(seq_length, size=32768):
-    """Qwen-1 modeling_qwen.py, QWenAttention.__init__, verbatim construction."""
+    """Qwen-1 modeling_qwen.py (Qwen-7B-Chat, commit 04df5dd57b94 of the mirror),
+    QWenAttention.__init__, verbatim construction."""
     return [math.log(i, seq_length) if i > seq_length else 1 for i in range(1, size)]
 
 
@@ -104,7 +111,7 @@ def test_qwen_logn_known_values():
 # ---- YaRN ------------------------------------------------------------------------------------
 
 def yarn_get_mscale(scale=1.0):
-    """transformers / DeepSeek ``get_mscale`` with mscale=1."""
+    """transformers / DeepSeek / the YaRN authors' ``get_mscale`` with mscale=1."""
     if scale <= 1:
         return 1.0
     return 0.1 * math.log(scale) + 1.0
@@ -153,7 +160,9 @@ def test_yarn_known_values():
 
 
 def test_dynamic_yarn_rows_use_current_length():
-    """Dynamic scaling: s = max(1, l'/L) with l' = q_idx + 1 the current length."""
+    """Dynamic scaling (authors' LlamaDynamicYaRNScaledRotaryEmbedding: ``scale = seq_len /
+    original_max_position_embeddings``, ``mscale = get_mscale(scale)`` on cos and sin):
+    s = max(1, l'/L) with l' = q_idx + 1 the current length when decoding token by token."""
     train_len = 20
     table = np.array([yarn_get_mscale(i / train_len) ** 2 for i in range(1, T + 1)])
     _grid_check(DynamicYaRNTemperature(train_len), lambda n: table[(n - 1).astype(int)])
@@ -169,7 +178,8 @@ def test_dynamic_yarn_rows_use_current_length():
 # ---- Llama-4 attention temperature tuning ----------------------------------------------------
 
 def llama4_attn_scales(cache_position, floor_scale, attn_scale):
-    """transformers modeling_llama4, Llama4TextAttention.forward (NoPE layers)."""
+    """transformers modeling_llama4 (commit 63210d0e3b74), Llama4TextAttention.forward (NoPE
+    layers): ``log(floor((cache_position + 1) / floor_scale) + 1) * attn_scale + 1``."""
     return np.log(np.floor((cache_position.astype(np.float64) + 1.0) / floor_scale) + 1.0) \
         * attn_scale + 1.0
 
@@ -263,6 +273,15 @@ def test_temperature_is_a_constant_multiplier():
     (lambda: Temperature(0), "c"), (lambda: Temperature(float("inf")), "c"),
     (lambda: QwenLogN(1), "train_len"), (lambda: QwenLogN(2.5), "train_len"),
     (lambda: YaRNTemperature(-1), "scale"), (lambda: YaRNTemperature("4"), "scale"),
+    (lambda: YaRNTemperature(factor=0), "factor"),
+    (lambda: YaRNTemperature(2, factor=2), "scale and factor"),
+    (lambda: YaRNTemperature(2, mscale=-1), "mscale"),
+    (lambda: YaRNTemperature(2, mscale_all_dim=float("nan")), "mscale_all_dim"),
+    (lambda: YaRNTemperature(2, attention_factor=0), "attention_factor"),
+    (lambda: QwenLogN(seq_length=1), "seq_length"),
+    (lambda: QwenLogN(16, seq_length=16), "train_len and seq_length"),
+    (lambda: DynamicYaRNTemperature(original_max_position_embeddings=0),
+     "original_max_position_embeddings"),
     (lambda: DynamicYaRNTemperature(0), "train_len"),
     (lambda: Llama4Temperature(0), "floor_scale"),
     (lambda: Llama4Temperature(8192, -0.1), "attn_scale"),
@@ -272,6 +291,17 @@ def test_temperature_is_a_constant_multiplier():
 def test_bad_parameters_raise_naming_them(make, param):
     with pytest.raises(ValueError, match=param):
         make()
+
+
+def test_members_take_the_reference_parameter_names():
+    """Qwen's config calls the training length ``seq_length``, YaRN's ``rope_parameters`` call
+    the scale ``factor``, the authors' dynamic YaRN ``original_max_position_embeddings``."""
+    assert QwenLogN(seq_length=2048) == QwenLogN(2048)
+    assert YaRNTemperature(factor=4.0) == YaRNTemperature(4.0)
+    assert YaRNTemperature(factor=4.0).factor == 4.0
+    assert DynamicYaRNTemperature(original_max_position_embeddings=4096) == \
+        DynamicYaRNTemperature(4096)
+    assert Llama4Temperature(floor_scale=8192, attn_scale=0.1) == Llama4Temperature()
 
 
 @pytest.mark.parametrize("member", [QwenLogN(), DynamicYaRNTemperature(), Llama4Temperature(),

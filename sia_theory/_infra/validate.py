@@ -16,7 +16,7 @@ import numbers
 import numpy as np
 
 __all__ = ["MAX_INT", "check_real", "check_int", "check_finite_array", "check_nonempty",
-           "check_sequence", "check_columns"]
+           "check_sequence", "check_columns", "one_of"]
 
 # Integers are bounded by int64 unless a caller allows more (the Monte Carlo seeds use 2**64 - 1):
 # every integer here ends up in a numpy array or a float, where larger values overflow.
@@ -160,3 +160,16 @@ def check_columns(name: str, frame, columns) -> None:
     if missing:
         raise ValueError(f"{name} must have the columns {sorted(columns)}; missing "
                          f"{sorted(missing)}")
+
+
+def one_of(default, **synonyms) -> tuple[str, object]:
+    """``(name, value)`` of the one synonym given (not ``None``), e.g. a parameter under its own
+    name and under the reference implementation's (``base`` / ``rope_theta``): ``one_of(1e4,
+    base=None, rope_theta=5e5)`` is ``("rope_theta", 5e5)``. None given: the first name and
+    ``default``. Two given: ``ValueError`` naming both (checked before any work)."""
+    given = [(name, value) for name, value in synonyms.items() if value is not None]
+    if len(given) > 1:
+        names = " and ".join(name for name, _ in given)
+        raise ValueError(f"{names} are two names for one parameter: give only one, got "
+                         + ", ".join(f"{name}={_short(value)}" for name, value in given))
+    return given[0] if given else (next(iter(synonyms)), default)

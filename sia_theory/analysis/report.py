@@ -23,6 +23,7 @@ from .._infra.io import metadata_text, write_set
 from .._infra.seeding import check_seed
 from .._infra.validate import check_int
 from ..gaussian.phase import PHASE_BAND
+from ..score_mod_transform import ScoreModTransform, as_transform
 from ..studies.zoo_comparison import (
     AnalysisSettings,
     SchemeStudy,
@@ -221,9 +222,14 @@ class Report:
         return write_set(out_dir, stem, writers)
 
 
-def analyze(transform: Transform, *, n_ctx: int = 2**20, seed: int = 0, quick: bool = False,
+def analyze(transform, *, n_ctx: int = 2**20, seed: int = 0, quick: bool = False,
             zoo: bool = True, name: str = "") -> Report:
     """Analyse ``transform`` under Gaussian base logits (module docstring; THEORY.md §1, §6).
+
+    ``transform``: a :class:`~sia_theory.transforms.Transform`, or a plain function with
+    FlexAttention's signature ``score_mod(score, b, h, q_idx, kv_idx)`` written for numpy, read
+    through :class:`~sia_theory.score_mod_transform.ScoreModTransform` (refused with a
+    ``ValueError`` if it is not affine in the score).
 
     ``n_ctx``: the context length at which context-dependent transforms are frozen (their
     octave sums and entropy in range are those of a query seeing ``n_ctx`` keys) and at which
@@ -232,13 +238,15 @@ def analyze(transform: Transform, *, n_ctx: int = 2**20, seed: int = 0, quick: b
     (with :meth:`AnalysisSettings.zoo` — 2048 entropy samples — or, for a quick report,
     :meth:`AnalysisSettings.zoo_quick`; cached per process).
     """
-    if not isinstance(transform, Transform):
-        raise ValueError(f"transform must be a sia_theory Transform, got {transform!r}")
+    transform: Transform = as_transform(transform)
     n_ctx = check_int("n_ctx", n_ctx, lo=2**8)
     seed = check_seed(seed)
     start = time.perf_counter()
+    if not name:
+        name = getattr(transform.fn, "__name__", "score_mod") \
+            if isinstance(transform, ScoreModTransform) else type(transform).__name__
     settings = (AnalysisSettings.quick if quick else AnalysisSettings.full)(
-        n_ctx, transform=transform, name=name or type(transform).__name__)
+        n_ctx, transform=transform, name=name)
     study = scheme_study(settings, seed=seed)
     rows = None
     if zoo:

@@ -30,20 +30,22 @@ from .._infra.validate import check_int
 from ..transforms import NoScale, Transform, declared_dependence
 from .cache import DecodingCache
 from .core import attention_scores, cached_attention, cached_attention_partial, merge_partials
-from .positional import NoPE, NTKRoPE, PRoPESI, RoPE, YaRNRoPE, rms_norm
+from .positional import NoPE, PRoPESI, RoPE, rms_norm
+from .rope_scaling import DynamicNTKRoPE, NTKRoPE, YaRNRoPE
 
 __all__ = ["DecoderConfig", "Decoder"]
 
-_POSITION_TYPES = (NoPE, RoPE, PRoPESI, NTKRoPE, YaRNRoPE)
+_POSITION_TYPES = (NoPE, RoPE, PRoPESI, NTKRoPE, DynamicNTKRoPE, YaRNRoPE)
 
 
 @dataclass(frozen=True)
 class DecoderConfig:
     """Configuration of :class:`Decoder` (frozen: a model's shape cannot drift after init).
 
-    ``position`` is ``NoPE()``, ``RoPE(base, fraction)``, ``PRoPESI()`` (SI's p-RoPE) or
-    ``NTKRoPE(...)``; ``transform`` is a :mod:`sia_theory.transforms` object applied to the
-    attention logits (SI eq. 16 for ``ScaleInvariant``). ``inattention_cache`` is ``"initial"``
+    ``position`` is ``NoPE()``, ``RoPE(base, fraction)``, ``PRoPESI()`` (SI's p-RoPE),
+    ``NTKRoPE(...)``, ``DynamicNTKRoPE(...)`` or ``YaRNRoPE(...)``; ``transform`` is a
+    :mod:`sia_theory.transforms` object applied to the attention logits (SI eq. 16 for
+    ``ScaleInvariant``). ``inattention_cache`` is ``"initial"``
     (cache ``Y``) or ``"projected"`` (cache ``W_K Y``, ``W_V Y`` per layer).
     """
 
@@ -75,8 +77,8 @@ class DecoderConfig:
         if self.mlp_hidden is not None:
             check_int("mlp_hidden", self.mlp_hidden, lo=1)
         if not isinstance(self.position, _POSITION_TYPES):
-            raise ValueError("position must be NoPE(), RoPE(...), PRoPESI(), NTKRoPE(...) or "
-                             "YaRNRoPE(...), "
+            raise ValueError("position must be NoPE(), RoPE(...), PRoPESI(), NTKRoPE(...), "
+                             "DynamicNTKRoPE(...) or YaRNRoPE(...), "
                              f"got {self.position!r}")
         multiple = 4 if isinstance(self.position, PRoPESI) else 2
         if not isinstance(self.position, NoPE) and (self.d_model // self.n_heads) % multiple:

@@ -11,37 +11,41 @@
   the ``D/4`` rotating frequencies are ``(1/1024)^(j/(D/4−1))``, ``j = 0..D/4−1`` — geometric
   from 1 down to exactly 1/1024 — and the other ``D/4`` pairs have frequency 0. This is not
   ``rope(base=1024, fraction=0.5)``, whose lowest kept frequency would be ``1024^(−1/2)``.
-* :func:`ntk_base` — NTK-aware scaling (bloc97 2023; SI App. G): ``base·(L_inf/L_tr)^(d/(d−2))``
-  when the inference length exceeds the training length, ``base`` otherwise.
-* :func:`yarn_frequencies` / :class:`YaRNRoPE` — YaRN's frequency interpolation ("NTK-by-parts",
-  Peng et al. 2023, §3.2): ``h(θ_d) = (1 − γ(r_d))·θ_d/s + γ(r_d)·θ_d`` with ``r_d = L/λ_d``
-  rotations of wavelength ``λ_d = 2π/θ_d`` inside the training length ``L`` and the ramp
-  ``γ`` rising from 0 at ``r = α`` to 1 at ``r = β``. Its attention factor is the zoo's
-  :class:`~sia_theory.zoo.YaRNTemperature`: YaRN = ``YaRNRoPE`` + that score mod.
+* The context-extension encodings (NTK, dynamic NTK, YaRN) live in
+  :mod:`~sia_theory.attention.rope_scaling`; their names still resolve here.
 * :func:`rms_norm` — RMSNorm without a learned gain; QK-norm is RMSNorm of q and k over the head
   dimension (SI App. G; Henry et al. 2020).
 
-The classes ``NoPE``, ``RoPE``, ``PRoPESI``, ``NTKRoPE`` and ``YaRNRoPE`` are small frozen callables
-``encoding(x, positions)`` used to configure :class:`sia_theory.attention.DecoderConfig`.
+The classes ``NoPE``, ``RoPE`` and ``PRoPESI`` are small frozen callables ``encoding(x,
+positions)`` used to configure :class:`sia_theory.attention.DecoderConfig`. ``RoPE`` accepts
+transformers' name ``rope_theta`` for its base. ``fraction`` is p-RoPE (the highest frequencies of
+the full head rotate); it is not transformers' ``partial_rotary_factor``, which rotates the first
+``p·D`` dimensions with frequencies ``base^(−2k/(p·D))`` and pairs ``(k, k + p·D/2)``.
 """
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass
 
 import numpy as np
 
-from .._infra.validate import check_finite_array, check_int, check_real
+from .._infra.validate import check_finite_array, check_int, check_real, one_of
 
-__all__ = ["rope", "rope_frequencies", "p_rope_si_frequencies", "p_rope_si", "ntk_base",
-           "yarn_frequencies", "rms_norm", "qk_norm", "NoPE", "RoPE", "PRoPESI", "NTKRoPE",
-           "YaRNRoPE", "P_ROPE_SI_BASE", "YARN_ALPHA", "YARN_BETA"]
+__all__ = ["rope", "rope_frequencies", "p_rope_si_frequencies", "p_rope_si", "rms_norm",
+           "qk_norm", "NoPE", "RoPE", "PRoPESI", "P_ROPE_SI_BASE"]
 
 # SI App. G: "an effective base of 1024 for the angular frequencies in p-RoPE".
 P_ROPE_SI_BASE = 1024.0
-# YaRN's ramp bounds for LLaMA-family models (Peng et al. 2023, §3.2: "α = 1, β = 32").
-YARN_ALPHA = 1.0
-YARN_BETA = 32.0
+# Names that moved to rope_scaling (resolved lazily: rope_scaling imports this module).
+_MOVED = frozenset({"ntk_base", "yarn_frequencies", "NTKRoPE", "YaRNRoPE", "YARN_ALPHA",
+                    "YARN_BETA", "DynamicNTKRoPE", "dynamic_ntk_base"})
+
+
+def __getattr__(name):
+    if name in _MOVED:
+        return getattr(importlib.import_module(".rope_scaling", __package__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _check_head_dim(head_dim, multiple=2):
@@ -135,51 +139,6 @@ def p_rope_si(x, positions):
     return _rotate(x, positions, p_rope_si_frequencies(x.shape[-1]))
 
 
-def ntk_base(base, head_dim, train_length, inference_length) -> float:
-    """NTK-aware RoPE base (SI App. G; bloc97 2023): ``base·(L_inf/L_tr)^(d/(d−2))`` if
-    ``L_inf > L_tr``, else ``base`` (the scaling only applies beyond the training length)."""
-    base = check_real("base", base, lo=1, lo_open=True)
-    head_dim = _check_head_dim(head_dim)
-    if head_dim == 2:
-        raise ValueError("head_dim must be >= 4 for NTK scaling (exponent d/(d-2))")
-    train_length = check_int("train_length", train_length, lo=1)
-    inference_length = check_int("inference_length", inference_length, lo=1)
-    if inference_length <= train_length:
-        return base
-    return base * (inference_length / train_length) ** (head_dim / (head_dim - 2))
-
-
-def yarn_frequencies(head_dim, base, train_length, target_length, alpha=YARN_ALPHA,
-                     beta=YARN_BETA) -> np.ndarray:
-    """YaRN's interpolated RoPE frequencies ``h(θ_d)``, shape ``(D/2,)`` (Peng et al. 2023,
-    "YaRN", §3.2, NTK-by-parts, which YaRN keeps in §3.4):
-
-    ``θ_d = base^(−2d/D)``, ``λ_d = 2π/θ_d``, ``r_d = L/λ_d`` (``L = train_length``),
-    ``γ(r) = 0`` for ``r < α``, ``1`` for ``r > β``, ``(r − α)/(β − α)`` between, and
-    ``h(θ_d) = (1 − γ(r_d))·θ_d/s + γ(r_d)·θ_d`` with ``s = target_length/train_length``.
-
-    High frequencies (more than ``β`` turns inside ``L``) are kept, low ones (less than ``α``
-    turn) are interpolated by ``s`` as in position interpolation, the others blended. The ramp
-    is linear in ``r`` as in the paper; transformers' ``_compute_yarn_parameters`` ramps
-    linearly in the dimension index between rounded "correction dims", which differs slightly
-    inside the ramp. ``s <= 1`` (no extension) gives plain RoPE: ``s = max(1, target/train)``,
-    as :func:`ntk_base` applies only beyond the training length.
-    """
-    head_dim = _check_head_dim(head_dim)
-    base = check_real("base", base, lo=1, lo_open=True)
-    train_length = check_int("train_length", train_length, lo=1)
-    target_length = check_int("target_length", target_length, lo=1)
-    alpha = check_real("alpha", alpha, lo=0)
-    beta = check_real("beta", beta, lo=alpha, lo_open=True)
-    scale = max(1.0, target_length / train_length)
-    theta = base ** (-2.0 * np.arange(head_dim // 2) / head_dim)  # (D/2,)
-    if scale == 1.0:
-        return theta  # exactly RoPE's (the blend below could differ in the last bit)
-    turns = train_length * theta / (2.0 * np.pi)  # r_d = L/λ_d, (D/2,)
-    ramp = np.clip((turns - alpha) / (beta - alpha), 0.0, 1.0)  # γ(r_d), (D/2,)
-    return (1.0 - ramp) * theta / scale + ramp * theta
-
-
 def rms_norm(x, eps=None):
     """RMSNorm without a gain, over the last axis: ``x / sqrt(mean(x²) + eps)`` (Zhang & Sennrich
     2019). ``eps`` defaults to the dtype's machine epsilon, as ``torch.nn.functional.rms_norm``."""
@@ -213,16 +172,18 @@ class NoPE:
         return x
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class RoPE:
-    """RoPE / p-RoPE with a given base and fraction of rotating frequencies (see :func:`rope`)."""
+    """RoPE / p-RoPE with a given base and fraction of rotating frequencies (see :func:`rope`);
+    ``rope_theta`` (transformers' name) is accepted for ``base``."""
 
     base: float = 10000.0
     fraction: float = 1.0
 
-    def __post_init__(self):
-        object.__setattr__(self, "base", check_real("base", self.base, lo=1, lo_open=True))
-        object.__setattr__(self, "fraction", check_real("fraction", self.fraction, lo=0, hi=1,
+    def __init__(self, base=None, fraction=1.0, *, rope_theta=None):
+        name, base = one_of(10000.0, base=base, rope_theta=rope_theta)
+        object.__setattr__(self, "base", check_real(name, base, lo=1, lo_open=True))
+        object.__setattr__(self, "fraction", check_real("fraction", fraction, lo=0, hi=1,
                                                         lo_open=True))
 
     def __call__(self, x, positions):
@@ -235,63 +196,3 @@ class PRoPESI:
 
     def __call__(self, x, positions):
         return p_rope_si(x, positions)
-
-
-@dataclass(frozen=True)
-class NTKRoPE:
-    """RoPE whose base is NTK-scaled for ``inference_length`` (SI App. G; bloc97 2023)."""
-
-    train_length: int
-    inference_length: int
-    base: float = 10000.0
-    fraction: float = 1.0
-
-    def __post_init__(self):
-        check_int("train_length", self.train_length, lo=1)
-        check_int("inference_length", self.inference_length, lo=1)
-        RoPE(self.base, self.fraction)  # validates base and fraction
-
-    def __call__(self, x, positions):
-        x = _check_x(x, 2)
-        scaled = ntk_base(self.base, x.shape[-1], self.train_length, self.inference_length)
-        return rope(x, positions, scaled, self.fraction)
-
-
-@dataclass(frozen=True)
-class YaRNRoPE:
-    """RoPE with YaRN's frequency interpolation for ``target_length`` (see
-    :func:`yarn_frequencies`); same pair convention ``(k, k + D/2)`` as :func:`rope`.
-
-    YaRN proper also multiplies q and k by ``0.1·ln s + 1``: pass :meth:`attention_factor`'s
-    score mod, the zoo's :class:`~sia_theory.zoo.YaRNTemperature` of the same ``s``, with it.
-    """
-
-    train_length: int
-    target_length: int
-    base: float = 10000.0
-    alpha: float = YARN_ALPHA
-    beta: float = YARN_BETA
-
-    def __post_init__(self):
-        yarn_frequencies(4, self.base, self.train_length, self.target_length, self.alpha,
-                         self.beta)  # validates every field
-
-    @property
-    def scale(self) -> float:
-        """``s = max(1, target_length/train_length)``."""
-        return max(1.0, self.target_length / self.train_length)
-
-    def frequencies(self, head_dim) -> np.ndarray:
-        return yarn_frequencies(head_dim, self.base, self.train_length, self.target_length,
-                                self.alpha, self.beta)
-
-    def attention_factor(self):
-        """YaRN's temperature as the zoo score mod: ``YaRNTemperature(s)``, logits times
-        ``(0.1·ln s + 1)²`` (1 when ``s = 1``)."""
-        from ..zoo import YaRNTemperature
-
-        return YaRNTemperature(self.scale)
-
-    def __call__(self, x, positions):
-        x = _check_x(x, 2)
-        return _rotate(x, positions, self.frequencies(x.shape[-1]))

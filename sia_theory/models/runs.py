@@ -11,12 +11,14 @@ count for budgeting.
 * :func:`schemes`: RoPE as trained, NTK-aware base scaling, YaRN, Qwen logn, Llama-4
   temperature and the post-hoc scale-invariant transform, each a position encoding plus a zoo
   score mod, for a target length; :func:`identical_prefix` says for how many leading query
-  positions a score mod is exactly the identity, which is where schemes share a KV cache.
+  positions a score mod is exactly the identity, which is where schemes share a KV cache;
+  :func:`family_definition` fingerprints a family's definitions for the studies' cell keys.
 * :func:`prefill_flops`: matmul FLOPs of extending a cache from ``start`` to ``stop`` tokens.
 """
 
 from __future__ import annotations
 
+import hashlib
 import math
 from functools import cache
 from typing import NamedTuple
@@ -24,7 +26,8 @@ from typing import NamedTuple
 import numpy as np
 
 from .._infra.validate import check_int
-from ..attention.positional import NTKRoPE, RoPE, YaRNRoPE
+from ..attention.positional import RoPE
+from ..attention.rope_scaling import NTKRoPE, YaRNRoPE
 from ..transforms import ScaleInvariant, Transform, declared_dependence
 from ..zoo import Llama4Temperature, QwenLogN, YaRNTemperature
 from .corpus import CODE_MODULES, long_documents
@@ -33,7 +36,7 @@ __all__ = ["MODEL_NAME", "TRAIN_LENGTH", "pretrained", "documents", "score_captu
            "capture_scores", "position_signature", "scheme_families",
            "extend_losses", "Scheme", "SCHEME_NAMES", "schemes", "si_tau", "SI_EPSILON",
            "identical_prefix", "prefill_flops", "check_documents", "document_cells",
-           "cell_document", "model_families", "family_cache", "fork_for"]
+           "cell_document", "model_families", "family_definition", "family_cache", "fork_for"]
 
 MODEL_NAME = "smollm2-135m"
 TRAIN_LENGTH = 8192  # SmolLM2's training context (GGUF llama.context_length)
@@ -142,7 +145,8 @@ def schemes(target_length: int, base: float, train_length: int = TRAIN_LENGTH) -
         Scheme("ntk", NTKRoPE(train_length, target_length, base), None,
                f"NTK-aware base x s^(d/(d-2)), s = {s:g}"),
         Scheme("yarn", YaRNRoPE(train_length, target_length, base), YaRNTemperature(s),
-               f"YaRN ramp alpha=1, beta=32, s = {s:g}, logits x (0.1 ln s + 1)^2"),
+               f"YaRN as transformers and the authors' code (ramp linear in the dimension "
+               f"index, beta_fast=32, beta_slow=1), s = {s:g}, logits x (0.1 ln s + 1)^2"),
         Scheme("qwen-logn", RoPE(base), QwenLogN(train_length),
                "logits x max(1, log n / log 8192)"),
         Scheme("llama4", RoPE(base), Llama4Temperature(float(train_length), 0.1),
@@ -249,6 +253,16 @@ def model_families(n_ctx, train_length, alone=()):
     c = model.config
     return scheme_families(schemes(n_ctx, c.rope_base, train_length), n_ctx, c.head_dim,
                            min_shared=min(256, train_length // 2), alone=alone)
+
+
+def family_definition(members) -> str:
+    """A fingerprint (16 hex digits) of a family's members as :func:`scheme_families` lists them:
+    each scheme's name, position encoding and score mod. The model studies put it in their cell
+    keys, so a stored cell computed under another definition of a scheme (YaRN's earlier ramp,
+    say) is computed again instead of being reused."""
+    text = ";".join(f"{scheme.name}={scheme.position!r}+{scheme.score_mod!r}"
+                    for scheme, _ in members)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def family_cache(model, members, shared, n_ctx):

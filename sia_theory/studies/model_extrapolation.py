@@ -34,6 +34,7 @@ from ..models.runs import (
     documents,
     extend_losses,
     family_cache,
+    family_definition,
     fork_for,
     model_families,
     pretrained,
@@ -193,7 +194,8 @@ def extrapolation_study(settings: ExtrapolationSettings, seed: int, execution):
     s = settings
     families = model_families(s.n_tokens, s.train_length, EXTRAPOLATION_ALONE)
     cells = [{"doc": d, "family": f, "n_tokens": s.n_tokens, "train_length": s.train_length,
-              "members": ",".join(m[0].name for m in families[f][1])}
+              "members": ",".join(m[0].name for m in families[f][1]),
+              "definition": family_definition(families[f][1])}
              for d in range(s.n_prose + s.n_code) for f in range(len(families))]
 
     def priority(cell):

@@ -21,7 +21,14 @@ from .._infra.settings import StudySettings
 from .._infra.stats import wilson_interval
 from .._infra.validate import check_int, check_real, check_sequence
 from ..models.corpus import passkey_key, passkey_prompt, score_passkey
-from ..models.runs import TRAIN_LENGTH, family_cache, fork_for, model_families, pretrained
+from ..models.runs import (
+    TRAIN_LENGTH,
+    family_cache,
+    family_definition,
+    fork_for,
+    model_families,
+    pretrained,
+)
 from .base import study
 
 __all__ = ["PasskeySettings", "passkey_study", "PASSKEY_CELLS_STUDY"]
@@ -110,9 +117,10 @@ def passkey_study(settings: PasskeySettings, seed: int, execution):
     ``missing`` as in :func:`~sia_theory.studies.model_extrapolation.extrapolation_study`."""
     s = settings
     cells = [{"n_ctx": n, "family": f, "seed": seed, "train_length": s.train_length,
-              "depths": json.dumps(list(depths)), "trials": trials}
+              "depths": json.dumps(list(depths)), "trials": trials,
+              "definition": family_definition(members)}
              for n, depths, trials in zip(s.contexts, s.depths, s.trials, strict=True)
-             for f in range(len(model_families(n, s.train_length)))]
+             for f, (_, members) in enumerate(model_families(n, s.train_length))]
     _, frames, missing = execution.run_cells(partial(_passkey_cell, s), cells, seed=seed,
                                              study=PASSKEY_CELLS_STUDY)
     trials = pd.concat(frames, ignore_index=True)

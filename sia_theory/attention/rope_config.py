@@ -1,0 +1,115 @@
+"""A model config's RoPE settings as this package's encoding and score mod.
+
+:func:`from_rope_parameters` reads the ``rope_parameters`` dict of transformers v5 (or the
+``rope_scaling`` dict of v4, with ``type`` for ``rope_type`` and ``rope_theta`` passed beside it)
+with the keys and defaults of transformers' ``modeling_rope_utils.py`` (its
+``_validate_*_rope_parameters`` lists): unknown keys are refused, so a typo or a setting this
+package does not reproduce is never silently dropped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from .._infra.validate import check_int
+from .positional import RoPE
+from .rope_scaling import DynamicNTKRoPE, YaRNRoPE
+
+__all__ = ["from_rope_parameters", "ROPE_TYPES"]
+
+# rope_type -> the keys transformers accepts for it (besides rope_type/type and rope_theta).
+ROPE_TYPES = {
+    "default": frozenset(),
+    "dynamic": frozenset({"factor"}),
+    "yarn": frozenset({"factor", "original_max_position_embeddings", "attention_factor",
+                       "beta_fast", "beta_slow", "mscale", "mscale_all_dim", "truncate"}),
+    "llama3": frozenset({"factor", "original_max_position_embeddings", "low_freq_factor",
+                         "high_freq_factor"}),
+}
+
+
+def _require(params, key, rope_type):
+    if params.get(key) is None:
+        raise ValueError(f"rope_parameters must give {key!r} for rope_type {rope_type!r}")
+    return params[key]
+
+
+def from_rope_parameters(rope_parameters: Mapping, *, rope_theta=None,
+                         max_position_embeddings=None):
+    """``(position, score_mod)`` for a transformers ``rope_parameters`` dict.
+
+    * ``"default"``: ``RoPE(rope_theta)``, no score mod;
+    * ``"dynamic"``: :class:`~sia_theory.attention.DynamicNTKRoPE` (``max_position_embeddings``
+      of the config is required: transformers scales from it), no score mod;
+    * ``"yarn"``: :class:`~sia_theory.attention.YaRNRoPE` and the zoo's
+      :class:`~sia_theory.zoo.YaRNTemperature` with ``mscale``, ``mscale_all_dim`` and
+      ``attention_factor``. As in transformers v5, an explicit ``factor`` wins; without one it
+      is ``max_position_embeddings / original_max_position_embeddings`` (some v4 releases
+      instead replaced ``factor`` by that ratio whenever ``original_max_position_embeddings``
+      was given); without
+      ``original_max_position_embeddings`` it is ``max_position_embeddings``; ``beta_fast`` /
+      ``beta_slow`` default to 32 / 1 (also when given as 0 or ``None``: transformers reads
+      them with ``or``);
+    * ``"llama3"``: Llama 3.1's scaling, which is YaRN's ramp linear in the rotations
+      (``YaRNRoPE(ramp="rotations", beta_slow=low_freq_factor, beta_fast=high_freq_factor)``)
+      without an attention factor (transformers returns 1.0).
+
+    ``rope_theta`` may be in the dict (v5) or given here (v4 configs keep it beside
+    ``rope_scaling``; default 10000 as transformers' ``default_theta``). ``partial_rotary_factor``
+    is refused: this package's p-RoPE ``fraction`` is a different layout (see
+    :mod:`~sia_theory.attention.positional`).
+    """
+    if not isinstance(rope_parameters, Mapping):
+        raise ValueError(f"rope_parameters must be a dict, got {rope_parameters!r}")
+    params = dict(rope_parameters)
+    rope_type = params.pop("rope_type", None) or params.pop("type", None) or "default"
+    params.pop("type", None)
+    if rope_type not in ROPE_TYPES:
+        raise ValueError(f"rope_type must be one of {sorted(ROPE_TYPES)}, got {rope_type!r}")
+    theta = params.pop("rope_theta", None)
+    if theta is not None and rope_theta is not None and theta != rope_theta:
+        raise ValueError(f"rope_theta is given twice with different values: {theta!r} in "
+                         f"rope_parameters and {rope_theta!r}")
+    if theta is None:
+        theta = 10000.0 if rope_theta is None else rope_theta
+    unknown = sorted(set(params) - ROPE_TYPES[rope_type])
+    if unknown:
+        raise ValueError(f"rope_parameters has keys {unknown} that rope_type {rope_type!r} does "
+                         f"not take here; allowed: {sorted(ROPE_TYPES[rope_type])}")
+    if max_position_embeddings is not None:
+        max_position_embeddings = check_int("max_position_embeddings", max_position_embeddings,
+                                            lo=1)
+    if rope_type == "default":
+        return RoPE(rope_theta=theta), None
+    if rope_type == "dynamic":
+        if max_position_embeddings is None:
+            raise ValueError("max_position_embeddings is required for rope_type 'dynamic'")
+        return DynamicNTKRoPE(max_position_embeddings, _require(params, "factor", rope_type),
+                              theta), None
+    original = params.get("original_max_position_embeddings") or max_position_embeddings
+    if original is None:
+        raise ValueError(f"rope_type {rope_type!r} needs original_max_position_embeddings (in "
+                         "rope_parameters) or max_position_embeddings")
+    if rope_type == "llama3":
+        return YaRNRoPE(factor=_require(params, "factor", rope_type),
+                        original_max_position_embeddings=original, rope_theta=theta,
+                        beta_slow=_require(params, "low_freq_factor", rope_type),
+                        beta_fast=_require(params, "high_freq_factor", rope_type),
+                        ramp="rotations"), None
+    from ..zoo import YaRNTemperature
+
+    factor = params.get("factor")
+    if factor is None:
+        if max_position_embeddings is None:
+            raise ValueError("rope_parameters must give 'factor' for rope_type 'yarn' (or pass "
+                             "max_position_embeddings, which transformers divides by "
+                             "original_max_position_embeddings)")
+        factor = max_position_embeddings / original
+    position = YaRNRoPE(factor=factor, original_max_position_embeddings=original,
+                        rope_theta=theta, beta_fast=params.get("beta_fast") or 32.0,
+                        beta_slow=params.get("beta_slow") or 1.0,
+                        truncate=params.get("truncate", True))
+    score_mod = YaRNTemperature(factor=factor, mscale=params.get("mscale"),
+                                mscale_all_dim=params.get("mscale_all_dim"),
+                                attention_factor=params.get("attention_factor"))
+    return position, score_mod

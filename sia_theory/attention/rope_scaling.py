@@ -1,0 +1,286 @@
+"""RoPE scaling for context extension, as the implementations models actually run it.
+
+Each encoding is a frozen callable ``encoding(x, positions)`` with the half-split pairing
+``(k, k + D/2)`` of :func:`~sia_theory.attention.rope` (HF Llama's ``rotate_half``), in float64
+(the references compute the frequencies in float32: relative differences of about 1e-7).
+
+* :func:`ntk_base` / :class:`NTKRoPE` — NTK-aware scaling (bloc97 2023; SI App. G): base
+  ``b·α^(D/(D−2))`` with ``α = L_inf/L_tr`` when ``L_inf > L_tr``. Reference: the YaRN
+  authors' ``scaled_rope/LlamaNTKScaledRotaryEmbedding.py`` (jquesnelle/yarn, commit
+  995db5b575e7, April 2024), ``base * alpha ** (dim / (dim - 2))``.
+* :func:`dynamic_ntk_base` / :class:`DynamicNTKRoPE` — dynamic NTK (emozilla 2023): transformers'
+  ``_compute_dynamic_ntk_parameters`` (``modeling_rope_utils.py``; v4.4x at commit ef46806472a6
+  and the v5 ``rope_parameters`` line read the same), ``b·(f·ℓ/L − (f − 1))^(D/(D−2))`` with
+  ``ℓ = max(seq_len, L)``, ``seq_len = max(position_ids) + 1`` of the forward call.
+* :func:`yarn_frequencies` / :class:`YaRNRoPE` — YaRN's "NTK-by-parts" interpolation (Peng et
+  al. 2023, §3.2–3.4): frequency ``d`` becomes ``(1 − γ_d)·θ_d/s + γ_d·θ_d``. Two readings of the
+  ramp ``γ``:
+
+  - ``ramp="dimension"`` (default): the YaRN authors' code (``scaled_rope/
+    LlamaYaRNScaledRotaryEmbedding.py``, commit 995db5b575e7) and transformers'
+    ``_compute_yarn_parameters`` (v4.4x and v5; v5 adds ``truncate``): the correction
+    dimensions ``d(n) = D·ln(L/(2πn))/(2 ln b)`` of ``n = beta_fast`` and ``n = beta_slow``
+    rotations are floored / ceiled (``truncate=True``) and clamped to ``[0, D − 1]``, and
+    ``γ_d = 1 − clip((d − low)/(high − low), 0, 1)`` is linear in the *dimension index*. The
+    inference engines port this code (their ``_yarn_find_correction_range`` /
+    ``_yarn_linear_ramp_mask``).
+  - ``ramp="rotations"``: the paper's text, ``γ = clip((r − α)/(β − α), 0, 1)`` linear in the
+    number of rotations ``r = L·θ_d/(2π)``. This is exactly Llama 3.1's ``rope_type="llama3"``
+    (transformers ``_compute_llama3_parameters``: ``smooth = (L/λ − low_freq_factor)/
+    (high_freq_factor − low_freq_factor)``, i.e. ``α = low_freq_factor = 1``, ``β =
+    high_freq_factor = 4``, ``s = factor = 8``, ``L = 8192``, no attention factor).
+
+  At factor 2, L = 8192, b = 1e5, D = 64 the two readings differ in 9 of the 32 frequencies,
+  by up to 23 %. YaRN's attention factor is the zoo's :class:`~sia_theory.zoo.YaRNTemperature`.
+
+Parameters take the transformers ``rope_parameters`` names (``factor``,
+``original_max_position_embeddings``, ``max_position_embeddings``, ``rope_theta``,
+``beta_fast``, ``beta_slow``, ``truncate``) or this package's older ones (``train_length``,
+``target_length``, ``inference_length``, ``base``, ``alpha``, ``beta``); :func:`from_rope_parameters
+<sia_theory.attention.rope_config.from_rope_parameters>` reads a model config's dict.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._infra.validate import check_int, check_real, one_of
+from .positional import RoPE, _check_head_dim, _check_x, _rotate, rope
+
+__all__ = ["ntk_base", "NTKRoPE", "dynamic_ntk_base", "DynamicNTKRoPE", "yarn_frequencies",
+           "YaRNRoPE", "YARN_ALPHA", "YARN_BETA", "YARN_RAMPS"]
+
+# YaRN's ramp bounds for LLaMA-family models (Peng et al. 2023, §3.2: "α = 1, β = 32";
+# transformers' beta_slow / beta_fast defaults).
+YARN_ALPHA = 1.0
+YARN_BETA = 32.0
+YARN_RAMPS = ("dimension", "rotations")
+
+
+def _ntk_exponent(head_dim):
+    head_dim = _check_head_dim(head_dim)
+    if head_dim == 2:
+        raise ValueError("head_dim must be >= 4 for NTK scaling (exponent d/(d-2))")
+    return head_dim / (head_dim - 2)
+
+
+def ntk_base(base, head_dim, train_length, inference_length) -> float:
+    """NTK-aware RoPE base (SI App. G; bloc97 2023): ``base·(L_inf/L_tr)^(d/(d−2))`` if
+    ``L_inf > L_tr``, else ``base`` (the scaling only applies beyond the training length)."""
+    base = check_real("base", base, lo=1, lo_open=True)
+    exponent = _ntk_exponent(head_dim)
+    train_length = check_int("train_length", train_length, lo=1)
+    inference_length = check_int("inference_length", inference_length, lo=1)
+    if inference_length <= train_length:
+        return base
+    return base * (inference_length / train_length) ** exponent
+
+
+def dynamic_ntk_base(rope_theta, head_dim, max_position_embeddings, seq_len,
+                     factor=1.0) -> float:
+    """Dynamic NTK base (transformers ``_compute_dynamic_ntk_parameters``): with
+    ``ℓ = max(seq_len, L)``, ``rope_theta·(factor·ℓ/L − (factor − 1))^(d/(d−2))``. Equal to
+    ``rope_theta`` up to ``L = max_position_embeddings`` and to :func:`ntk_base` when
+    ``factor = 1``."""
+    rope_theta = check_real("rope_theta", rope_theta, lo=1, lo_open=True)
+    exponent = _ntk_exponent(head_dim)
+    length = check_int("max_position_embeddings", max_position_embeddings, lo=1)
+    seq_len = max(check_int("seq_len", seq_len, lo=1), length)
+    factor = check_real("factor", factor, lo=1)
+    return rope_theta * (factor * seq_len / length - (factor - 1.0)) ** exponent
+
+
+@dataclass(frozen=True, init=False)
+class NTKRoPE:
+    """RoPE whose base is NTK-scaled for ``inference_length`` (:func:`ntk_base`); ``fraction < 1``
+    is p-RoPE as in :func:`~sia_theory.attention.rope`. ``rope_theta`` is accepted for ``base``.
+    """
+
+    train_length: int
+    inference_length: int
+    base: float = 10000.0
+    fraction: float = 1.0
+
+    def __init__(self, train_length, inference_length, base=None, fraction=1.0, *,
+                 rope_theta=None):
+        base_name, base = one_of(10000.0, base=base, rope_theta=rope_theta)
+        object.__setattr__(self, "train_length", check_int("train_length", train_length, lo=1))
+        object.__setattr__(self, "inference_length",
+                           check_int("inference_length", inference_length, lo=1))
+        object.__setattr__(self, "base", check_real(base_name, base, lo=1, lo_open=True))
+        RoPE(self.base, fraction)  # validates fraction
+        object.__setattr__(self, "fraction", float(fraction))
+
+    def __call__(self, x, positions):
+        x = _check_x(x, 2)
+        scaled = ntk_base(self.base, x.shape[-1], self.train_length, self.inference_length)
+        return rope(x, positions, scaled, self.fraction)
+
+
+@dataclass(frozen=True, init=False)
+class DynamicNTKRoPE:
+    """Dynamic NTK RoPE (transformers ``rope_type="dynamic"``): each call rotates with the base
+    :func:`dynamic_ntk_base` of ``seq_len = max(positions) + 1``, as transformers'
+    ``dynamic_rope_update`` recomputes ``inv_freq`` from ``max(position_ids) + 1``. Keys cached
+    by an earlier call keep the base they were rotated with (transformers caches keys after the
+    rotation too). transformers keeps a grown ``inv_freq`` until the length falls back below
+    ``max_position_embeddings``; a stateless encoding cannot, which differs only if a call's
+    positions end before an earlier call's. ``train_length`` / ``base`` are accepted for
+    ``max_position_embeddings`` / ``rope_theta``."""
+
+    max_position_embeddings: int
+    factor: float = 1.0
+    rope_theta: float = 10000.0
+
+    def __init__(self, max_position_embeddings=None, factor=1.0, rope_theta=None, *,
+                 train_length=None, base=None):
+        name, length = one_of(None, max_position_embeddings=max_position_embeddings,
+                              train_length=train_length)
+        if length is None:
+            raise ValueError("max_position_embeddings (the training context) is required")
+        theta_name, theta = one_of(10000.0, rope_theta=rope_theta, base=base)
+        object.__setattr__(self, "max_position_embeddings", check_int(name, length, lo=1))
+        object.__setattr__(self, "factor", check_real("factor", factor, lo=1))
+        object.__setattr__(self, "rope_theta", check_real(theta_name, theta, lo=1, lo_open=True))
+
+    def base_at(self, seq_len, head_dim) -> float:
+        """The base used when the forward call's last position is ``seq_len − 1``."""
+        return dynamic_ntk_base(self.rope_theta, head_dim, self.max_position_embeddings,
+                                seq_len, self.factor)
+
+    def __call__(self, x, positions):
+        x = _check_x(x, 2)
+        positions = np.asarray(positions)
+        if positions.ndim != 1 or positions.size == 0 or positions.dtype.kind not in "iu":
+            raise ValueError(f"positions must be a non-empty 1-D integer array, got "
+                             f"{positions!r}")
+        seq_len = int(positions.max()) + 1
+        return rope(x, positions, self.base_at(seq_len, x.shape[-1]))
+
+
+def _yarn_kept(head_dim, theta, rope_theta, length, beta_fast, beta_slow, truncate, ramp):
+    """The share ``γ_d`` of each frequency kept unscaled, ``(D/2,)`` (module docstring)."""
+    if ramp == "rotations":
+        turns = length * theta / (2.0 * math.pi)  # r_d = L/λ_d
+        return np.clip((turns - beta_slow) / (beta_fast - beta_slow), 0.0, 1.0)
+
+    def correction_dim(n_rotations):  # the dimension index with n rotations inside L
+        return head_dim * math.log(length / (n_rotations * 2.0 * math.pi)) / (
+            2.0 * math.log(rope_theta))
+
+    low, high = correction_dim(beta_fast), correction_dim(beta_slow)
+    if truncate:
+        low, high = math.floor(low), math.ceil(high)
+    low, high = max(low, 0), min(high, head_dim - 1)  # the references clamp to D − 1, not D/2 − 1
+    if low == high:
+        high += 0.001  # the references' guard against 0/0
+    return 1.0 - np.clip((np.arange(head_dim // 2) - low) / (high - low), 0.0, 1.0)
+
+
+@dataclass(frozen=True, init=False)
+class YaRNRoPE:
+    """RoPE with YaRN's frequency interpolation (module docstring), pairs ``(k, k + D/2)``.
+
+    Give the scale as ``factor`` (transformers) or as ``target_length`` (then ``factor =
+    max(1, target_length/train_length)``), the training context as
+    ``original_max_position_embeddings`` or ``train_length``, the base as ``rope_theta`` or
+    ``base``, the ramp bounds as ``beta_fast``/``beta_slow`` or ``beta``/``alpha``. ``ramp``:
+    ``"dimension"`` (the YaRN authors' code and transformers; default) or ``"rotations"`` (the
+    paper's text; Llama 3.1's ``llama3`` scaling). ``truncate``: floor/ceil the correction
+    dimensions (transformers v5's ``truncate``, default ``True`` as in every earlier version;
+    ``"dimension"`` ramp only). ``factor = 1`` is plain RoPE.
+
+    YaRN proper also multiplies q and k by its attention factor: :meth:`attention_factor` is the
+    zoo's :class:`~sia_theory.zoo.YaRNTemperature` of the same factor (for ``mscale``,
+    ``mscale_all_dim`` or an explicit ``attention_factor`` build that class with them, as
+    :func:`~sia_theory.attention.rope_config.from_rope_parameters` does).
+    """
+
+    factor: float
+    original_max_position_embeddings: int
+    rope_theta: float = 10000.0
+    beta_fast: float = YARN_BETA
+    beta_slow: float = YARN_ALPHA
+    truncate: bool = True
+    ramp: str = "dimension"
+
+    def __init__(self, train_length=None, target_length=None, base=None, alpha=None, beta=None,
+                 *, factor=None, original_max_position_embeddings=None, rope_theta=None,
+                 beta_fast=None, beta_slow=None, truncate=True, ramp="dimension"):
+        name, length = one_of(None, train_length=train_length,
+                              original_max_position_embeddings=original_max_position_embeddings)
+        if length is None:
+            raise ValueError("train_length (original_max_position_embeddings) is required")
+        length = check_int(name, length, lo=1)
+        scale_name, scale = one_of(None, target_length=target_length, factor=factor)
+        if scale is None:
+            raise ValueError("factor (or target_length) is required")
+        if scale_name == "target_length":
+            scale = max(1.0, check_int(scale_name, scale, lo=1) / length)
+        scale = check_real(scale_name, scale, lo=1)
+        base_name, base = one_of(10000.0, base=base, rope_theta=rope_theta)
+        base = check_real(base_name, base, lo=1, lo_open=True)
+        if ramp not in YARN_RAMPS:
+            raise ValueError(f"ramp must be one of {YARN_RAMPS}, got {ramp!r}")
+        if not isinstance(truncate, bool | np.bool_):
+            raise ValueError(f"truncate must be True or False, got {truncate!r}")
+        slow_name, slow = one_of(YARN_ALPHA, alpha=alpha, beta_slow=beta_slow)
+        slow = check_real(slow_name, slow, lo=0, lo_open=ramp == "dimension")
+        fast_name, fast = one_of(YARN_BETA, beta=beta, beta_fast=beta_fast)
+        fast = check_real(fast_name, fast, lo=slow, lo_open=True)
+        for key, value in (("factor", scale), ("original_max_position_embeddings", length),
+                           ("rope_theta", base), ("beta_fast", fast), ("beta_slow", slow),
+                           ("truncate", bool(truncate)), ("ramp", ramp)):
+            object.__setattr__(self, key, value)
+
+    # the package's earlier names, read-only
+    train_length = property(lambda self: self.original_max_position_embeddings)
+    base = property(lambda self: self.rope_theta)
+    alpha = property(lambda self: self.beta_slow)
+    beta = property(lambda self: self.beta_fast)
+    scale = property(lambda self: self.factor, doc="``s``, the context extension factor.")
+
+    @property
+    def target_length(self) -> float:
+        """``factor·original_max_position_embeddings``: the context the factor extends to."""
+        return self.factor * self.original_max_position_embeddings
+
+    def kept(self, head_dim) -> np.ndarray:
+        """``γ_d``, the share of each frequency kept unscaled (1: ``θ_d``, 0: ``θ_d/s``)."""
+        head_dim = _check_head_dim(head_dim)
+        theta = self.rope_theta ** (-2.0 * np.arange(head_dim // 2) / head_dim)  # (D/2,)
+        return _yarn_kept(head_dim, theta, self.rope_theta, self.original_max_position_embeddings,
+                          self.beta_fast, self.beta_slow, self.truncate, self.ramp)
+
+    def frequencies(self, head_dim) -> np.ndarray:
+        """The interpolated angular frequencies ``(1 − γ_d)·θ_d/s + γ_d·θ_d``, ``(D/2,)``."""
+        head_dim = _check_head_dim(head_dim)
+        theta = self.rope_theta ** (-2.0 * np.arange(head_dim // 2) / head_dim)  # (D/2,)
+        if self.factor == 1.0:
+            return theta  # exactly RoPE's (the blend below could differ in the last bit)
+        kept = self.kept(head_dim)
+        return theta / self.factor * (1.0 - kept) + theta * kept
+
+    def attention_factor(self):
+        """YaRN's default temperature as the zoo score mod: ``YaRNTemperature(factor)``, logits
+        times ``(0.1·ln s + 1)²`` (1 when ``s = 1``)."""
+        from ..zoo import YaRNTemperature
+
+        return YaRNTemperature(self.factor)
+
+    def __call__(self, x, positions):
+        x = _check_x(x, 2)
+        return _rotate(x, positions, self.frequencies(x.shape[-1]))
+
+
+def yarn_frequencies(head_dim, base, train_length, target_length, alpha=YARN_ALPHA,
+                     beta=YARN_BETA, *, ramp="dimension", truncate=True) -> np.ndarray:
+    """YaRN's interpolated RoPE frequencies, ``(D/2,)``: :meth:`YaRNRoPE.frequencies` of
+    ``YaRNRoPE(train_length, target_length, base, alpha, beta, ramp=ramp, truncate=truncate)``
+    (``s = max(1, target_length/train_length)``; the default ramp is the reference code's, in
+    the dimension index; ``ramp="rotations"`` is the paper's text)."""
+    return YaRNRoPE(train_length, target_length, base, alpha, beta, ramp=ramp,
+                    truncate=truncate).frequencies(head_dim)
