@@ -7,7 +7,7 @@ Subcommands, each added by a ``register(subparsers)`` function:
   another, each in its own process;
 * ``check [--quick] [--only ID...] [--seed S] [--out DIR]``: the claims table
   (``python -m paper_checks``);
-* ``analyze TARGET [--n-ctx N] [--out DIR] [--quick] [--seed S] [--no-zoo]``:
+* ``analyze TARGET [--n-ctx N] [--out DIR] [--quick] [--seed S] [--no-zoo] [--head H]``:
   :func:`sia_theory.analyze` on a transform named ``MODULE:OBJECT`` (a module on the path),
   ``FILE.py:OBJECT`` (a file) or ``zoo:NAME`` (a :data:`~sia_theory.zoo.ZOO` member); the
   object is a Transform instance, a Transform class that takes no arguments, or a plain
@@ -162,8 +162,10 @@ def _analyze(args) -> int:
     transform, name = load_transform(args.target)  # before any computation or output
     from .analysis import analyze
 
+    if args.head is not None:
+        name = f"{name}_head{args.head}"
     report = analyze(transform, n_ctx=args.n_ctx, seed=args.seed, quick=args.quick,
-                     zoo=not args.no_zoo, name=name)
+                     zoo=not args.no_zoo, name=name, head=args.head)
     stem = "analysis_" + re.sub(r"[^A-Za-z0-9_.-]+", "_", name)
     paths = report.write(args.out, stem)
     limit = report.total_attention_limit
@@ -203,6 +205,9 @@ def register_analyze(subparsers):
     p.add_argument("--quick", action="store_true", help="seconds-long settings")
     p.add_argument("--seed", type=seed, default=0, help="Monte Carlo seed")
     p.add_argument("--no-zoo", action="store_true", help="skip the side-by-side zoo table")
+    p.add_argument("--head", type=int_range(0), default=None,
+                   help="the head to analyse, for a transform with its own coefficients on each "
+                        "head (e.g. ALiBi.standard(8))")
     p.set_defaults(handler=_analyze)
 
 

@@ -59,6 +59,10 @@ def load_transform(target: str):
         obj = _import_target(module)
     except TargetError:
         raise
+    except SystemExit as err:  # the user's module must not end the caller's process
+        raise TargetError(f"importing {module!r} called sys.exit({err.code!r}); a module "
+                          "named as a TARGET must define the transform without exiting"
+                          ) from None
     except Exception as err:  # the user's module can raise anything while importing
         raise TargetError(f"cannot import {module!r}: {type(err).__name__}: {err}") from None
     for part in attr.split("."):

@@ -30,7 +30,8 @@ from ._infra.validate import check_finite_array, check_int, check_real
 from .symbolic import generated
 
 __all__ = ["DEPENDENCES", "Transform", "NoScale", "LogN", "ScaleInvariant",
-           "ScaleInvariantFamily", "ALiBi", "FixedContext", "at_context", "declared_dependence",
+           "ScaleInvariantFamily", "ALiBi", "FixedContext", "at_context", "AtHead", "at_head",
+           "declared_dependence", "describe",
            "TransformNotDefined"]
 
 DEPENDENCES = frozenset({"distance", "context", "head"})
@@ -49,6 +50,15 @@ def declared_dependence(transform) -> frozenset:
         raise ValueError(f"depends_on of {transform!r} must be a frozenset drawn from "
                          f"{sorted(DEPENDENCES)}, got {deps!r}")
     return frozenset(deps)
+
+
+def describe(transform) -> str:
+    """A name for ``transform`` in messages: its repr, or its class name when the repr is
+    Python's default ``<... object at 0x...>`` (a user's class without a repr)."""
+    text = repr(transform)
+    if text.startswith("<") and " object at 0x" in text:
+        return type(transform).__name__
+    return text
 
 
 class Transform:
@@ -108,14 +118,57 @@ class Transform:
         """
         t = check_finite_array("t", t, dtype=np.float64, lo=0)
         n = None if n_ctx is None else check_finite_array("n_ctx", n_ctx, dtype=np.float64, lo=1)
-        with np.errstate(over="ignore", invalid="ignore"):
-            a, m = self._affine(t, n, h)
+        name = describe(self)
+        where = (f"for t in [{t.min() if t.size else 0:g}, {t.max() if t.size else 0:g}]"
+                 + ("" if n is None else f", n_ctx {n.max() if n.size else 0:g}")
+                 + ("" if h is None else f", head {h}"))
+        a, m = self._call_affine(t, n, h)
         if not (np.all(np.isfinite(a)) and np.all(np.isfinite(m))):
-            raise ValueError(f"{self!r} gives non-finite coefficients (a, m) for t in "
-                             f"[{t.min() if t.size else 0:g}, {t.max() if t.size else 0:g}]: "
-                             "its parameters overflow float64 there")
-        shape = np.broadcast_shapes(np.shape(a), np.shape(m), t.shape)
+            raise ValueError(f"{name} gives non-finite coefficients (a, m) {where}: its "
+                             "parameters overflow float64 there")
+        try:
+            shape = np.broadcast_shapes(np.shape(a), np.shape(m), t.shape)
+        except ValueError:
+            shape = None
+        if shape != t.shape:
+            hint = ("; it declares that it depends on the head and was called without a head "
+                    "index: pass one (h, or analyze's head)"
+                    if h is None and "head" in declared_dependence(self) else "")
+            raise ValueError(f"{name} returns coefficients of shapes a {np.shape(a)}, m "
+                             f"{np.shape(m)} {where}: _affine must return arrays that broadcast "
+                             f"to the shape of t, {t.shape}{hint}")
         return np.broadcast_to(a, shape).copy(), np.broadcast_to(m, shape).copy()
+
+    def _call_affine(self, t, n, h):
+        """``_affine(t, n, h)`` as two real float arrays; a failure inside it (a user's
+        transform can raise anything) or complex or non-numeric coefficients are one
+        ``ValueError`` naming the transform."""
+        try:
+            with np.errstate(over="ignore", invalid="ignore"):
+                a, m = self._affine(t, n, h)
+        except TransformNotDefined:
+            raise
+        except Exception as err:
+            name = describe(self)
+            cause = str(err) if type(err) is ValueError else f"{type(err).__name__}: {err}"
+            if "head" in declared_dependence(self) and h is None:
+                raise ValueError(f"{name} depends on the head and was called without a head "
+                                 f"index h ({cause}); pass one (analyze(head=...), "
+                                 f"sia-theory analyze --head), or set n_heads") from err
+            if isinstance(err, ValueError) and (name in cause or type(self).__module__
+                                                .startswith("sia_theory.")):
+                raise  # the package's own bad-input errors, or one that names the transform
+            raise ValueError(f"{name} failed computing its coefficients ({cause})") from err
+        a, m = np.asarray(a), np.asarray(m)
+        for label, x in (("a", a), ("m", m)):
+            if x.dtype.kind == "c":
+                raise ValueError(f"{describe(self)} returns complex coefficient {label} (dtype "
+                                 f"{x.dtype}): a logit's coefficients must be real")
+            if x.dtype.kind not in "fiub":
+                raise ValueError(f"{describe(self)} must return real numbers as coefficient "
+                                 f"{label}, "
+                                 f"got dtype {x.dtype}")
+        return a.astype(np.float64, copy=False), m.astype(np.float64, copy=False)
 
     def apply(self, score, t, n_ctx=None, h=None):
         """``a(t, n) * score + m(t, n)``."""
@@ -134,7 +187,7 @@ class Transform:
         q_idx = check_finite_array("q_idx", q_idx, dtype=np.float64, lo=0)
         kv_idx = check_finite_array("kv_idx", kv_idx, dtype=np.float64, lo=0)
         t = np.abs(q_idx - kv_idx)
-        a, m = self._affine(t, q_idx + 1.0, h)
+        a, m = self._call_affine(t, q_idx + 1.0, h)
         return a * score + m
 
 
@@ -349,3 +402,47 @@ def at_context(transform: Transform, n_ctx: int) -> Transform:
     if "context" in declared_dependence(transform):
         return FixedContext(transform, n_ctx)
     return transform
+
+
+@dataclass(frozen=True)
+class AtHead(Transform):
+    """``transform`` read at one head ``h``: ``(a, m)(t, n) = transform's (a, m)(t, n, h)``,
+    a transform that no longer depends on the head (the per-head analyses)."""
+
+    transform: Transform
+    h: int
+
+    def __post_init__(self):
+        if not isinstance(self.transform, Transform):
+            raise ValueError(f"transform must be a sia_theory Transform, got {self.transform!r}")
+        n_heads = self.transform.n_heads
+        object.__setattr__(self, "h", check_int("h", self.h, lo=0,
+                                                hi=None if n_heads is None else n_heads - 1))
+
+    @property
+    def depends_on(self) -> frozenset:
+        return declared_dependence(self.transform) - {"head"}
+
+    @property
+    def n_heads(self):
+        return 1
+
+    def _affine(self, t, n, h):
+        return self.transform.coefficients(t, n, self.h)
+
+
+def at_head(transform: Transform, h: int | None) -> Transform:
+    """``transform`` at head ``h`` (:class:`AtHead`) when its coefficients depend on the head;
+    ``transform`` itself when they do not. ``h=None`` is allowed only for a transform that does
+    not say it has several heads (``n_heads`` None or 1); otherwise one ``ValueError`` asking
+    for the head."""
+    if "head" not in declared_dependence(transform):
+        return transform
+    if h is None:
+        if transform.n_heads is not None and transform.n_heads > 1:
+            raise ValueError(f"{describe(transform)} has {transform.n_heads} heads with their "
+                             f"own coefficients: pass a head index in "
+                             f"[0, {transform.n_heads - 1}] (analyze(head=...), "
+                             f"sia-theory analyze --head)")
+        return transform
+    return AtHead(transform, h)

@@ -129,3 +129,120 @@ def test_model_inputs_are_checked_before_any_work(model):
     assert time.perf_counter() - start < 5
     with pytest.raises(ValueError, match="cache must be a ModelCache"):
         model.generate([1], 3, cache="x")  # was an AttributeError
+
+
+# --- malformed user transforms -------------------------------------------------------------
+
+class _WrongShape(Transform):
+    depends_on = frozenset({"distance"})
+
+    def _affine(self, t, n, h):
+        return np.ones(3), np.zeros(3)
+
+
+class _HeadWithoutCount(Transform):
+    depends_on = frozenset({"distance", "head"})
+
+    def _affine(self, t, n, h):
+        slopes = np.array([0.5, 0.25])
+        return np.ones_like(t), -slopes[h] * t
+
+
+class _Complex(Transform):
+    depends_on = frozenset({"distance"})
+
+    def _affine(self, t, n, h):
+        return np.ones_like(t) + 0j, -1j * t
+
+
+class _Raises(Transform):
+    depends_on = frozenset({"distance"})
+
+    def _affine(self, t, n, h):
+        raise RuntimeError("boom")
+
+
+class _RaisesFarAway(Transform):
+    """Fine up to distance 1000: the probe over 0 … n_ctx finds it before any work."""
+
+    depends_on = frozenset({"distance"})
+
+    def _affine(self, t, n, h):
+        if np.max(t, initial=0) > 1000:
+            raise ZeroDivisionError("too far")
+        return np.ones_like(t), -0.01 * t
+
+
+MALFORMED = [
+    (_WrongShape(), r"_WrongShape returns coefficients of shapes a \(3,\), m \(3,\)"),
+    (_HeadWithoutCount(), r"_HeadWithoutCount depends on the head and was called without a "
+                          r"head index"),
+    (_Complex(), r"_Complex returns complex coefficient a"),
+    (_Raises(), r"_Raises failed computing its coefficients \(RuntimeError: boom\)"),
+    (_RaisesFarAway(), r"_RaisesFarAway failed computing its coefficients "
+                       r"\(ZeroDivisionError: too far\)"),
+]
+
+
+@pytest.mark.parametrize("transform, message", MALFORMED,
+                         ids=[type(t).__name__ for t, _ in MALFORMED])
+def test_analyze_refuses_a_malformed_transform_before_any_work(transform, message, monkeypatch):
+    """Before: numpy's broadcast error, a TypeError, a silent report of the real part, a raw
+    RuntimeError after a minute of work."""
+    from sia_theory import analyze
+    from sia_theory.analysis import report
+
+    def no_work(*args, **kwargs):
+        raise AssertionError("analyze started computing")
+
+    monkeypatch.setattr(report, "scheme_study", no_work)
+    with pytest.raises(ValueError, match=message):
+        analyze(transform, quick=True, zoo=False)
+
+
+def test_the_command_refuses_malformed_transforms_and_exiting_modules(tmp_path, capsys,
+                                                                       monkeypatch):
+    from sia_theory import command
+
+    module = tmp_path / "user_transforms.py"
+    module.write_text(
+        "import numpy as np\nfrom sia_theory import Transform, ALiBi\n"
+        "class Complex(Transform):\n"
+        "    depends_on = frozenset({'distance'})\n"
+        "    def _affine(self, t, n, h):\n"
+        "        return np.ones_like(t) + 0j, -1j * t\n"
+        "class Raises(Transform):\n"
+        "    depends_on = frozenset({'distance'})\n"
+        "    def _affine(self, t, n, h):\n"
+        "        raise RuntimeError('boom')\n"
+        "complex_one, raises, alibi8 = Complex(), Raises(), ALiBi.standard(8)\n")
+    (tmp_path / "exits.py").write_text("import sys\nsys.exit(7)\n")
+    monkeypatch.chdir(tmp_path)
+    for target, says in ((f"{module}:complex_one", "complex coefficient"),
+                         (f"{module}:raises", "RuntimeError: boom"),
+                         (f"{module}:alibi8", r"8 heads"),
+                         ("exits.py:anything", "sys.exit(7)")):
+        out = tmp_path / "out"
+        assert command.main(["analyze", target, "--quick", "--no-zoo", "--out", str(out)]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "Traceback" not in err and says in err, err
+        assert not out.exists()
+    assert command.main(["analyze", f"{module}:alibi8", "--head", "8", "--quick", "--out",
+                         str(tmp_path / "out")]) == 2
+    assert "head must be an integer >= 0 and <= 7" in capsys.readouterr().err
+
+
+def test_a_head_is_read_through_at_head():
+    """A per-head analysis sees exactly that head's coefficients (the slope of ALiBi's paper,
+    2^(−8(h+1)/H), written out here)."""
+    from sia_theory import ALiBi
+    from sia_theory.transforms import AtHead, at_head
+
+    alibi = ALiBi.standard(8)
+    t = np.arange(0.0, 50.0)
+    for h in range(8):
+        a, m = at_head(alibi, h).coefficients(t)
+        np.testing.assert_array_equal(a, 1.0)
+        np.testing.assert_allclose(m, -(2.0 ** (-8 * (h + 1) / 8)) * t, rtol=1e-15)
+    assert at_head(ScaleInvariant(10), 3) == ScaleInvariant(10)  # no head: itself
+    assert "head" not in AtHead(alibi, 1).depends_on

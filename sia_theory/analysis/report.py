@@ -31,7 +31,7 @@ from ..studies.zoo_comparison import (
     summary_row,
     zoo_studies,
 )
-from ..transforms import Transform
+from ..transforms import Transform, at_head, declared_dependence, describe
 
 __all__ = ["Report", "analyze", "plot_studies", "zoo_markdown"]
 
@@ -223,7 +223,7 @@ class Report:
 
 
 def analyze(transform, *, n_ctx: int = 2**20, seed: int = 0, quick: bool = False,
-            zoo: bool = True, name: str = "") -> Report:
+            zoo: bool = True, name: str = "", head: int | None = None) -> Report:
     """Analyse ``transform`` under Gaussian base logits (module docstring; THEORY.md §1, §6).
 
     ``transform``: a :class:`~sia_theory.transforms.Transform`, or a plain function with
@@ -236,11 +236,25 @@ def analyze(transform, *, n_ctx: int = 2**20, seed: int = 0, quick: bool = False
     the phases are read; ``quick``: seconds-long settings (:meth:`AnalysisSettings.quick`)
     instead of the full ones; ``zoo``: also analyse every ZOO member on the same quantities
     (with :meth:`AnalysisSettings.zoo` — 2048 entropy samples — or, for a quick report,
-    :meth:`AnalysisSettings.zoo_quick`; cached per process).
+    :meth:`AnalysisSettings.zoo_quick`; cached per process); ``head``: the head to analyse, for
+    a transform with its own coefficients on each head (such as ``ALiBi.standard(8)``;
+    required there, ignored by transforms that do not depend on the head).
+
+    The transform is probed before any work (its coefficients on distances 0 … ``n_ctx`` at
+    that context length and head): one that raises, returns complex, non-finite or wrongly
+    shaped coefficients is one ``ValueError`` naming it and what is wrong.
     """
     transform: Transform = as_transform(transform)
     n_ctx = check_int("n_ctx", n_ctx, lo=2**8)
     seed = check_seed(seed)
+    if head is not None:
+        head = check_int("head", head, lo=0, hi=None if transform.n_heads is None
+                         else transform.n_heads - 1)
+    if head is not None and "head" in declared_dependence(transform) and not name:
+        name = f"{describe(transform)}, head {head}"
+    transform = at_head(transform, head)
+    probe = np.unique(np.round(np.geomspace(1, n_ctx, 64))) - 1.0  # distances 0 … n_ctx − 1
+    transform.coefficients(probe, n_ctx=float(n_ctx))
     start = time.perf_counter()
     if not name:
         name = getattr(transform.fn, "__name__", "score_mod") \
