@@ -25,7 +25,11 @@ from pathlib import Path
 
 from sia_theory._infra.cli import benchmark_parser, int_range
 
+# The checkout, whose package the probes import; run from an installed wheel (the package's
+# copy of this script), the installed package and the current folder.
 ROOT = Path(__file__).resolve().parent.parent
+if not (ROOT / "benchmarks").is_dir():
+    ROOT = None
 
 # Each probe prints one JSON line: the measured seconds and which heavy modules got loaded.
 PROBES = {
@@ -49,7 +53,8 @@ print(json.dumps({{"seconds": seconds, "numba": "numba" in sys.modules,
 def probe(setup: str, statement: str) -> dict:
     """Run ``statement`` after ``setup`` in a fresh interpreter; the child's JSON line."""
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [ROOT and str(ROOT),
+                                                      env.get("PYTHONPATH")]))
     start = time.perf_counter()
     out = subprocess.run([sys.executable, "-c", CHILD.format(setup=setup, statement=statement)],
                          capture_output=True, text=True, env=env, check=True, cwd=ROOT)

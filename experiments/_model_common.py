@@ -1,6 +1,7 @@
 """Command line and sweep store shared by the real-model experiments (experiments/model_*.py).
 
-Full runs keep their cells in ``build/sweeps/<stem>-seed<seed>`` of the checkout (a Parquet
+Full runs keep their cells in ``build/sweeps/<stem>-seed<seed>`` of the checkout (of the current
+folder when the scripts run from an installed wheel; a Parquet
 sweep store): an interrupted ``make figures-model`` resumes from the finished cells. ``--quick``
 runs keep nothing (store ``None``) unless ``--store`` is given; ``--store none`` turns the store
 off for a full run."""
@@ -11,7 +12,10 @@ from pathlib import Path
 
 from sia_theory._infra.cli import experiment_parser
 
+# The checkout (build/sweeps lives there); run from an installed wheel, the current folder.
 ROOT = Path(__file__).resolve().parents[1]
+if not (ROOT / "experiments").is_dir():
+    ROOT = Path.cwd()
 
 
 def model_parser(description: str):

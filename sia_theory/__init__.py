@@ -107,7 +107,7 @@ __all__ = [
     # subpackages
     "analysis", "attention", "cas", "gaussian", "models", "studies", "symbolic",
 ]
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 
 
 def __getattr__(name):

@@ -15,10 +15,12 @@ Subcommands, each added by a ``register(subparsers)`` function:
   whose affine coefficients are probed (refused if it is not affine in the score);
 * ``bench [--quick] [--only NAME...]``: runs ``benchmarks/bench_NAME.py``.
 
-``figures`` and ``bench`` run scripts of the repository checkout, which are not part of the
-installed package: the checkout is the folder holding this package when it has
-``experiments/`` (an editable install or ``PYTHONPATH``), else ``$SIA_THEORY_REPO``, else the
-current folder or one of its parents; without one they stop with one line and exit status 2.
+``figures`` and ``bench`` run the scripts ``experiments/*.py`` and ``benchmarks/bench_*.py``:
+those of the repository checkout when there is one (the folder holding this package when it has
+``experiments/`` — an editable install or ``PYTHONPATH`` —, else ``$SIA_THEORY_REPO``, else the
+current folder or one of its parents), else the copies the wheel carries as package data
+(``sia_theory/_experiments``, ``sia_theory/_benchmarks``); figures then go to ``./figures``
+unless ``--out`` says otherwise. With neither they stop with one line and exit status 2.
 Bad input anywhere (unknown flag, bad ``TARGET``, an object that is neither a Transform nor an
 affine score_mod function, unknown
 figure or benchmark name) is one line on stderr and exit status 2, with nothing written.
@@ -37,7 +39,7 @@ from pathlib import Path
 from ._infra.cli import OneLineArgumentParser, int_range, output_dir, seed
 from .targets import TargetError, load_transform
 
-__all__ = ["main", "build_parser", "repo_root", "load_transform", "TargetError", "SUBCOMMANDS",
+__all__ = ["main", "build_parser", "repo_root", "script_folders", "load_transform", "TargetError", "SUBCOMMANDS",
            "EXTRA_SUBCOMMAND_MODULES", "CommandError"]
 
 # Modules with a ``register(subparsers)`` function, imported when the parser is built.
@@ -61,9 +63,22 @@ def repo_root() -> Path:
     for path in candidates:
         if (path / "experiments").is_dir() and (path / "sia_theory").is_dir():
             return path
-    raise CommandError("no sia-theory repository checkout found (experiments/ and benchmarks/ "
-                       "are not installed with the package): run inside a clone or set "
-                       "SIA_THEORY_REPO")
+    raise CommandError("no sia-theory repository checkout found (experiments/ and benchmarks/): "
+                       "run inside a clone or set SIA_THEORY_REPO")
+
+
+def script_folders() -> tuple[Path, Path, Path]:
+    """``(experiments, benchmarks, default figures folder)``: the checkout's (module docstring)
+    or, installed from a wheel, the package's copies with ``./figures``; else
+    :class:`CommandError`."""
+    try:
+        root = repo_root()
+    except CommandError:
+        package = Path(__file__).resolve().parent
+        if (package / "_experiments").is_dir() and (package / "_benchmarks").is_dir():
+            return package / "_experiments", package / "_benchmarks", Path("figures")
+        raise
+    return root / "experiments", root / "benchmarks", root / "figures"
 
 
 def _scripts(folder: Path, pattern: str, strip: str = "") -> dict[str, Path]:
@@ -109,12 +124,12 @@ def figure_family(name: str) -> str:
 
 
 def _figures(args) -> int:
-    root = repo_root()
-    available = _scripts(root / "experiments", "*.py")
+    experiments, _, figures = script_folders()
+    available = _scripts(experiments, "*.py")
     if not args.only and args.family != "all":
         available = {k: v for k, v in available.items() if figure_family(k) == args.family}
     scripts = _select(available, args.only, "figure")
-    extra = ["--seed", str(args.seed), "--out", str(args.out or root / "figures")]
+    extra = ["--seed", str(args.seed), "--out", str(args.out or figures)]
     return _run_scripts(scripts, extra + (["--quick"] if args.quick else []))
 
 
@@ -214,8 +229,8 @@ def register_analyze(subparsers):
 # --- bench --------------------------------------------------------------------------------
 
 def _bench(args) -> int:
-    root = repo_root()
-    scripts = _select(_scripts(root / "benchmarks", "bench_*.py", "bench_"), args.only,
+    _, benchmarks, _ = script_folders()
+    scripts = _select(_scripts(benchmarks, "bench_*.py", "bench_"), args.only,
                       "benchmark")
     return _run_scripts(scripts, ["--quick"] if args.quick else [])
 

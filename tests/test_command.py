@@ -197,6 +197,26 @@ def test_figures_without_a_checkout_is_a_usage_error(tmp_path, monkeypatch, caps
     assert command.repo_root() == ROOT
 
 
+def test_figures_from_a_wheel_use_the_scripts_it_carries(tmp_path, monkeypatch):
+    """Outside a checkout the package's own copies (sia_theory/_experiments, _benchmarks) run,
+    and figures go to ./figures."""
+    package = tmp_path / "site" / "sia_theory"
+    (package / "_experiments").mkdir(parents=True)
+    (package / "_benchmarks").mkdir()
+    (package / "_experiments" / "si_a.py").write_text("")
+    (package / "_benchmarks" / "bench_b.py").write_text("")
+    monkeypatch.setattr(command, "__file__", str(package / "command.py"))
+    monkeypatch.delenv("SIA_THEORY_REPO", raising=False)
+    monkeypatch.chdir(tmp_path)
+    ran = []
+    monkeypatch.setattr(command, "_run_scripts",
+                        lambda scripts, extra: ran.append(([p.name for p in scripts], extra)) or 0)
+    assert command.main(["figures", "--quick"]) == 0
+    assert command.main(["bench", "--quick"]) == 0
+    assert ran[0] == (["si_a.py"], ["--seed", "0", "--out", "figures", "--quick"])
+    assert ran[1] == (["bench_b.py"], ["--quick"])
+
+
 def test_extra_subcommand_modules_plug_in_with_register(tmp_path, monkeypatch):
     (tmp_path / "plugin_cmd.py").write_text(
         "def register(subparsers):\n"

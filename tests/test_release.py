@@ -1,0 +1,121 @@
+"""The release: the wheel's package list is the package's, the version is one number, and a wheel
+installed outside the repository runs the command (claims, analysis, one figure, one benchmark)
+with nothing of the checkout on its path."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import sysconfig
+import zipfile
+from pathlib import Path
+
+import pytest
+
+import sia_theory
+
+ROOT = Path(__file__).resolve().parents[1]
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    tomllib = None
+
+
+def _pyproject() -> dict:
+    if tomllib is None:
+        pytest.skip("tomllib needs Python 3.11")
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())
+
+
+def test_the_wheel_lists_every_package_of_the_library():
+    """The explicit package list (needed to map experiments/ and benchmarks/ into the wheel)
+    misses no subpackage: every folder of sia_theory/ and paper_checks/ holding an __init__.py."""
+    config = _pyproject()["tool"]["setuptools"]
+    listed = set(config["packages"])
+    found = {".".join(p.parent.relative_to(ROOT).parts)
+             for top in ("sia_theory", "paper_checks") for p in (ROOT / top).rglob("__init__.py")
+             if "__pycache__" not in p.parts}
+    assert found <= listed, f"add to [tool.setuptools] packages: {sorted(found - listed)}"
+    assert listed - found == {"sia_theory._experiments", "sia_theory._benchmarks"}
+    assert config["package-dir"] == {"sia_theory._experiments": "experiments",
+                                     "sia_theory._benchmarks": "benchmarks"}
+
+
+def test_one_version_number():
+    """pyproject reads the version from sia_theory.__version__; the changelog has its entry and
+    the command prints it."""
+    project = _pyproject()["project"]
+    assert project["dynamic"] == ["version"] and "version" not in project
+    assert re.fullmatch(r"\d+\.\d+\.\d+", sia_theory.__version__)
+    assert f"## [{sia_theory.__version__}]" in (ROOT / "CHANGELOG.md").read_text()
+    out = subprocess.run([sys.executable, "-m", "sia_theory.command", "--version"],
+                         capture_output=True, text=True, timeout=60, check=True)
+    assert out.stdout.strip() == f"sia-theory {sia_theory.__version__}"
+
+
+def test_licence_is_apache_2():
+    text = (ROOT / "LICENSE").read_text()
+    assert "Apache License" in text and "Version 2.0, January 2004" in text
+    assert _pyproject()["project"]["license"] == "Apache-2.0"
+
+
+def _run(argv, cwd, env, timeout=600):
+    out = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True,
+                         timeout=timeout)
+    assert out.returncode == 0, f"{argv} exited {out.returncode}:\n{out.stdout}\n{out.stderr}"
+    return out.stdout
+
+
+@pytest.mark.skipif(not (ROOT / ".git").exists() and not (ROOT / "PKG-INFO").exists(),
+                    reason="needs the source tree")
+def test_the_wheel_works_outside_the_repository(tmp_path):
+    """Build the wheel, install it without dependencies into a fresh virtual environment whose
+    dependencies come from this one (a path entry, so this environment's editable install of the
+    package is not seen), and run the command from a folder that is not a checkout."""
+    pytest.importorskip("build")
+    dist = tmp_path / "dist"
+    _run([sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(dist),
+          str(ROOT)], cwd=tmp_path, env=dict(os.environ))
+    (wheel,) = dist.glob("sia_theory-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "sia_theory/_experiments/si_coefficients.py" in names
+    assert "sia_theory/_benchmarks/bench_cas.py" in names
+    assert "paper_checks/core.py" in names
+    assert not [n for n in names if n.startswith(("tests/", "experiments/", "figures/"))
+                or "__pycache__" in n]
+
+    venv = tmp_path / "venv"
+    _run([sys.executable, "-m", "venv", "--without-pip", str(venv)], cwd=tmp_path,
+         env=dict(os.environ))
+    python = venv / "bin" / "python"
+    site = Path(_run([str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+                     cwd=tmp_path, env=dict(os.environ)).strip())
+    (site / "_dependencies.pth").write_text(sysconfig.get_path("purelib") + "\n")
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PYTHONPATH", "SIA_THEORY_REPO", "SIA_QUICK_CLAIMS")}
+    _run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-index",
+          "--target", str(site), str(wheel)], cwd=tmp_path, env=env)
+    _run([sys.executable, "-c", "pass"], cwd=tmp_path, env=env)
+
+    work = tmp_path / "work"  # not a checkout, and none above it
+    work.mkdir()
+    command = [str(python), "-m", "sia_theory.command"]
+    where = _run([str(python), "-c", "import sia_theory, paper_checks; "
+                  "print(sia_theory.__file__); print(paper_checks.__file__)"], cwd=work, env=env)
+    assert all(line.startswith(str(site)) for line in where.split()), where
+    assert _run(command + ["--version"], cwd=work, env=env).strip() == \
+        f"sia-theory {sia_theory.__version__}"
+    out = _run(command + ["check", "--quick", "--only", "SI-1,CAS-1", "--out", "claims"],
+               cwd=work, env=env)
+    assert "claims: 2 passed, 0 failed" in out
+    _run(command + ["analyze", "zoo:logn", "--quick", "--no-zoo", "--out", "reports"],
+         cwd=work, env=env)
+    assert (work / "reports" / "analysis_logn.md").is_file()
+    _run(command + ["figures", "--quick", "--only", "si_coefficients"], cwd=work, env=env)
+    assert (work / "figures" / "si_coefficients.png").is_file()
+    out = _run(command + ["bench", "--quick", "--only", "cas"], cwd=work, env=env)
+    assert "bench_cas.py" in out
+    assert not (site / "build").exists() and not (site / "figures").exists()
