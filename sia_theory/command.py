@@ -39,8 +39,8 @@ from pathlib import Path
 from ._infra.cli import OneLineArgumentParser, int_range, output_dir, seed
 from .targets import TargetError, load_transform
 
-__all__ = ["main", "build_parser", "repo_root", "script_folders", "load_transform", "TargetError", "SUBCOMMANDS",
-           "EXTRA_SUBCOMMAND_MODULES", "CommandError"]
+__all__ = ["main", "build_parser", "repo_root", "script_folders", "load_transform", "TargetError",
+           "SUBCOMMANDS", "EXTRA_SUBCOMMAND_MODULES", "CommandError"]
 
 # Modules with a ``register(subparsers)`` function, imported when the parser is built.
 EXTRA_SUBCOMMAND_MODULES: tuple[str, ...] = ("sia_theory.studies.command",)
