@@ -7,7 +7,7 @@ import pytest
 
 from paper_checks import cas as C1
 from paper_checks import cas_near_simplex as C
-from paper_checks.core import NEGATIVE_CONTROLS, REGISTRY
+from paper_checks.core import NEGATIVE_CONTROLS, REGISTRY, STATED
 from sia_theory.cas.config import PHASES
 
 CAS_IDS = [f"CAS-{i}" for i in range(1, 9)]
@@ -21,7 +21,7 @@ def test_every_cas_claim_names_its_alternative_and_has_a_control():
 
 @pytest.mark.parametrize("cid", CAS_IDS)
 def test_negative_control_fails(cid):
-    assert NEGATIVE_CONTROLS[cid]().verdict == "FAIL"
+    assert NEGATIVE_CONTROLS[cid][STATED]().verdict == "FAIL"
 
 
 def _limits(alpha, q, rhos=(0.2, 0.5, 0.8), error=0.0):

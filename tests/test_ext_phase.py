@@ -10,7 +10,7 @@ import pytest
 
 from paper_checks import ext_si_on_cas as X6
 from paper_checks import ext_universality as X4
-from paper_checks.core import NEGATIVE_CONTROLS
+from paper_checks.core import NEGATIVE_CONTROLS, STATED
 from sia_theory._infra.seeding import rng_for
 from sia_theory.cas.tokens import normalise_rows, sample_tokens
 from sia_theory.cas.universality import (
@@ -76,7 +76,7 @@ def test_simplex_closed_form_against_simplex_tokens():
 
 
 def test_ext4_decision_on_both_sides():
-    assert NEGATIVE_CONTROLS["EXT-4"]().verdict == "FAIL"
+    assert NEGATIVE_CONTROLS["EXT-4"][STATED]().verdict == "FAIL"
     summary = pd.DataFrame([
         {"class": c, "k": k, "k_ci_low": k - 0.05, "k_ci_high": k + 0.05, "power_n": p,
          "power_ci_low": p - 0.1, "power_ci_high": p + 0.1, "rem_ratio": 1.0,
@@ -147,7 +147,7 @@ def test_turnover_peak_recovers_a_known_maximum():
     peak = turnover_peak(table, bootstrap=200, seed=0)
     assert peak["ci_low"] <= 1e4 <= peak["ci_high"] and peak["interior"] == 1.0
     assert peak["n_peak"] == pytest.approx(1e4, rel=0.01)
-    assert NEGATIVE_CONTROLS["EXT-5"]().verdict == "FAIL"
+    assert NEGATIVE_CONTROLS["EXT-5"][STATED]().verdict == "FAIL"
 
 
 # ----------------------------------------------------------------------------- EXT-6
@@ -184,7 +184,7 @@ def test_simplex_profile_matches_the_closed_form():
 
 
 def test_ext6_decision_on_both_sides():
-    assert NEGATIVE_CONTROLS["EXT-6"]().verdict == "FAIL"
+    assert NEGATIVE_CONTROLS["EXT-6"][STATED]().verdict == "FAIL"
     good = {128: {"ratio": (0.996, 0.994, 0.998), "restored": (-0.4, -0.45, -0.35),
                   "c_bar": (10.0, 9.5, 10.5),
                   "slope": {"raw": (10.1, 9.9, 10.3), "centred": (-0.25, -0.3, -0.2),
