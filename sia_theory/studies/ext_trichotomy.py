@@ -57,7 +57,9 @@ class TrichotomySettings(StudySettings):
 
     @classmethod
     def quick(cls):
-        return cls(c_values=(0.5, 1.0, 2.0), deltas=(10,), log10_t=(20, 25, 30))
+        """One ``c`` per phase, Δ = 10, ``t = 1e10 … 1e30`` every 5 decades (EXT-2 then has three
+        windows of prefactor fits, EXT-3 three points in its asymptotic regime)."""
+        return cls(c_values=(0.5, 1.0, 2.0), deltas=(10,), log10_t=(10, 15, 20, 25, 30))
 
 
 @study("ext_trichotomy", TrichotomySettings)
