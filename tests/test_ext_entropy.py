@@ -139,7 +139,7 @@ def test_ext3_cannot_reject_unbounded_growth_that_stays_below_the_limit_to_1e30(
     so the decision passes it. The docstring of decide_ext3 says so; the controls add the growth
     from the grid's first t instead (and fail)."""
     frame = ext_entropy.frozen_law_frame()
-    for c, part in frame.groupby("c"):
+    for _, part in frame.groupby("c"):
         top = part.sort_values("t").iloc[-1]
         grow = 0.2 * np.log(np.log(part["t"]))
         frame.loc[part.index, "H"] = top["H"] - 0.2 * np.log(np.log(top["t"])) + grow
