@@ -116,3 +116,10 @@ def test_si_4_and_5_tie_the_library_routes_to_the_lemma():
     assert library_route_error(0, LIMIT_TRANSFORM.alpha) < 1e-12
     assert library_route_error(1, LIMIT_TRANSFORM.beta) < 1e-12
     assert library_route_error(0, LIMIT_TRANSFORM.beta) > 0.3  # 2/3 − 1
+
+
+def test_the_synthetic_laws_of_the_controls_pass_when_they_follow_the_claim():
+    """The ±20 % controls of SI-6, SI-9 and SI-10 shift one quantity of a law that passes."""
+    assert mc_claims.decide_moments(*mc_claims.moments_off(1.0)).verdict == "PASS"
+    assert mc_claims.decide_context_sweep(mc_claims.context_sweep_law()).verdict == "PASS"
+    assert mc_claims.decide_small_t(*mc_claims.small_t_inputs(), (2, -2)).verdict == "PASS"
