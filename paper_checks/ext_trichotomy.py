@@ -337,3 +337,16 @@ for _name, _frame in (
         ("E[N] slope −20 %", lambda: frozen_law_frame(negentropy_scale=0.8))):
     negative_control("EXT-3", _name)(
         lambda frame=_frame: decide_ext3(frame(), TrichotomySettings.full()))
+
+
+def liquid_law_frame(slope_scale=1.0, c=0.5) -> pd.DataFrame:
+    """``E[H] = slope_scale·(1 − c)·log t + 3`` at ``t = 1e20, 1e25, 1e30`` (Δ = 10): the
+    liquid law, or its slope off by ``slope_scale``."""
+    t = 10.0 ** np.arange(20, 31, 5)
+    return pd.DataFrame({"c": c, "delta": 10, "t": t, "log_t": np.log(t),
+                         "H": slope_scale * (1 - c) * np.log(t) + 3, "H_error": 0.0})
+
+
+for _sign, _scale in (("+", 1.2), ("−", 0.8)):
+    negative_control("EXT-1", f"slope (1 − c) {_sign}20 %")(
+        lambda s=_scale: decide_ext1(liquid_law_frame(s)))
