@@ -194,24 +194,34 @@ FIT_WINDOWS = (1e2, 1e4, 1e6, 1e10)
 """The lower ends ``t_min`` of the windows ``t >= t_min`` of :func:`log_power_fits`."""
 
 
-def _log_power(u, c, b, q):
-    return c + b * u**q
+def _profile(q: float, u: np.ndarray, h: np.ndarray):
+    """Least squares of ``h`` on ``1`` and ``(u^q − 1)/q`` (``log u`` at ``q = 0``, its limit):
+    the fit of ``c + b·u^q`` at fixed ``q``. Returns ``(residual sum of squares, c', b')``."""
+    x = np.log(u) if abs(q) < 1e-8 else np.expm1(q * np.log(u)) / q
+    design = np.column_stack([np.ones_like(u), x])
+    coef = np.linalg.lstsq(design, h, rcond=None)[0]
+    return float(np.sum((h - design @ coef) ** 2)), float(coef[0]), float(coef[1])
 
 
 def log_power_fits(frame: pd.DataFrame, t_mins=FIT_WINDOWS, *, value: str = "H_exact",
-                   min_points: int = 4) -> pd.DataFrame:
+                   min_points: int = 4, q_bounds=(-3.0, 3.0)) -> pd.DataFrame:
     """Least-squares fits of ``E[H] = c + b·(log t)^q`` to ``frame[value]`` (columns ``delta,
     t, <value>``; exact values, no noise), one per ``Δ`` and window ``t >= t_min``.
 
     A window with fewer than ``min_points`` values of ``t``, or the same points as a smaller
-    ``t_min``, is skipped. The exponent is bounded to ``[−3, 3]``; a fit that does not converge
-    gives ``q = nan``. The drift of ``q`` across windows shows the finite-``t`` corrections.
-    Columns: ``delta, t_min, points, c, b, q, q_se`` (``q_se``: the fit's own standard error,
-    a measure of misfit only, the data being exact).
+    ``t_min``, is skipped. At fixed ``q`` the fit is linear in ``c`` and ``b``, so ``q`` is
+    found by minimising the profiled residual over ``q_bounds`` (a grid, then a bounded
+    refinement): no starting point, and ``log log t`` data end at ``q`` near 0 (``b`` then
+    diverges: nan at ``q = 0``) instead of a stalled iteration. The drift of ``q`` across
+    windows shows the finite-``t`` corrections. Columns: ``delta, t_min, points, c, b, q, q_se``
+    (``q_se``: from the curvature of the residual, a measure of misfit only, the data being
+    exact).
     """
-    from scipy.optimize import curve_fit
+    from scipy.optimize import minimize_scalar
 
     check_columns("frame", frame, {"delta", "t", value})
+    lo, hi = q_bounds
+    grid = np.linspace(lo, hi, 241)
     rows = []
     for delta, group in frame.groupby("delta", sort=True):
         group = group.sort_values("t")
@@ -223,15 +233,22 @@ def log_power_fits(frame: pd.DataFrame, t_mins=FIT_WINDOWS, *, value: str = "H_e
             seen.add(len(part))
             u = np.log(part["t"].to_numpy(dtype=np.float64))
             h = part[value].to_numpy(dtype=np.float64)
-            try:
-                with np.errstate(all="ignore"):
-                    coef, cov = curve_fit(_log_power, u, h, p0=(0.0, 1.0, 0.5),
-                                          bounds=([-np.inf, -np.inf, -3.0], [np.inf, np.inf, 3.0]),
-                                          maxfev=20000)
-                q_se = float(np.sqrt(cov[2, 2])) if np.isfinite(cov[2, 2]) else np.nan
-            except (RuntimeError, ValueError):
-                coef, q_se = (np.nan, np.nan, np.nan), np.nan
+            def rss_of(q, u=u, h=h):
+                return _profile(q, u, h)[0]
+
+            start = grid[int(np.argmin([rss_of(q) for q in grid]))]
+            step = grid[1] - grid[0]
+            best = minimize_scalar(rss_of, method="bounded",
+                                   bounds=(max(lo, start - step), min(hi, start + step)),
+                                   options={"xatol": 1e-10})
+            q = float(best.x)
+            rss, c0, b0 = _profile(q, u, h)
+            b = b0 / q if abs(q) >= 1e-8 else np.nan
+            eps = 1e-4
+            curvature = (_profile(q + eps, u, h)[0] - 2 * rss + _profile(q - eps, u, h)[0]) / eps**2
+            sigma2 = rss / max(len(part) - 3, 1)
+            q_se = float(np.sqrt(2 * sigma2 / curvature)) if curvature > 0 else np.nan
             rows.append({"delta": int(delta), "t_min": float(t_min), "points": int(len(part)),
-                         "c": float(coef[0]), "b": float(coef[1]), "q": float(coef[2]),
+                         "c": c0 - b0 / q if abs(q) >= 1e-8 else np.nan, "b": b, "q": q,
                          "q_se": q_se})
     return pd.DataFrame(rows, columns=["delta", "t_min", "points", "c", "b", "q", "q_se"])
