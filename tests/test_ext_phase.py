@@ -10,6 +10,7 @@ import pytest
 
 from paper_checks import ext_si_on_cas as X6
 from paper_checks import ext_universality as X4
+from paper_checks import ext_zoo_phase as X5
 from paper_checks.core import NEGATIVE_CONTROLS, STATED
 from sia_theory._infra.seeding import rng_for
 from sia_theory.cas.tokens import normalise_rows, sample_tokens
@@ -235,3 +236,12 @@ def test_logn_entropy_exact_route_matches_monte_carlo_at_the_turnover():
     exact = turnover_exact(0.4, [n])
     mc = simulate_gaussian_logits(LogN(0.4), n, [(0, n)], 2048, seed=11)
     assert abs(exact["H_exact"].iloc[0] - mc["H_mean"].iloc[0]) <= K * mc["H_se"].iloc[0]
+
+
+def test_ext5_turnover_twenty_percent_away_from_n_star_diverges():
+    """A turnover at N* passes; one 20 % away from N* (measured precisely) is a turnover that N*
+    does not explain: DIVERGES, not PASS (and not FAIL: the turnover exists)."""
+    n_star = math.exp(2 / 0.4**2)
+    assert X5.decide_ext5(X5.ext5_law()).verdict == "PASS"
+    for scale in (0.8, 1.2):
+        assert X5.decide_ext5(X5.ext5_law(peak_at=scale * n_star)).verdict == "DIVERGES"
