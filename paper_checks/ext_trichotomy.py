@@ -162,7 +162,8 @@ def ext_2(quick, seed):
     b = estimates.groupby("delta")["B"].mean()
     return Measurement(**{**m.__dict__, "detail": (
         f"slope on √(log t) over t in [1e10, {_t_max(frame):.0e}]: {slopes} (2/√π = "
-        f"{2 / math.sqrt(math.pi):.4f}; finite-t a_t/√(log t) bias); E[H] at t = "
+        f"{2 / math.sqrt(math.pi):.4f}; finite-t biases both ways: a_t/√(2 log t) > 1, the "
+        f"C/a_t term growing with Δ); E[H] at t = "
         f"{_t_max(frame):.0e}: {at_top}; O(1) term B(Δ): "
         + ", ".join(f"{d}: {v:.3f}" for d, v in b.items()) + ". " + sampler_text)})
 
