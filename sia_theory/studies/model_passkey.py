@@ -114,8 +114,11 @@ def passkey_study(settings: PasskeySettings, seed: int, execution):
     ``first_token_accuracy``; metadata
     ``missing`` as in :func:`~sia_theory.studies.model_extrapolation.extrapolation_study`."""
     s = settings
+    # "scoring" names the scoring's version in the cell key, so that a store holding cells
+    # scored before the digits were scored apart from the first answer token is not reused.
     cells = [{"n_ctx": n, "family": f, "seed": seed, "train_length": s.train_length,
-              "depths": json.dumps(list(depths)), "trials": trials}
+              "depths": json.dumps(list(depths)), "trials": trials,
+              "scoring": "digits-apart"}
              for n, depths, trials in zip(s.contexts, s.depths, s.trials, strict=True)
              for f in range(len(model_families(n, s.train_length)))]
     _, frames, missing = execution.run_cells(partial(_passkey_cell, s), cells, seed=seed,
