@@ -10,6 +10,7 @@ import pkgutil
 from .core import (
     NEGATIVE_CONTROLS,
     REGISTRY,
+    STATED,
     VERDICTS,
     Measurement,
     claim,
@@ -23,5 +24,5 @@ for _info in pkgutil.iter_modules(__path__):
     if not _info.name.startswith("_") and _info.name != "core":
         importlib.import_module(f"{__name__}.{_info.name}")
 
-__all__ = ["NEGATIVE_CONTROLS", "REGISTRY", "VERDICTS", "Measurement", "claim",
+__all__ = ["NEGATIVE_CONTROLS", "REGISTRY", "STATED", "VERDICTS", "Measurement", "claim",
            "negative_control", "run_claims", "verdict", "write_table"]

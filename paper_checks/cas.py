@@ -206,3 +206,31 @@ def cas_3_alternative() -> dict:
 @negative_control("CAS-3")
 def cas_3_control():
     return decide_cas3(cas_3_alternative(), 1e-12, True)
+
+
+# ----------------------------------------------------------------------------- ±20 % controls
+def limits_with(alpha, q, phase_scale: dict, rhos=(0.2, 0.5, 0.8)) -> pd.DataFrame:
+    """The paper's limits (:func:`paper_limit`) for every phase and ``ρ``, each phase's limit
+    multiplied by ``phase_scale.get(phase, 1)``."""
+    return pd.DataFrame([{"rho": r, "alpha": alpha, "q": q, "phase": p,
+                          "limit": phase_scale.get(p, 1.0) * paper_limit(p, r, alpha, q)}
+                         for r in rhos for p in PHASES])
+
+
+def matched_eta(scale: float) -> dict:
+    """A CAS-3 summary whose Gaussian η at the matched self weight is ``scale`` times the
+    simplex formula (numbers otherwise as measured for seed 0)."""
+    simplex = {256: 0.316, 1024: 0.339, 4096: 0.361}
+    return {"matched": {n: {"eta": (scale * s, scale * s - 0.003, scale * s + 0.003),
+                            "simplex": s, "at_gamma_c": 0.24} for n, s in simplex.items()},
+            "matched_deviation": abs(scale - 1), "matched_growth": (scale * 0.045, 0.045),
+            "eta_token_rel_error": 1e-13, "bare_limit": (1 - 1 / 64) / 4}
+
+
+for _sign, _scale in (("+", 1.2), ("−", 0.8)):
+    negative_control("CAS-1", f"critical limit {_sign}20 %")(
+        lambda s=_scale: decide_cas1(limits_with(0.0, 1.0, {"critical": s}), 0.0, True))
+    negative_control("CAS-2", f"critical limit with residual {_sign}20 %")(
+        lambda s=_scale: decide_cas2(limits_with(0.5, 2.0, {"critical": s}), 0.0, True))
+    negative_control("CAS-3", f"η at A_ii = ½ {_sign}20 %")(
+        lambda s=_scale: decide_cas3(matched_eta(s), 1e-12, True))

@@ -36,6 +36,8 @@ from sia_theory.studies.cas_transition import (
 from .core import Measurement, claim, negative_control, verdict
 
 THREADS = Execution(scheduler="threads")
+SHARP_TOL = 0.1  # CAS-5: |γ₅₀/γ_c − 1| of the largest d
+PRESERVED = 0.1  # CAS-8: super-critical rise (upper limit) over the horizon, in sub-critical steps
 
 
 # ----------------------------------------------------------------------------- CAS-4
@@ -108,15 +110,17 @@ def cas_4_control():
 
 # ----------------------------------------------------------------------------- CAS-5
 def decide_cas5(summary: dict) -> Measurement:
-    """FAIL if d = 512 is not sharp at γ_c (midpoint off γ_c by > 20 % or not narrower than
-    d = 32). Otherwise PASS if d = 2 looks like a smoothed version of the same transition
-    (midpoint within 50 % of γ_c and β₅₀(1−ρ̄) ∝ (log n)^k with k's interval containing 1);
-    DIVERGES if its midpoint is below ½γ_c (upper 95 % limit) and β₅₀ does not grow like log n
-    (k's interval below 1); FAIL if neither."""
+    """FAIL if d = 512 is not sharp at γ_c: its midpoint more than ``SHARP_TOL`` (10 %) off γ_c
+    (measured 5 %; a transition at 0.8γ_c or 1.2γ_c fails) or its width not below d = 32's.
+    Otherwise PASS if d = 2 looks like a smoothed version of the same transition (midpoint
+    within 50 % of γ_c and β₅₀(1−ρ̄) ∝ (log n)^k with k's interval containing 1); DIVERGES if its
+    midpoint is below ½γ_c (upper 95 % limit) and β₅₀ does not grow like log n (k's interval
+    below 1); FAIL if neither."""
     by_d, k = summary["by_d"], summary["k"]
     d_hi, d_lo = max(by_d), min(by_d)
     d_mid = sorted(by_d)[len(by_d) // 2]
-    sharp = abs(by_d[d_hi]["mid"] - 1) < 0.2 and by_d[d_mid]["width"] > by_d[d_hi]["width"]
+    sharp = (abs(by_d[d_hi]["mid"] - 1) <= SHARP_TOL
+             and by_d[d_mid]["width"] > by_d[d_hi]["width"])
     low, k_low = by_d[d_lo], k[d_lo]
     same = abs(low["mid"] - 1) < 0.5 and k_low["ci_low"] <= 1 <= k_low["ci_high"]
     neighbour = low["mid_ci"][1] < 0.5 and k_low["ci_high"] < 1
@@ -153,10 +157,11 @@ def cas_5(quick, seed):
         "so the d = 2 panel is neighbour averaging, not a smoothed version of the transition.")})
 
 
-def cas_5_alternative(sharp: bool, smoothed: bool) -> dict:
-    """Synthetic summaries: d = 512 sharp at γ_c or not; d = 2 the same transition smoothed
-    (midpoint ≈ γ_c, k ≈ 1) or neighbour averaging (midpoint 0.1γ_c, k ≈ 0)."""
-    mid_512 = 1.02 if sharp else 0.4
+def cas_5_alternative(sharp: bool, smoothed: bool, mid_512: float | None = None) -> dict:
+    """Synthetic summaries: d = 512 sharp at γ_c (or at ``mid_512``·γ_c) or not; d = 2 the same
+    transition smoothed (midpoint ≈ γ_c, k ≈ 1) or neighbour averaging (midpoint 0.1γ_c,
+    k ≈ 0)."""
+    mid_512 = mid_512 if mid_512 is not None else 1.02 if sharp else 0.4
     low = (1.0, 1.0) if smoothed else (0.1, 0.0)
     return {"by_d": {512: {"mid": mid_512, "mid_ci": (mid_512 - 0.02, mid_512 + 0.02),
                            "width": 0.3},
@@ -259,16 +264,18 @@ def cas_7_control():
 # ----------------------------------------------------------------------------- CAS-8
 def decide_cas8(summary: dict) -> Measurement:
     """Collapse vs preservation at the figure's horizon, measured against one sub-critical layer
-    (its first-layer contraction ``s``). FAIL if the sub-critical cosine has not collapsed
-    (≤ 0.99) or the super-critical one collapses too (median rise over the horizon ≥ ``s/2``).
-    PASS if no super-critical draw rises by more than ``s/2`` and the drift per layer (upper
-    95 % limit) times the horizon stays below ``s/2``. DIVERGES otherwise: most draws are
-    preserved, but some run away to collapse within the horizon."""
+    (its first-layer contraction ``s``, about the distance to collapse). FAIL if the sub-critical
+    cosine has not collapsed (≤ 0.99) or the super-critical one collapses too (median rise over
+    the horizon ≥ ``s/2``). PASS if no super-critical draw rises by more than ``s/2`` and the
+    drift per layer (upper 95 % limit) times the horizon stays below ``PRESERVED·s`` (a tenth
+    of the way to collapse: a drift of 20 % of the way is not preservation). DIVERGES
+    otherwise: the super-critical cosine moves part of the way to collapse, or some draws run
+    away to collapse within the horizon."""
     drift, lo, hi = summary["super_drift_per_layer"]
     step, layers = summary["sub_first_step"][0], summary["layers"]
     if summary["sub_final"][0] <= 0.99 or summary["super_median_total"] >= 0.5 * step:
         outcome = "FAIL"
-    elif summary["super_runaway"] == 0 and hi * layers < 0.5 * step:
+    elif summary["super_runaway"] == 0 and hi * layers < PRESERVED * step:
         outcome = "PASS"
     else:
         outcome = "DIVERGES"
@@ -278,7 +285,7 @@ def decide_cas8(summary: dict) -> Measurement:
         f"layer +{step:.3f}), critical {crit:.4f}, super-critical drift {drift:+.4f}/layer "
         f"[{lo:+.4f}, {hi:+.4f}], {summary['super_runaway']:.0%} of draws run away (rise > "
         f"{0.5 * step:.2f})", value=drift, ci_low=lo, ci_high=hi, target=0.0,
-        tolerance=0.5 * step / layers)
+        tolerance=PRESERVED * step / layers)
 
 
 @claim("CAS-8", "The analysis extends over several layers: iterating the map shows collapse "
@@ -309,3 +316,46 @@ def cas_8_alternative() -> dict:
 @negative_control("CAS-8")
 def cas_8_control():
     return decide_cas8(cas_8_alternative())
+
+
+# ----------------------------------------------------------------------------- ±20 % controls
+def _cas7_with(sub=1.0, sup=0.0) -> dict:
+    fit = lambda k: {"slope": k, "ci_low": k - 0.03, "ci_high": k + 0.03}  # noqa: E731
+    return {p: {"exp_entropy": fit(k), "participation": fit(k)}
+            for p, k in zip(PHASES, (sub, 0.5, sup), strict=True)}
+
+
+def _cas6_with(high_scale: float) -> dict:
+    """η sharpening with d as measured, but η(4γ_c) at ``high_scale``·(1 − 1/d)."""
+    by_d = {d: {"low": (0.01, 0.0, 0.02), "high": (high_scale * (1 - 1 / d), 0, 0),
+                "high_error": abs(high_scale - 1) * (1 - 1 / d),
+                "slope": (s, s - 0.05, s + 0.05)} for d, s in ((16, 0.35), (256, 0.65))}
+    return {"by_d": by_d, "slope_difference": (0.3, 0.2, 0.4), "low_max": 0.01,
+            "high_error_max": max(v["high_error"] for v in by_d.values())}
+
+
+def _cas8_with(super_rise: float = 0.0, sub_final: float = 1.0) -> dict:
+    """Depth summary as measured (first sub-critical step 0.5 from ρ = 0.5), with every
+    super-critical draw rising by ``super_rise``·(1 − ρ) over 12 layers and the sub-critical
+    cosine ending at ``sub_final``."""
+    rise = 0.5 * super_rise
+    return {"layers": 12, "super_drift_per_layer": (rise / 12, 0.9 * rise / 12, 1.1 * rise / 12),
+            "super_total": (rise, 0.9 * rise, 1.1 * rise), "super_median_total": rise,
+            "super_runaway": 0.0, "start": 0.5, "sub_first_step": (0.5, 0.48, 0.52),
+            "sub_final": (sub_final, sub_final - 1e-3, min(sub_final + 1e-3, 1.0)),
+            "critical_final": (1.0, 1.0, 1.0), "runaway_start": np.inf}
+
+
+for _sign, _scale in (("+", 1.2), ("−", 0.8)):
+    negative_control("CAS-4", f"exponent k {_sign}20 %")(
+        lambda s=_scale: decide_cas4(cas_4_alternative(s)))
+    negative_control("CAS-5", f"d = 512 transition at {_scale:g}γ_c")(
+        lambda s=_scale: decide_cas5(cas_5_alternative(True, True, mid_512=s)))
+    negative_control("CAS-6", f"η(4γ_c) {_sign}20 % of 1 − 1/d")(
+        lambda s=_scale: decide_cas6(_cas6_with(s)))
+negative_control("CAS-7", "sub-critical exponent 0.8 (uniform −20 %)")(
+    lambda: decide_cas7(_cas7_with(sub=0.8)))
+negative_control("CAS-7", "super-critical exponent 0.2 (identity + 20 % of [0, 1])")(
+    lambda: decide_cas7(_cas7_with(sup=0.2)))
+negative_control("CAS-8", "sub-critical cosine 20 % short of collapse")(
+    lambda: decide_cas8(_cas8_with(sub_final=0.8)))

@@ -2,9 +2,10 @@
 
 A check is ``fn(quick: bool, seed: int) -> Measurement``; its docstring quotes the claim. It
 measures through the same library study as the claim's figure, then calls a pure decision
-function of the measured numbers; every claim also registers a negative control that feeds the
-alternative law to that decision function (it must give ``FAIL``). The runner writes the table
-as Markdown and CSV (the CSV carries the numbers).
+function of the measured numbers; every claim also registers negative controls that feed
+alternative laws to that decision function (each must give ``FAIL``): the stated alternative
+and, under their own names, the nearest alternatives (for example a limit or an exponent 20 %
+off). The runner writes the table as Markdown and CSV (the CSV carries the numbers).
 Modules of this package (``si``, ``cas``, ``ina``, ...) register their rows on import, so a new
 family of claims is one new module.
 """
@@ -77,7 +78,10 @@ class Claim:
 
 
 REGISTRY: dict[str, Claim] = {}
-NEGATIVE_CONTROLS: dict[str, Callable[[], Measurement]] = {}
+NEGATIVE_CONTROLS: dict[str, dict[str, Callable[[], Measurement]]] = {}
+"""``NEGATIVE_CONTROLS[claim_id][name]``: the registered controls of each claim by name."""
+STATED = "stated alternative"
+"""The name of each claim's control of the alternative its ``@claim`` names."""
 
 
 def claim(claim_id: str, statement: str, *, alternative: str, seeded: bool = True):
@@ -99,14 +103,18 @@ def claim(claim_id: str, statement: str, *, alternative: str, seeded: bool = Tru
     return register
 
 
-def negative_control(claim_id: str):
+def negative_control(claim_id: str, name: str = STATED):
     """Register ``fn() -> Measurement``: the decision function of ``claim_id`` applied to data
-    that follow the alternative law. Its verdict must be ``FAIL`` (tested for every claim)."""
+    that follow an alternative law, ``name`` saying which (default :data:`STATED`, the law the
+    claim's ``alternative`` names). Its verdict must be ``FAIL`` (tested for every control)."""
+    if not name:
+        raise ValueError(f"a negative control of {claim_id} needs a name")
 
     def register(fn):
-        if claim_id in NEGATIVE_CONTROLS:
-            raise RuntimeError(f"negative control of {claim_id} registered twice")
-        NEGATIVE_CONTROLS[claim_id] = fn
+        controls = NEGATIVE_CONTROLS.setdefault(claim_id, {})
+        if name in controls:
+            raise RuntimeError(f"negative control {name!r} of {claim_id} registered twice")
+        controls[name] = fn
         return fn
 
     return register

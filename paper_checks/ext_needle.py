@@ -23,7 +23,7 @@ EVT_TOL = 0.05  # |δ*_EVT − δ*| (Gumbel location and rate from the Poisson i
 CLOSED_TOL = 0.1  # |closed form − δ*|: b_n + γ/a_n (agnostic), per-scale-range form (SI)
 FREE_TOL = 0.05  # |δ*_mass − (E[log Z_rest] − m_t)/a_t|
 CANCEL_TOL = 1e-4  # spread of δ* over position-agnostic schemes and t at one N (root tolerance)
-AGNOSTIC_SLOPE = (0.8, 1.2)  # dδ*/d√(2 log N) for position-agnostic schemes
+AGNOSTIC_SLOPE = (0.9, 1.1)  # dδ*/d√(2 log N) for position-agnostic schemes (measured 1.05–1.06)
 SCALE_LOCAL_MAX = 0.5  # dδ*/d√(2 log N) at fixed t for SI: at most half the agnostic growth
 MC_K = 4.0  # Monte Carlo: within 4 standard errors
 SI = "scale-invariant"
@@ -115,18 +115,38 @@ def ext_7(quick, seed):
         f"{si.iloc[-1]:.3f} (figures/ext_needle).")})
 
 
-@negative_control("EXT-7")
-def ext_7_control():
-    """Alternative: SI's δ* follows the position-agnostic law b_n + γ/a_n (grows with N)."""
+def needle_law(agnostic_scale=1.0, evt_scale=1.0, si_follows_agnostic=False):
+    """Threshold and Monte Carlo tables following the claim at N = 1e3 … 1e9: the
+    position-agnostic ``δ*`` on the classical threshold ``b_n + γ/a_n`` (times
+    ``agnostic_scale``), SI's scale-local (0.6·√(2 log(1 + t)) + 1, no N) or, if
+    ``si_follows_agnostic``, on the agnostic law; the EVT column ``evt_scale`` times ``δ*``, the
+    closed forms equal to ``δ*``, the Monte Carlo agreeing."""
     rows = []
     for n in (10**3, 10**5, 10**7, 10**9):
         for scheme, agnostic in (("none", True), (SI, False)):
             for t in (0, 10, 100):
-                d = classical_threshold(n)
+                if agnostic or si_follows_agnostic:
+                    d = agnostic_scale * classical_threshold(n)
+                else:
+                    d = 0.6 * np.sqrt(2 * np.log1p(t)) + 1.0
                 rows.append({"scheme": scheme, "n_ctx": n, "t": t, "position_agnostic": agnostic,
-                             "delta_star": d, "delta_star_evt": d, "delta_star_closed": d,
-                             "delta_star_mass": np.nan, "delta_star_free": np.nan})
+                             "delta_star": d, "delta_star_evt": evt_scale * d,
+                             "delta_star_closed": d, "delta_star_mass": np.nan,
+                             "delta_star_free": np.nan})
     mc = pd.DataFrame([{"delta_star": 3.0, "delta_star_mc_low": 2.9, "delta_star_mc_high": 3.1,
                         "p_argmax_mc": 0.5, "p_argmax_se": 0.01, "p_argmax": 0.5,
                         "mass_mc": 0.1, "mass_se": 0.01, "mass": 0.1}])
-    return decide_ext7(pd.DataFrame(rows), mc)
+    return pd.DataFrame(rows), mc
+
+
+@negative_control("EXT-7")
+def ext_7_control():
+    """Alternative: SI's δ* follows the position-agnostic law b_n + γ/a_n (grows with N)."""
+    return decide_ext7(*needle_law(si_follows_agnostic=True))
+
+
+for _sign, _scale in (("+", 1.2), ("−", 0.8)):
+    negative_control("EXT-7", f"agnostic δ* growth {_sign}20 %")(
+        lambda s=_scale: decide_ext7(*needle_law(agnostic_scale=s)))
+    negative_control("EXT-7", f"EVT threshold {_sign}20 %")(
+        lambda s=_scale: decide_ext7(*needle_law(evt_scale=s)))

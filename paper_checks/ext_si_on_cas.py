@@ -73,3 +73,21 @@ def ext_6_control():
                                "iid": (0.16, 0.14, 0.18)},
                      "phase": {"raw": "supercritical", "centred": "supercritical"}}}
     return decide_ext6(summary)
+
+
+# --- the nearest alternatives: each claim's quantity 20 % off ----------------------------------
+
+def ext6_law(ratio=0.996) -> dict:
+    """A summary following the claim at d = 128 (as measured): the octave slope difference
+    over c̄ equal to ``ratio`` (±0.002), centring restoring the iid slope to within 5 % of the
+    effect."""
+    return {128: {"ratio": (ratio, ratio - 0.002, ratio + 0.002),
+                  "restored": (-0.4, -0.45, -0.35), "c_bar": (10.0, 9.5, 10.5),
+                  "slope": {"raw": (10.1, 9.9, 10.3), "centred": (-0.25, -0.3, -0.2),
+                            "iid": (0.16, 0.14, 0.18)},
+                  "phase": {"raw": "subcritical", "centred": "supercritical"}}}
+
+
+for _sign, _scale in (("+", 1.2), ("−", 0.8)):
+    negative_control("EXT-6", f"(b_raw − b_centred)/c̄ {_sign}20 %")(
+        lambda s=_scale: decide_ext6(ext6_law(s)))

@@ -99,3 +99,24 @@ def ext_5_control():
     return decide_ext5({"solver_error": 0.0, "si_ratio_min": 0.95, "si_ratio_max": 0.99,
                         "peak": turnover_peak(table, bootstrap=200, seed=0), "exact": {},
                         "points": logn_points(0.4), "s": 0.4})
+
+
+# --- the nearest alternatives: each claim's quantity 20 % off ----------------------------------
+
+def ext5_law(si_ratio=0.96, peak_at=None) -> dict:
+    """:func:`decide_ext5` numbers following the claim: LogN(0.4)'s entropy with a maximum at
+    ``peak_at`` (default N* = e^{2/s²}) over N = 1e3 … 1e8 (a parabola in log N, se 0.01), SI's
+    octave ratios σ_t/√(2 log t) all equal to ``si_ratio``, an exact solver."""
+    points = logn_points(0.4)
+    peak_at = points["freezing_asymptotic"] if peak_at is None else peak_at
+    ns = np.geomspace(1e3, 1e8, 15).round()
+    table = pd.DataFrame({"n": ns, "H_mean": 3 - 0.1 * (np.log(ns) - np.log(peak_at)) ** 2,
+                          "H_se": 0.01})
+    return {"solver_error": 0.0, "si_ratio_min": si_ratio, "si_ratio_max": si_ratio,
+            "peak": turnover_peak(table, bootstrap=200, seed=0), "exact": {},
+            "points": points, "s": 0.4}
+
+
+for _sign, _scale in (("+", 1.2), ("−", 0.8)):
+    negative_control("EXT-5", f"SI octave ratio σ_t/√(2 log t) {_sign}20 %")(
+        lambda s=_scale: decide_ext5(ext5_law(si_ratio=s)))

@@ -138,7 +138,7 @@ def decide_logits(logits, expected, causal) -> Measurement:
                               "max |L|.")
 
 
-def _ref_logits(quick, seed, with_shift=True):
+def _ref_logits(quick, seed, with_shift=True, a_scale=1.0, m_scale=1.0):
     n_pos, head_dim, tau = (64, 32, 10.0) if quick else (512, 64, 10.0)
     rng = rng_for(seed, "ref.logits")
     positions = np.arange(n_pos)
@@ -150,7 +150,7 @@ def _ref_logits(quick, seed, with_shift=True):
     a, m = _symbolic_coefficients(range(n_pos), tau)
     causal = distance >= 0
     d = np.where(causal, distance, 0)
-    expected = a[d] * raw + (m[d] if with_shift else 0.0)
+    expected = a_scale * a[d] * raw + (m_scale * m[d] if with_shift else 0.0)
     return logits, expected, causal
 
 
@@ -167,3 +167,28 @@ def check_ref_1(quick: bool, seed: int) -> Measurement:
 @negative_control("REF-1")
 def ref_1_control():
     return decide_logits(*_ref_logits(True, 0, with_shift=False))
+
+
+# --- the nearest alternatives: each claim's quantity 20 % off ----------------------------------
+
+def cache_law(ratio_over_layers=2.0, growth=1.0):
+    """Cache sizes following the claim: a standard KV cache of ``2·L·T`` units and an
+    InAttention cache ``ratio_over_layers·L`` times smaller, its bytes per token multiplied by
+    ``growth`` at the largest length (``growth ≠ 1``: not linear in T)."""
+    lengths = (32, 64, 128)
+    standard = {n: [2 * n * 64 * t for t in lengths] for n in (2, 4)}
+    inattention = {n: [v / (ratio_over_layers * n) for v in sizes]
+                   for n, sizes in standard.items()}
+    for sizes in inattention.values():
+        sizes[-1] *= growth
+    return lengths, standard, inattention
+
+
+negative_control("INA-1", "saving 0.8·L (−20 %)")(lambda: decide_cache(*cache_law(0.8)))
+negative_control("INA-1", "bytes per token +20 % at the largest T")(
+    lambda: decide_cache(*cache_law(2.0, growth=1.2)))
+for _sign, _scale in (("+", 1.2), ("−", 0.8)):
+    negative_control("REF-1", f"a_t {_sign}20 %")(
+        lambda s=_scale: decide_logits(*_ref_logits(True, 0, a_scale=s)))
+    negative_control("REF-1", f"m_t {_sign}20 %")(
+        lambda s=_scale: decide_logits(*_ref_logits(True, 0, m_scale=s)))

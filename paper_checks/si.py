@@ -231,3 +231,19 @@ def si_5(quick, seed):
 def si_5_control():
     return decide_next_order(*limit_inputs(LIMIT_TRANSFORM.beta, limit_scale=1 + 1e-3))
 
+
+
+# --- the nearest alternatives: each claim's quantity 20 % off ----------------------------------
+
+for _sign, _scale in (("+", 1.2), ("−", 0.8)):
+    negative_control("SI-1", f"a_t² {_sign}20 %")(
+        lambda s=_scale: decide_identity(*_eq16_comparison(s * _eq16(si.beta / si.alpha))))
+    negative_control("SI-2", f"log coefficient {_sign}20 %")(
+        lambda s=_scale: decide_identity(*_boundary_comparison(1 + 2 * s * LOG_T_TAU,
+                                                               -2 * s * LOG_T_TAU)))
+    negative_control("SI-3", f"edge {_sign}20 %")(
+        lambda s=_scale: decide_validity(*_validity_comparison(s * si.alpha * sp.log(si.alpha))))
+    negative_control("SI-4", f"limit {_sign}20 %")(
+        lambda s=_scale: decide_next_order(*limit_inputs(LIMIT_TRANSFORM.alpha, limit_scale=s)))
+    negative_control("SI-5", f"limit {_sign}20 %")(
+        lambda s=_scale: decide_next_order(*limit_inputs(LIMIT_TRANSFORM.beta, limit_scale=s)))

@@ -7,7 +7,7 @@ import pytest
 
 from paper_checks import cas as C1
 from paper_checks import cas_near_simplex as C
-from paper_checks.core import NEGATIVE_CONTROLS, REGISTRY
+from paper_checks.core import NEGATIVE_CONTROLS, REGISTRY, STATED
 from sia_theory.cas.config import PHASES
 
 CAS_IDS = [f"CAS-{i}" for i in range(1, 9)]
@@ -21,7 +21,7 @@ def test_every_cas_claim_names_its_alternative_and_has_a_control():
 
 @pytest.mark.parametrize("cid", CAS_IDS)
 def test_negative_control_fails(cid):
-    assert NEGATIVE_CONTROLS[cid]().verdict == "FAIL"
+    assert NEGATIVE_CONTROLS[cid][STATED]().verdict == "FAIL"
 
 
 def _limits(alpha, q, rhos=(0.2, 0.5, 0.8), error=0.0):
@@ -82,8 +82,8 @@ def test_cas7_passes_on_square_root_growth_at_criticality():
 
 
 def test_cas8_verdicts():
-    genuine = {**C.cas_8_alternative(), "super_drift_per_layer": (0.005, 0.002, 0.008),
-               "super_median_total": 0.02, "super_runaway": 0.0}
+    genuine = {**C.cas_8_alternative(), "super_drift_per_layer": (0.001, 0.0, 0.003),
+               "super_median_total": 0.01, "super_runaway": 0.0}
     assert C.decide_cas8(genuine).verdict == "PASS"
     assert C.decide_cas8({**genuine, "super_runaway": 0.2}).verdict == "DIVERGES"
     assert C.decide_cas8({**genuine, "sub_final": (0.9, 0.88, 0.92)}).verdict == "FAIL"
@@ -92,3 +92,11 @@ def test_cas8_verdicts():
 def test_cas_measurements_carry_numbers():
     m = C.decide_cas4(C.cas_4_alternative(1.0))
     assert np.isfinite([m.value, m.ci_low, m.ci_high, m.target]).all()
+
+
+def test_cas8_partial_drift_towards_collapse_is_not_preservation():
+    """Super-critical draws all rising 20 % of the way to collapse (0.1 from ρ = 0.5, no
+    runaway) are not preserved: DIVERGES, where the first decision passed them (its bar was
+    half the way); a tenth of the way still passes."""
+    assert C.decide_cas8(C._cas8_with(super_rise=0.2)).verdict == "DIVERGES"
+    assert C.decide_cas8(C._cas8_with(super_rise=0.05)).verdict == "PASS"

@@ -96,6 +96,17 @@ def test_ext2_decision_accepts_the_critical_law_and_rejects_log_growth():
     assert ext_entropy.decide_ext2(prefactor_estimates(bad, 10), 1.0).verdict == "FAIL"
 
 
+@pytest.mark.parametrize("shift, verdict", [(0.0025, "PASS"), (-0.0025, "PASS"),
+                                            (0.0035, "FAIL"), (-0.0035, "FAIL")])
+def test_ext2_tolerance_is_on_every_fitted_prefactor(shift, verdict):
+    """A prefactor 0.0025 off √(2/π) passes, 0.0035 fails, whichever the sign."""
+    from sia_theory.studies.ext_trichotomy import prefactor_estimates
+
+    law = _frame(1.0, lambda t, a: (math.sqrt(2 / math.pi) + shift) * a + 0.6 + 2 / a,
+                 log10_t=range(6, 31, 2))
+    assert ext_entropy.decide_ext2(prefactor_estimates(law, 10), 1.0).verdict == verdict
+
+
 def test_ext3_decision_needs_a_bounded_entropy_and_the_negentropy_slope():
     s = TrichotomySettings.quick()
     slope = (2 - 1) * s.alpha * s.tau * math.log(10)
@@ -109,6 +120,49 @@ def test_ext3_decision_needs_a_bounded_entropy_and_the_negentropy_slope():
     assert ext_entropy.decide_ext3(sqrt_growth, s).verdict == "FAIL"
     wrong_n = _frame(2.0, lambda t, a: 3.0 - 9.0 / np.log(t), en=lambda t: 0.5 * en(t))
     assert ext_entropy.decide_ext3(wrong_n, s).verdict == "FAIL"
+
+
+def test_ext3_rejects_a_gap_that_stops_shrinking():
+    """E[H] tending to 0.95·H∞ (a limit 5 % low) from the same distance: the relative gap at
+    1e30 is small but its local rate has fallen below 0.3."""
+    s = TrichotomySettings.full()
+    limit = 0.95 * float(frozen_entropy_limit(2.0))
+    stalls = _frame(2.0, lambda t, a: limit - 0.5 * np.log(t) ** -2, log10_t=range(2, 31, 2),
+                    en=lambda t: (2 - 1) * s.alpha * s.tau * math.log(10) * np.log(t))
+    m = ext_entropy.decide_ext3(stalls, s)
+    assert m.verdict == "FAIL" and m.value < ext_entropy.GAP_RTOL
+
+
+def test_ext3_cannot_reject_unbounded_growth_that_stays_below_the_limit_to_1e30():
+    """The limit of the data: K + 0.2·log log t through the bounded law's E[H](1e30) stays below
+    H∞ up to 1e30 with a shrinking gap (here it crosses near t = 1e86 for c = 2, 1e57 for c = 3),
+    so the decision passes it. The docstring of decide_ext3 says so; the controls add the growth
+    from the grid's first t instead (and fail)."""
+    frame = ext_entropy.frozen_law_frame()
+    for _, part in frame.groupby("c"):
+        top = part.sort_values("t").iloc[-1]
+        grow = 0.2 * np.log(np.log(part["t"]))
+        frame.loc[part.index, "H"] = top["H"] - 0.2 * np.log(np.log(top["t"])) + grow
+    assert ext_entropy.decide_ext3(frame, TrichotomySettings.full()).verdict == "PASS"
+
+
+def test_ext2_and_ext3_decisions_on_the_committed_figure_data():
+    """Full-mode numbers from figures/ext_trichotomy_entropy.csv (exact route to 1e30): every
+    prefactor fit within 0.0021 of √(2/π); c = 2, 3 judged, the largest relative gap 8.9 %
+    (c = 2, Δ = 2)."""
+    from pathlib import Path
+
+    from sia_theory.studies.ext_trichotomy import prefactor_estimates
+
+    frame = pd.read_csv(Path(__file__).resolve().parents[1] / "figures"
+                        / "ext_trichotomy_entropy.csv")
+    estimates = pd.concat([prefactor_estimates(frame, d) for d in (2, 5, 10)])
+    ext2 = ext_entropy.decide_ext2(estimates, 0.0)
+    assert ext2.verdict == "PASS" and len(estimates) == 18
+    assert abs(ext2.value - math.sqrt(2 / math.pi)) < 0.0015
+    ext3 = ext_entropy.decide_ext3(frame, TrichotomySettings.full())
+    assert ext3.verdict == "PASS"
+    assert ext3.value == pytest.approx(1 - 2.746546 / float(frozen_entropy_limit(2.0)), abs=1e-5)
 
 
 def test_critical_o1_term_shifts_by_one_minus_two_over_pi_per_log_tau():

@@ -10,7 +10,8 @@ import pytest
 
 from paper_checks import ext_si_on_cas as X6
 from paper_checks import ext_universality as X4
-from paper_checks.core import NEGATIVE_CONTROLS
+from paper_checks import ext_zoo_phase as X5
+from paper_checks.core import NEGATIVE_CONTROLS, STATED
 from sia_theory._infra.seeding import rng_for
 from sia_theory.cas.tokens import normalise_rows, sample_tokens
 from sia_theory.cas.universality import (
@@ -76,7 +77,7 @@ def test_simplex_closed_form_against_simplex_tokens():
 
 
 def test_ext4_decision_on_both_sides():
-    assert NEGATIVE_CONTROLS["EXT-4"]().verdict == "FAIL"
+    assert NEGATIVE_CONTROLS["EXT-4"][STATED]().verdict == "FAIL"
     summary = pd.DataFrame([
         {"class": c, "k": k, "k_ci_low": k - 0.05, "k_ci_high": k + 0.05, "power_n": p,
          "power_ci_low": p - 0.1, "power_ci_high": p + 0.1, "rem_ratio": 1.0,
@@ -147,7 +148,7 @@ def test_turnover_peak_recovers_a_known_maximum():
     peak = turnover_peak(table, bootstrap=200, seed=0)
     assert peak["ci_low"] <= 1e4 <= peak["ci_high"] and peak["interior"] == 1.0
     assert peak["n_peak"] == pytest.approx(1e4, rel=0.01)
-    assert NEGATIVE_CONTROLS["EXT-5"]().verdict == "FAIL"
+    assert NEGATIVE_CONTROLS["EXT-5"][STATED]().verdict == "FAIL"
 
 
 # ----------------------------------------------------------------------------- EXT-6
@@ -184,7 +185,7 @@ def test_simplex_profile_matches_the_closed_form():
 
 
 def test_ext6_decision_on_both_sides():
-    assert NEGATIVE_CONTROLS["EXT-6"]().verdict == "FAIL"
+    assert NEGATIVE_CONTROLS["EXT-6"][STATED]().verdict == "FAIL"
     good = {128: {"ratio": (0.996, 0.994, 0.998), "restored": (-0.4, -0.45, -0.35),
                   "c_bar": (10.0, 9.5, 10.5),
                   "slope": {"raw": (10.1, 9.9, 10.3), "centred": (-0.25, -0.3, -0.2),
@@ -235,3 +236,12 @@ def test_logn_entropy_exact_route_matches_monte_carlo_at_the_turnover():
     exact = turnover_exact(0.4, [n])
     mc = simulate_gaussian_logits(LogN(0.4), n, [(0, n)], 2048, seed=11)
     assert abs(exact["H_exact"].iloc[0] - mc["H_mean"].iloc[0]) <= K * mc["H_se"].iloc[0]
+
+
+def test_ext5_turnover_twenty_percent_away_from_n_star_diverges():
+    """A turnover at N* passes; one 20 % away from N* (measured precisely) is a turnover that N*
+    does not explain: DIVERGES, not PASS (and not FAIL: the turnover exists)."""
+    n_star = math.exp(2 / 0.4**2)
+    assert X5.decide_ext5(X5.ext5_law()).verdict == "PASS"
+    for scale in (0.8, 1.2):
+        assert X5.decide_ext5(X5.ext5_law(peak_at=scale * n_star)).verdict == "DIVERGES"

@@ -79,6 +79,7 @@ def test_passkey_prompt_hides_the_key_at_the_requested_depth():
         fill = 2000 - len(corpus.PASSKEY_INTRO) - len(needle) - len(corpus.QUESTION)
         assert p.needle_start - len(corpus.PASSKEY_INTRO) == round(depth * fill)
         assert bytes(p.answer.astype(np.uint8)).decode() == f" {key}"
+        assert p.digit_start == 1  # one byte per token: the space is a token of its own
     # the prefix before the needle is the same for every key: a KV cache of it can be shared
     a = corpus.passkey_prompt(_bytes_encode, 12345, 0.5, 2000)
     b = corpus.passkey_prompt(_bytes_encode, 67890, 0.5, 2000)
@@ -89,16 +90,38 @@ def test_passkey_prompt_hides_the_key_at_the_requested_depth():
 
 def test_score_passkey_is_greedy_decoding_by_teacher_forcing():
     rng = np.random.default_rng(0)
-    answer = np.array([5, 1, 7, 2, 2, 9])
+    answer = np.array([5, 1, 7, 2, 2, 9])  # a split-off space (5), then five digits
     logits = rng.standard_normal((6, 12))
     logits[np.arange(6), answer] += 10.0  # every position prefers the answer token
-    result = corpus.score_passkey(logits, answer)
+    result = corpus.score_passkey(logits, answer, digit_start=1)
     want = sum(logits[j, answer[j]] - np.log(np.exp(logits[j]).sum()) for j in range(6))
-    assert result["correct"] and result["digits_correct"] == 6
+    assert result["correct"] and result["first_token_correct"]
+    assert result["digits_correct"] == result["digits"] == 5
     assert result["log_likelihood"] == pytest.approx(want, rel=1e-12)
-    logits[3, answer[3]] -= 20.0  # the fourth digit is wrong: greedy decoding fails there
-    result = corpus.score_passkey(logits, answer)
-    assert not result["correct"] and result["digits_correct"] == 3
+    first = logits[0, answer[0]] - np.log(np.exp(logits[0]).sum())
+    assert result["digits_log_likelihood"] == pytest.approx(want - first, rel=1e-12)
+    logits[3, answer[3]] -= 20.0  # the third digit is wrong: greedy decoding fails there
+    result = corpus.score_passkey(logits, answer, digit_start=1)
+    assert not result["correct"] and result["first_token_correct"]
+    assert result["digits_correct"] == 2
+
+
+def test_score_passkey_counts_the_digits_after_a_missed_first_token():
+    """The model would begin with another token (" the") where the answer has its lone space,
+    but given the space every digit is its top choice: not retrieved, first token missed, all
+    five digits right (the first scoring counted the space as a digit and gave 0)."""
+    rng = np.random.default_rng(1)
+    answer = np.array([5, 1, 7, 2, 2, 9])
+    logits = rng.standard_normal((6, 12))
+    logits[np.arange(6), answer] += 10.0
+    logits[0, 11] = logits[0, answer[0]] + 1.0  # token 11 (" the") beats the space
+    result = corpus.score_passkey(logits, answer, digit_start=1)
+    assert not result["correct"] and not result["first_token_correct"]
+    assert result["digits_correct"] == 5
+    whole = corpus.score_passkey(logits, answer)  # digit_start 0: every token a digit
+    assert whole["digits_correct"] == 0 and whole["digits"] == 6
+    with pytest.raises(ValueError, match="digit_start"):
+        corpus.score_passkey(logits, answer, digit_start=6)
 
 
 # --- score statistics ------------------------------------------------------------------------
@@ -283,12 +306,23 @@ def test_teacher_forced_score_is_greedy_decoding(smollm):
         cache = model.prefill(prompt.ids)
         forced = np.vstack([cache.last_logits[None],
                             model.continue_(cache, prompt.answer[:-1])])
-        result = corpus.score_passkey(forced, prompt.answer)
+        result = corpus.score_passkey(forced, prompt.answer, prompt.digit_start)
         greedy = model.generate(prompt.ids, prompt.answer.size)
         assert result["correct"] == (list(greedy) == prompt.answer.tolist())
+        assert result["first_token_correct"] == (greedy[0] == prompt.answer[0])
         leading = next((j for j, (a, b) in enumerate(zip(greedy, prompt.answer, strict=True))
                         if a != b), prompt.answer.size)
-        assert result["digits_correct"] == leading
+        if leading >= prompt.digit_start:  # greedy reached the digits on the answer's path
+            assert result["digits_correct"] == leading - prompt.digit_start
+
+
+def test_smollm_writes_the_key_as_a_lone_space_then_one_token_per_digit(smollm):
+    """The tokenizer splits every digit (its pre-tokenizer's Digits step), so " 60264" is the
+    space alone, then 6, 0, 2, 6, 4: the answer's digits start at its second token."""
+    _, tokenizer = smollm
+    prompt = corpus.passkey_prompt(tokenizer.encode, 60264, 0.5, 90)
+    assert prompt.answer.size == 6 and prompt.digit_start == 1
+    assert [tokenizer.decode([int(t)]) for t in prompt.answer] == [" ", "6", "0", "2", "6", "4"]
 
 
 def test_capture_scores_are_the_models_own_raw_scores(smollm):

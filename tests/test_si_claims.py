@@ -4,12 +4,13 @@ independent numerics (no expected value taken from the code under test)."""
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy.special import digamma
 
 from paper_checks import si as si_claims
 from paper_checks import si_montecarlo as mc_claims
-from sia_theory.studies.si_entropy_scaling import fig2_settings, fig6_settings
+from sia_theory.studies.si_entropy_scaling import fig6_settings
 from sia_theory.symbolic import si
 
 
@@ -18,19 +19,43 @@ from sia_theory.symbolic import si
     ("logarithmic", lambda t: 0.5 * np.log(t)),
     ("weakly logarithmic", lambda t: 0.2 * np.log(t)),
     ("log log t", lambda t: 1.5 * np.log(np.log(t))),
+    ("(log t)^0.6", lambda t: 0.9 * np.log(t) ** 0.6 + 0.4),
+    ("(log t)^0.4", lambda t: 1.5 * np.log(t) ** 0.4 - 0.4),
 ])
 def test_si7_decision_rejects_each_alternative_law(name, curve):
-    slopes = mc_claims.synthetic_slopes(curve, fig2_settings(False))
-    assert mc_claims.decide_weak_sparsity(slopes).verdict == "FAIL", name
+    assert mc_claims.decide_weak_sparsity(*mc_claims.synthetic_si7_inputs(curve)).verdict == \
+        "FAIL", name
 
 
 @pytest.mark.parametrize("quick", [False, True])
 def test_si7_decision_accepts_a_sqrt_log_curve_with_the_real_noise(quick):
-    settings = fig2_settings(quick)
-    slopes = mc_claims.synthetic_slopes(lambda t: 1.2 * np.sqrt(np.log(t)), settings)
-    measurement = mc_claims.decide_weak_sparsity(slopes)
+    fits, z_scores, slopes = mc_claims.synthetic_si7_inputs(
+        lambda t: 1.2 * np.sqrt(np.log(t)) - 0.3, quick)
+    assert fits["q"].to_numpy() == pytest.approx(0.5, abs=1e-6)  # exact data, exact law
+    measurement = mc_claims.decide_weak_sparsity(fits, z_scores, slopes)
     assert measurement.verdict == "PASS"
-    assert measurement.ci_low <= 1.0 <= measurement.ci_high
+    assert measurement.ci_low <= 0.5 <= measurement.ci_high
+
+
+def test_si7_decision_fails_when_the_monte_carlo_disagrees_with_the_exact_route():
+    fits, z_scores, slopes = mc_claims.synthetic_si7_inputs(lambda t: 1.2 * np.sqrt(np.log(t)))
+    assert mc_claims.decide_weak_sparsity(fits, z_scores.assign(z=4.5), slopes).verdict == "FAIL"
+    assert mc_claims.decide_weak_sparsity(fits, z_scores.assign(z=3.9), slopes).verdict == "PASS"
+
+
+def test_log_power_fit_recovers_known_exponents():
+    """Exact curves c + b·(log t)^q give back q in every window t >= 1e2, 1e4, 1e6, 1e10
+    (t at 10^2, 10^4.55, 10^7.09, … : 12, 11, 10 and 8 points); 3 points are too few."""
+    from sia_theory.gaussian.laws import log_power_fits
+
+    t = np.geomspace(1e2, 1e30, 12)
+    for q in (0.3, 0.5, 0.8):
+        frame = pd.DataFrame({"delta": 2, "t": t, "H_exact": 0.7 + 1.3 * np.log(t) ** q})
+        fits = log_power_fits(frame)
+        assert len(fits) == 4 and fits["points"].tolist() == [12, 11, 10, 8]
+        assert fits["q"].to_numpy() == pytest.approx(q, abs=1e-6)
+    short = pd.DataFrame({"delta": 2, "t": t[-3:], "H_exact": np.log(t[-3:]) ** 0.5})
+    assert log_power_fits(short).empty  # 3 points do not make a 3-parameter fit
 
 
 def test_si8_decision_accepts_log_and_rejects_sqrt_log():
@@ -91,3 +116,10 @@ def test_si_4_and_5_tie_the_library_routes_to_the_lemma():
     assert library_route_error(0, LIMIT_TRANSFORM.alpha) < 1e-12
     assert library_route_error(1, LIMIT_TRANSFORM.beta) < 1e-12
     assert library_route_error(0, LIMIT_TRANSFORM.beta) > 0.3  # 2/3 − 1
+
+
+def test_the_synthetic_laws_of_the_controls_pass_when_they_follow_the_claim():
+    """The ±20 % controls of SI-6, SI-9 and SI-10 shift one quantity of a law that passes."""
+    assert mc_claims.decide_moments(*mc_claims.moments_off(1.0)).verdict == "PASS"
+    assert mc_claims.decide_context_sweep(mc_claims.context_sweep_law()).verdict == "PASS"
+    assert mc_claims.decide_small_t(*mc_claims.small_t_inputs(), (2, -2)).verdict == "PASS"

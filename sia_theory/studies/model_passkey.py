@@ -2,7 +2,10 @@
 length-extrapolation schemes of :func:`sia_theory.models.runs.schemes`: a 5-digit key hidden at
 ``depths`` of prompts of ``contexts`` tokens (:func:`sia_theory.models.corpus.passkey_prompt`),
 ``trials`` keys, scored by teacher-forced greedy decoding
-(:func:`~sia_theory.models.corpus.score_passkey`); accuracy with Wilson intervals. Prompts of a
+(:func:`~sia_theory.models.corpus.score_passkey`); accuracy with Wilson intervals, of the whole
+answer (greedy decoding writes the key) and of its digits alone (every digit is the top choice
+once the answer has begun with the split-off space), with the share of first answer tokens
+right beside them. Prompts of a
 cell are run in order of their needle position, the shared intro and filler growing in one
 cache and forked at each needle. Sweep cells are the scheme families of
 :mod:`sia_theory.studies.model_extrapolation`.
@@ -101,7 +104,7 @@ def _passkey_cell(settings, cell, rng_seed):
             first = hidden[-1:] @ model.embedding.T  # (1, vocab)
             rest = model.continue_(work, prompt.answer[:-1]) if prompt.answer.size > 1 else \
                 np.empty((0, first.shape[1]))
-            result = score_passkey(np.vstack([first, rest]), prompt.answer)
+            result = score_passkey(np.vstack([first, rest]), prompt.answer, prompt.digit_start)
             for name in aliases:
                 rows.append({"scheme": name, "computed_as": scheme.name, "n_ctx": n,
                              "depth": prompt.depth, "key": prompt.key,
@@ -113,12 +116,16 @@ def _passkey_cell(settings, cell, rng_seed):
 @study("model_passkey", PasskeySettings, sweepable=True, partial=True)
 def passkey_study(settings: PasskeySettings, seed: int, execution):
     """Frames ``trials`` (every prompt's result), ``cells`` (accuracy per (scheme, context,
-    depth)) and ``contexts`` (per (scheme, context)), with 95 % Wilson intervals; metadata
+    depth)) and ``contexts`` (per (scheme, context)): ``accuracy`` (the whole answer) and
+    ``digits_accuracy`` (every digit right), with 95 % Wilson intervals, and
+    ``first_token_accuracy``; metadata
     ``missing`` as in :func:`~sia_theory.studies.model_extrapolation.extrapolation_study`."""
     s = settings
+    # "scoring" names the scoring's version in the cell key, so that a store holding cells
+    # scored before the digits were scored apart from the first answer token is not reused.
     cells = [{"n_ctx": n, "family": f, "seed": seed, "train_length": s.train_length,
               "depths": json.dumps(list(depths)), "trials": trials,
-              "definition": family_definition(members)}
+              "definition": family_definition(members), "scoring": "digits-apart"}
              for n, depths, trials in zip(s.contexts, s.depths, s.trials, strict=True)
              for f, (_, members) in enumerate(model_families(n, s.train_length))]
     _, frames, missing = execution.run_cells(partial(_passkey_cell, s), cells, seed=seed,
@@ -130,10 +137,16 @@ def passkey_study(settings: PasskeySettings, seed: int, execution):
         for key, group in trials.groupby(keys):
             k, total = int(group["correct"].sum()), len(group)
             lo, hi = wilson_interval(k, total)
+            d = int((group["digits_correct"] == group["digits"]).sum())
+            d_lo, d_hi = wilson_interval(d, total)
             rows.append({**dict(zip(keys, key if isinstance(key, tuple) else (key,),
                                     strict=True)),
                          "correct": k, "trials": total, "accuracy": k / total, "ci_low": lo,
-                         "ci_high": hi, "mean_log_likelihood": group["log_likelihood"].mean()})
+                         "ci_high": hi, "digits_all_correct": d, "digits_accuracy": d / total,
+                         "digits_ci_low": d_lo, "digits_ci_high": d_hi,
+                         "first_token_accuracy": float(group["first_token_correct"].mean()),
+                         "mean_log_likelihood": group["log_likelihood"].mean(),
+                         "mean_digits_log_likelihood": group["digits_log_likelihood"].mean()})
         return pd.DataFrame(rows)
 
     return ({"trials": trials, "cells": accuracy(["scheme", "n_ctx", "depth"]),
