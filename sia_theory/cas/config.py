@@ -7,12 +7,13 @@ numba).
 
 from __future__ import annotations
 
+from .._infra.validate import check_int, check_real, check_sequence
 from ..phases import CAS_PHASES as PHASES
 from ..phases import PHASE_LABELS as _LABELS
 from ..phases import check_phase as _check_phase
 
 __all__ = ["PHASES", "PHASE_LABELS", "RELATIVE_GAMMAS", "TOKEN_KINDS", "check_phase",
-           "check_token_kind"]
+           "check_token_kind", "check_layer_grid"]
 
 PHASE_LABELS = {phase: _LABELS[phase] for phase in PHASES}
 """How figures print the CAS phases."""
@@ -33,3 +34,16 @@ def check_token_kind(tokens) -> str:
     if tokens not in TOKEN_KINDS:
         raise ValueError(f"tokens must be one of {TOKEN_KINDS}, got {tokens!r}")
     return tokens
+
+
+def check_layer_grid(d, rho, ns, draws) -> tuple[int, ...]:
+    """Validate the grid of a single-layer study (width ``d >= 1``, ``0 < rho < 1``, at least
+    two token counts ``3 <= n <= 10**6``, ``draws >= 2``); the token counts as a tuple, or one
+    ``ValueError`` naming the parameter."""
+    check_int("d", d, lo=1)
+    check_real("rho", rho, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
+    ns = tuple(check_int("ns", n, lo=3, hi=10**6) for n in check_sequence("ns", ns))
+    if len(ns) < 2:
+        raise ValueError(f"ns must hold at least two token counts, got {ns!r}")
+    check_int("draws", draws, lo=2)
+    return ns

@@ -14,8 +14,7 @@ from .._infra.grids import log_spaced_integers
 from .._infra.seeding import seed_int
 from .._infra.settings import StudySettings
 from .._infra.stats import fit_slope
-from .._infra.validate import check_int, check_real, check_sequence
-from ..cas.config import PHASES, RELATIVE_GAMMAS
+from ..cas.config import PHASES, RELATIVE_GAMMAS, check_layer_grid
 from ..cas.dynamics import simulate_token_step
 from ..cas.simplex import critical_gamma, simplex_sparsity
 from .base import study
@@ -34,13 +33,7 @@ class SparsitySettings(StudySettings):
     draws: int = 8
 
     def __post_init__(self):
-        check_int("d", self.d, lo=1)
-        check_real("rho", self.rho, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
-        object.__setattr__(self, "ns", tuple(check_int("ns", n, lo=3, hi=10**6)
-                                             for n in check_sequence("ns", self.ns)))
-        if len(self.ns) < 2:
-            raise ValueError(f"ns must hold at least two token counts, got {self.ns!r}")
-        check_int("draws", self.draws, lo=2)
+        object.__setattr__(self, "ns", check_layer_grid(self.d, self.rho, self.ns, self.draws))
 
     @classmethod
     def quick(cls):

@@ -14,7 +14,8 @@ import pandas as pd
 
 from .._infra.settings import StudySettings
 from .._infra.stats import fit_slope
-from .._infra.validate import check_int, check_real, check_sequence
+from .._infra.validate import check_int, check_sequence
+from ..cas.config import check_layer_grid
 from ..cas.transition import transition_draws
 from .base import study
 
@@ -36,13 +37,7 @@ class TransitionSettings(StudySettings):
     window_n: int = 2**14
 
     def __post_init__(self):
-        check_int("d", self.d, lo=1)
-        check_real("rho", self.rho, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
-        object.__setattr__(self, "ns", tuple(check_int("ns", n, lo=3, hi=10**6)
-                                             for n in check_sequence("ns", self.ns)))
-        if len(self.ns) < 2:
-            raise ValueError(f"ns must hold at least two token counts, got {self.ns!r}")
-        check_int("draws", self.draws, lo=2)
+        object.__setattr__(self, "ns", check_layer_grid(self.d, self.rho, self.ns, self.draws))
         check_int("queries", self.queries, lo=1)
         object.__setattr__(self, "window_dims", tuple(
             check_int("window_dims", d, lo=1) for d in check_sequence("window_dims",
