@@ -126,17 +126,18 @@ class Transform:
         if not (np.all(np.isfinite(a)) and np.all(np.isfinite(m))):
             raise ValueError(f"{name} gives non-finite coefficients (a, m) {where}: its "
                              "parameters overflow float64 there")
+        grid = t.shape if n is None else np.broadcast_shapes(t.shape, n.shape)
         try:
             shape = np.broadcast_shapes(np.shape(a), np.shape(m), t.shape)
         except ValueError:
             shape = None
-        if shape != t.shape:
+        if shape not in (t.shape, grid):  # the shape of t, or of t with n_ctx
             hint = ("; it declares that it depends on the head and was called without a head "
                     "index: pass one (h, or analyze's head)"
                     if h is None and "head" in declared_dependence(self) else "")
             raise ValueError(f"{name} returns coefficients of shapes a {np.shape(a)}, m "
                              f"{np.shape(m)} {where}: _affine must return arrays that broadcast "
-                             f"to the shape of t, {t.shape}{hint}")
+                             f"to the shape of t (with n_ctx), {grid}{hint}")
         return np.broadcast_to(a, shape).copy(), np.broadcast_to(m, shape).copy()
 
     def _call_affine(self, t, n, h):
