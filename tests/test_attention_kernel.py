@@ -1,7 +1,7 @@
 """The streaming kernel's speed paths hold their promises: float32 in float32 within 1e-5 of
-float64, bit-identical results for any number of workers, the shared-shift route equal to the
-per-row online softmax, overflow recovered in float64, and decoding steps that do not re-read
-the cache."""
+float64 (and each row within 2e-6 at T = 2048), bit-identical results for any number of
+workers, rows of very different scale, overflow recovered in float64, and decoding steps that
+do not re-read the cache."""
 
 import subprocess
 import sys
@@ -73,15 +73,27 @@ def test_result_is_bit_identical_for_any_worker_count(dtype, mod):
         assert np.array_equal(out, runs[0][0]) and np.array_equal(lse, runs[0][1])
 
 
-def test_shared_shift_route_equals_per_row_online_softmax(monkeypatch):
-    q, k, v = _qkv((1, 2, 700, 16), seed=3)
-    mod = ScaleInvariant(tau=10.0)
-    fast = attention(q, k, v, score_mod=mod, block_size=64)
-    monkeypatch.setitem(kernel.ANCHOR_GAP, np.dtype(np.float64), -1.0)  # every anchor fails
-    per_row = attention(q, k, v, score_mod=mod, block_size=64)
-    np.testing.assert_allclose(fast, per_row, rtol=0, atol=1e-13)
-    np.testing.assert_allclose(fast, attention_dense(q, k, v, score_mod=mod), rtol=0,
-                               atol=1e-13)
+def _worst_row_error(out, reference):
+    """max over rows of |out - reference| / |reference| (Euclidean norms over the head dim)."""
+    out = out.astype(np.float64)
+    return np.max(np.linalg.norm(out - reference, axis=-1)
+                  / np.linalg.norm(reference, axis=-1))
+
+
+@pytest.mark.parametrize("mod", [None, ScaleInvariant(tau=10.0)], ids=["bare", "si"])
+def test_float32_error_against_float64_is_below_2e6_of_each_row(mod, monkeypatch):
+    """T = 2048, D = 64: every row of the float32 result within 2e-6 of the float64 one (relative
+    to the row's norm). ScaleInvariant multiplies the rounding of the float32 product q·k by
+    a_t (3.2 at distance 2000); the float64 refinement of the largest weights is what keeps it
+    under 2e-6: without it the same call is above (the negative control)."""
+    q, k, v = _qkv((1, 2, 2048, 64), seed=11)
+    reference = attention(q, k, v, score_mod=mod)
+    single = [x.astype(np.float32) for x in (q, k, v)]
+    error = _worst_row_error(attention(*single, score_mod=mod), reference)
+    assert error <= 2e-6
+    if mod is not None:
+        monkeypatch.setattr(kernel, "REFINE", False)
+        assert _worst_row_error(attention(*single, score_mod=mod), reference) > 2e-6 > error
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

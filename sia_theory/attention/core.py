@@ -104,9 +104,12 @@ def _positions(q, k, causal, starts):
     return (n_keys - n_queries if causal else 0), 0
 
 
+def _scale(q, scale):
+    return 1.0 / math.sqrt(q.shape[3]) if scale is None else float(scale)
+
+
 def _scaled_query(q, scale, dtype):
-    scale = 1.0 / math.sqrt(q.shape[3]) if scale is None else scale
-    return np.multiply(q, dtype.type(scale), dtype=dtype)  # (B, H, Tq, D); scale folded in
+    return np.multiply(q, dtype.type(_scale(q, scale)), dtype=dtype)  # (B, H, Tq, D)
 
 
 def attention_scores(q, k, *, score_mod=None, causal=True, scale=None, max_bytes=None):
@@ -290,8 +293,9 @@ def _attention(q, k, v, score_mod, causal, block_size, scale, return_lse, worker
     visible = n_queries * n_keys - (n_queries * (n_queries - 1) // 2 if causal else 0)
     split_heads = n_batch * n_heads * visible > SMALL_WORK
     q_block, k_block = _block_sizes(q, k, block_size, split_heads)
-    problem = Problem(_scaled_query(q, scale, q.dtype), k, v, score_mod, bool(causal), offset,
-                      kv_offset, q_block, k_block, allow_masked=starts is not None)
+    problem = Problem(_scaled_query(q, scale, q.dtype), q, _scale(q, scale), k, v, score_mod,
+                      bool(causal), offset, kv_offset, q_block, k_block,
+                      allow_masked=starts is not None)
     out_dtype = np.float64 if starts is not None else q.dtype
     out = np.empty((n_batch, n_heads, n_queries, v.shape[3]), out_dtype)  # (B, H, Tq, Dv)
     lse = np.empty((n_batch, n_heads, n_queries), out_dtype)  # (B, H, Tq)

@@ -1,23 +1,19 @@
 """The streaming kernel behind :func:`~sia_theory.attention.attention`: tasks and their threads.
 
-One *task* is a slice of batches, heads and query rows; it streams over key blocks with an
-online softmax (Milakov & Gimelshein 2018; FlashAttention, Dao et al. 2022) and writes its own
-slice of the output, so tasks are independent and run on worker threads with single-threaded
-BLAS. Every task computes the same numbers whichever thread runs it and however many threads
-there are: the result is bit-identical for any worker count.
+One *task* is a slice of batches, heads and query rows; it streams over key blocks with the
+per-row online softmax (Milakov & Gimelshein 2018; FlashAttention, Dao et al. 2022) and writes
+its own slice of the output, so tasks are independent and run on worker threads with
+single-threaded BLAS. Every task computes the same numbers whichever thread runs it and however
+many threads there are: the result is bit-identical for any worker count.
 
-Work happens in the input dtype (float32 stays float32: single-precision BLAS and exponentials)
-with the small per-row statistics (row sums, the output accumulator) in float64. Two routes:
-
-* **shared shift** (the fast one): the row maxima of a task's first key block fix one shift per
-  (batch, head); every later block is shifted by that constant, folded into the bias table, so
-  there is no per-block max, no per-row subtraction and no rescaling of the accumulator. It is
-  exact whenever no exponential overflows and every row's first-block maximum lies within
-  ``ANCHOR_GAP`` of the shift (then each row's sum holds a term ``>= e^-gap`` and terms that
-  underflow are below ``e^-(underflow - gap)`` of it: < 1e-20 relative in float32); both are
-  checked, and a task that fails either check is recomputed by
-* **per-row online softmax**: running max per row, rescaled sums and accumulator (the textbook
-  algorithm). A float32 task whose numbers overflow even there is recomputed in float64.
+Per key block: the product ``q·kᵀ`` (BLAS), then one fused numba pass over the block
+(:mod:`._softmax`: the score mod's affine table, the causal limit, the row maximum, the
+exponentials and the row sums, row by row while the row is in L1), then ``P·V`` (BLAS) added
+to the output accumulator rescaled by the change of the row maxima. Work happens in the input
+dtype (float32 stays float32: single-precision BLAS and exponentials) with the per-row
+statistics and the output accumulator in float64; in float32 the few weights that carry each
+row are recomputed in float64 (see :mod:`._softmax`). A float32 task whose scores overflow is
+recomputed in float64.
 """
 
 from __future__ import annotations
@@ -30,18 +26,22 @@ import numpy as np
 
 from .score_mods import ScoreModifier
 
-__all__ = ["Problem", "run_task", "plan_tasks", "ANCHOR_GAP"]
+__all__ = ["Problem", "run_task", "plan_tasks", "REFINE"]
 
-# Largest gap (nats) between a row's first-block maximum and its task's shared shift: e^-gap
-# is far above the underflow threshold (e^-87 in float32, e^-708 in float64).
-ANCHOR_GAP = {np.dtype(np.float32): 40.0, np.dtype(np.float64): 300.0}
+# float32 only: recompute the weights near each row's maximum in float64 when a per-distance
+# multiplier amplifies the rounding of q·k (see _softmax). A switch for tests (the negative
+# control of the error test), not a user option.
+REFINE = True
 
 
 @dataclass
 class Problem:
-    """One attention call, ready for its tasks: ``q`` already multiplied by the scale."""
+    """One attention call, ready for its tasks: ``q`` already multiplied by the scale (for the
+    products), ``query`` as given and ``scale`` (for the float64 refinement of float32)."""
 
     q: np.ndarray  # (B, H, Tq, D), working dtype
+    query: np.ndarray  # (B, H, Tq, D), q before the scale
+    scale: float
     k: np.ndarray  # (B, H, Tk, D)
     v: np.ndarray  # (B, H, Tk, Dv)
     score_mod: object
@@ -77,9 +77,10 @@ class Problem:
         with self._lock:
             if self._promoted is None:
                 self._promoted = Problem(
-                    self.q.astype(np.float64), self.k.astype(np.float64),
-                    self.v.astype(np.float64), self.score_mod, self.causal, self.offset,
-                    self.kv_offset, self.q_block, self.k_block, self.allow_masked)
+                    self.q.astype(np.float64), self.query.astype(np.float64), self.scale,
+                    self.k.astype(np.float64), self.v.astype(np.float64), self.score_mod,
+                    self.causal, self.offset, self.kv_offset, self.q_block, self.k_block,
+                    self.allow_masked)
             return self._promoted
 
 
@@ -113,79 +114,67 @@ def run_task(problem: Problem, task, out, lse):
     """Compute one task and write ``out[b0:b1, h0:h1, q0:q1]`` and ``lse[...]``."""
     b0, b1, h0, h1, q0, q1 = task
     with np.errstate(over="ignore", invalid="ignore"):  # overflow is detected and recomputed
-        result = _stream(problem, task, shared_shift=True)
-        if result is None:
-            result = _stream(problem, task, shared_shift=False)
+        result = _stream(problem, task)
         if result is None and problem.q.dtype == np.float32:
-            result = _stream(problem.promoted(), task, shared_shift=False)
+            result = _stream(problem.promoted(), task)
     if result is None:
         raise ValueError(_overflow_message(problem))
     out[b0:b1, h0:h1, q0:q1], lse[b0:b1, h0:h1, q0:q1] = result
 
 
-def _stream(problem, task, shared_shift):
-    """``(out, lse)`` of one task in float64, or ``None`` if this route cannot be trusted."""
+def _stream(problem, task):
+    """``(out, lse)`` of one task in float64, or ``None`` if a score or the output overflowed."""
+    from ._softmax import accumulate, softmax_block  # numba: loaded on the first call only
+
     b0, b1, h0, h1, q0, q1 = task
     batches, heads = slice(b0, b1), slice(h0, h1)
     group = problem.group  # a task holds whole groups of query heads (GQA)
     kv_heads = slice(h0 // group, h1 // group)
     q_block = problem.q[batches, heads, q0:q1]  # (nb, nh, nq, D)
     n_batch, n_heads, n_rows, _ = q_block.shape
-    n_kv = n_heads // group
+    n_kv, n_slabs = n_heads // group, n_batch * n_heads
     # the g query heads of a key-value head stacked into one matrix: one product per block
     q_grouped = (q_block if group == 1 else np.ascontiguousarray(q_block)).reshape(
         n_batch, n_kv, group * n_rows, -1)  # (nb, nkv, g·nq, D)
+    queries = problem.query[batches, heads, q0:q1]  # (nb, nh, nq, D), for the refinement
     value_dim = problem.v.shape[3]
     key_end = problem.key_end(q1)
-    acc = np.zeros((n_batch, n_heads, n_rows, value_dim))  # (nb, nh, nq, Dv) float64
-    total = np.zeros((n_batch, n_heads, n_rows))  # (nb, nh, nq) float64: row sums
-    row_max = np.full((n_batch, n_heads, n_rows), -np.inf)  # per-row route only
-    shift = None  # shared route: (nb, nh, 1, 1), fixed by the first block
+    modifier = problem.modifier
+    affine = modifier.kind == "distance"
+    refine = REFINE and problem.q.dtype == np.float32 and modifier.a_rev is not None
+    a_tab, m_tab, a64, m64 = modifier.kernel_tables()
+    per_head_tab = a_tab.shape[0] > 1
+    acc = np.zeros((n_slabs, n_rows, value_dim))  # (S, nq, Dv) float64, S = nb·nh
+    total = np.zeros((n_slabs, n_rows))  # (S, nq) float64: running row sums
+    row_max = np.full((n_slabs, n_rows), -np.inf)  # (S, nq) float64: running row maxima
+    rescale = np.empty((n_slabs, n_rows))  # (S, nq): e^(old max - new max) of each block
     block = problem.k_block
-    buffer = np.empty(n_batch * n_heads * n_rows * min(block, max(key_end, 1)), q_block.dtype)
-    for k0 in range(0, key_end, block):
+    buffer = np.empty(n_slabs * n_rows * min(block, max(key_end, 1)), q_block.dtype)
+    # the diagonal block first: the running maxima settle early (fewer weights to refine)
+    for k0 in reversed(range(0, key_end, block)):
         k1 = min(k0 + block, key_end)
-        flat = buffer[:n_batch * n_heads * n_rows * (k1 - k0)]
+        flat = buffer[:n_slabs * n_rows * (k1 - k0)]
         keys = problem.k[batches, kv_heads, k0:k1]  # (nb, nkv, nk, D)
         np.matmul(q_grouped, keys.swapaxes(-1, -2),
                   out=flat.reshape(n_batch, n_kv, group * n_rows, k1 - k0))
         scores = flat.reshape(n_batch, n_heads, n_rows, k1 - k0)  # (nb, nh, nq, nk)
-        scores = problem.modifier.logits(scores, q0, q1, k0, k1, batches, heads, shift)
-        if shared_shift and shift is None:
-            first_max = scores.max(axis=-1)  # (nb, nh, nq)
-            top = first_max.max(axis=-1)  # (nb, nh)
-            gap = ANCHOR_GAP[scores.dtype]
-            if not (np.all(np.isfinite(first_max))
-                    and np.all(first_max >= top[..., None] - gap)):
-                return None  # a row is masked or far below the others: per-row route
-            shift = top[..., None, None]  # (nb, nh, 1, 1)
-            scores -= shift
-        elif not shared_shift:
-            new_max = np.maximum(row_max, scores.max(axis=-1))  # (nb, nh, nq)
-            if np.any(new_max == np.inf) or np.any(np.isnan(new_max)):
-                return None
-            # A row with no finite score yet keeps max -inf; shift it by 0 to avoid inf - inf.
-            safe = np.where(np.isfinite(new_max), new_max, 0.0)  # (nb, nh, nq)
-            scores -= safe[..., None].astype(scores.dtype)
-            rescale = np.exp(row_max - safe)  # (nb, nh, nq); exp(-inf) = 0 on the first block
-            total *= rescale
-            acc *= rescale[..., None]
-            row_max = new_max
-        np.exp(scores, out=scores)
-        total += scores.sum(axis=-1)
+        scores = np.ascontiguousarray(modifier.prepare(scores, q0, q1, k0, k1, batches, heads))
+        if not softmax_block(scores.reshape(n_slabs, n_rows, k1 - k0), a_tab, m_tab, affine,
+                             h0, per_head_tab, modifier.n_queries - 1 - q0 + k0,
+                             modifier.key_shift + q0 - k0 + 1, problem.causal, row_max, total,
+                             rescale, queries, keys, group, a64, m64, problem.scale, refine):
+            return None  # a +inf score
         values = problem.v[batches, kv_heads, k0:k1]  # (nb, nkv, nk, Dv)
         weighted = scores.reshape(n_batch, n_kv, group * n_rows, k1 - k0) @ values
-        acc += weighted.reshape(n_batch, n_heads, n_rows, -1)  # (nb, nh, nq, Dv)
-    if shared_shift:
-        if shift is None or not (np.all(np.isfinite(total)) and np.all(np.isfinite(acc))):
-            return None
-        return acc / total[..., None], np.log(total) + shift[..., 0].astype(np.float64)
-    return _finish(problem, acc, total, row_max)
+        accumulate(acc, rescale, weighted.reshape(n_slabs, n_rows, value_dim))
+    shape = (n_batch, n_heads, n_rows)
+    return _finish(problem, acc.reshape(*shape, value_dim), total.reshape(shape),
+                   row_max.reshape(shape))
 
 
 def _finish(problem, acc, total, row_max):
-    """Per-row route: ``acc / total`` and the log-sum-exp; rows with no visible key give 0 and
-    ``-inf`` (only allowed for key chunks), non-finite sums give ``None``."""
+    """``acc / total`` and the log-sum-exp; rows with no visible key give 0 and ``-inf`` (only
+    allowed for key chunks), non-finite sums give ``None``."""
     if not problem.allow_masked and np.any(total == 0.0):
         raise ValueError("a query row is fully masked (every score is -inf after score_mod and "
                          "the mask); its softmax is undefined")

@@ -59,8 +59,8 @@ def _toeplitz(window, n_q, n_k):
 
 
 class ScoreModifier:
-    """Applies ``score_mod``, the causal mask and a shift to blocks of the score matrix of one
-    attention call, in the working dtype ``dtype``.
+    """Applies ``score_mod`` and the causal mask to blocks of the score matrix of one attention
+    call, in the working dtype ``dtype`` (or hands the streaming kernel its tables).
 
     ``offset`` is the absolute position of the first query (``q_idx = offset + row``), so that
     with ``Tq < Tk`` the queries are the last ``Tq`` positions (the decoding convention);
@@ -78,6 +78,8 @@ class ScoreModifier:
         self.key_shift = offset - kv_offset  # column j is after row i iff j > i + key_shift
         self.causal, self.dtype = causal, np.dtype(dtype)
         self.after = None  # the causal mask table, built on first use
+        self._ones = None  # the kernel's multiplier table when the transform has none
+        self.a_rev = self.m_rev = None  # per-distance tables ("distance" kind only)
         self.kind = "none"
         if score_mod is None:
             return
@@ -130,6 +132,19 @@ class ScoreModifier:
             m_table[:, t < 0] = -np.inf
         self.a_rev = None if scale_is_one else a_table.astype(self.dtype)
         self.m_rev = m_table.astype(self.dtype)
+        self.a_rev64, self.m_rev64 = a_table, m_table  # float64, for the float32 refinement
+
+    def kernel_tables(self):
+        """``(a, m, a64, m64)``: the reversed per-distance tables for the streaming kernel in
+        the working dtype and in float64 (``a`` is ones for a bias-only transform such as
+        ALiBi); 1×1 placeholders when the score mod is not a distance table."""
+        if self.kind != "distance":
+            one = np.ones((1, 1), self.dtype)
+            return one, one, one.astype(np.float64), one.astype(np.float64)
+        if self._ones is None and self.a_rev is None:
+            self._ones = np.ones_like(self.m_rev), np.ones_like(self.m_rev64)
+        a, a64 = (self.a_rev, self.a_rev64) if self.a_rev is not None else self._ones
+        return a, self.m_rev, a64, self.m_rev64
 
     def _mask(self, scores, q0, q1, k0, k1):
         """``-inf`` where key ``k0 + j`` is after query ``q0 + i`` (causal calls only), through
@@ -142,13 +157,12 @@ class ScoreModifier:
         lo, hi = self.n_queries - q1 + k0, self.n_queries - 1 - q0 + k1
         np.copyto(scores, -np.inf, where=_toeplitz(self.after[lo:hi], q1 - q0, k1 - k0))
 
-    def logits(self, scores, q0, q1, k0, k1, batches=slice(None), heads=slice(None),
-               shift=None):
-        """``mask(score_mod(scores)) - shift`` for query rows ``q0:q1`` and keys ``k0:k1`` of
-        the given batch and head slices; may overwrite and return ``scores``.
+    def logits(self, scores, q0, q1, k0, k1, batches=slice(None), heads=slice(None)):
+        """``mask(score_mod(scores))`` for query rows ``q0:q1`` and keys ``k0:k1`` of the given
+        batch and head slices; may overwrite and return ``scores``.
 
         ``scores`` is ``(nb, nh, nq, nk)`` in the working dtype and already multiplied by the
-        scale; ``shift`` is ``None`` or ``(nb, nh, 1, 1)``.
+        scale.
         """
         n_q, n_k = q1 - q0, k1 - k0
         if self.kind == "distance":
@@ -156,23 +170,21 @@ class ScoreModifier:
             tables = heads if self.m_rev.shape[0] > 1 else slice(None)
             if self.a_rev is not None:
                 scores *= _toeplitz(self.a_rev[tables, lo:hi], n_q, n_k)  # (·, nq, nk)
-            window = self.m_rev[tables, lo:hi]  # (·, nq + nk - 1)
-            if shift is not None:
-                window = window - shift[..., 0]  # (nb, nh, nq + nk - 1): the shift for free
-            scores += _toeplitz(window, n_q, n_k)
+            scores += _toeplitz(self.m_rev[tables, lo:hi], n_q, n_k)  # masked: -inf entries
             return scores
+        scores = self.prepare(scores, q0, q1, k0, k1, batches, heads)
+        self._mask(scores, q0, q1, k0, k1)
+        return scores
+
+    def prepare(self, scores, q0, q1, k0, k1, batches=slice(None), heads=slice(None)):
+        """``score_mod(scores)`` without the mask for the kinds the streaming kernel does not
+        apply itself (``"row"`` and ``"callable"``; the others are returned unchanged)."""
         if self.kind == "row":
             tables = heads if self.row_m.shape[0] > 1 else slice(None)
             scores *= self.row_a[tables, q0:q1, None]  # (·, nq, 1)
-            bias = self.row_m[tables, q0:q1, None]
-            scores += bias if shift is None else bias - shift
+            scores += self.row_m[tables, q0:q1, None]
         elif self.kind == "callable":
             scores = self._call(scores, q0, q1, k0, k1, batches, heads)
-            if shift is not None:
-                scores -= shift
-        elif shift is not None:
-            scores -= shift
-        self._mask(scores, q0, q1, k0, k1)
         return scores
 
     def _call(self, scores, q0, q1, k0, k1, batches, heads):

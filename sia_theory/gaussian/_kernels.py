@@ -14,9 +14,9 @@ argument is ``<= 0``.
 
 Tokens are processed in blocks of ``BLOCK``: the block's logits are made first (normals from the
 counter-based generator of :mod:`sia_theory.gaussian.rng`, then ``a_t L̄_t + m_t``), then a
-branch-free loop does the exponentials and the two sums; it uses an inlined polynomial ``exp`` so
-LLVM can vectorise it (numba has no vector ``exp`` without Intel SVML), about 6x faster than
-``math.exp``.
+branch-free loop does the exponentials and the two sums; it uses the polynomial ``exp`` of
+:mod:`sia_theory._infra.fastexp` so LLVM can vectorise it (numba has no vector ``exp`` without
+Intel SVML), about 6x faster than ``math.exp``.
 """
 
 from __future__ import annotations
@@ -25,64 +25,18 @@ import math
 
 import numba
 import numpy as np
-from llvmlite import ir
-from numba import types
-from numba.extending import intrinsic
 
+from .._infra.fastexp import EXP_FLOOR, exp_nonpositive
 from .rng import fill_normals, stream_state
 
-# Logit differences below this are treated as e^d = e^-708 (terms under 1e-307 of the largest,
-# which is 1): exp and d·e^d stay finite even when L − max is −inf (logits spanning ±1e308).
-_FLOOR = -708.0
+# Logit differences below this are treated as e^d = e^-708 (see exp_nonpositive).
+_FLOOR = EXP_FLOOR
 BLOCK = 512  # tokens per block: the buffers stay in L1, the per-block overhead is negligible
 
 
 # Sums inside one block may be reordered (vectorised partial sums). The order is fixed by the
 # compiled code, not by threads, so results stay bit-identical for any thread count.
 _REORDER_SUMS = {"reassoc", "nsz", "contract", "arcp"}
-
-
-@intrinsic
-def _bits_as_float64(typingctx, bits):
-    """Reinterpret an int64 bit pattern as a float64 (LLVM bitcast; free, vectorisable)."""
-
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], ir.DoubleType())
-
-    return types.float64(types.int64), codegen
-
-
-# Its own fast-math flags, set explicitly: numba lets a callee inherit the caller's flags unless
-# it sets its own, and reassociation would undo the Cody–Waite reduction (errors ~2e-14 instead
-# of ~2e-16). Contraction to FMA is allowed (it only makes Horner's rule more accurate). No
-# numba-level inlining either, for the same reason; LLVM still inlines and vectorises the call.
-@numba.njit(cache=True, fastmath={"contract"})
-def exp_nonpositive(d):
-    """``exp(d)`` for ``d <= 0`` without a libm call, so the block loop vectorises (no SVML).
-
-    Cody–Waite reduction ``d = k·ln2 + r`` (``|r| <= ln2/2``, fdlibm's split of ``ln2``), a
-    degree-13 Taylor polynomial (truncation ``< 5e-18`` relative), and ``2^k`` built from its
-    bit pattern. Arguments below ``-708`` return ``e^{-708}`` (~3e-308) instead of underflowing:
-    every sum they enter already holds a term equal to 1, so this changes nothing.
-    """
-    d = max(d, _FLOOR)
-    k = math.floor(d * 1.4426950408889634 + 0.5)
-    r = (d - k * 6.93147180369123816490e-01) - k * 1.90821492927058770002e-10
-    p = 1.0 / 6227020800.0
-    p = p * r + 1.0 / 479001600.0
-    p = p * r + 1.0 / 39916800.0
-    p = p * r + 1.0 / 3628800.0
-    p = p * r + 1.0 / 362880.0
-    p = p * r + 1.0 / 40320.0
-    p = p * r + 1.0 / 5040.0
-    p = p * r + 1.0 / 720.0
-    p = p * r + 1.0 / 120.0
-    p = p * r + 1.0 / 24.0
-    p = p * r + 1.0 / 6.0
-    p = p * r + 0.5
-    p = p * r + 1.0
-    p = p * r + 1.0
-    return p * _bits_as_float64((np.int64(k) + 1023) << 52)
 
 
 @numba.njit(cache=True, fastmath=_REORDER_SUMS)
