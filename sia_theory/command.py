@@ -11,7 +11,10 @@ Subcommands, each added by a ``register(subparsers)`` function:
   :func:`sia_theory.analyze` on a transform named ``MODULE:OBJECT`` (a module on the path),
   ``FILE.py:OBJECT`` (a file) or ``zoo:NAME`` (a :data:`~sia_theory.zoo.ZOO` member); the
   object is a Transform instance or a Transform class that takes no arguments;
-* ``bench [--quick] [--only NAME...]``: runs ``benchmarks/bench_NAME.py``.
+* ``bench [--quick] [--only NAME...]``: runs ``benchmarks/bench_NAME.py``;
+* ``train --scheme NAME... [--quick] [--seed S...] [--tau T...] [--out DIR]``: trains models
+  (:mod:`sia_theory.training.command`; needs the ``train`` extra);
+* ``sweep STUDY ...``: a study's grid on Dask (:mod:`sia_theory.sweeps.command`).
 
 ``figures`` and ``bench`` run scripts of the repository checkout, which are not part of the
 installed package: the checkout is the folder holding this package when it has
@@ -36,9 +39,10 @@ from ._infra.cli import OneLineArgumentParser, int_range, output_dir, seed
 __all__ = ["main", "build_parser", "repo_root", "load_transform", "SUBCOMMANDS",
            "EXTRA_SUBCOMMAND_MODULES", "CommandError"]
 
-# Modules with a ``register(subparsers)`` function, imported when the parser is built. The
-# sweep subcommand plugs in here at merge: EXTRA_SUBCOMMAND_MODULES = ("sia_theory.sweep.command",)
-EXTRA_SUBCOMMAND_MODULES: tuple[str, ...] = ("sia_theory.sweeps.command",)
+# Modules with a ``register(subparsers)`` function, imported when the parser is built (they
+# import nothing heavy at module level: ``train`` imports JAX only in its handler).
+EXTRA_SUBCOMMAND_MODULES: tuple[str, ...] = ("sia_theory.sweeps.command",
+                                             "sia_theory.training.command")
 
 
 class CommandError(ValueError):

@@ -22,7 +22,9 @@
   dimension (SI App. G; Henry et al. 2020).
 
 The classes ``NoPE``, ``RoPE``, ``PRoPESI``, ``NTKRoPE`` and ``YaRNRoPE`` are small frozen callables
-``encoding(x, positions)`` used to configure :class:`sia_theory.attention.DecoderConfig`.
+``encoding(x, positions)`` used to configure :class:`sia_theory.attention.DecoderConfig`; each
+also gives its frequencies, ``encoding.frequencies(D)`` (shape ``(D/2,)``, 0 for a pair that
+does not rotate), which is what another implementation (the JAX trainer) rotates with.
 """
 
 from __future__ import annotations
@@ -209,6 +211,10 @@ def qk_norm(q, k, eps=None):
 class NoPE:
     """No position encoding: ``x`` is returned unchanged (Kazemnejad et al. 2023)."""
 
+    def frequencies(self, head_dim) -> np.ndarray:
+        """All ``D/2`` frequencies are 0 (no pair rotates), shape ``(D/2,)``."""
+        return np.zeros(_check_head_dim(head_dim) // 2)
+
     def __call__(self, x, positions):
         return x
 
@@ -225,6 +231,11 @@ class RoPE:
         object.__setattr__(self, "fraction", check_real("fraction", self.fraction, lo=0, hi=1,
                                                         lo_open=True))
 
+    def frequencies(self, head_dim) -> np.ndarray:
+        """The angular frequencies this encoding rotates pair ``(k, k + D/2)`` by, shape
+        ``(D/2,)`` (:func:`rope_frequencies`)."""
+        return rope_frequencies(head_dim, self.base, self.fraction)
+
     def __call__(self, x, positions):
         return rope(x, positions, self.base, self.fraction)
 
@@ -232,6 +243,10 @@ class RoPE:
 @dataclass(frozen=True)
 class PRoPESI:
     """The p-RoPE of SI's experiments: half the frequencies, effective base 1024 (App. G)."""
+
+    def frequencies(self, head_dim) -> np.ndarray:
+        """:func:`p_rope_si_frequencies`, shape ``(D/2,)``."""
+        return p_rope_si_frequencies(head_dim)
 
     def __call__(self, x, positions):
         return p_rope_si(x, positions)
@@ -251,10 +266,14 @@ class NTKRoPE:
         check_int("inference_length", self.inference_length, lo=1)
         RoPE(self.base, self.fraction)  # validates base and fraction
 
+    def frequencies(self, head_dim) -> np.ndarray:
+        """RoPE's frequencies at the NTK-scaled base :func:`ntk_base`, shape ``(D/2,)``."""
+        scaled = ntk_base(self.base, head_dim, self.train_length, self.inference_length)
+        return rope_frequencies(head_dim, scaled, self.fraction)
+
     def __call__(self, x, positions):
         x = _check_x(x, 2)
-        scaled = ntk_base(self.base, x.shape[-1], self.train_length, self.inference_length)
-        return rope(x, positions, scaled, self.fraction)
+        return _rotate(x, positions, self.frequencies(x.shape[-1]))
 
 
 @dataclass(frozen=True)
@@ -282,6 +301,7 @@ class YaRNRoPE:
         return max(1.0, self.target_length / self.train_length)
 
     def frequencies(self, head_dim) -> np.ndarray:
+        """:func:`yarn_frequencies` for this encoding, shape ``(D/2,)``."""
         return yarn_frequencies(head_dim, self.base, self.train_length, self.target_length,
                                 self.alpha, self.beta)
 

@@ -64,13 +64,14 @@ class Execution:
         """True when nothing beyond this process is asked for (no store, sync scheduler)."""
         return self.store is None and self.scheduler == "sync" and not self.finished_only
 
-    def run_cells(self, fn, cells, *, seed, study, seed_key=None):
+    def run_cells(self, fn, cells, *, seed, study, seed_key=None, with_files=False):
         """:func:`sia_theory.sweeps.run_cells` with these options (errors raise)."""
         from ..sweeps import run_cells
 
         return run_cells(fn, cells, seed=seed, store=self.store, scheduler=self.scheduler,
                          force=self.force, progress=self.progress, study=study,
-                         seed_key=seed_key, on_error="raise", n_workers=self.n_workers)
+                         seed_key=seed_key, on_error="raise", n_workers=self.n_workers,
+                         with_files=with_files)
 
 
 DEFAULT_EXECUTION = Execution()
