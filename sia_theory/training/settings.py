@@ -48,7 +48,7 @@ class TrainSettings(StudySettings):
     eval_multiples: tuple = (1, 4, 16)
     n_layers: int = 4
     d_model: int = 128
-    n_heads: int = 4
+    n_heads: int = 2
     tokenizer: str = "bpe"
     vocab_size: int = 2048
     batch_size: int = 16
@@ -139,7 +139,8 @@ class TrainSettings(StudySettings):
 
     @classmethod
     def quick(cls) -> TrainSettings:
-        """A few seconds: 2 layers of width 32, 32-token windows, 6 steps, a small BPE."""
+        """A few seconds: 2 layers of width 32, 32-token windows, 8 steps, a small BPE (a
+        larger head rate than the full run's, so that 8 steps move the logits measurably)."""
         return cls(train_length=32, n_layers=2, d_model=32, n_heads=2, vocab_size=320,
-                   batch_size=4, steps=6, eval_every=3, validation_documents=2,
-                   max_train_documents=6)
+                   batch_size=4, steps=8, head_learning_rate=0.05, eval_every=4,
+                   validation_documents=2, max_train_documents=6)

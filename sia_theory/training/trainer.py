@@ -24,7 +24,7 @@ import numpy as np
 from .._infra.seeding import check_seed
 from ._jax import require
 from .data import corpus as load_corpus
-from .model import token_losses
+from .model import forward, token_losses
 from .optim import make_optimizer
 from .params import init_parameters
 from .run import TrainedRun
@@ -34,7 +34,7 @@ from .tables import coefficient_tables, rotation_tables
 
 jax, jnp, optax = require()
 
-__all__ = ["train", "evaluate", "scheme_arrays", "SCORE_BYTES", "EVAL_TOKENS"]
+__all__ = ["train", "evaluate", "logits", "scheme_arrays", "SCORE_BYTES", "EVAL_TOKENS"]
 
 SCORE_BYTES = 64 * 2**20  # scores of one attention block (float32) during validation
 EVAL_TOKENS = 8192  # tokens per validation call (bounds the (B, T, V) logits too)
@@ -57,7 +57,8 @@ def _step_function(settings: TrainSettings):
 
     def step(params, state, windows, tables, rotation):
         def mean_loss(p):
-            return token_losses(p, windows, tables, rotation, n_heads=settings.n_heads).mean()
+            return token_losses(p, windows, tables, rotation, n_heads=settings.n_heads,
+                                unroll=True).mean()
 
         loss, grads = jax.value_and_grad(mean_loss)(params)
         updates, state = optimizer.update(grads, state, params)
@@ -77,6 +78,34 @@ def _largest_divisor(n: int, limit: int) -> int:
     return max(d for d in range(1, limit + 1) if n % d == 0)
 
 
+@partial(jax.jit, static_argnames=("n_heads", "block"))
+def _logits(params, tokens, tables, rotation, *, n_heads, block):
+    return forward(params, tokens, tables, rotation, n_heads=n_heads, block=block)
+
+
+def _block_for(settings, rows, length):
+    """Query rows per attention block: the largest divisor of ``length`` whose scores
+    ``(rows, H, block, length)`` fit in :data:`SCORE_BYTES`."""
+    return _largest_divisor(length, max(1, SCORE_BYTES // (4 * rows * settings.n_heads * length)))
+
+
+def logits(params, scheme, settings: TrainSettings, tokens) -> np.ndarray:
+    """The JAX forward's logits ``(B, T, V)`` (float32 numpy) of ``tokens`` ``(B, T)`` under
+    ``scheme`` (tables and encoding for length ``T``), attention in blocks as in
+    validation."""
+    tokens = np.asarray(tokens)
+    if tokens.ndim != 2 or tokens.dtype.kind not in "iu":
+        raise ValueError(f"tokens must be a 2-D integer array (B, T), got {tokens.shape} "
+                         f"{tokens.dtype}")
+    scheme = resolve_scheme(scheme)
+    n_batch, length = tokens.shape
+    tables, rotation = scheme_arrays(scheme, settings, length)
+    out = _logits(jax.tree.map(jnp.asarray, params), jnp.asarray(tokens, jnp.int32), tables,
+                  rotation, n_heads=settings.n_heads,
+                  block=_block_for(settings, n_batch, length))
+    return np.asarray(out)
+
+
 def evaluate(params, scheme, settings: TrainSettings, length: int, corpus=None) -> float:
     """Mean validation loss (nats per token) at context ``length`` (2 … ``max_length``)."""
     s = settings
@@ -87,7 +116,7 @@ def evaluate(params, scheme, settings: TrainSettings, length: int, corpus=None) 
     corpus = load_corpus(s) if corpus is None else corpus
     windows = corpus.validation_windows(length)  # (N, length + 1)
     rows = _largest_divisor(windows.shape[0], max(1, EVAL_TOKENS // length))
-    block = _largest_divisor(length, max(1, SCORE_BYTES // (4 * rows * s.n_heads * length)))
+    block = _block_for(s, rows, length)
     tables, rotation = scheme_arrays(scheme, s, length)
     jparams = jax.tree.map(jnp.asarray, params)
     total = 0.0

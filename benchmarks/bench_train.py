@@ -1,0 +1,163 @@
+"""Benchmark of the JAX trainer (:mod:`sia_theory.training`): throughput against this machine's
+float32 matmul rate on the model's own matmul shapes, measured in the same run.
+
+1. Probe: steps per second of one training step (forward, backward, optimiser) for the
+   configuration of ``TrainSettings.full()`` and a few neighbours (width, depth, batch,
+   vocabulary), one process, one XLA thread (the trainer's setting): what sizes the grid.
+2. Throughput of the full configuration: the FLOPs of a step counted as ``6 × matmul
+   parameters × tokens`` (every linear layer and the output head; the input embedding is a
+   lookup, not a product) plus the attention products ``q·k`` and ``A·v`` over the causal pairs
+   (``3 × 2 × 2·H·D`` per visible pair and layer, forward and backward), divided by the
+   step time, as a ratio to the reference rate: the same FLOPs at the rate JAX reaches on each
+   of the model's matmul shapes alone (projections, MLP, output head in their forward and two
+   backward orientations, the batched score and value products), measured before and after.
+   Target: >= 0.35.
+
+The machine may be shared: the load average is printed beside every section; the ratio
+compares two measurements of the same run.
+"""
+
+import dataclasses
+import os
+import sys
+import time
+
+import numpy as np
+
+from sia_theory._infra.cli import benchmark_parser
+from sia_theory.training import TrainSettings, resolve_scheme
+from sia_theory.training.params import init_parameters, parameter_count
+from sia_theory.training.trainer import _step_function, jax, jnp, scheme_arrays
+
+TARGET = 0.35
+
+
+def load() -> str:
+    return "load average {:.2f} / {:.2f} / {:.2f}".format(*os.getloadavg())
+
+
+def step_flops(s: TrainSettings) -> dict:
+    """FLOPs of one training step by part (see the module docstring)."""
+    tokens = s.batch_size * s.train_length
+    d, hidden, vocab = s.d_model, 4 * s.d_model, s.effective_vocab
+    pairs = s.batch_size * s.train_length * (s.train_length + 1) // 2
+    return {"projections": 6 * tokens * s.n_layers * 4 * d * d,
+            "mlp": 6 * tokens * s.n_layers * 2 * d * hidden,
+            "head": 6 * tokens * d * vocab,
+            "attention": 3 * s.n_layers * 2 * 2 * s.n_heads * s.head_dim * pairs}
+
+
+def _rate(fn, *args, repeats=5) -> float:
+    """Best seconds of one call of the jitted ``fn`` (compiled first)."""
+    fn = jax.jit(fn)
+    jax.block_until_ready(fn(*args))
+    best = np.inf
+    for _ in range(repeats):
+        started = time.perf_counter()
+        jax.block_until_ready(fn(*args))
+        best = min(best, time.perf_counter() - started)
+    return best
+
+
+def reference_seconds(s: TrainSettings) -> dict:
+    """Seconds the FLOPs of :func:`step_flops` take at JAX's rate on each shape alone."""
+    rng = np.random.default_rng(0)
+
+    def arr(*shape):
+        return jnp.asarray(rng.standard_normal(shape, dtype=np.float32))
+
+    tokens = s.batch_size * s.train_length
+    d, hidden, vocab = s.d_model, 4 * s.d_model, s.effective_vocab
+    flops = step_flops(s)
+
+    def linear(n_in, n_out):  # forward, grad of the input, grad of the weight
+        x, w, g = arr(tokens, n_in), arr(n_in, n_out), arr(tokens, n_out)
+        seconds = (_rate(lambda a, b: a @ b, x, w) + _rate(lambda a, b: a @ b.T, g, w)
+                   + _rate(lambda a, b: a.T @ b, x, g))
+        return seconds / (3 * 2 * tokens * n_in * n_out)  # seconds per FLOP
+
+    bh, t, dh = s.batch_size * s.n_heads, s.train_length, s.head_dim
+    q, k, p = arr(bh, t, dh), arr(bh, t, dh), arr(bh, t, t)
+    attention = (_rate(lambda a, b: jnp.einsum("bqd,bkd->bqk", a, b), q, k)
+                 + _rate(lambda a, b: jnp.einsum("bqk,bkd->bqd", a, b), p, k)) / (
+        2 * 2 * bh * t * t * dh)
+    projections = linear(d, d)
+    mlp = (linear(d, hidden) + linear(hidden, d)) / 2
+    return {"projections": flops["projections"] * projections, "mlp": flops["mlp"] * mlp,
+            "head": flops["head"] * linear(d, vocab), "attention": flops["attention"] * attention}
+
+
+def time_steps(s: TrainSettings, n_steps: int) -> tuple[float, float]:
+    """``(compile seconds, best seconds per step over n_steps)`` of the trainer's own step on
+    random tokens (throughput does not depend on the token values)."""
+    optimizer, step = _step_function(s)
+    tables, rotation = scheme_arrays(resolve_scheme("si-p-rope"), s, s.train_length)
+    params = jax.tree.map(jnp.asarray, init_parameters(s, 0))
+    state = optimizer.init(params)
+    rng = np.random.default_rng(1)
+    batches = [jnp.asarray(rng.integers(0, s.effective_vocab, (s.batch_size, s.train_length + 1),
+                                        dtype=np.int32)) for _ in range(n_steps + 1)]
+    started = time.perf_counter()
+    params, state, loss = step(params, state, batches[0], tables, rotation)
+    loss.block_until_ready()
+    compile_s = time.perf_counter() - started
+    best = np.inf
+    for batch in batches[1:]:
+        started = time.perf_counter()
+        params, state, loss = step(params, state, batch, tables, rotation)
+        loss.block_until_ready()
+        best = min(best, time.perf_counter() - started)
+    return compile_s, best
+
+
+def section_probe(base: TrainSettings, quick: bool):
+    print(f"\n== 1. probe: one training step, one XLA thread; {load()}")
+    variants = [base] if quick else [
+        base, dataclasses.replace(base, d_model=96, n_heads=3),
+        dataclasses.replace(base, n_layers=3), dataclasses.replace(base, batch_size=8),
+        dataclasses.replace(base, vocab_size=1024), dataclasses.replace(base, tokenizer="bytes")]
+    for s in variants:
+        compile_s, seconds = time_steps(s, 3)
+        params = parameter_count(init_parameters(s, 0))
+        tokens = s.batch_size * s.train_length
+        print(f"layers {s.n_layers} width {s.d_model} heads {s.n_heads} batch {s.batch_size}x"
+              f"{s.train_length} vocab {s.effective_vocab} ({params / 1e6:.2f} M parameters): "
+              f"{seconds * 1e3:.0f} ms/step = {1 / seconds:.2f} steps/s, "
+              f"{tokens / seconds / 1e3:.1f} k tokens/s (compile {compile_s:.1f} s; {load()})")
+
+
+def section_throughput(s: TrainSettings, n_steps: int):
+    print(f"\n== 2. throughput of this configuration; {load()}")
+    flops = step_flops(s)
+    total = sum(flops.values())
+    before = reference_seconds(s)
+    _, seconds = time_steps(s, n_steps)
+    after = reference_seconds(s)
+    reference = (sum(before.values()) + sum(after.values())) / 2
+    shares = ", ".join(f"{k} {v / total:.0%}" for k, v in flops.items())
+    print(f"step FLOPs {total / 1e9:.2f} G ({shares})")
+    print(f"step {seconds * 1e3:.0f} ms: {total / seconds / 1e9:.1f} GFLOP/s; the same FLOPs "
+          f"at the rate of each matmul shape alone: {sum(before.values()) * 1e3:.0f} ms before, "
+          f"{sum(after.values()) * 1e3:.0f} ms after ({total / reference / 1e9:.1f} GFLOP/s; "
+          f"{load()})")
+    parts = ", ".join(f"{k} {flops[k] / ((before[k] + after[k]) / 2) / 1e9:.0f}"
+                      for k in flops)
+    print(f"reference GFLOP/s by shape: {parts}")
+    ratio = reference / seconds
+    print(f"target: >= {TARGET:.2f} of the matmul rate on the model's shapes: {ratio:.2f} "
+          f"({'MET' if ratio >= TARGET else 'NOT MET'})")
+    return ratio
+
+
+def main(quick=False):
+    print(f"jax {jax.__version__}; {os.cpu_count()} cores; XLA_FLAGS="
+          f"{os.environ.get('XLA_FLAGS', '')!r}; {load()}")
+    settings = TrainSettings.quick() if quick else TrainSettings.full()
+    section_probe(settings, quick)
+    section_throughput(settings, 3 if quick else 8)
+    print(f"\nend: {load()}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(**vars(benchmark_parser(__doc__).parse_args())))
