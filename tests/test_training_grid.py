@@ -216,3 +216,16 @@ def test_user_transform_trains_through_the_same_grid(tmp_path):
     assert list(table["scheme"]) == [name] and list(table["tau"]) == [4]
     assert np.isfinite(table[["loss_1L", "loss_4L", "loss_16L"]].to_numpy()).all()
     assert len(SCHEMES) == 9
+
+
+def test_grid_on_a_dask_cluster_gives_the_in_process_numbers(grid_store, tmp_path):
+    """Cells pickled to worker processes (one XLA thread each) train the same models."""
+    from distributed import Client, LocalCluster
+
+    settings, _, result = grid_store
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                      dashboard_address="127.0.0.1:0") as cluster, Client(cluster):
+        out = train_grid(settings, seed=0, execution=Execution(
+            scheduler=cluster.scheduler_address, store=tmp_path / "dask"))
+    pd.testing.assert_frame_equal(out["validation"], result["validation"])
+    pd.testing.assert_frame_equal(out["curves"], result["curves"])

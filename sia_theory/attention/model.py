@@ -33,7 +33,7 @@ from .cache import DecodingCache
 from .core import attention_scores, cached_attention, cached_attention_partial, merge_partials
 from .positional import NoPE, NTKRoPE, PRoPESI, RoPE, YaRNRoPE, rms_norm
 
-__all__ = ["DecoderConfig", "Decoder"]
+__all__ = ["DecoderConfig", "Decoder", "parameter_shapes"]
 
 _POSITION_TYPES = (NoPE, RoPE, PRoPESI, NTKRoPE, YaRNRoPE)
 
@@ -115,7 +115,9 @@ class DecoderConfig:
         return "kv"
 
 
-def _parameter_shapes(c: DecoderConfig) -> dict:
+def parameter_shapes(c: DecoderConfig) -> dict:
+    """Weight shapes of a :class:`Decoder` of ``c``: ``embedding`` ``(V, d)``, ``unembedding``
+    ``(d, V)`` and the per-layer :attr:`Decoder.LAYER_WEIGHTS` (``(fan_in, fan_out)``)."""
     d, hidden = c.d_model, c.hidden
     return {"embedding": (c.vocab_size, d), "unembedding": (d, c.vocab_size),
             "w_q": (d, d), "w_k": (d, d), "w_v": (d, d), "w_o": (d, d),
@@ -153,7 +155,7 @@ class Decoder:
     def parameter_shapes(self) -> dict:
         """Shapes of the weights: ``embedding``, ``unembedding`` and, per layer, the
         :data:`LAYER_WEIGHTS` (each ``(fan_in, fan_out)``: the model computes ``x @ w``)."""
-        return _parameter_shapes(self.config)
+        return parameter_shapes(self.config)
 
     @classmethod
     def from_parameters(cls, config: DecoderConfig, parameters) -> Decoder:
@@ -167,7 +169,7 @@ class Decoder:
         """
         if not isinstance(config, DecoderConfig):
             raise ValueError(f"config must be a DecoderConfig, got {config!r}")
-        shapes = _parameter_shapes(config)
+        shapes = parameter_shapes(config)
         dtype = np.dtype(config.dtype)
 
         def take(name, value, shape):

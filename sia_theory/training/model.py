@@ -24,9 +24,8 @@ from ._jax import require
 
 jax, jnp, _ = require()
 
-__all__ = ["LAYER_WEIGHTS", "EPS", "rms_norm", "forward", "token_losses"]
+__all__ = ["EPS", "UNROLLED_BLOCKS", "rms_norm", "forward", "token_losses"]
 
-LAYER_WEIGHTS = ("w_q", "w_k", "w_v", "w_o", "w_up", "w_down")
 EPS = float(np.finfo(np.float32).eps)  # as the reference's rms_norm on float32 (torch's default)
 
 

@@ -15,35 +15,33 @@ import json
 import numpy as np
 
 from .._infra.seeding import rng_for
+from ..attention.model import Decoder, DecoderConfig, parameter_shapes
 
-__all__ = ["INIT_STUDY", "LAYER_WEIGHTS", "init_parameters", "layer_shapes", "to_decoder_layout",
+__all__ = ["INIT_STUDY", "LAYER_WEIGHTS", "init_parameters", "to_decoder_layout",
            "parameter_count", "to_safetensors", "from_safetensors"]
 
 INIT_STUDY = "training.init"
-LAYER_WEIGHTS = ("w_q", "w_k", "w_v", "w_o", "w_up", "w_down")
+LAYER_WEIGHTS = Decoder.LAYER_WEIGHTS
 _ZERO = ("w_o", "w_down")
-
-
-def layer_shapes(d_model: int, hidden: int) -> dict:
-    d = d_model
-    return {"w_q": (d, d), "w_k": (d, d), "w_v": (d, d), "w_o": (d, d), "w_up": (d, hidden),
-            "w_down": (hidden, d)}
 
 
 def init_parameters(settings, seed: int) -> dict:
     """Float32 numpy parameters of a fresh model of ``settings`` (module docstring)."""
     s = settings
     rng = rng_for(seed, INIT_STUDY)
-    vocab, d, hidden = s.effective_vocab, s.d_model, 4 * s.d_model
-    embedding = rng.standard_normal((vocab, d)).astype(np.float32)
+    shapes = parameter_shapes(DecoderConfig(vocab_size=s.effective_vocab, d_model=s.d_model,
+                                            n_heads=s.n_heads, n_layers=s.n_layers,
+                                            mlp_hidden=4 * s.d_model))
+    embedding = rng.standard_normal(shapes["embedding"]).astype(np.float32)
     layers = {}
-    for name, (fan_in, fan_out) in layer_shapes(d, hidden).items():
+    for name in LAYER_WEIGHTS:
+        fan_in, fan_out = shapes[name]
         shape = (s.n_layers, fan_in, fan_out)
         if name in _ZERO:
             layers[name] = np.zeros(shape, np.float32)
         else:
             layers[name] = (rng.standard_normal(shape) / np.sqrt(fan_in)).astype(np.float32)
-    return {"embedding": embedding, "unembedding": np.zeros((d, vocab), np.float32),
+    return {"embedding": embedding, "unembedding": np.zeros(shapes["unembedding"], np.float32),
             "layers": layers}
 
 

@@ -172,10 +172,14 @@ def resolve_scheme(scheme, tau=None) -> Scheme:
                          f"MODULE:OBJECT[@position], got {scheme!r}")
     from ..command import load_transform
 
-    target, _, position = scheme.rpartition("@") if "@" in scheme else (scheme, "", "p-rope")
-    if position not in POSITIONS:
-        raise ValueError(f"scheme: the position after '@' must be one of "
-                         f"{', '.join(POSITIONS)}, got {position!r} in {scheme!r}")
+    head, sep, tail = scheme.rpartition("@")
+    if sep and ":" not in tail:  # TARGET@position ('@' inside a file path is not a position)
+        if tail not in POSITIONS:
+            raise ValueError(f"scheme: the position after '@' must be one of "
+                             f"{', '.join(POSITIONS)}, got {tail!r} in {scheme!r}")
+        target, position = head, tail
+    else:
+        target, position = scheme, "p-rope"
     try:
         transform, _ = load_transform(target)
     except ValueError as err:
