@@ -26,7 +26,6 @@ __all__ = ["register", "main"]
 
 
 def _handler(args) -> int:
-    from ..sweeps.command import scheduler_arg  # noqa: F401  (same parser type, same rules)
     from ..sweeps.engine import SweepError
 
     prog = "sia-theory train"
