@@ -36,7 +36,8 @@ class TrainedRun:
     mean training loss of each step's batch before its update; ``validation_curve``:
     ``((step, loss at train_length), ...)``; ``validation``: ``{length: loss}`` at the end, for
     every length of ``settings.eval_lengths``; ``seconds``: wall time of ``compile`` (the first
-    step), ``train`` and ``evaluate``.
+    step), ``train`` (all steps, the first included) and ``evaluate``, and the process's
+    ``cpu`` time over the whole run (data preparation excluded).
     """
 
     scheme: str

@@ -149,6 +149,7 @@ def train(scheme, settings: TrainSettings | None = None, *, seed: int = 0, tau=N
     state = optimizer.init(params)
     train_losses, curve = [], []
     clock = {"compile": 0.0, "train": 0.0, "evaluate": 0.0}
+    cpu_start = time.process_time()
     bar = None
     if progress:
         from tqdm.auto import tqdm
@@ -184,6 +185,7 @@ def train(scheme, settings: TrainSettings | None = None, *, seed: int = 0, tau=N
     for length in s.eval_lengths[1:]:
         validation[length] = evaluate(params, resolved, s, length, corpus)
     clock["evaluate"] += time.perf_counter() - t0
+    clock["cpu"] = time.process_time() - cpu_start  # less disturbed by other processes
     numpy_params = jax.tree.map(lambda x: np.asarray(x, np.float32), params)
     losses = np.asarray(jax.device_get(train_losses), np.float64)
     return TrainedRun(scheme=resolved.name, tau=resolved.tau, seed=seed, settings=s,
