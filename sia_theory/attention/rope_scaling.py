@@ -48,7 +48,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._infra.validate import check_int, check_real, one_of
-from .positional import RoPE, _check_head_dim, _check_x, _rotate, rope
+from .positional import RoPE, _check_head_dim, _check_x, _rotate, rope, rope_frequencies
 
 __all__ = ["ntk_base", "NTKRoPE", "dynamic_ntk_base", "DynamicNTKRoPE", "yarn_frequencies",
            "YaRNRoPE", "YARN_ALPHA", "YARN_BETA", "YARN_RAMPS"]
@@ -113,6 +113,11 @@ class NTKRoPE:
         object.__setattr__(self, "base", check_real(base_name, base, lo=1, lo_open=True))
         RoPE(self.base, fraction)  # validates fraction
         object.__setattr__(self, "fraction", float(fraction))
+
+    def frequencies(self, head_dim) -> np.ndarray:
+        """RoPE's frequencies at the NTK-scaled base :func:`ntk_base`, shape ``(D/2,)``."""
+        scaled = ntk_base(self.base, head_dim, self.train_length, self.inference_length)
+        return rope_frequencies(head_dim, scaled, self.fraction)
 
     def __call__(self, x, positions):
         x = _check_x(x, 2)

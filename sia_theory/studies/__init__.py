@@ -34,6 +34,7 @@ STUDIES = {
     "model_passkey": "model_passkey",
     "scheme_analysis": "zoo_comparison",
     "zoo_comparison": "zoo_comparison",
+    "train-grid": "train_grid",
 }
 """Study name → module of :mod:`sia_theory.studies` that defines it."""
 

@@ -61,28 +61,29 @@ class Execution:
         """True when nothing beyond this process is asked for (no store, sync scheduler)."""
         return self.store is None and self.scheduler == "sync" and not self.finished_only
 
-    def run_cells(self, fn, cells, *, seed, study, seed_key=None):
+    def run_cells(self, fn, cells, *, seed, study, seed_key=None, with_files=False):
         """:func:`sia_theory.sweeps.run_cells` with these options: ``(cells, frames,
-        missing)``. A failed cell raises; ``missing`` lists the keys of the cells not in the
-        store when ``finished_only`` (their frames are ``None``; nothing is computed), else it
-        is empty."""
+        missing)``, and fourth, with ``with_files=True``, each cell's files (``{name: bytes}``).
+        A failed cell raises; ``missing`` lists the keys of the cells not in the store when
+        ``finished_only`` (their frames are ``None``; nothing is computed), else it is
+        empty."""
         from ..sweeps import run_cells
 
         if not self.finished_only:
-            cells, frames, _ = run_cells(fn, cells, seed=seed, store=self.store,
-                                         scheduler=self.scheduler, force=self.force,
-                                         progress=self.progress, study=study,
-                                         seed_key=seed_key, on_error="raise",
-                                         n_workers=self.n_workers)
-            return cells, frames, []
+            cells, frames, _, *out = run_cells(
+                fn, cells, seed=seed, store=self.store, scheduler=self.scheduler,
+                force=self.force, progress=self.progress, study=study, seed_key=seed_key,
+                on_error="raise", n_workers=self.n_workers, with_files=with_files)
+            return (cells, frames, [], *out)
         if self.store is None:
             raise ValueError("finished_only needs a store to read the finished cells from")
-        cells, frames, errors = run_cells(_not_computed, cells, seed=seed, store=self.store,
-                                          scheduler="sync", progress=self.progress,
-                                          study=study, seed_key=seed_key, on_error="record")
+        cells, frames, errors, *out = run_cells(
+            _not_computed, cells, seed=seed, store=self.store, scheduler="sync",
+            progress=self.progress, study=study, seed_key=seed_key, on_error="record",
+            with_files=with_files)
         if all(f is None for f in frames):
             raise ValueError(f"store {self.store} holds no finished cell of this study yet")
-        return cells, frames, sorted(errors)
+        return (cells, frames, sorted(errors), *out)
 
 
 def _not_computed(cell, rng_seed):

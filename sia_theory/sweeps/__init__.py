@@ -4,9 +4,9 @@ Parquet dataset and resumable. See :mod:`sia_theory.sweeps.engine` for the cell 
 The package is ``sweeps`` (plural) so that the top-level export ``sia_theory.sweep`` (the
 function) is never shadowed by the subpackage attribute Python sets when a subpackage loads."""
 
-from .engine import SweepError, run_cells, sweep
+from .engine import CellOutput, SweepError, run_cells, sweep
 from .grid import cell_key, cell_seed, expand_grid
 from .store import load_errors, load_sweep
 
 __all__ = ["sweep", "run_cells", "load_sweep", "load_errors", "cell_key", "cell_seed",
-           "expand_grid", "SweepError"]
+           "expand_grid", "SweepError", "CellOutput"]

@@ -4,9 +4,11 @@ The contract of a cell function: ``fn(cell, rng_seed)`` takes the cell's paramet
 scalars, see :mod:`sia_theory.sweeps.grid`) and its seed (an int in ``[0, 2**63 − 1]`` derived
 from the sweep seed and the cell only), draws every random number from that seed (e.g.
 ``numpy.random.default_rng(rng_seed)``), and returns either a dict of scalars (one row) or a
-pandas DataFrame (any number of rows; its index is dropped). It must not depend on anything but
-its arguments (module-level state, worker identity, time), so its result is the same on any
-worker; it runs with one BLAS thread (:func:`sia_theory._infra.parallel.single_threaded_blas`).
+pandas DataFrame (any number of rows; its index is dropped), or a :class:`CellOutput` of such
+rows and named files (bytes, e.g. a model's parameters) that the store keeps beside them. It
+must not depend on anything but its arguments (module-level state, worker identity, time), so
+its result is the same on any worker; it runs with one BLAS thread
+(:func:`sia_theory._infra.parallel.single_threaded_blas`).
 
 Where the cells run (``scheduler``):
 
@@ -28,6 +30,7 @@ import os
 import traceback
 import uuid
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from typing import NamedTuple
 
 import pandas as pd
 from tqdm.auto import tqdm
@@ -38,7 +41,7 @@ from .._infra.validate import check_int
 from . import store as stores
 from .grid import cell_key, cell_seed, expand_grid, file_stem
 
-__all__ = ["sweep", "run_cells", "SweepError", "ENV_SCHEDULER", "CONNECT_TIMEOUT",
+__all__ = ["sweep", "run_cells", "SweepError", "CellOutput", "ENV_SCHEDULER", "CONNECT_TIMEOUT",
            "HANDSHAKE_TIMEOUT", "IN_PROCESS", "probe_scheduler"]
 
 ENV_SCHEDULER = "SIA_DASK_SCHEDULER"
@@ -49,6 +52,16 @@ IN_PROCESS = ("sync", "threads")
 
 class SweepError(RuntimeError):
     """Raised by ``on_error="raise"`` when a cell fails (after the other cells finished)."""
+
+
+class CellOutput(NamedTuple):
+    """What a cell returns when it has files besides its rows: ``frame`` (a DataFrame or a dict
+    of scalars) and ``files`` (``{name: bytes}``). The store writes each file as
+    ``cells/<stem>.<name>`` before the rows; :func:`run_cells` with ``with_files=True`` returns
+    them (read back from the store for resumed cells)."""
+
+    frame: object
+    files: dict
 
 
 def as_frame(value) -> pd.DataFrame:
@@ -72,7 +85,10 @@ def run_one(fn, cell: dict, seed: int):
     (``KeyboardInterrupt`` and ``SystemExit`` still stop the sweep)."""
     try:
         with single_threaded_blas():
-            return ("ok", as_frame(fn(dict(cell), seed)))
+            value = fn(dict(cell), seed)
+        if isinstance(value, CellOutput):
+            return ("ok", as_frame(value.frame), stores.check_file_names(value.files))
+        return ("ok", as_frame(value), {})
     except Exception as err:  # noqa: BLE001 - recorded with the cell, the sweep goes on
         line = " ".join(f"{type(err).__name__}: {err}".split())
         return ("error", line, traceback.format_exc())
@@ -209,10 +225,12 @@ def _thread_results(fn, todo, seeds):
 
 
 def run_cells(fn, grid, *, seed, store=None, scheduler=None, force=False, progress=True,
-              study="sweep", seed_key=None, on_error="record", n_workers=None):
+              study="sweep", seed_key=None, on_error="record", n_workers=None,
+              with_files=False):
     """Run the cells of ``grid`` and return ``(cells, frames, errors)``: the cells in grid
-    order, fn's DataFrame of each (``None`` for a failed cell) and ``{cell key: error line}``.
-    See :func:`sweep` for the arguments."""
+    order, fn's DataFrame of each (``None`` for a failed cell) and ``{cell key: error line}``;
+    with ``with_files=True`` also, fourth, each cell's files (``{name: bytes}``, ``None`` for
+    a failed cell; see :class:`CellOutput`). See :func:`sweep` for the arguments."""
     if not callable(fn):
         raise ValueError(f"fn must be callable as fn(cell, rng_seed), got {fn!r}")
     if on_error not in ("record", "raise"):
@@ -227,6 +245,8 @@ def run_cells(fn, grid, *, seed, store=None, scheduler=None, force=False, progre
     done = set() if root is None or force else stores.finished_stems(root)
     frames = [stores.read_cell(root, s) if s in done else None for s in stems]
     todo = [i for i, f in enumerate(frames) if f is None]
+    files = [stores.read_cell_files(root, stems[i]) if with_files and frames[i] is not None
+             else None for i in range(len(cells))]
     close = None
     if todo and scheduler not in IN_PROCESS:  # connect before anything is written
         client, close = connect(scheduler, n_workers)
@@ -244,8 +264,11 @@ def run_cells(fn, grid, *, seed, store=None, scheduler=None, force=False, progre
     def record(i, outcome):
         if outcome[0] == "ok":
             frames[i] = outcome[1]
+            if with_files:
+                files[i] = outcome[2]
             if root is not None:
-                stores.write_cell(root, stems[i], outcome[1], cells[i], keys[i], seeds[i])
+                stores.write_cell(root, stems[i], outcome[1], cells[i], keys[i], seeds[i],
+                                  outcome[2])
         else:
             errors[keys[i]] = outcome[1]
             if root is not None:
@@ -273,7 +296,7 @@ def run_cells(fn, grid, *, seed, store=None, scheduler=None, force=False, progre
     if errors and on_error == "raise":
         key, line = next(iter(errors.items()))
         raise SweepError(f"{len(errors)} of {len(cells)} cells failed; first: {key}: {line}")
-    return cells, frames, errors
+    return (cells, frames, errors, files) if with_files else (cells, frames, errors)
 
 
 def sweep(fn, grid, *, store, seed, scheduler=None, force=False, progress=True,

@@ -5,6 +5,9 @@ Layout of ``store``::
     sweep.json              the study name and sweep seed the store belongs to
     cells/<stem>.parquet    one finished cell: fn's rows, then the cell's parameters (those not
                             already output columns), ``cell_key`` and ``cell_seed``
+    cells/<stem>.<name>     files the cell returned beside its rows (``CellOutput.files``, e.g.
+                            ``parameters.safetensors``), written before the Parquet file, so a
+                            cell counts as finished only once all of them are in place
     errors/<stem>.json      one failed cell: parameters, key, seed, error line and traceback
 
 ``<stem>`` is a hash of the cell key (:func:`sia_theory.sweeps.grid.file_stem`); the key itself is
@@ -17,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -24,7 +28,8 @@ import pandas as pd
 from .._infra.fileset import fsync_path, recover_sets, temporary_name
 
 __all__ = ["CELL_COLUMNS", "check_store", "open_store", "finished_stems", "write_cell", "read_cell",
-           "write_error", "clear_error", "load_sweep", "load_errors"]
+           "read_cell_files", "check_file_names", "write_error", "clear_error", "load_sweep",
+           "load_errors"]
 
 CELL_COLUMNS = ("cell_key", "cell_seed")
 _ADDED = b"sia_theory.sweeps.added"  # Parquet metadata: the columns the store added to fn's rows
@@ -106,11 +111,35 @@ def stored_frame(frame: pd.DataFrame, cell: dict, key: str, seed: int):
     return out, [*added, *CELL_COLUMNS]
 
 
+_FILE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
+
+
+def check_file_names(files) -> dict:
+    """``files`` as a dict ``{name: bytes}``; a name is letters, digits, ``_ . -`` (not starting
+    with a dot, not ending in ``.parquet``), a value is bytes. ``TypeError`` otherwise."""
+    if not isinstance(files, dict):
+        raise TypeError(f"CellOutput.files must be a dict of name -> bytes, got "
+                        f"{type(files).__name__}")
+    for name, data in files.items():
+        if (not isinstance(name, str) or not _FILE_NAME.fullmatch(name)
+                or name.endswith(".parquet")):
+            raise TypeError(f"CellOutput.files: bad file name {name!r} (letters, digits, _ . -; "
+                            "not *.parquet)")
+        if not isinstance(data, bytes | bytearray):
+            raise TypeError(f"CellOutput.files[{name!r}] must be bytes, got "
+                            f"{type(data).__name__}")
+    return {name: bytes(data) for name, data in files.items()}
+
+
 def write_cell(root: Path, stem: str, frame: pd.DataFrame, cell: dict, key: str,
-               seed: int) -> None:
+               seed: int, files: dict | None = None) -> None:
+    """Write a finished cell: its ``files`` (``{name: bytes}``) first, then its rows."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    for name, data in (files or {}).items():
+        _atomic_write(root / "cells" / f"{stem}.{name}", lambda tmp, d=data: tmp.write_bytes(d),
+                      durable=False)
     for name in CELL_COLUMNS:
         if name in frame.columns:
             raise ValueError(f"fn must not return a column named {name!r} (the store's own)")
@@ -145,6 +174,14 @@ def read_cell(root: Path, stem: str) -> pd.DataFrame | None:
     except (OSError, pa.ArrowException, ValueError):
         return None
     return frame.drop(columns=added)
+
+
+def read_cell_files(root: Path, stem: str) -> dict:
+    """The files stored beside a finished cell, ``{name: bytes}`` (empty if it has none)."""
+    prefix = f"{stem}."
+    return {p.name[len(prefix):]: p.read_bytes()
+            for p in sorted((root / "cells").glob(f"{stem}.*"))
+            if not p.name.startswith(".") and not p.name.endswith(".parquet")}
 
 
 def write_error(root: Path, stem: str, cell: dict, key: str, seed: int, error: str,

@@ -1,0 +1,169 @@
+"""A grid of training runs (SI Table 1, Fig. 3, 5, 8 in miniature): one sweep cell per
+``(scheme, seed, τ)``, resumable, on Dask.
+
+Each cell trains one model with :func:`sia_theory.training.trainer.train` (run seed = study
+seed + the cell's ``seed``, so cell ``seed=1`` of a grid with study seed 0 is exactly
+``sia-theory train --seed 1``). The store keeps, per cell, the loss curves (a Parquet frame:
+``split, step, length, loss``) and the final parameters (``parameters.safetensors`` beside
+it, with the run's record as metadata), and ``training.json``: the training settings it was made
+with. A store made with other training settings is refused (``ValueError`` naming the
+settings that differ) before anything is written; a grid with more cells than the store holds
+extends it (the finished cells are read back, not trained again). JAX is imported only where a
+cell trains.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+
+import pandas as pd
+
+from .._infra.seeding import MAX_SEED
+from .._infra.settings import StudySettings
+from .._infra.validate import check_int
+from ..training.run import PARAMETERS_FILE, TrainedRun
+from ..training.schemes import SCHEMES, resolve_scheme
+from ..training.settings import TrainSettings
+from .base import study
+
+__all__ = ["TRAIN_GRID_STUDY", "TrainGridSettings", "train_grid", "grid_runs", "train_cell",
+           "check_store_settings", "TABLE1_SCHEMES", "SETTINGS_FILE"]
+
+TRAIN_GRID_STUDY = "training.grid"
+SETTINGS_FILE = "training.json"
+TABLE1_SCHEMES = ("rope", "rope-ntk", "p-rope", "nope", "alibi", "logn-p-rope", "si-p-rope")
+
+
+def _run_spec(entry):
+    try:
+        scheme, seed, tau = entry
+    except (TypeError, ValueError):
+        raise ValueError(f"runs must be (scheme, seed, tau) triples, got {entry!r}") from None
+    resolved = resolve_scheme(scheme, tau)  # ValueError naming scheme or tau
+    seed = check_int("seed", seed, lo=0, hi=MAX_SEED)
+    return (str(scheme), seed, resolved.tau)
+
+
+@dataclass(frozen=True)
+class TrainGridSettings(StudySettings):
+    """``train``: the :class:`~sia_theory.training.TrainSettings` of every run; ``runs``:
+    ``(scheme, seed, tau)`` triples (``tau`` ``None`` for the scheme's default; it is stored
+    resolved, so ``si-p-rope`` with ``None`` and with ``10.0`` are the same cell). Build a
+    product with :meth:`grid`. Defaults: SI Table 1's seven schemes × 3 seeds."""
+
+    train: TrainSettings = field(default_factory=TrainSettings)
+    runs: tuple = tuple((s, seed, None) for s in TABLE1_SCHEMES for seed in range(3))
+
+    def __post_init__(self):
+        if not isinstance(self.train, TrainSettings):
+            raise ValueError(f"train must be a TrainSettings, got {type(self.train).__name__}")
+        runs = tuple(_run_spec(r) for r in self.runs)
+        if not runs:
+            raise ValueError("runs must hold at least one (scheme, seed, tau)")
+        if len(set(runs)) != len(runs):
+            raise ValueError("runs must not repeat a (scheme, seed, tau)")
+        object.__setattr__(self, "runs", runs)
+
+    @classmethod
+    def grid(cls, schemes, seeds=(0,), taus=(None,), train=None) -> TrainGridSettings:
+        """Every scheme × seed; schemes with a τ also × ``taus`` (others get ``None``)."""
+        runs = []
+        for scheme in schemes:
+            takes = resolve_scheme(scheme).takes_tau
+            for seed in seeds:
+                for tau in (taus if takes else (None,)):
+                    spec = (scheme, seed, tau)
+                    if _run_spec(spec) not in [_run_spec(r) for r in runs]:
+                        runs.append(spec)
+        return cls(train=TrainSettings.full() if train is None else train, runs=tuple(runs))
+
+    @classmethod
+    def quick(cls) -> TrainGridSettings:
+        return cls(train=TrainSettings.quick(), runs=(("p-rope", 0, None),
+                                                      ("si-p-rope", 0, None)))
+
+
+def train_cell(train_settings, study_seed, cell, rng_seed):
+    """One cell: train, return the curves and the parameters (a ``CellOutput``)."""
+    from ..sweeps import CellOutput
+    from ..training.trainer import train
+
+    run = train(cell["scheme"], train_settings, seed=study_seed + cell["seed"],
+                tau=cell["tau"])
+    return CellOutput(run.curves(), {PARAMETERS_FILE: run.parameters_bytes()})
+
+
+def check_store_settings(store, train_settings: TrainSettings) -> Path | None:
+    """``ValueError`` naming the differing fields if ``store`` holds runs of other training
+    settings; nothing is written. Returns the settings file's path (``None`` without store)."""
+    if store is None:
+        return None
+    path = Path(os.fspath(store)) / SETTINGS_FILE
+    if not path.exists():
+        return path
+    try:
+        held = json.loads(path.read_text())["train"]
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        raise ValueError(f"store {str(path.parent)!r} has an unreadable {SETTINGS_FILE}: "
+                         f"{err}") from None
+    asked = train_settings.to_dict()
+    differ = sorted(k for k in set(held) | set(asked) if held.get(k) != asked.get(k))
+    if differ:
+        shown = "; ".join(f"{k}: store {held.get(k)!r}, asked {asked.get(k)!r}"
+                          for k in differ[:4])
+        raise ValueError(f"store {str(path.parent)!r} holds runs trained with other settings "
+                         f"({shown}); use another store or the same settings")
+    return path
+
+
+def _write_settings(path, train_settings):
+    if path is None or path.exists():
+        return
+    from .._infra.io import write_text
+
+    write_text(path, json.dumps({"train": train_settings.to_dict(), "format": 1},
+                                indent=2) + "\n")
+
+
+def grid_runs(settings: TrainGridSettings, *, seed: int, execution) -> dict:
+    """``{(scheme, seed, tau): TrainedRun}`` of every run of the grid (trained, or read back
+    from ``execution.store``)."""
+    from ..sweeps.store import check_store
+    from ..training.data import corpus
+
+    if execution.store is not None:
+        check_store(execution.store, study=TRAIN_GRID_STUDY, seed=seed)
+    path = check_store_settings(execution.store, settings.train)
+    corpus(settings.train)  # the data must hold this training length (ValueError) before work
+    cells = [{"scheme": s, "seed": k, "tau": t} for s, k, t in settings.runs]
+    _write_settings(path, settings.train)
+    _, frames, _, files = execution.run_cells(
+        partial(train_cell, settings.train, seed), cells, seed=seed, study=TRAIN_GRID_STUDY,
+        with_files=True)
+    return {(c["scheme"], c["seed"], c["tau"]): TrainedRun.from_stored(f, b[PARAMETERS_FILE])
+            for c, f, b in zip(cells, frames, files, strict=True)}
+
+
+@study("train-grid", TrainGridSettings, sweepable=True)
+def train_grid(settings: TrainGridSettings, seed: int, execution):
+    """Frames ``validation`` (one row per run and length: ``scheme, seed, tau, length,
+    multiple, loss``), ``curves`` (every run's :meth:`TrainedRun.curves` with ``scheme, seed,
+    tau``) and ``runs`` (per run: parameters, tokens, seconds)."""
+    runs = grid_runs(settings, seed=seed, execution=execution)
+    valid, curves, info = [], [], []
+    for (scheme, k, tau), run in runs.items():
+        tag = {"scheme": scheme, "seed": k, "tau": tau}
+        for length, loss in sorted(run.validation.items()):
+            valid.append({**tag, "length": length,
+                          "multiple": length // settings.train.train_length, "loss": loss})
+        curves.append(run.curves().assign(**tag))
+        info.append({**tag, "parameters": run.parameter_count, "tokens": run.tokens_trained,
+                     **{f"seconds_{k2}": v for k2, v in run.seconds.items()}})
+    frames = {"validation": pd.DataFrame(valid), "curves": pd.concat(curves, ignore_index=True),
+              "runs": pd.DataFrame(info)}
+    return frames, {"schemes": ", ".join(sorted({r[0] for r in settings.runs})),
+                    "known_schemes": ", ".join(SCHEMES)}

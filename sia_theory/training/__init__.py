@@ -1,0 +1,25 @@
+"""Training small decoders with the schemes of SI §5 (JAX on CPU, optax), in miniature.
+
+``train(scheme, settings, seed=...)`` returns a :class:`TrainedRun` (numpy parameters, loss
+curves, ``validation_loss(length)``, ``decoder(length)`` for the numpy reference). Schemes are
+library objects (:data:`SCHEMES`); settings are :class:`TrainSettings` (``quick()``,
+``full()``). JAX and optax come from the ``train`` extra (``pip install 'sia-theory[train]'``):
+this package imports without them, and ``train`` raises ``ImportError`` naming the extra.
+"""
+
+from .run import TrainedRun
+from .schemes import POSITIONS, SCHEMES, Scheme, resolve_scheme
+from .settings import TrainSettings
+
+__all__ = ["train", "evaluate", "TrainedRun", "TrainSettings", "SCHEMES", "POSITIONS",
+           "Scheme", "resolve_scheme"]
+
+_LAZY = {"train": ".trainer", "evaluate": ".trainer"}  # these import JAX
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name], __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,197 @@
+"""Training data: text that ships with Python, split by document, with a fixed order.
+
+Documents (read at run time through the standard library, never copied into the repository):
+
+* **prose**: the entries of ``pydoc_data.topics`` (:func:`~sia_theory.models.corpus.prose_topics`,
+  sorted by key) joined by blank lines into consecutive documents of at least
+  :data:`PROSE_CHARS` characters;
+* **code**: every top-level pure-Python module of the standard library folder
+  (``sysconfig``'s ``stdlib``, found with ``pkgutil.iter_modules``, nothing imported), one
+  module per document, except the generated ``_sysconfigdata*``.
+
+Split (SI App. G keeps "the validation set identical across all runs"): documents are ordered
+by the SHA-256 of their name, a fixed pseudo-random order; the first :data:`VALIDATION_POOL`
+documents with at least :data:`VALIDATION_MIN_CHARS` characters are held out, every other
+document is training data. Validation uses the first ``validation_documents`` of the pool that
+hold ``max_length + 1`` tokens, each cut to that: at every length ``E`` the same tokens
+``1 … max_length`` are scored, from windows of ``E + 1`` tokens (so only the context differs).
+
+Training stream: the training documents in that order, each followed by the separator token,
+cut into windows of ``L + 1`` tokens (stride ``L``), visited in one fixed permutation
+(``rng_for(0, "training.data")``): the data order is the same for every scheme and seed, as in
+SI. The tokenizer is a byte-level BPE trained with ``tokenizers`` on the training split
+(deterministic), or raw UTF-8 bytes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import pkgutil
+import sysconfig
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from .._infra.seeding import rng_for
+from ..models.corpus import prose_topics
+
+__all__ = ["PROSE_CHARS", "VALIDATION_POOL", "VALIDATION_MIN_CHARS", "SEPARATOR",
+           "documents", "split", "TextTokenizer", "tokenizer", "Corpus", "corpus",
+           "DATA_STUDY"]
+
+PROSE_CHARS = 32_000
+VALIDATION_POOL = 16
+VALIDATION_MIN_CHARS = 16_000
+SEPARATOR = "<|endoftext|>"
+DATA_STUDY = "training.data"
+
+
+@lru_cache(maxsize=1)
+def documents() -> tuple:
+    """``((name, text), ...)`` of every prose and code document, in the split's order (the
+    SHA-256 of the name)."""
+    docs, run, size = [], [], 0
+    topics = prose_topics()
+    for i, (key, text) in enumerate(topics):
+        run.append((key, text))
+        size += len(text)
+        if size >= PROSE_CHARS or i == len(topics) - 1:
+            docs.append((f"prose:{run[0][0]}..{run[-1][0]}", "\n\n".join(t for _, t in run)))
+            run, size = [], 0
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    for info in pkgutil.iter_modules([str(stdlib)]):
+        path = stdlib / f"{info.name}.py"
+        if info.ispkg or info.name.startswith("_sysconfigdata") or not path.is_file():
+            continue
+        docs.append((f"code:{info.name}", path.read_text(encoding="utf-8", errors="replace")))
+    return tuple(sorted(docs, key=lambda d: hashlib.sha256(d[0].encode()).digest()))
+
+
+def split(max_train_documents=None) -> tuple[tuple, tuple]:
+    """``(train, validation_pool)``: see the module docstring."""
+    pool, train = [], []
+    for doc in documents():
+        if len(pool) < VALIDATION_POOL and len(doc[1]) >= VALIDATION_MIN_CHARS:
+            pool.append(doc)
+        else:
+            train.append(doc)
+    if max_train_documents is not None:
+        train = train[:max_train_documents]
+    return tuple(train), tuple(pool)
+
+
+class TextTokenizer:
+    """``encode(text) -> int32 ids``, ``decode(ids) -> text``, ``vocab_size`` and
+    ``separator`` (the id put between documents). ``kind`` is ``"bpe"`` or ``"bytes"``."""
+
+    def __init__(self, kind: str, vocab_size: int, backend=None):
+        self.kind, self.vocab_size, self.backend = kind, vocab_size, backend
+        self.separator = 256 if backend is None else backend.token_to_id(SEPARATOR)
+
+    def encode(self, text: str) -> np.ndarray:
+        if self.backend is None:
+            return np.frombuffer(text.encode("utf-8"), np.uint8).astype(np.int32)
+        return np.asarray(self.backend.encode(text).ids, np.int32)
+
+    def encode_many(self, texts) -> list:
+        if self.backend is None:
+            return [self.encode(t) for t in texts]
+        return [np.asarray(e.ids, np.int32) for e in self.backend.encode_batch(list(texts))]
+
+    def decode(self, ids) -> str:
+        ids = [int(i) for i in ids]
+        if self.backend is None:
+            return bytes(i for i in ids if i < 256).decode("utf-8", errors="replace")
+        return self.backend.decode(ids)
+
+    def to_json(self) -> str | None:
+        """The BPE as ``tokenizers`` JSON (``None`` for bytes)."""
+        return None if self.backend is None else self.backend.to_str()
+
+
+@lru_cache(maxsize=4)
+def tokenizer(kind: str, vocab_size: int, max_train_documents=None) -> TextTokenizer:
+    """The tokenizer of the training split: ``"bytes"`` (257 ids, 256 the separator), or a
+    byte-level BPE of ``vocab_size`` ids (the separator is id 0) trained on it."""
+    if kind == "bytes":
+        return TextTokenizer("bytes", 257)
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+
+    backend = Tokenizer(models.BPE())
+    backend.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    backend.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=[SEPARATOR],
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+                                  show_progress=False)
+    train, _ = split(max_train_documents)
+    backend.train_from_iterator([text for _, text in train], trainer)
+    return TextTokenizer("bpe", vocab_size, backend)
+
+
+@lru_cache(maxsize=4)
+def _tokenized(kind, vocab_size, max_train_documents):
+    tok = tokenizer(kind, vocab_size, max_train_documents)
+    train, pool = split(max_train_documents)
+    ids = tok.encode_many([text for _, text in train])
+    parts = [np.append(x, np.int32(tok.separator)) for x in ids]
+    stream = np.concatenate(parts).astype(np.int32)  # (N,)
+    stream.setflags(write=False)
+    pool_ids = tuple(tok.encode_many([text for _, text in pool]))
+    return tok, stream, tuple(name for name, _ in pool), pool_ids
+
+
+@dataclass(frozen=True)
+class Corpus:
+    """The data of one setting: ``tokenizer``, the training ``stream`` ``(N,)``, the fixed
+    window ``order``, ``validation`` ``(docs, max_length + 1)`` and the names of those
+    documents."""
+
+    tokenizer: TextTokenizer
+    stream: np.ndarray  # (N,) int32
+    train_length: int
+    order: np.ndarray  # (windows,) int64
+    validation: np.ndarray  # (docs, max_length + 1) int32
+    validation_names: tuple
+
+    def batch(self, step: int, batch_size: int) -> np.ndarray:
+        """The windows of training step ``step``: ``(batch_size, L + 1)`` int32 token ids."""
+        n = self.order.size
+        picks = self.order[(step * batch_size + np.arange(batch_size)) % n]  # (B,)
+        starts = picks * self.train_length  # (B,)
+        return self.stream[starts[:, None] + np.arange(self.train_length + 1)]  # (B, L+1)
+
+    def validation_windows(self, length: int) -> np.ndarray:
+        """Validation windows of ``length + 1`` tokens scoring tokens ``1 … k·length`` of each
+        document (``k = max_length // length``): ``(docs·k, length + 1)``."""
+        docs, total = self.validation.shape
+        k = (total - 1) // length
+        idx = np.arange(k)[:, None] * length + np.arange(length + 1)  # (k, length+1)
+        return self.validation[:, idx].reshape(docs * k, length + 1)
+
+
+def corpus(settings) -> Corpus:
+    """The :class:`Corpus` of a :class:`~.settings.TrainSettings`; ``ValueError`` naming
+    ``train_length`` if the data cannot fill a batch or the validation documents are shorter
+    than ``max_length + 1`` tokens."""
+    s = settings
+    tok, stream, names, pool_ids = _tokenized(s.tokenizer, s.vocab_size, s.max_train_documents)
+    need = s.max_length + 1
+    chosen = [(n, ids) for n, ids in zip(names, pool_ids) if ids.size >= need]
+    if len(chosen) < s.validation_documents:
+        longest = max((ids.size for ids in pool_ids), default=0)
+        raise ValueError(f"train_length: validation at train_length × "
+                         f"{max(s.eval_multiples)} needs {s.validation_documents} held-out "
+                         f"documents of {need} tokens; only {len(chosen)} have that many "
+                         f"(the longest has {longest}): lower train_length, eval_multiples or "
+                         f"validation_documents")
+    chosen = chosen[:s.validation_documents]
+    n_windows = (stream.size - 1) // s.train_length
+    if n_windows < s.batch_size:
+        raise ValueError(f"train_length: the training split holds {stream.size} tokens, "
+                         f"fewer than one batch of {s.batch_size} windows of {s.train_length}")
+    order = rng_for(0, DATA_STUDY, s.train_length).permutation(n_windows)  # (windows,)
+    validation = np.stack([ids[:need] for _, ids in chosen])  # (docs, need)
+    return Corpus(tok, stream, s.train_length, order, validation,
+                  tuple(n for n, _ in chosen))

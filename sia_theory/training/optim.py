@@ -1,0 +1,62 @@
+"""The optimiser of SI App. G with optax: Muon on the block matrices, Adam on the rest.
+
+* block matrices (``layers``): Muon (Jordan et al. 2024; ``optax.contrib.muon``: Nesterov
+  momentum 0.95, Newton–Schulz orthogonalisation of each layer's matrix, no weight decay) at
+  ``learning_rate``, or Adam with ``optimizer="adam"``;
+* token embedding: Adam at ``embedding_learning_rate``; unembedding: Adam at
+  ``head_learning_rate``; Adam's ``β = (0.9, 0.95)``.
+
+Schedule (SI App. G: "constant learning rate … and linear cooldown", no warm-up): every rate is
+constant for the first ``(1 − cooldown)·steps`` steps, then falls linearly towards 0.
+"""
+
+from __future__ import annotations
+
+from ._jax import require
+
+jax, jnp, optax = require()
+
+__all__ = ["schedule", "make_optimizer", "ADAM_BETAS", "MUON_MOMENTUM"]
+
+ADAM_BETAS = (0.9, 0.95)
+MUON_MOMENTUM = 0.95
+
+
+def schedule(rate: float, steps: int, cooldown: float):
+    """``rate × min(1, (steps − step)/(cooldown·steps))`` (constant without cooldown)."""
+    span = cooldown * steps
+    if span <= 0:
+        return optax.constant_schedule(rate)
+
+    def fn(step):
+        return rate * jnp.minimum(1.0, (steps - step) / span)
+
+    return fn
+
+
+def make_optimizer(settings):
+    """The ``optax`` transformation for a parameter tree of :mod:`.params`' layout."""
+    s = settings
+
+    def adam(rate):
+        return optax.adam(schedule(rate, s.steps, s.cooldown), b1=ADAM_BETAS[0],
+                          b2=ADAM_BETAS[1])
+
+    if s.optimizer == "muon":
+        from optax.contrib import MuonDimensionNumbers, muon
+
+        dims = MuonDimensionNumbers(reduction_axis=1, output_axis=2)  # (layer, in, out)
+        matrices = muon(schedule(s.learning_rate, s.steps, s.cooldown), beta=MUON_MOMENTUM,
+                        nesterov=True,
+                        muon_weight_dimension_numbers=lambda tree: jax.tree.map(
+                            lambda _: dims, tree))
+    else:
+        matrices = adam(s.learning_rate)
+
+    def labels(params):
+        return {"embedding": "embedding", "unembedding": "head",
+                "layers": {k: "matrix" for k in params["layers"]}}
+
+    return optax.multi_transform({"embedding": adam(s.embedding_learning_rate),
+                                  "head": adam(s.head_learning_rate), "matrix": matrices},
+                                 labels)

@@ -1,0 +1,88 @@
+"""Parameters of a trained model: seeded initialisation, the reference's layout, safetensors.
+
+Layout (the JAX forward's, :mod:`.model`): ``embedding`` ``(V, d)``, ``unembedding`` ``(d, V)``
+and ``layers`` = the six block matrices stacked over layers. Initialisation (modded-nanogpt,
+the SI code base): embedding ``N(0, 1)``; ``w_q, w_k, w_v, w_up`` ``N(0, 1/fan_in)``; the
+output projections ``w_o, w_down`` and the unembedding zero, so an untrained model predicts the
+uniform distribution (loss ``log V``) and every residual block starts as the identity. Every
+number comes from ``rng_for(seed, "training.init")``.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from .._infra.seeding import rng_for
+from ..attention.model import Decoder, DecoderConfig, parameter_shapes
+
+__all__ = ["INIT_STUDY", "LAYER_WEIGHTS", "init_parameters", "to_decoder_layout",
+           "parameter_count", "to_safetensors", "from_safetensors"]
+
+INIT_STUDY = "training.init"
+LAYER_WEIGHTS = Decoder.LAYER_WEIGHTS
+_ZERO = ("w_o", "w_down")
+
+
+def init_parameters(settings, seed: int) -> dict:
+    """Float32 numpy parameters of a fresh model of ``settings`` (module docstring)."""
+    s = settings
+    rng = rng_for(seed, INIT_STUDY)
+    shapes = parameter_shapes(DecoderConfig(vocab_size=s.effective_vocab, d_model=s.d_model,
+                                            n_heads=s.n_heads, n_layers=s.n_layers,
+                                            mlp_hidden=4 * s.d_model))
+    embedding = rng.standard_normal(shapes["embedding"]).astype(np.float32)
+    layers = {}
+    for name in LAYER_WEIGHTS:
+        fan_in, fan_out = shapes[name]
+        shape = (s.n_layers, fan_in, fan_out)
+        if name in _ZERO:
+            layers[name] = np.zeros(shape, np.float32)
+        else:
+            layers[name] = (rng.standard_normal(shape) / np.sqrt(fan_in)).astype(np.float32)
+    return {"embedding": embedding, "unembedding": np.zeros(shapes["unembedding"], np.float32),
+            "layers": layers}
+
+
+def parameter_count(params, *, matmul_only=False) -> int:
+    """Number of parameters; ``matmul_only`` leaves out the input embedding (a lookup, not a
+    matrix product: the count behind the ``6 × parameters × tokens`` FLOP estimate)."""
+    total = sum(int(np.size(w)) for w in params["layers"].values())
+    total += int(np.size(params["unembedding"]))
+    return total if matmul_only else total + int(np.size(params["embedding"]))
+
+
+def to_decoder_layout(params) -> dict:
+    """The parameters as :meth:`sia_theory.attention.Decoder.from_parameters` takes them
+    (a list of per-layer dicts)."""
+    layers = params["layers"]
+    n_layers = np.shape(layers["w_q"])[0]
+    return {"embedding": np.asarray(params["embedding"]),
+            "unembedding": np.asarray(params["unembedding"]),
+            "layers": [{name: np.asarray(layers[name][i]) for name in LAYER_WEIGHTS}
+                       for i in range(n_layers)]}
+
+
+def to_safetensors(params, metadata: dict | None = None) -> bytes:
+    """The parameters as safetensors bytes (``layers.w_q`` etc.), ``metadata`` as JSON text."""
+    from safetensors.numpy import save
+
+    flat = {"embedding": np.asarray(params["embedding"], np.float32),
+            "unembedding": np.asarray(params["unembedding"], np.float32)}
+    flat.update({f"layers.{k}": np.asarray(v, np.float32) for k, v in params["layers"].items()})
+    meta = {k: json.dumps(v) for k, v in (metadata or {}).items()}
+    return save(flat, metadata=meta)
+
+
+def from_safetensors(data: bytes) -> tuple[dict, dict]:
+    """``(params, metadata)`` from :func:`to_safetensors` bytes (the metadata is read from the
+    file's JSON header: 8 bytes of length, then the header with its ``__metadata__``)."""
+    from safetensors.numpy import load
+
+    flat = load(bytes(data))
+    params = {"embedding": flat.pop("embedding"), "unembedding": flat.pop("unembedding"),
+              "layers": {k.split(".", 1)[1]: v for k, v in flat.items()}}
+    size = int.from_bytes(data[:8], "little")
+    raw = json.loads(bytes(data[8:8 + size])).get("__metadata__", {})
+    return params, {k: json.loads(v) for k, v in raw.items()}

@@ -1,0 +1,168 @@
+"""A trained run: its parameters (numpy), loss curves, validation losses, and how to read it.
+
+:class:`TrainedRun` needs no JAX except to compute a validation loss at a length that was not
+computed during training. :meth:`TrainedRun.decoder` loads the parameters into the numpy
+reference :class:`~sia_theory.attention.Decoder` (with the scheme's encoding for the chosen
+length), from which attention statistics are read (SI Fig. 1, bottom row). Storage: the
+parameters as safetensors with the run's record as metadata, the curves as a frame
+(:meth:`curves`): ``split`` (``train`` / ``validation``), ``step``, ``length``, ``loss``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .params import from_safetensors, parameter_count, to_decoder_layout, to_safetensors
+from .schemes import resolve_scheme
+from .settings import TrainSettings
+
+__all__ = ["TrainedRun", "PARAMETERS_FILE"]
+
+PARAMETERS_FILE = "parameters.safetensors"
+
+
+@dataclass(frozen=True, eq=False)
+class TrainedRun:
+    """One trained model (see :func:`~.trainer.train`).
+
+    ``scheme`` (name), ``tau`` (``None`` for schemes without τ), ``seed``, ``settings``;
+    ``parameters`` (float32 numpy, :mod:`.params` layout); ``train_losses`` ``(steps,)``: the
+    mean training loss of each step's batch before its update; ``validation_curve``:
+    ``((step, loss at train_length), ...)``; ``validation``: ``{length: loss}`` at the end, for
+    every length of ``settings.eval_lengths``; ``seconds``: wall time of ``compile`` (the first
+    step), ``train`` (all steps, the first included) and ``evaluate``, and the process's
+    ``cpu`` time over the whole run (data preparation excluded).
+    """
+
+    scheme: str
+    tau: float | None
+    seed: int
+    settings: TrainSettings
+    parameters: dict = field(repr=False)
+    train_losses: np.ndarray = field(repr=False)
+    validation_curve: tuple = field(repr=False)
+    validation: dict = field(default_factory=dict)
+    seconds: dict = field(default_factory=dict, repr=False)
+    scheme_object: object = field(default=None, repr=False)
+    _extra: dict = field(default_factory=dict, repr=False)
+
+    def resolved_scheme(self):
+        """The :class:`~.schemes.Scheme` (resolved again from its name after loading)."""
+        if self.scheme_object is None:
+            object.__setattr__(self, "scheme_object", resolve_scheme(self.scheme, self.tau))
+        return self.scheme_object
+
+    def validation_loss(self, length: int) -> float:
+        """Mean validation loss (nats per token) at context ``length``: computed during
+        training for ``settings.eval_lengths``, else now (needs JAX)."""
+        length = int(length)
+        if length in self.validation:
+            return float(self.validation[length])
+        if length not in self._extra:
+            from .trainer import evaluate
+
+            self._extra[length] = evaluate(self.parameters, self.resolved_scheme(),
+                                           self.settings, length)
+        return self._extra[length]
+
+    def decoder(self, length: int | None = None):
+        """The numpy reference decoder (float32) with these parameters, the scheme's transform
+        and its position encoding for sequences of ``length`` tokens (default
+        ``train_length``; RoPE + NTK scales its base beyond it)."""
+        from ..attention import Decoder, DecoderConfig
+
+        s = self.settings
+        scheme = self.resolved_scheme()
+        length = s.train_length if length is None else length
+        config = DecoderConfig(vocab_size=s.effective_vocab, d_model=s.d_model,
+                               n_heads=s.n_heads, n_layers=s.n_layers, mlp_hidden=4 * s.d_model,
+                               position=scheme.position_encoding(s.train_length, length),
+                               transform=scheme.transform_for(s.n_heads), qk_norm=True,
+                               dtype="float32")
+        return Decoder.from_parameters(config, to_decoder_layout(self.parameters))
+
+    def tokenizer(self):
+        """The run's tokenizer (rebuilt deterministically from the settings)."""
+        from .data import tokenizer
+
+        s = self.settings
+        return tokenizer(s.tokenizer, s.vocab_size, s.max_train_documents)
+
+    @property
+    def parameter_count(self) -> int:
+        return parameter_count(self.parameters)
+
+    @property
+    def tokens_trained(self) -> int:
+        s = self.settings
+        return s.steps * s.batch_size * s.train_length
+
+    def curves(self) -> pd.DataFrame:
+        """``split, step, length, loss``: the training loss of every step, the validation
+        curve at ``train_length`` and the final validation at every length."""
+        s = self.settings
+        rows = [("train", i, s.train_length, float(v)) for i, v in enumerate(self.train_losses)]
+        rows += [("validation", step, s.train_length, float(v))
+                 for step, v in self.validation_curve[:-1]]
+        rows += [("validation", s.steps, length, float(v))
+                 for length, v in sorted(self.validation.items())]
+        return pd.DataFrame(rows, columns=["split", "step", "length", "loss"])
+
+    def record(self) -> dict:
+        """The run's description (JSON-able): scheme, tau, seed, settings, validation,
+        seconds, parameter count, tokens."""
+        return {"scheme": self.scheme, "tau": self.tau, "seed": self.seed,
+                "settings": self.settings.to_dict(),
+                "validation": {str(k): v for k, v in sorted(self.validation.items())},
+                "seconds": self.seconds, "parameters": self.parameter_count,
+                "tokens": self.tokens_trained}
+
+    def parameters_bytes(self) -> bytes:
+        """The parameters as safetensors, with :meth:`record` as metadata."""
+        return to_safetensors(self.parameters, self.record())
+
+    @classmethod
+    def from_stored(cls, frame: pd.DataFrame, data: bytes) -> TrainedRun:
+        """The run back from :meth:`curves` and :meth:`parameters_bytes`."""
+        params, meta = from_safetensors(data)
+        settings = TrainSettings.from_dict(meta["settings"])
+        train = frame[frame["split"] == "train"].sort_values("step")
+        valid = frame[frame["split"] == "validation"]
+        at_l = valid[valid["length"] == settings.train_length].sort_values("step")
+        curve = tuple((int(st), float(v)) for st, v in zip(at_l["step"], at_l["loss"]))
+        validation = {int(k): float(v) for k, v in meta["validation"].items()}
+        return cls(scheme=meta["scheme"], tau=meta["tau"], seed=int(meta["seed"]),
+                   settings=settings, parameters=params,
+                   train_losses=train["loss"].to_numpy(np.float64),
+                   validation_curve=curve, validation=validation,
+                   seconds=dict(meta.get("seconds", {})))
+
+    def save(self, folder) -> dict:
+        """Write ``parameters.safetensors``, ``curves.csv``, ``run.json`` (and
+        ``tokenizer.json`` for BPE) into ``folder``, each atomically; returns the paths."""
+        from .._infra.io import atomic_path, write_csv, write_text
+
+        folder = Path(os.fspath(folder))
+        paths = {"parameters": folder / PARAMETERS_FILE, "curves": folder / "curves.csv",
+                 "record": folder / "run.json"}
+        with atomic_path(paths["parameters"]) as tmp:
+            tmp.write_bytes(self.parameters_bytes())
+        write_csv(paths["curves"], self.curves())
+        text = self.tokenizer().to_json()
+        if text is not None:
+            paths["tokenizer"] = write_text(folder / "tokenizer.json", text)
+        write_text(paths["record"], json.dumps(self.record(), indent=2) + "\n")
+        return paths
+
+    @classmethod
+    def load(cls, folder) -> TrainedRun:
+        """A run written by :meth:`save`."""
+        folder = Path(os.fspath(folder))
+        frame = pd.read_csv(folder / "curves.csv")
+        return cls.from_stored(frame, (folder / PARAMETERS_FILE).read_bytes())

@@ -1,0 +1,152 @@
+"""Settings of one training run (SI App. G in miniature): model shape, data, optimiser.
+
+:class:`TrainSettings` is frozen and checked in ``__post_init__`` (``ValueError`` naming the
+field and its range, before any work). ``full()`` is the run the experiments use, sized from a
+measured probe of steps per second on this project's 2-core machine (see the README's training
+note); ``quick()`` trains in a few seconds for the tests.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from .._infra.settings import StudySettings
+from .._infra.validate import check_int, check_real
+
+__all__ = ["TrainSettings", "TOKENIZERS", "OPTIMIZERS"]
+
+TOKENIZERS = ("bpe", "bytes")
+OPTIMIZERS = ("muon", "adam")
+MAX_LENGTH = 2**17  # longest validation context (16 × 8192)
+
+
+@dataclass(frozen=True)
+class TrainSettings(StudySettings):
+    """One training run.
+
+    Model (modded-nanogpt, SI App. G): ``n_layers`` pre-RMSNorm blocks of width ``d_model``
+    with ``n_heads`` heads (QK-norm, scores ``q·k/√D``, ReLU² MLP of width ``4·d_model``),
+    RMSNorm on the embeddings and before the untied output layer, no learned gains.
+
+    Data: ``tokenizer`` ``"bpe"`` (a byte-level BPE of ``vocab_size`` tokens trained on the
+    training split) or ``"bytes"``; ``batch_size`` windows of ``train_length`` tokens per step
+    in a fixed order; validation on ``validation_documents`` held-out documents, each cut to
+    ``train_length × max(eval_multiples)`` tokens, scored at every ``train_length × k``,
+    ``k`` in ``eval_multiples`` (the same tokens at every length). ``max_train_documents``
+    caps the training split (``None``: all of it).
+
+    Optimiser (SI App. G): ``optimizer="muon"``: Muon (momentum 0.95, Nesterov) at
+    ``learning_rate`` on the block matrices, Adam (β = 0.9, 0.95) at
+    ``embedding_learning_rate`` on the embeddings and at ``head_learning_rate`` on the output
+    layer; ``"adam"``: Adam on the matrices too. The rate is constant, then falls linearly to
+    0 over the last ``cooldown`` fraction of ``steps``. ``eval_every``: steps between points of
+    the validation curve (at ``train_length``).
+
+    Defaults (``full()``): SI's rates except the output layer's, 0.008 instead of 0.002 (the
+    zero-initialised output layer is the bottleneck of a 240-step run: measured 4.01 against
+    4.39 nats at 150 steps); 4 layers of width 128 with 2 heads of 64, 16 windows of 256 BPE
+    tokens per step, 240 steps (0.98M tokens): the probe and the budget are in
+    ``docs/training.md``.
+    """
+
+    train_length: int = 256
+    eval_multiples: tuple = (1, 4, 16)
+    n_layers: int = 4
+    d_model: int = 128
+    n_heads: int = 2
+    tokenizer: str = "bpe"
+    vocab_size: int = 2048
+    batch_size: int = 16
+    steps: int = 240
+    optimizer: str = "muon"
+    learning_rate: float = 0.02
+    embedding_learning_rate: float = 0.3
+    head_learning_rate: float = 0.008
+    cooldown: float = 0.3
+    eval_every: int = 60
+    validation_documents: int = 4
+    max_train_documents: int | None = None
+
+    def __post_init__(self):
+        set_ = object.__setattr__
+        set_(self, "train_length", check_int("train_length", self.train_length, lo=4,
+                                             hi=MAX_LENGTH))
+        multiples = self.eval_multiples
+        if isinstance(multiples, int | float) or not hasattr(multiples, "__iter__"):
+            multiples = (multiples,)
+        multiples = tuple(sorted({check_int("eval_multiples", k, lo=1, hi=1024)
+                                  for k in multiples}))
+        if not multiples or multiples[0] != 1:
+            raise ValueError(f"eval_multiples must be distinct integers >= 1 including 1 (the "
+                             f"training length), got {self.eval_multiples!r}")
+        set_(self, "eval_multiples", multiples)
+        if self.max_length > MAX_LENGTH:
+            raise ValueError(f"eval_multiples: train_length × {multiples[-1]} = "
+                             f"{self.max_length} must be <= {MAX_LENGTH}")
+        for name, lo, hi in (("n_layers", 1, 64), ("d_model", 4, 8192), ("n_heads", 1, 256),
+                             ("batch_size", 1, 4096), ("steps", 1, 10**7),
+                             ("eval_every", 1, 10**7), ("validation_documents", 1, 10**4)):
+            set_(self, name, check_int(name, getattr(self, name), lo=lo, hi=hi))
+        if self.d_model % self.n_heads or (self.d_model // self.n_heads) % 4:
+            raise ValueError(f"d_model must be n_heads × a multiple of 4 (the head dimension; "
+                             f"SI's p-RoPE rotates a quarter of it), got d_model={self.d_model},"
+                             f" n_heads={self.n_heads}")
+        if self.tokenizer not in TOKENIZERS:
+            raise ValueError(f"tokenizer must be one of {', '.join(TOKENIZERS)}, got "
+                             f"{self.tokenizer!r}")
+        set_(self, "vocab_size", check_int("vocab_size", self.vocab_size, lo=258, hi=2**16))
+        if self.optimizer not in OPTIMIZERS:
+            raise ValueError(f"optimizer must be one of {', '.join(OPTIMIZERS)}, got "
+                             f"{self.optimizer!r}")
+        set_(self, "learning_rate", check_real("learning_rate", self.learning_rate, lo=0,
+                                               hi=1, lo_open=True))
+        set_(self, "embedding_learning_rate", check_real(
+            "embedding_learning_rate", self.embedding_learning_rate, lo=0, hi=10, lo_open=True))
+        set_(self, "head_learning_rate", check_real("head_learning_rate",
+                                                    self.head_learning_rate, lo=0, hi=1,
+                                                    lo_open=True))
+        set_(self, "cooldown", check_real("cooldown", self.cooldown, lo=0, hi=1))
+        if self.max_train_documents is not None:
+            set_(self, "max_train_documents",
+                 check_int("max_train_documents", self.max_train_documents, lo=1))
+
+    @property
+    def head_dim(self) -> int:
+        return self.d_model // self.n_heads
+
+    @property
+    def eval_lengths(self) -> tuple:
+        """The validation context lengths ``train_length × k``."""
+        return tuple(self.train_length * k for k in self.eval_multiples)
+
+    @property
+    def max_length(self) -> int:
+        """The longest validation context, ``train_length × max(eval_multiples)``."""
+        return self.train_length * max(self.eval_multiples)
+
+    @property
+    def effective_vocab(self) -> int:
+        """Token ids the model embeds: ``vocab_size`` (BPE) or 257 (bytes + separator)."""
+        return 257 if self.tokenizer == "bytes" else self.vocab_size
+
+    def to_dict(self) -> dict:
+        """The fields as JSON-able values (tuples as lists)."""
+        return {k: list(v) if isinstance(v, tuple) else v
+                for k, v in dataclasses.asdict(self).items()}
+
+    @classmethod
+    def from_dict(cls, values: dict) -> TrainSettings:
+        names = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(values) - names)
+        if unknown:
+            raise ValueError(f"settings: unknown fields {', '.join(unknown)}")
+        return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in values.items()})
+
+    @classmethod
+    def quick(cls) -> TrainSettings:
+        """A few seconds: 2 layers of width 32, 32-token windows, 8 steps, a small BPE (a
+        larger head rate than the full run's, so that 8 steps move the logits measurably)."""
+        return cls(train_length=32, n_layers=2, d_model=32, n_heads=2, vocab_size=320,
+                   batch_size=4, steps=8, head_learning_rate=0.05, eval_every=4,
+                   validation_documents=2, max_train_documents=6)

@@ -1,0 +1,194 @@
+"""Training and validation: ``train(scheme, settings, seed=...) -> TrainedRun``.
+
+One run: parameters from :func:`.params.init_parameters` (the seed's only use), the fixed data
+order of :mod:`.data`, ``settings.steps`` optimiser steps of :mod:`.optim` on the mean
+next-token cross-entropy of ``batch_size`` windows of ``train_length`` tokens, the validation
+loss at ``train_length`` every ``eval_every`` steps and, at the end, at every length of
+``settings.eval_lengths`` (SI Table 1: validation at 4k, 16k, 64k of a model trained at 4k).
+
+Validation at length ``E`` scores the same tokens at every ``E`` (:meth:`.data.Corpus.
+validation_windows`), a few windows per call, attention in blocks of query rows sized so that
+one block's scores take at most :data:`SCORE_BYTES` (never the whole ``T × T`` matrix of a long
+context). A scheme's tables are built in numpy per length (:mod:`.tables`): RoPE + NTK gets
+its NTK base for ``E``, LogN its ``log n`` up to ``E``.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from functools import lru_cache, partial
+
+import numpy as np
+
+from .._infra.seeding import check_seed
+from ._jax import require
+from .data import corpus as load_corpus
+from .model import forward, token_losses
+from .optim import make_optimizer
+from .params import init_parameters
+from .run import TrainedRun
+from .schemes import resolve_scheme
+from .settings import TrainSettings
+from .tables import coefficient_tables, rotation_tables
+
+jax, jnp, optax = require()
+
+__all__ = ["train", "evaluate", "logits", "scheme_arrays", "SCORE_BYTES", "EVAL_TOKENS"]
+
+SCORE_BYTES = 64 * 2**20  # scores of one attention block (float32) during validation
+EVAL_TOKENS = 8192  # tokens per validation call (bounds the (B, T, V) logits too)
+
+
+def scheme_arrays(scheme, settings: TrainSettings, length: int):
+    """``(tables, (cos, sin))`` of ``scheme`` for sequences of ``length`` tokens, as JAX
+    arrays."""
+    s = settings
+    transform = scheme.transform_for(s.n_heads)
+    tables = coefficient_tables(transform, s.n_heads, length)
+    position = scheme.position_encoding(s.train_length, length)
+    cos, sin = rotation_tables(position, s.head_dim, length)
+    return ({k: jnp.asarray(v) for k, v in tables.items()}, (jnp.asarray(cos), jnp.asarray(sin)))
+
+
+@lru_cache(maxsize=8)
+def _step_function(settings: TrainSettings):
+    optimizer = make_optimizer(settings)
+
+    def step(params, state, windows, tables, rotation):
+        def mean_loss(p):
+            return token_losses(p, windows, tables, rotation, n_heads=settings.n_heads,
+                                unroll=True).mean()
+
+        loss, grads = jax.value_and_grad(mean_loss)(params)
+        updates, state = optimizer.update(grads, state, params)
+        return optax.apply_updates(params, updates), state, loss
+
+    return optimizer, jax.jit(step, donate_argnums=(0, 1))
+
+
+@partial(jax.jit, static_argnames=("n_heads", "block"))
+def _window_losses(params, windows, tables, rotation, *, n_heads, block):
+    losses = token_losses(params, windows, tables, rotation, n_heads=n_heads, block=block)
+    return losses.astype(jnp.float32).sum(axis=1)  # (B,)
+
+
+def _largest_divisor(n: int, limit: int) -> int:
+    limit = max(1, min(n, limit))
+    return max(d for d in range(1, limit + 1) if n % d == 0)
+
+
+@partial(jax.jit, static_argnames=("n_heads", "block"))
+def _logits(params, tokens, tables, rotation, *, n_heads, block):
+    return forward(params, tokens, tables, rotation, n_heads=n_heads, block=block)
+
+
+def _block_for(settings, rows, length):
+    """Query rows per attention block: the largest divisor of ``length`` whose scores
+    ``(rows, H, block, length)`` fit in :data:`SCORE_BYTES`."""
+    return _largest_divisor(length, max(1, SCORE_BYTES // (4 * rows * settings.n_heads * length)))
+
+
+def logits(params, scheme, settings: TrainSettings, tokens) -> np.ndarray:
+    """The JAX forward's logits ``(B, T, V)`` (float32 numpy) of ``tokens`` ``(B, T)`` under
+    ``scheme`` (tables and encoding for length ``T``), attention in blocks as in
+    validation."""
+    tokens = np.asarray(tokens)
+    if tokens.ndim != 2 or tokens.dtype.kind not in "iu":
+        raise ValueError(f"tokens must be a 2-D integer array (B, T), got {tokens.shape} "
+                         f"{tokens.dtype}")
+    scheme = resolve_scheme(scheme)
+    n_batch, length = tokens.shape
+    tables, rotation = scheme_arrays(scheme, settings, length)
+    out = _logits(jax.tree.map(jnp.asarray, params), jnp.asarray(tokens, jnp.int32), tables,
+                  rotation, n_heads=settings.n_heads,
+                  block=_block_for(settings, n_batch, length))
+    return np.asarray(out)
+
+
+def evaluate(params, scheme, settings: TrainSettings, length: int, corpus=None) -> float:
+    """Mean validation loss (nats per token) at context ``length`` (2 … ``max_length``)."""
+    s = settings
+    length = int(length)
+    if not 2 <= length <= s.max_length:
+        raise ValueError(f"length must be an integer in [2, {s.max_length}] (train_length × "
+                         f"max(eval_multiples)), got {length}")
+    corpus = load_corpus(s) if corpus is None else corpus
+    windows = corpus.validation_windows(length)  # (N, length + 1)
+    rows = _largest_divisor(windows.shape[0], max(1, EVAL_TOKENS // length))
+    block = _block_for(s, rows, length)
+    tables, rotation = scheme_arrays(scheme, s, length)
+    jparams = jax.tree.map(jnp.asarray, params)
+    total = 0.0
+    for start in range(0, windows.shape[0], rows):
+        batch = jnp.asarray(windows[start:start + rows])
+        sums = _window_losses(jparams, batch, tables, rotation, n_heads=s.n_heads, block=block)
+        total += float(np.sum(np.asarray(sums, np.float64)))
+    return total / (windows.shape[0] * length)
+
+
+def train(scheme, settings: TrainSettings | None = None, *, seed: int = 0, tau=None,
+          progress: bool = False) -> TrainedRun:
+    """Train one model of ``settings`` (default :meth:`TrainSettings.full`) with ``scheme``
+    (a name of :data:`~.schemes.SCHEMES`, ``MODULE:OBJECT[@position]`` or a
+    :class:`~.schemes.Scheme`; ``tau`` overrides an SI scheme's τ) from ``seed``.
+
+    Everything is checked before any work (``ValueError`` naming the parameter). The same
+    ``(scheme, settings, seed, tau)`` gives bit-identical parameters and losses."""
+    settings = TrainSettings.full() if settings is None else settings
+    if not isinstance(settings, TrainSettings):
+        raise ValueError(f"settings must be a TrainSettings, got {type(settings).__name__}")
+    seed = check_seed(seed)
+    resolved = resolve_scheme(scheme, tau)
+    resolved.transform_for(settings.n_heads)  # a transform that cannot serve this model
+    corpus = load_corpus(settings)  # ValueError naming train_length if the data is too short
+    s = settings
+    optimizer, step = _step_function(s)
+    tables, rotation = scheme_arrays(resolved, s, s.train_length)
+    params = jax.tree.map(jnp.asarray, init_parameters(s, seed))
+    state = optimizer.init(params)
+    train_losses, curve = [], []
+    clock = {"compile": 0.0, "train": 0.0, "evaluate": 0.0}
+    cpu_start = time.process_time()
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=s.steps, desc=resolved.name, unit="step", leave=False)
+    start = time.perf_counter()
+    for index in range(s.steps):
+        windows = jnp.asarray(corpus.batch(index, s.batch_size))
+        params, state, loss = step(params, state, windows, tables, rotation)
+        train_losses.append(loss)
+        if index == 0:
+            loss.block_until_ready()
+            clock["compile"] = time.perf_counter() - start
+        done = index + 1
+        if done % s.eval_every == 0 or done == s.steps:
+            jax.block_until_ready(params)  # the steps run asynchronously: time them here
+            t0 = time.perf_counter()
+            clock["train"] += t0 - start
+            value = evaluate(params, resolved, s, s.train_length, corpus)
+            if not math.isfinite(value):
+                raise FloatingPointError(f"training diverged: validation loss {value} at step "
+                                         f"{done} (scheme {resolved.name}, seed {seed}); lower "
+                                         "the learning rates")
+            curve.append((done, value))
+            start = time.perf_counter()
+            clock["evaluate"] += start - t0
+        if bar is not None:
+            bar.update()
+    if bar is not None:
+        bar.close()
+    t0 = time.perf_counter()
+    validation = {s.train_length: curve[-1][1]}
+    for length in s.eval_lengths[1:]:
+        validation[length] = evaluate(params, resolved, s, length, corpus)
+    clock["evaluate"] += time.perf_counter() - t0
+    clock["cpu"] = time.process_time() - cpu_start  # less disturbed by other processes
+    numpy_params = jax.tree.map(lambda x: np.asarray(x, np.float32), params)
+    losses = np.asarray(jax.device_get(train_losses), np.float64)
+    return TrainedRun(scheme=resolved.name, tau=resolved.tau, seed=seed, settings=s,
+                      parameters=numpy_params, train_losses=losses,
+                      validation_curve=tuple(curve), validation=validation,
+                      seconds=dict(clock), scheme_object=resolved)
