@@ -171,8 +171,11 @@ def attention(q, k, v, *, score_mod=None, causal=True, block_size=None, scale=No
         Worker threads (default :func:`~sia_theory._infra.parallel.available_workers`: the
         CPUs this process may use, or ``NUMBA_NUM_THREADS``). The result does not depend on it.
 
-    Raises ``ValueError`` for bad shapes or dtypes, non-finite input, ``block_size < 1``, and a
-    query row whose scores are all ``-inf`` (a fully masked row has no softmax).
+    Raises
+    ------
+    ValueError
+        For bad shapes or dtypes, non-finite input, ``block_size < 1``, and a query row whose
+        scores are all ``-inf`` (a fully masked row has no softmax).
     """
     return _attention(q, k, v, score_mod, causal, block_size, scale, return_lse, workers)
 

@@ -1,0 +1,5 @@
+# %% [markdown]
+# # cas_transition
+
+# %%
+print(1 + 1)

@@ -1,0 +1,5 @@
+# %% [markdown]
+# # dask_sweep
+
+# %%
+print(1 + 1)

@@ -1,0 +1,5 @@
+# %% [markdown]
+# # long_contexts
+
+# %%
+print(1 + 1)

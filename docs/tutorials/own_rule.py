@@ -1,0 +1,5 @@
+# %% [markdown]
+# # own_rule
+
+# %%
+print(1 + 1)

@@ -1,0 +1,5 @@
+# %% [markdown]
+# # real_model
+
+# %%
+print(1 + 1)

@@ -1,0 +1,5 @@
+# %% [markdown]
+# # si_montecarlo
+
+# %%
+print(1 + 1)
