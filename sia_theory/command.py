@@ -42,6 +42,8 @@ __all__ = ["main", "build_parser", "repo_root", "load_transform", "TargetError",
 
 # Modules with a ``register(subparsers)`` function, imported when the parser is built.
 EXTRA_SUBCOMMAND_MODULES: tuple[str, ...] = ("sia_theory.studies.command",)
+"""Modules with a ``register(subparsers)`` function, imported when the parser is built (``sweep``
+lives in :mod:`sia_theory.studies.command`)."""
 
 
 class CommandError(ValueError):
@@ -229,9 +231,11 @@ def register_bench(subparsers):
 
 
 SUBCOMMANDS = (register_figures, register_check, register_analyze, register_bench)
+"""The ``register(subparsers)`` functions of this module's subcommands."""
 
 
 def build_parser() -> OneLineArgumentParser:
+    """The ``sia-theory`` argument parser with every subcommand."""
     parser = OneLineArgumentParser(prog="sia-theory", description="Executable theory of "
                                    "long-context attention scaling: regenerate the figures, "
                                    "check the claims, analyse a transform, run the benchmarks.")
@@ -247,6 +251,8 @@ def build_parser() -> OneLineArgumentParser:
 
 
 def main(argv=None) -> int:
+    """Run the ``sia-theory`` command with ``argv`` (default: ``sys.argv[1:]``); returns the exit
+    status (2 for bad input, with one line on stderr)."""
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

@@ -27,7 +27,9 @@ from .transforms import Transform
 __all__ = ["ScoreModTransform", "PROBE_SCORES", "AFFINE_RTOL", "as_transform"]
 
 PROBE_SCORES = (-3.0, 0.5, 7.0)
+"""The extra scores at which a score_mod is checked affine."""
 AFFINE_RTOL = 1e-9
+"""Relative tolerance of that affinity check."""
 # Causal (q_idx, kv_idx) pairs of the construction-time probe: short and long distances, query
 # positions on both sides of common training lengths.
 _PROBE_Q = np.array([0, 1, 2, 3, 7, 64, 1000, 4095, 4096, 8191, 8192, 65_536])

@@ -35,6 +35,8 @@ __all__ = ["DEPENDENCES", "Transform", "NoScale", "LogN", "ScaleInvariant",
            "TransformNotDefined"]
 
 DEPENDENCES = frozenset({"distance", "context", "head"})
+"""What a transform's coefficients may depend on: ``"distance"``, ``"context"`` (the context
+length), ``"head"``."""
 
 
 class TransformNotDefined(ValueError, NotImplementedError):
@@ -345,16 +347,19 @@ class ALiBi(Transform):
 
     @property
     def depends_on(self) -> frozenset:
+        """``{"distance"}`` for one slope, ``{"distance", "head"}`` for one slope per head."""
         return frozenset({"distance", "head"} if self.slopes.size > 1 else {"distance"})
 
     @classmethod
     def standard(cls, n_heads: int) -> ALiBi:
+        """ALiBi's standard slopes for ``n_heads`` heads: ``2^(−8(h+1)/n_heads)``."""
         n_heads = check_int("n_heads", n_heads, lo=1)
         check_memory("n_heads", n_heads, 128 * n_heads)  # a tuple and an array of slopes
         return cls(tuple(2.0 ** (-8.0 * (h + 1) / n_heads) for h in range(n_heads)))
 
     @property
     def n_heads(self) -> int:
+        """The number of slopes (heads)."""
         return self.slopes.size
 
     def _slope_for(self, h):
@@ -386,10 +391,12 @@ class FixedContext(Transform):
 
     @property
     def depends_on(self) -> frozenset:
+        """The wrapped transform's dependence without ``"context"``."""
         return declared_dependence(self.transform) - {"context"}
 
     @property
     def n_heads(self):
+        """The wrapped transform's ``n_heads``."""
         return self.transform.n_heads
 
     def _affine(self, t, n, h):
@@ -421,10 +428,12 @@ class AtHead(Transform):
 
     @property
     def depends_on(self) -> frozenset:
+        """The wrapped transform's dependence without ``"head"``."""
         return declared_dependence(self.transform) - {"head"}
 
     @property
     def n_heads(self):
+        """1: one head."""
         return 1
 
     def _affine(self, t, n, h):

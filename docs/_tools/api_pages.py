@@ -42,7 +42,7 @@ def module_page(module_name: str) -> str:
             submodules.append(value.__name__)
             continue
         home = api.home_of(module_name, name)
-        (here if home == module_name else elsewhere).append((name, home))
+        (here if home == (module_name, name) else elsewhere).append((name, home))
     lines = [f"# `{TITLES.get(module_name, module_name)}`", ""]
     members = ", ".join(f'"{n}"' for n, _ in here)
     lines += [f"::: {module_name}",
@@ -54,11 +54,11 @@ def module_page(module_name: str) -> str:
     if elsewhere:
         lines += ["## Exported here, documented with their module", "",
                   "| name | kind | summary |", "|---|---|---|"]
-        for name, home in elsewhere:
+        for name, (home, home_name) in elsewhere:
             value = getattr(module, name)
-            qualname = getattr(value, "__qualname__", name) if inspect.isclass(value) else name
-            summary = api.summary(home, name).replace("|", "\\|")
-            lines.append(f"| [`{name}`][{home}.{qualname}] | {_kind(value)} | {summary} |")
+            summary = api.summary(home, home_name).replace("|", "\\|")
+            shown = name if name == home_name else f"{name}` (`{home_name}"
+            lines.append(f"| [`{shown}`][{home}.{home_name}] | {_kind(value)} | {summary} |")
         lines.append("")
     children = [m for m in api.public_modules()
                 if m.rpartition(".")[0] == module_name] if hasattr(module, "__path__") else []

@@ -76,37 +76,41 @@ def attribute_docstring(module_name: str, name: str) -> str | None:
     return found
 
 
-def import_source(module_name: str, name: str) -> str | None:
-    """The module ``module_name`` takes ``name`` from (``from X import name``, or the lazy
-    ``_EXPORTS`` table of the top-level package), or None."""
+def import_source(module_name: str, name: str) -> tuple[str, str] | None:
+    """The module ``module_name`` takes ``name`` from and the name it has there
+    (``from X import name [as alias]``, or the lazy ``_EXPORTS`` table of the top-level
+    package), or None."""
     module = sys.modules[module_name]
     exports = getattr(module, "_EXPORTS", None)
     if isinstance(exports, dict) and name in exports:
-        return importlib.util.resolve_name(exports[name], module_name)
+        return importlib.util.resolve_name(exports[name], module_name), name
     tree = _tree(module_name)
     if tree is None:
         return None
     package = module_name if hasattr(module, "__path__") else module_name.rpartition(".")[0]
     for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and any((a.asname or a.name) == name
-                                                    for a in node.names):
-            base = "." * node.level + (node.module or "")
-            return importlib.util.resolve_name(base, package) if node.level else base
+        if isinstance(node, ast.ImportFrom):
+            for alias in node.names:
+                if (alias.asname or alias.name) == name:
+                    base = "." * node.level + (node.module or "")
+                    source = importlib.util.resolve_name(base, package) if node.level else base
+                    return source, alias.name
     return None
 
 
-def data_home(module_name: str, name: str, value, seen: tuple = ()) -> str | None:
-    """The module that assigns the data ``name`` seen in ``module_name`` (following imports)."""
+def data_home(module_name: str, name: str, value, seen: tuple = ()) -> tuple[str, str] | None:
+    """The module that assigns the data seen as ``module_name.name``, and its name there
+    (following imports)."""
     if attribute_docstring(module_name, name) is not None:
-        return module_name
-    source = import_source(module_name, name)
-    if source and source not in seen and source.startswith(PACKAGE):
-        importlib.import_module(source)
-        return data_home(source, name, value, (*seen, module_name))
+        return module_name, name
+    found = import_source(module_name, name)
+    if found and found[0] not in seen and found[0].startswith(PACKAGE):
+        importlib.import_module(found[0])
+        return data_home(found[0], found[1], value, (*seen, module_name))
     for other in sorted(m for m in sys.modules if m.startswith(PACKAGE)):  # lazy __getattr__
         if getattr(sys.modules[other], name, None) is value and \
                 attribute_docstring(other, name) is not None:
-            return other
+            return other, name
     return None
 
 
@@ -114,6 +118,41 @@ def is_code(value) -> bool:
     """A function, class, or an object standing for one (a numba dispatcher, a study)."""
     return inspect.isclass(value) or inspect.isroutine(value) or hasattr(value, "py_func") or (
         callable(value) and hasattr(value, "__wrapped__") and hasattr(value, "__module__"))
+
+
+def _definition(obj):
+    """The ``def``/``class`` node of ``obj`` in its module's source, or None."""
+    obj = getattr(obj, "__wrapped__", obj)
+    obj = getattr(obj, "py_func", obj)
+    try:
+        tree = _tree(obj.__module__)
+        parts = obj.__qualname__.split(".")
+    except (AttributeError, ImportError, TypeError, KeyError):
+        return None
+    if tree is None:
+        return None
+    scope, node = tree.body, None
+    for part in parts:
+        node = next((n for n in scope if isinstance(
+            n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and n.name == part), None)
+        if node is None:
+            return None
+        scope = node.body
+    return node
+
+
+def class_attribute_docstring(cls, name: str) -> str:
+    """The string literal after ``name = ...`` in the body of ``cls`` (``""`` if none)."""
+    node = _definition(cls)
+    if node is None:
+        return ""
+    for i, stmt in enumerate(node.body):
+        if name in _assigned_names(stmt) and i + 1 < len(node.body):
+            nxt = node.body[i + 1]
+            if isinstance(nxt, ast.Expr) and isinstance(nxt.value, ast.Constant) and \
+                    isinstance(nxt.value.value, str):
+                return nxt.value.value
+    return ""
 
 
 def source_docstring(obj) -> str | None:
@@ -150,7 +189,7 @@ def docstring_of(module_name: str, name: str) -> str:
             doc = getattr(value, "__doc__", None)
         return doc or ""
     home = data_home(module_name, name, value)
-    return (attribute_docstring(home, name) or "") if home else ""
+    return (attribute_docstring(*home) or "") if home else ""
 
 
 def public_names(module_name: str) -> list[str]:
@@ -172,20 +211,24 @@ def public_names(module_name: str) -> list[str]:
     return names
 
 
-def home_of(module_name: str, name: str) -> str:
-    """The module whose page documents ``module_name.name``: where it is defined, or
-    ``module_name`` itself when that is a private module (then it is documented here)."""
+def home_of(module_name: str, name: str) -> tuple[str, str]:
+    """Where ``module_name.name`` is documented: the module that defines it and its name
+    there, or ``(module_name, name)`` itself when that is private (then it is documented
+    here)."""
     module = sys.modules[module_name]
     value = getattr(module, name)
     if inspect.ismodule(value):
-        return value.__name__
+        return value.__name__, ""
+    home = None
     if is_code(value):
-        home = getattr(value, "__module__", None)
-        home = home if home and getattr(sys.modules.get(home), name, None) is value else None
+        where = getattr(value, "__module__", None)
+        own = getattr(value, "__qualname__", name)
+        if where and getattr(sys.modules.get(where), own.split(".")[0], None) is not None:
+            home = (where, own)
     else:
         home = data_home(module_name, name, value)
-    if not home or is_private(home) or not home.startswith(PACKAGE):
-        return module_name
+    if not home or is_private(home[0]) or not home[0].startswith(PACKAGE):
+        return module_name, name
     return home
 
 
@@ -222,8 +265,8 @@ def missing_docstrings(modules=None) -> list[str]:
                 seen.add(value)
                 for member in class_members(value):
                     raw = vars(value)[member]
-                    doc = raw.__doc__ if isinstance(raw, property) else \
-                        source_docstring(getattr(value, member))
+                    doc = (raw.__doc__ or class_attribute_docstring(value, member)) \
+                        if isinstance(raw, property) else source_docstring(getattr(value, member))
                     if not (doc or "").strip():
                         missing.append(f"{value.__module__}.{value.__qualname__}.{member}")
     return sorted(set(missing))

@@ -42,12 +42,17 @@ __all__ = ["attention", "attention_dense", "attention_partial", "merge_partials"
 # and float64, D = 64, one thread): see the README; smaller blocks waste less of the diagonal
 # block (a fraction block/T of the causal work), larger ones spend less time in Python.
 DEFAULT_BLOCK_SIZE = 128
+"""Query rows per task when ``block_size`` is None (measured by
+``benchmarks/bench_attention.py``)."""
 # Scores per key block of a task (all its batches and heads together) when block_size is None:
 # 128 rows × 1024 keys, 512 KiB in float32, half of this machine's 1 MiB L2 cache per core.
 SCORE_BLOCK = 2**17
+"""Scores per key block of a task when ``block_size`` is None: 128 rows × 1024 keys, 512 KiB in
+float32."""
 # Below this many visible scores a call runs as one task per query block holding every batch
 # and head, in the calling thread: thread hand-offs would cost more than they save.
 SMALL_WORK = 2**21
+"""Below this many visible scores a call runs in the calling thread, one task per query block."""
 
 
 def require_finite(name, x):

@@ -35,6 +35,8 @@ __all__ = ["Problem", "run_task", "plan_tasks", "ANCHOR_GAP"]
 # Largest gap (nats) between a row's first-block maximum and its task's shared shift: e^-gap
 # is far above the underflow threshold (e^-87 in float32, e^-708 in float64).
 ANCHOR_GAP = {np.dtype(np.float32): 40.0, np.dtype(np.float64): 300.0}
+"""Largest gap (nats) between a row's first-block maximum and its task's shared shift, per dtype;
+beyond it the task is redone with the per-row online softmax."""
 
 
 @dataclass

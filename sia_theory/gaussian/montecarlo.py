@@ -86,6 +86,7 @@ class RangeStatistics:
 
     @property
     def rows(self) -> int:
+        """The number of samples (rows)."""
         return self.Z.shape[0]
 
 

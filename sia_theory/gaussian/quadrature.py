@@ -22,7 +22,9 @@ __all__ = ["T_MAX", "GL_ORDER", "gauss_legendre_panels", "unit_panels", "check_l
            "distance_quadrature"]
 
 T_MAX = 10**32  # distances and context lengths up to 1e32 (so [t, tΔ) reaches t = 1e30)
+"""Distances and context lengths up to ``1e32`` (so that ``[t, tΔ)`` reaches ``t = 1e30``)."""
 GL_ORDER = 8  # Gauss–Legendre nodes per panel, everywhere in the deterministic routes
+"""Gauss–Legendre nodes per panel, everywhere in the deterministic routes."""
 
 
 @lru_cache(maxsize=4)

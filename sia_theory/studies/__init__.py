@@ -52,6 +52,7 @@ def __getattr__(name):  # the contract loads on first use: listing the studies i
 
 
 def study_names() -> tuple[str, ...]:
+    """The names of every study, in :data:`STUDIES` order."""
     return tuple(STUDIES)
 
 

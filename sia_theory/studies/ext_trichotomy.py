@@ -57,6 +57,7 @@ class TrichotomySettings(StudySettings):
 
     @classmethod
     def quick(cls):
+        """The seconds-long settings the tests and ``--quick`` run."""
         return cls(c_values=(0.5, 1.0, 2.0), deltas=(10,), log10_t=(20, 25, 30))
 
 

@@ -42,9 +42,14 @@ __all__ = ["sweep", "run_cells", "SweepError", "ENV_SCHEDULER", "CONNECT_TIMEOUT
            "HANDSHAKE_TIMEOUT", "IN_PROCESS", "probe_scheduler"]
 
 ENV_SCHEDULER = "SIA_DASK_SCHEDULER"
+"""The environment variable naming a Dask scheduler to use when none is given."""
 CONNECT_TIMEOUT = "3s"
+"""Dask's connect timeout to a scheduler."""
 HANDSHAKE_TIMEOUT = 5.0  # seconds for the TCP connect and the Dask handshake together
+"""Seconds for the TCP connect and the Dask handshake together before a scheduler address is
+refused."""
 IN_PROCESS = ("sync", "threads")
+"""Schedulers that run in this process (no cluster)."""
 
 
 class SweepError(RuntimeError):

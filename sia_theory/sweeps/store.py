@@ -27,6 +27,7 @@ __all__ = ["CELL_COLUMNS", "check_store", "open_store", "finished_stems", "write
            "write_error", "clear_error", "load_sweep", "load_errors"]
 
 CELL_COLUMNS = ("cell_key", "cell_seed")
+"""The columns the store adds to each row a cell returns."""
 _ADDED = b"sia_theory.sweeps.added"  # Parquet metadata: the columns the store added to fn's rows
 _MANIFEST = "sweep.json"
 
@@ -86,6 +87,7 @@ def open_store(store, *, study: str, seed: int) -> Path:
 
 
 def finished_stems(root: Path) -> set[str]:
+    """The file stems of the cells finished in the store at ``root``."""
     if not (root / "cells").is_dir():
         return set()
     return {p.name[:-len(".parquet")] for p in (root / "cells").glob("*.parquet")
@@ -108,6 +110,8 @@ def stored_frame(frame: pd.DataFrame, cell: dict, key: str, seed: int):
 
 def write_cell(root: Path, stem: str, frame: pd.DataFrame, cell: dict, key: str,
                seed: int) -> None:
+    """Write one finished cell's rows (with ``cell_key`` and ``cell_seed``) atomically as its own
+    Parquet file."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -149,6 +153,7 @@ def read_cell(root: Path, stem: str) -> pd.DataFrame | None:
 
 def write_error(root: Path, stem: str, cell: dict, key: str, seed: int, error: str,
                 trace: str) -> None:
+    """Record a failed cell (its parameters, error and traceback) in ``root/errors/``."""
     record = {"cell": cell, "cell_key": key, "cell_seed": seed, "error": error,
               "traceback": trace}
     text = json.dumps(record, indent=2, default=str) + "\n"
@@ -157,6 +162,7 @@ def write_error(root: Path, stem: str, cell: dict, key: str, seed: int, error: s
 
 
 def clear_error(root: Path, stem: str) -> None:
+    """Remove a cell's error record (it has now finished)."""
     (root / "errors" / f"{stem}.json").unlink(missing_ok=True)
 
 
