@@ -262,6 +262,17 @@ def analyze(transform, *, n_ctx: int = 2**20, seed: int = 0, quick: bool = False
     The transform is probed before any work (its coefficients on distances 0 … ``n_ctx`` at
     that context length and head): one that raises, returns complex, non-finite or wrongly
     shaped coefficients is one ``ValueError`` naming it and what is wrong.
+
+    Examples
+    --------
+    >>> import math
+    >>> from sia_theory import ScaleInvariant, analyze
+    >>> report = analyze(ScaleInvariant(10), quick=True, zoo=False, n_ctx=2**12)
+    >>> report.entropy_law, report.phase  # weak scale-invariant sparsity, at the freezing point
+    ('sqrt-log', 'critical')
+    >>> limit = report.total_attention_limit  # E[Z_t^{2t}] → ατ log 2 = e^{1/2}·10·log 2
+    >>> round(limit, 3), round(math.exp(0.5) * 10 * math.log(2), 3)
+    (11.428, 11.428)
     """
     transform: Transform = as_transform(transform)
     n_ctx = check_int("n_ctx", n_ctx, lo=2**8)

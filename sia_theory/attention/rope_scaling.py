@@ -202,6 +202,19 @@ class YaRNRoPE:
     zoo's :class:`~sia_theory.zoo.YaRNTemperature` of the same factor (for ``mscale``,
     ``mscale_all_dim`` or an explicit ``attention_factor`` build that class with them, as
     :func:`~sia_theory.attention.rope_config.from_rope_parameters` does).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sia_theory.attention import YaRNRoPE, rope_frequencies
+    >>> yarn = YaRNRoPE(factor=2, original_max_position_embeddings=8192, rope_theta=1e5)
+    >>> f, rope = yarn.frequencies(64), rope_frequencies(64, 1e5)
+    >>> bool(f[0] == rope[0]), bool(np.isclose(f[-1], rope[-1] / 2))  # fast kept, slow divided by 2
+    (True, True)
+    >>> text = YaRNRoPE(factor=2, original_max_position_embeddings=8192, rope_theta=1e5,
+    ...                 ramp="rotations")  # the paper's ramp, linear in r = L/λ
+    >>> int(np.sum(~np.isclose(f, text.frequencies(64))))  # the two ramps differ in 9 of 32
+    9
     """
 
     factor: float
