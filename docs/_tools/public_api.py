@@ -19,6 +19,7 @@ import importlib
 import importlib.util
 import inspect
 import pkgutil
+import re
 import sys
 from functools import cache
 from pathlib import Path
@@ -279,5 +280,16 @@ def summary(module_name: str, name: str) -> str:
     except Exception:  # noqa: BLE001 - a summary is decoration, never a build failure
         return ""
     first = " ".join(doc.strip().split("\n\n")[0].split())
-    cut = first.find(". ")
-    return first if cut < 0 else first[:cut + 1]
+    first = re.sub(r":[a-z]+:`~?([^`]+)`",  # Sphinx roles: the target as code, ~ keeps its tail
+                   lambda m: "`" + (m[1].split(".")[-1] if m[0].count("~") else m[1]) + "`",
+                   first)
+    for match in re.finditer(r"\.\s+(?=[A-Z`(])", first):
+        word = re.search(r"([\w.]+)$", first[:match.start()])
+        if word and word[1].lower() in ABBREVIATIONS:
+            continue
+        return first[:match.start() + 1]
+    return first if len(first) <= 240 else first[:239] + "…"
+
+
+ABBREVIATIONS = {"al", "fig", "figs", "eq", "eqs", "app", "thm", "cf", "vs", "e.g", "i.e", "sec",
+                 "def", "defs", "ref", "no", "approx"}

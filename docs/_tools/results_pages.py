@@ -81,7 +81,18 @@ def claims_page(root: Path) -> str:
         "followed by a pure decision function of the measured numbers, registered with "
         "`@claim(\"ID\", \"statement\", alternative=\"…\")` in `paper_checks/`; a negative "
         "control (`@negative_control(\"ID\")`) feeds the alternative law to the same decision "
-        "function and a test requires `FAIL`, so no row can pass by construction.", "",
+        "function and a test requires `FAIL`, so no row can pass by construction. A test also "
+        "runs the quick table for seeds 0, 1 and 2, and another checks that the committed claims "
+        "table and the committed figure data report the same numbers. `claims.csv` carries the "
+        "numbers as columns: `value` with `ci_low`/`ci_high` (a confidence interval where the "
+        "quantity is random), `target` and `tolerance`. A new family of claims is a new module "
+        "in `paper_checks/`; its rows appear here at the next build.", "",
+        "```bash\n"
+        "make check                         # full fidelity → "
+        "paper_checks/results/claims.{md,csv}\n"
+        "python -m paper_checks --quick     # CI-sized (part of make test) → "
+        "build/paper_checks_quick/\n"
+        "python -m paper_checks --only SI-7,CAS-3 --seed 1\n```", "",
         "## Summary", "", "| claim | verdict | statement | measured |", "|---|---|---|---|"]
     for r in rows:
         lines.append(f"| [{r['id']}](#{r['id']}) | {badge(r['verdict'])} | {_cell(r['claim'])} "

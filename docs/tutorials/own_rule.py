@@ -30,7 +30,7 @@ class PowerLawBias(Transform):
 
 bias = PowerLawBias(0.5)
 a, m = bias.coefficients(np.array([0, 1, 10, 100]))
-print("a_t:", a, " m_t:", np.round(m, 4))
+print("a_t:", a, " m_t:", np.round(m, 4) + 0.0)  # + 0.0: print 0, not -0
 
 # %% [markdown]
 # ## The closed forms
