@@ -211,6 +211,9 @@ def check(site: Path, screenshots: Path | None) -> int:
         print("docs-check: websocket-client missing; install the docs extra "
               "(pip install -e '.[docs]')", file=sys.stderr)
         return 1
+    if screenshots is not None:
+        for name in SCREENSHOTS:  # never report a stale screenshot of an earlier run
+            (screenshots / name).unlink(missing_ok=True)
     if not (site / "index.html").exists():
         print(f"docs-check: no site at {site}; run make docs first", file=sys.stderr)
         return 1
@@ -268,7 +271,8 @@ def check(site: Path, screenshots: Path | None) -> int:
           f"{math_pages} pages with math, search hits for {SEARCH_TERM!r}: {hits}; "
           f"{seconds:.0f} s")
     if screenshots is not None:
-        print(f"screenshots: {', '.join(str(screenshots / n) for n in SCREENSHOTS)}")
+        taken = [str(screenshots / n) for n in SCREENSHOTS if (screenshots / n).exists()]
+        print(f"screenshots: {', '.join(taken) or 'none'}")
     if failures:
         print(f"{len(failures)} problems:", *failures[:200], sep="\n  ")
         return 1
