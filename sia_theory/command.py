@@ -49,6 +49,8 @@ __all__ = ["main", "build_parser", "repo_root", "script_folders", "load_transfor
 # import nothing heavy at module level: ``train`` imports JAX only in its handler).
 EXTRA_SUBCOMMAND_MODULES: tuple[str, ...] = ("sia_theory.studies.command",
                                              "sia_theory.training.command")
+"""Modules with a ``register(subparsers)`` function, imported when the parser is built (``sweep``
+lives in :mod:`sia_theory.studies.command`, ``train`` in :mod:`sia_theory.training.command`)."""
 
 
 class CommandError(ValueError):
@@ -249,9 +251,11 @@ def register_bench(subparsers):
 
 
 SUBCOMMANDS = (register_figures, register_check, register_analyze, register_bench)
+"""The ``register(subparsers)`` functions of this module's subcommands."""
 
 
 def build_parser() -> OneLineArgumentParser:
+    """The ``sia-theory`` argument parser with every subcommand."""
     parser = OneLineArgumentParser(prog="sia-theory", description="Executable theory of "
                                    "long-context attention scaling: regenerate the figures, "
                                    "check the claims, analyse a transform, run the benchmarks.")
@@ -267,6 +271,8 @@ def build_parser() -> OneLineArgumentParser:
 
 
 def main(argv=None) -> int:
+    """Run the ``sia-theory`` command with ``argv`` (default: ``sys.argv[1:]``); returns the exit
+    status (2 for bad input, with one line on stderr)."""
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

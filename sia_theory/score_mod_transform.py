@@ -27,7 +27,9 @@ from .transforms import Transform
 __all__ = ["ScoreModTransform", "PROBE_SCORES", "AFFINE_RTOL", "as_transform"]
 
 PROBE_SCORES = (-3.0, 0.5, 7.0)
+"""The extra scores at which a score_mod is checked affine."""
 AFFINE_RTOL = 1e-9
+"""Relative tolerance of that affinity check."""
 # Causal (q_idx, kv_idx) pairs of the construction-time probe: short and long distances, query
 # positions on both sides of common training lengths.
 _PROBE_Q = np.array([0, 1, 2, 3, 7, 64, 1000, 4095, 4096, 8191, 8192, 65_536])
@@ -45,6 +47,20 @@ class ScoreModTransform(Transform):
 
     ``n_heads``: how many heads ``fn`` supports (``None``: any; the construction probe then
     uses head 0 only). Equality is identity of ``fn`` and ``n_heads``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sia_theory import ScoreModTransform
+    >>> def alibi(score, b, h, q_idx, kv_idx):  # FlexAttention's signature, on numpy arrays
+    ...     return score - 0.25 * (q_idx - kv_idx)
+    >>> a, m = ScoreModTransform(alibi).coefficients(np.array([0.0, 4.0]), 16)
+    >>> a.tolist(), m.tolist()  # a = f(1) − f(0) and m = f(0) at distance t: 1 and −t/4
+    ([1.0, 1.0], [0.0, -1.0])
+    >>> ScoreModTransform(lambda score, b, h, q, kv: score**2)
+    Traceback (most recent call last):
+    ...
+    ValueError: ...not affine in the score...
     """
 
     fn: object

@@ -42,7 +42,19 @@ def _import_target(module: str):
 def load_transform(target: str):
     """The transform named by ``target`` (``MODULE:OBJECT``, ``FILE.py:OBJECT`` or
     ``zoo:NAME``; the object a Transform, a Transform class or a score_mod function) and a name
-    for it; :class:`TargetError` saying what is wrong."""
+    for it; :class:`TargetError` saying what is wrong.
+
+    Examples
+    --------
+    >>> from sia_theory.targets import load_transform
+    >>> transform, name = load_transform("zoo:scale-invariant")
+    >>> name, type(transform).__name__, transform.tau
+    ('scale-invariant', 'ScaleInvariant', 10.0)
+    >>> load_transform("zoo:nope")
+    Traceback (most recent call last):
+    ...
+    sia_theory.targets.TargetError: zoo has no member 'nope'; choose from none, ...
+    """
     from .transforms import Transform
 
     module, sep, attr = target.rpartition(":")

@@ -35,6 +35,8 @@ __all__ = ["DEPENDENCES", "Transform", "NoScale", "LogN", "ScaleInvariant",
            "TransformNotDefined"]
 
 DEPENDENCES = frozenset({"distance", "context", "head"})
+"""What a transform's coefficients may depend on: ``"distance"``, ``"context"`` (the context
+length), ``"head"``."""
 
 
 class TransformNotDefined(ValueError, NotImplementedError):
@@ -74,6 +76,25 @@ class Transform:
     ``(alpha, beta, tau)`` when the transform satisfies SI eq. 15 exactly for Gaussian base
     logits (``E[e^{L_t}] = α/(t/τ+1)``, ``E[L_t e^{L_t}] = β/(t/τ+1)``), which gives the exact
     digamma range sums of :mod:`sia_theory.gaussian.closed_forms`; ``None`` otherwise.
+
+    Examples
+    --------
+    >>> from dataclasses import dataclass
+    >>> import numpy as np
+    >>> from sia_theory import Transform
+    >>> @dataclass(frozen=True)
+    ... class LogBias(Transform):
+    ...     # L_t = S_t − c·log(1 + t)
+    ...     c: float = 1.0
+    ...     depends_on = frozenset({"distance"})
+    ...     def _affine(self, t, n, h):
+    ...         return np.ones_like(t), -self.c * np.log1p(t)
+    >>> a, m = LogBias(0.5).coefficients(np.array([1.0, 3.0]))
+    >>> a.tolist(), np.round(m, 6).tolist()  # m_t = −c·log(1 + t): −½ log 2, −½ log 4
+    ([1.0, 1.0], [-0.346574, -0.693147])
+    >>> # score_mod at q_idx = 4, kv_idx = 1 (t = 3): S + m_3 = 2 − log 2
+    >>> round(float(LogBias(0.5).score_mod(np.array(2.0), 0, 0, np.array(4), np.array(1))), 6)
+    1.306853
     """
 
     depends_on: frozenset = DEPENDENCES
@@ -205,7 +226,16 @@ class NoScale(Transform):
 @dataclass(frozen=True)
 class LogN(Transform):
     """LogN / SSMax: ``L = s·log(n)·S`` with ``n`` the number of keys the query sees (SI Fig. 1;
-    Nakanishi 2025). Position-agnostic: every distance gets the same multiplier."""
+    Nakanishi 2025). Position-agnostic: every distance gets the same multiplier.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sia_theory import LogN
+    >>> a, m = LogN(0.4).coefficients(np.array([0, 5, 999]), 1000)
+    >>> np.round(a, 6).tolist(), m.tolist()  # s·log n = 0.4·log 1000 at every distance, no offset
+    ([2.763102, 2.763102, 2.763102], [0.0, 0.0, 0.0])
+    """
 
     depends_on = frozenset({"context"})
 
@@ -226,7 +256,21 @@ class ScaleInvariant(Transform):
     ``m_t = −a_t² + β/α``; the defaults ``α = β = e^{1/2}`` are the boundary-condition solution
     (``a_0 = 1, m_0 = 0``). The formula, the validity condition ``β ≥ α log α`` and the default
     ``α, β`` are not written out here: they come from :mod:`sia_theory.symbolic.generated`, printed
-    from the sympy solution of :func:`sia_theory.symbolic.si.solve_coefficients`."""
+    from the sympy solution of :func:`sia_theory.symbolic.si.solve_coefficients`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sia_theory import ScaleInvariant
+    >>> si = ScaleInvariant(tau=10)
+    >>> a, m = si.coefficients(np.array([0.0, 10.0, 1e6]))
+    >>> np.round(a**2, 6).tolist()  # 1 + 2 log(1 + t/τ): 1, 1 + 2 log 2, 1 + 2 log(1e5 + 1)
+    [1.0, 2.386294, 24.025871]
+    >>> bool(np.allclose(m + a**2, si.beta / si.alpha))  # the coefficient identity m_t + a_t² = β/α
+    True
+    >>> round(si.alpha, 6) == round(si.beta, 6) == round(float(np.exp(0.5)), 6)  # α = β = e^{1/2}
+    True
+    """
 
     depends_on = frozenset({"distance"})
 
@@ -346,16 +390,19 @@ class ALiBi(Transform):
 
     @property
     def depends_on(self) -> frozenset:
+        """``{"distance"}`` for one slope, ``{"distance", "head"}`` for one slope per head."""
         return frozenset({"distance", "head"} if self.slopes.size > 1 else {"distance"})
 
     @classmethod
     def standard(cls, n_heads: int) -> ALiBi:
+        """ALiBi's standard slopes for ``n_heads`` heads: ``2^(−8(h+1)/n_heads)``."""
         n_heads = check_int("n_heads", n_heads, lo=1)
         check_memory("n_heads", n_heads, 128 * n_heads)  # a tuple and an array of slopes
         return cls(tuple(2.0 ** (-8.0 * (h + 1) / n_heads) for h in range(n_heads)))
 
     @property
     def n_heads(self) -> int:
+        """The number of slopes (heads)."""
         return self.slopes.size
 
     def _slope_for(self, h):
@@ -387,10 +434,12 @@ class FixedContext(Transform):
 
     @property
     def depends_on(self) -> frozenset:
+        """The wrapped transform's dependence without ``"context"``."""
         return declared_dependence(self.transform) - {"context"}
 
     @property
     def n_heads(self):
+        """The wrapped transform's ``n_heads``."""
         return self.transform.n_heads
 
     def _affine(self, t, n, h):
@@ -422,10 +471,12 @@ class AtHead(Transform):
 
     @property
     def depends_on(self) -> frozenset:
+        """The wrapped transform's dependence without ``"head"``."""
         return declared_dependence(self.transform) - {"head"}
 
     @property
     def n_heads(self):
+        """1: one head."""
         return 1
 
     def _affine(self, t, n, h):

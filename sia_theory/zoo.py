@@ -321,6 +321,8 @@ ZOO_INFO: dict[str, ZooEntry] = {
     "scale-invariant": _E(ScaleInvariant(10.0), "SI eq. 16, tau = 10", "t = q_idx - kv_idx",
                           "logit and bias", "L = a_t·S + m_t"),
 }
+"""Zoo name → :class:`ZooEntry`: the default instance, its source, dependence, where the factor acts
+and its formula."""
 ZOO: Mapping[str, Transform] = MappingProxyType(
     {name: entry.transform for name, entry in ZOO_INFO.items()})  # read-only: shared by all callers
 """A default instance of every zoo member under a stable name. Defaults: ``Temperature(1.5)``;

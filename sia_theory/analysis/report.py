@@ -142,24 +142,41 @@ class Report:
     _figure: object = field(default=None, repr=False)
 
     entropy_law = property(lambda self: self.study.entropy_law)
+    """The entropy law of the transform: ``"logarithmic"``, ``"sqrt-log"`` or ``"bounded"`` (the
+    decision function of claim SI-7)."""
     phase = property(lambda self: self.study.phase)
+    """The REM phase of the last octave range inside the context: ``"liquid"``, ``"critical"`` or
+    ``"frozen"``."""
     total_attention_limit = property(lambda self: self.study.total_attention[1])
+    """The limit of ``E[Z_t^{2t}]`` over octaves, or ``None`` when the octave sums diverge."""
     negentropy_limit = property(lambda self: self.study.negentropy[1])
+    """The limit of ``E[N_t^{2t}]`` over octaves, or ``None`` when the octave sums diverge."""
     closed_forms = property(lambda self: self.study.closed_forms)
+    """Per octave ``[t, 2t)``: ``t, t2, EZ, EN`` (closed forms)."""
     entropy = property(lambda self: self.study.entropy)
+    """The Monte Carlo entropy in range ``[t, 2t)`` against ``t``."""
     slopes = property(lambda self: self.study.slopes)
+    """Local slopes ``dE[H]/d log t`` per window, with their standard errors."""
     fits = property(lambda self: self.study.fits)
+    """Fits of the entropy in range to the growth laws."""
     sweep = property(lambda self: self.study.sweep)
+    """Global entropy and recent-token attention against the context length N (long format)."""
     phases = property(lambda self: self.study.phases)
+    """The phase table: ``σ/√(2 log M)`` per range and for the whole context."""
     evidence = property(lambda self: self.study.evidence)
+    """The law tests behind :attr:`entropy_law` (an ``EntropyLawEvidence``)."""
     zoo = property(lambda self: self.zoo_rows)
+    """One row per scheme (the transform first, then every ZOO member), or ``None`` without the
+    zoo."""
 
     @property
     def summary(self) -> pd.DataFrame:
+        """One row: the transform's law, limits, phase and context-sweep values."""
         return pd.DataFrame([summary_row(self.study)])
 
     @property
     def figure(self):
+        """The one-page four-panel figure (drawn on first use)."""
         if self._figure is None:
             self._figure = plot_studies([self.study], f"analyze({self.study.name}): Gaussian "
                                         f"base logits, seed {self.seed}"
@@ -167,6 +184,7 @@ class Report:
         return self._figure
 
     def markdown(self) -> str:
+        """The report as Markdown (summary, tables, the zoo side by side)."""
         s, ev = self.summary.iloc[0], self.evidence
         st = self.study
         lim = self.total_attention_limit
@@ -194,6 +212,7 @@ class Report:
         return "\n".join(out)
 
     def tables(self) -> dict[str, pd.DataFrame]:
+        """Every table of the report by name (the CSV files :meth:`write` publishes)."""
         out = {"summary": self.summary, "closed_forms": self.closed_forms,
                "entropy": self.entropy, "slopes": self.slopes, "fits": self.fits,
                "sweep": self.sweep, "phases": self.phases}
@@ -243,6 +262,17 @@ def analyze(transform, *, n_ctx: int = 2**20, seed: int = 0, quick: bool = False
     The transform is probed before any work (its coefficients on distances 0 … ``n_ctx`` at
     that context length and head): one that raises, returns complex, non-finite or wrongly
     shaped coefficients is one ``ValueError`` naming it and what is wrong.
+
+    Examples
+    --------
+    >>> import math
+    >>> from sia_theory import ScaleInvariant, analyze
+    >>> report = analyze(ScaleInvariant(10), quick=True, zoo=False, n_ctx=2**12)
+    >>> report.entropy_law, report.phase  # weak scale-invariant sparsity, at the freezing point
+    ('sqrt-log', 'critical')
+    >>> limit = report.total_attention_limit  # E[Z_t^{2t}] → ατ log 2 = e^{1/2}·10·log 2
+    >>> round(limit, 3), round(math.exp(0.5) * 10 * math.log(2), 3)
+    (11.428, 11.428)
     """
     transform: Transform = as_transform(transform)
     n_ctx = check_int("n_ctx", n_ctx, lo=2**8)

@@ -87,25 +87,31 @@ class DecodingCache:
 
     @property
     def length(self) -> int:
+        """Tokens held (the sequence length the cache covers)."""
         return self._keys[-1].length if self.mode == "kv" else self._initial.length
 
     def append_kv(self, layer, keys, values):
+        """Append one layer's new ``keys`` and ``values`` (checked finite once, here)."""
         core.require_finite("keys", keys)  # once, on entry
         core.require_finite("values", values)
         self._keys[layer].append(keys)
         self._values[layer].append(values)
 
     def keys(self, layer):
+        """The keys of ``layer`` held so far, a read-only view."""
         return self._keys[layer].view()
 
     def values(self, layer):
+        """The values of ``layer`` held so far, a read-only view."""
         return self._values[layer].view()
 
     def append_initial(self, initial):
+        """Append new InAttention initial states ``Y`` (checked finite once, here)."""
         core.require_finite("initial", initial)  # once, on entry
         self._initial.append(initial)
 
     def initial(self):
+        """The InAttention initial states ``Y`` held so far, a read-only view."""
         return self._initial.view()
 
     def copy(self) -> DecodingCache:
@@ -130,8 +136,10 @@ class DecodingCache:
 
     @property
     def nbytes(self) -> int:
+        """Bytes of the tokens held (what INA-1 counts)."""
         return sum(b.nbytes for b in self._buffers())
 
     @property
     def allocated_nbytes(self) -> int:
+        """Bytes allocated, including the buffers' spare capacity."""
         return sum(b.allocated_nbytes for b in self._buffers())

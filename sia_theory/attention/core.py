@@ -42,12 +42,17 @@ __all__ = ["attention", "attention_dense", "attention_partial", "merge_partials"
 # and float64, D = 64, one thread): see the README; smaller blocks waste less of the diagonal
 # block (a fraction block/T of the causal work), larger ones spend less time in Python.
 DEFAULT_BLOCK_SIZE = 128
+"""Query rows per task when ``block_size`` is None (measured by
+``benchmarks/bench_attention.py``)."""
 # Scores per key block of a task (all its batches and heads together) when block_size is None:
 # 128 rows × 1024 keys, 512 KiB in float32, half of this machine's 1 MiB L2 cache per core.
 SCORE_BLOCK = 2**17
+"""Scores per key block of a task when ``block_size`` is None: 128 rows × 1024 keys, 512 KiB in
+float32."""
 # Below this many visible scores a call runs as one task per query block holding every batch
 # and head, in the calling thread: thread hand-offs would cost more than they save.
 SMALL_WORK = 2**21
+"""Below this many visible scores a call runs in the calling thread, one task per query block."""
 
 
 def require_finite(name, x):
@@ -174,8 +179,27 @@ def attention(q, k, v, *, score_mod=None, causal=True, block_size=None, scale=No
         Worker threads (default :func:`~sia_theory._infra.parallel.available_workers`: the
         CPUs this process may use, or ``NUMBA_NUM_THREADS``). The result does not depend on it.
 
-    Raises ``ValueError`` for bad shapes or dtypes, non-finite input, ``block_size < 1``, and a
-    query row whose scores are all ``-inf`` (a fully masked row has no softmax).
+    Raises
+    ------
+    ValueError
+        For bad shapes or dtypes, non-finite input, ``block_size < 1``, and a query row whose
+        scores are all ``-inf`` (a fully masked row has no softmax).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sia_theory import ScaleInvariant
+    >>> from sia_theory.attention import attention, attention_dense
+    >>> rng = np.random.default_rng(0)
+    >>> q, k, v = (rng.standard_normal((1, 2, 64, 16)) for _ in range(3))
+    >>> out = attention(q, k, v, score_mod=ScaleInvariant(tau=10))
+    >>> out.shape
+    (1, 2, 64, 16)
+    >>> dense = attention_dense(q, k, v, score_mod=ScaleInvariant(tau=10))  # the obvious path
+    >>> bool(np.max(np.abs(out - dense)) < 1e-12)
+    True
+    >>> bool(np.allclose(out[:, :, 0], v[:, :, 0]))  # causal: the first query sees only its key
+    True
     """
     return _attention(q, k, v, score_mod, causal, block_size, scale, return_lse, workers)
 

@@ -32,6 +32,8 @@ __all__ = ["Problem", "run_task", "plan_tasks", "REFINE"]
 # multiplier amplifies the rounding of q·k (see _softmax). A switch for tests (the negative
 # control of the error test), not a user option.
 REFINE = True
+"""float32 only: recompute the weights near each row's maximum in float64 when a per-distance
+multiplier amplifies the rounding of q·k (a switch for the tests' negative control)."""
 
 
 @dataclass

@@ -104,14 +104,17 @@ class DecoderConfig:
 
     @property
     def head_dim(self) -> int:
+        """``d_model // n_heads``."""
         return self.d_model // self.n_heads
 
     @property
     def hidden(self) -> int:
+        """The MLP width (``4·d_model`` unless ``mlp_hidden`` is set)."""
         return 4 * self.d_model if self.mlp_hidden is None else self.mlp_hidden
 
     @property
     def cache_mode(self) -> str:
+        """``"initial"`` (InAttention caching ``Y``) or ``"kv"`` (keys and values)."""
         if self.inattention and self.inattention_cache == "initial":
             return "initial"
         return "kv"

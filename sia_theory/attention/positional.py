@@ -39,6 +39,7 @@ __all__ = ["rope", "rope_frequencies", "p_rope_si_frequencies", "p_rope_si", "rm
 
 # SI App. G: "an effective base of 1024 for the angular frequencies in p-RoPE".
 P_ROPE_SI_BASE = 1024.0
+"""SI App. G's effective base of the p-RoPE angular frequencies (1024)."""
 # Names that moved to rope_scaling (resolved lazily: rope_scaling imports this module).
 _MOVED = frozenset({"ntk_base", "yarn_frequencies", "NTKRoPE", "YaRNRoPE", "YARN_ALPHA",
                     "YARN_BETA", "DynamicNTKRoPE", "dynamic_ntk_base"})

@@ -26,6 +26,9 @@ ROPE_TYPES = {
     "llama3": frozenset({"factor", "original_max_position_embeddings", "low_freq_factor",
                          "high_freq_factor"}),
 }
+"""``rope_type`` → the keys of a transformers ``rope_parameters`` dict that
+:func:`from_rope_parameters` reproduces for it (besides ``rope_type``/``type`` and
+``rope_theta``)."""
 
 
 def _require(params, key, rope_type):

@@ -56,8 +56,13 @@ __all__ = ["ntk_base", "NTKRoPE", "dynamic_ntk_base", "DynamicNTKRoPE", "yarn_fr
 # YaRN's ramp bounds for LLaMA-family models (Peng et al. 2023, §3.2: "α = 1, β = 32";
 # transformers' beta_slow / beta_fast defaults).
 YARN_ALPHA = 1.0
+"""YaRN's lower ramp bound for LLaMA-family models (Peng et al. 2023, §3.2; transformers'
+``beta_slow``)."""
 YARN_BETA = 32.0
+"""YaRN's upper ramp bound (transformers' ``beta_fast``)."""
 YARN_RAMPS = ("dimension", "rotations")
+"""The ramps :class:`YaRNRoPE` offers: ``"dimension"`` (the reference code's, default) and
+``"rotations"`` (the paper's text, Llama 3.1's ``llama3``)."""
 
 
 def _ntk_exponent(head_dim):
@@ -202,6 +207,19 @@ class YaRNRoPE:
     zoo's :class:`~sia_theory.zoo.YaRNTemperature` of the same factor (for ``mscale``,
     ``mscale_all_dim`` or an explicit ``attention_factor`` build that class with them, as
     :func:`~sia_theory.attention.rope_config.from_rope_parameters` does).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sia_theory.attention import YaRNRoPE, rope_frequencies
+    >>> yarn = YaRNRoPE(factor=2, original_max_position_embeddings=8192, rope_theta=1e5)
+    >>> f, rope = yarn.frequencies(64), rope_frequencies(64, 1e5)
+    >>> bool(f[0] == rope[0]), bool(np.isclose(f[-1], rope[-1] / 2))  # fast kept, slow divided by 2
+    (True, True)
+    >>> text = YaRNRoPE(factor=2, original_max_position_embeddings=8192, rope_theta=1e5,
+    ...                 ramp="rotations")  # the paper's ramp, linear in r = L/λ
+    >>> int(np.sum(~np.isclose(f, text.frequencies(64))))  # the two ramps differ in 9 of 32
+    9
     """
 
     factor: float
@@ -243,9 +261,13 @@ class YaRNRoPE:
 
     # the package's earlier names, read-only
     train_length = property(lambda self: self.original_max_position_embeddings)
+    """The older name of ``original_max_position_embeddings``."""
     base = property(lambda self: self.rope_theta)
+    """The older name of ``rope_theta``."""
     alpha = property(lambda self: self.beta_slow)
+    """The older name of ``beta_slow``."""
     beta = property(lambda self: self.beta_fast)
+    """The older name of ``beta_fast``."""
     scale = property(lambda self: self.factor, doc="``s``, the context extension factor.")
 
     @property

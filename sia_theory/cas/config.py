@@ -27,10 +27,12 @@ TOKEN_KINDS = ("gaussian", "simplex")
 
 
 def check_phase(phase) -> str:
+    """``phase`` if it is one of :data:`PHASES`, else ``ValueError``."""
     return _check_phase(phase, PHASES)
 
 
 def check_token_kind(tokens) -> str:
+    """``tokens`` if it is one of :data:`TOKEN_KINDS`, else ``ValueError``."""
     if tokens not in TOKEN_KINDS:
         raise ValueError(f"tokens must be one of {TOKEN_KINDS}, got {tokens!r}")
     return tokens

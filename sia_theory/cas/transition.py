@@ -41,6 +41,7 @@ from .tokens import check_max_bytes, normalise_rows, sample_tokens, token_memory
 __all__ = ["transition_draw", "transition_draws", "near_simplex_window", "TRANSITION_STUDY"]
 
 TRANSITION_STUDY = "cas.transition"
+"""The study key of the transition draws (their random streams are keyed by it)."""
 
 
 def near_simplex_window(n, rho1, rho2, level=0.5):

@@ -46,6 +46,7 @@ __all__ = ["participation", "beta50", "participation_beta50", "rem_participation
            "CLASS_KINDS", "UNIVERSALITY_STUDY"]
 
 UNIVERSALITY_STUDY = "cas.universality"
+"""The study key of the universality draws (their random streams are keyed by it)."""
 CLASS_KINDS = ("iid", "planted", "gaussian")
 """Score models of one draw: iid ``N(0, 1)`` scores, the planted REM (self 1, others
 ``ρ + σξ``), Gaussian near-simplex token cosines."""

@@ -53,8 +53,11 @@ __all__ = ["simulate_gaussian_logits_asymptotic", "asymptotic_range_statistics",
            "MAX_T2", "ASYMPTOTIC_STUDY"]
 
 MAX_T = 1e30  # largest range start t1
+"""The largest range start ``t1`` the sampler accepts."""
 MAX_T2 = 1e32  # largest range end t2 (so [1e30, Δ·1e30) for Δ <= 100)
+"""The largest range end ``t2`` (``[1e30, Δ·1e30)`` for ``Δ <= 100``)."""
 ASYMPTOTIC_STUDY = "si.asymptotic"
+"""The study key of the sampler's random streams."""
 _POISSON_N = 2.0**62  # bins at least this large draw Poisson counts (numpy binomial needs int64)
 POISSON_P = 1e-9
 """Bins whose probability of a point above the threshold is below this are drawn as one

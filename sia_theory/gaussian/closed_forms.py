@@ -42,7 +42,10 @@ __all__ = [
 ]
 
 CONVERGENCE_RTOL = 1e-3
+"""Octave sums converge when each of the last octave steps changes by at most this, relative (SI
+Defs. 3.1–3.2)."""
 CONVERGENCE_ATOL = 1e-9
+"""The absolute floor of the convergence test."""
 
 
 def check_range(t1, t2, n_ctx=None) -> tuple[int, int, int | None]:

@@ -26,6 +26,7 @@ __all__ = ["entropy_in_range_scaling", "entropy_in_range_samples", "entropy_tabl
 
 # Each law maps t to the regressor x(t) of a straight-line fit H ≈ slope·x(t) + intercept.
 GROWTH_LAWS = {"log t": np.log, "sqrt(log t)": lambda t: np.sqrt(np.log(t))}
+"""Law name → regressor ``x(t)`` of the straight-line fit ``H ≈ slope·x(t) + intercept``."""
 
 
 def _as_list(name: str, values) -> list:

@@ -23,7 +23,9 @@ from types import MappingProxyType
 __all__ = ["ROUTES", "SAMPLING_ROUTES", "Estimate", "disagreement", "assert_agree"]
 
 ROUTES = ("closed_form", "monte_carlo", "exact", "asymptotic")
+"""The routes to one expectation: closed form, Monte Carlo, exact, asymptotic sampler."""
 SAMPLING_ROUTES = frozenset({"monte_carlo", "asymptotic"})
+"""The routes whose error is a standard error (the others carry a numerical error)."""
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ __all__ = ["CRITICAL_PREFACTOR", "frozen_entropy_limit", "negentropy_slope_theor
            "crossover", "liquid_correction"]
 
 CRITICAL_PREFACTOR = math.sqrt(2.0 / math.pi)  # E[H] / a_t at c = 1 (half-normal depth)
+"""``√(2/π)``: ``E[H]/a_t`` at ``c = 1`` (the half-normal depth; EXT-2)."""
 
 
 def frozen_entropy_limit(c) -> np.ndarray:

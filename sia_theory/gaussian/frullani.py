@@ -44,6 +44,7 @@ from .quadrature import GL_ORDER, check_long_range, distance_quadrature, gauss_l
 __all__ = ["RowNodes", "row_nodes", "LaplaceIntegral", "check_rtol", "TOL_PER_RTOL"]
 
 TOL_PER_RTOL = 1e-3  # truncation tolerance of the u integrals, relative to rtol
+"""Truncation tolerance of the ``u`` integrals, relative to ``rtol``."""
 _U_WIDTH = 2.0  # u panel width at refine level 1 (halved at level 2)
 _CHUNK = 2**21  # (u nodes) x (distance nodes) x (x nodes) evaluated at once
 _MAX_PANELS = 4000  # u panels before Φ is declared out of range

@@ -45,12 +45,16 @@ __all__ = ["ENTROPY_LAWS", "EntropyLawEvidence", "entropy_law_evidence", "classi
            "log_power_fits", "FIT_WINDOWS"]
 
 ENTROPY_LAWS = ("logarithmic", "sqrt-log", "bounded")
+"""The entropy laws a transform is classified into."""
 LAW_EXPONENT_BOUNDS = (0.25, 0.75)  # p below the first: logarithmic; below the second: √log
+"""Bounds on the decay exponent ``p`` of the local slope ``s ∝ (log t)^−p``: below the first,
+logarithmic; below the second, √(log t); above, bounded."""
 
 
 # Regressors x(t) of the laws H ≈ c·x(t) + d that a local slope is compared with.
 LAW_REGRESSORS = {"log t": np.log, "sqrt(log t)": lambda t: np.sqrt(np.log(t)),
                   "log log t": lambda t: np.log(np.log(t))}
+"""Regressors ``x(t)`` of the laws ``H ≈ c·x(t) + d`` a local slope is compared with."""
 
 
 def _window_weights(t_values: np.ndarray, lo, hi) -> tuple[np.ndarray, np.ndarray]:

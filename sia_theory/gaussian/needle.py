@@ -38,8 +38,12 @@ __all__ = ["U_STEP", "U_HALF_WIDTH", "RTOL", "check_needle", "needle_coefficient
            "expected_log_rest", "needle_mass", "needle_mass_with_error"]
 
 U_STEP = 0.02  # trapezoid step in u = X_t + δ (the integrand is entire: error ~ e^{−π²/(c·h)})
+"""Trapezoid step in ``u = X_t + δ`` (the integrand is entire: the error falls like
+``e^{−π²/(c·h)}``)."""
 U_HALF_WIDTH = 9.0  # φ(u − δ) < 1e-17 outside δ ± 9
+"""Half-width of the ``u`` grid around ``δ`` (``φ(u − δ) < 1e-17`` outside)."""
 RTOL = 1e-6  # the exact route's rtol for the needle's Laplace integrals
+"""The exact route's ``rtol`` for the needle's Laplace integrals."""
 _CHUNK = 2**21  # elements of a (levels, nodes) block
 
 

@@ -43,6 +43,7 @@ __all__ = ["EULER_GAMMA", "gumbel_gauss_median", "rest_intensity", "gumbel_param
            "argmax_threshold", "mass_threshold", "free_energy_threshold"]
 
 EULER_GAMMA = 0.5772156649015329
+"""Euler's constant γ (the Gumbel median and mean corrections)."""
 _X = np.linspace(-12.0, 12.0, 4801)  # (X,) trapezoid grid for the Gaussian in y(c)
 _PHI = np.exp(-0.5 * _X**2) / math.sqrt(2 * math.pi)  # (X,)
 _G = np.linspace(-6.0, 45.0, 10201)  # (G,) trapezoid grid for the Gumbel

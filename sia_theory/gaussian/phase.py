@@ -38,7 +38,9 @@ __all__ = ["PHASE_BAND", "REM_PHASES", "freezing_point", "phase_of_ratio", "phas
            "zoo_phase_table", "octave_ratios", "N_MAX"]
 
 PHASE_BAND = 0.1  # |r − 1| <= 0.1: critical
+"""``|r − 1| <= PHASE_BAND`` is critical, for ``r = σ/√(2 log M)``."""
 N_MAX = 1e30
+"""The largest context length of the zoo phase table."""
 POINTS = 1025  # t values per context (midpoint rule in t)
 
 

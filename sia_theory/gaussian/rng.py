@@ -50,6 +50,7 @@ _SH36, _SH15 = _U64(36), _U64(15)
 _TWO_M53 = 1.0 / 9007199254740992.0  # 2^-53
 
 ZIGGURAT_R = 3.6541528853610088  # start of the tail for 256 layers (Marsaglia & Tsang 2000)
+"""Start of the normal tail for 256 ziggurat layers (Marsaglia & Tsang 2000)."""
 _INV_R = 1.0 / ZIGGURAT_R
 
 

@@ -47,6 +47,7 @@ QUANTITIES = {
 """The routes that reach each quantity."""
 
 CLOSED_FORM_RTOL = 1e-12  # rounding bound of a closed-form sum, relative to its value
+"""Rounding bound of a closed-form sum, relative to its value (its ``Estimate`` error)."""
 
 
 def _moment_sums(transform, t1, t2, n_ctx, h, rtol) -> tuple[float, float]:

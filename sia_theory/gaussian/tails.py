@@ -106,6 +106,7 @@ NEGLIGIBLE_NATS = 60.0
 nats below the expected total of the bins before it may be as wide as it likes (e.g. ALiBi far
 from the query: its weights are ``e^{-60}`` of the total or less)."""
 MAX_BINS = 200_000
+"""The largest number of distance bins the sampler builds for one range."""
 
 
 @dataclass(frozen=True)

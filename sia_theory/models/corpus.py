@@ -47,16 +47,24 @@ __all__ = ["CODE_MODULES", "Document", "prose_topics", "code_source", "prose_doc
 CODE_MODULES = ("_pydecimal", "inspect", "typing", "pydoc", "tarfile", "doctest", "argparse",
                 "_pyio", "unittest.mock", "subprocess", "pickletools", "difflib", "enum",
                 "locale", "mailbox", "logging", "email._header_value_parser", "urllib.request")
+"""Long pure-Python standard-library modules (CPython 3.10–3.13) read as code documents, tried in
+this order."""
 
 PASSKEY_STUDY = "models.passkey"
+"""The study key of the passkey prompts' random keys."""
 PASSKEY_INTRO = ("There is an important info hidden inside a lot of irrelevant text. Find it and "
                  "memorize it. I will quiz you about the important information there.")
+"""The instruction that opens a passkey prompt."""
 # One filler block; it starts with a space so that repeated blocks tokenize as the repeated
 # text does (a GPT-2 style pre-tokenizer splits before every space).
 FILLER = (" The grass is green. The sky is blue. The sun is yellow. Here we go. There and back "
           "again.")
+"""One block of filler text (it starts with a space, so repeated blocks tokenize as the repeated
+text does)."""
 NEEDLE = " The pass key is {key}. Remember it. {key} is the pass key."
+"""The sentence hiding the key (``{key}`` is replaced)."""
 QUESTION = " What is the pass key? The pass key is"
+"""The question that ends a passkey prompt."""
 
 
 @dataclass(frozen=True)
@@ -167,6 +175,7 @@ class PasskeyPrompt:
 
     @property
     def prefix(self) -> int:
+        """Tokens before the needle (shared by every key at this needle position)."""
         return self.needle_start
 
 

@@ -25,6 +25,7 @@ __all__ = ["SUPPORTED_TYPES", "GGUFContents", "locate_packaged_file", "file_sha2
            "check_model_file", "read_gguf"]
 
 SUPPORTED_TYPES = ("F32", "F16", "Q8_0", "Q4_1")
+"""The GGUF tensor types the loader dequantizes (anything else is refused by name)."""
 _HASH_CHUNK = 1 << 22
 
 

@@ -33,6 +33,7 @@ class ModelCache:
 
     @property
     def nbytes(self) -> int:
+        """Bytes of the keys and values held."""
         return self.kv.nbytes
 
     def fork(self) -> ModelCache:

@@ -42,6 +42,7 @@ __all__ = ["LlamaConfig", "LlamaModel", "unpermute_rope_rows", "ROWS"]
 # Token rows per task of the projections and MLP: bounds the temporaries of a long prefill
 # ((rows, 2·ffn) per worker) while keeping the products large enough for BLAS.
 ROWS = 256
+"""Token rows per task of the projections and MLP (bounds the temporaries of a long prefill)."""
 
 
 @dataclass(frozen=True)
@@ -60,10 +61,13 @@ class LlamaConfig:
 
     @property
     def head_dim(self) -> int:
+        """``d_model // n_heads``."""
         return self.d_model // self.n_heads
 
     @classmethod
     def from_metadata(cls, meta: dict) -> LlamaConfig:
+        """The configuration read from a GGUF file's metadata (``llama.*`` keys); ``ValueError`` for
+        another architecture."""
         if meta.get("general.architecture") != "llama":
             raise ValueError(f"the model file's architecture is "
                              f"{meta.get('general.architecture')!r}; supported: 'llama'")

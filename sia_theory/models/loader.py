@@ -43,6 +43,7 @@ MODELS = {
         description="SmolLM2-135M-Instruct (Apache-2.0), LLaMA-style, 30 layers, d 576, "
                     "9 query / 3 key-value heads, RoPE base 1e5, 8k context, GGUF Q4_1"),
 }
+"""Model name → :class:`ModelSpec`: the wheel and file that hold it, with its size and SHA-256."""
 
 
 def _check_dtype(dtype):

@@ -21,6 +21,7 @@ __all__ = ["Readouts", "HEAD_ROWS", "row_blocks", "run_rows"]
 
 # Positions per task of the output head: a (rows, vocab) block per worker.
 HEAD_ROWS = 256
+"""Positions per task of the output head (a ``(rows, vocab)`` block per worker)."""
 
 
 def row_blocks(n_rows, size):

@@ -39,7 +39,9 @@ __all__ = ["MODEL_NAME", "TRAIN_LENGTH", "pretrained", "documents", "score_captu
            "cell_document", "model_families", "family_definition", "family_cache", "fork_for"]
 
 MODEL_NAME = "smollm2-135m"
+"""The pretrained model the model studies use."""
 TRAIN_LENGTH = 8192  # SmolLM2's training context (GGUF llama.context_length)
+"""SmolLM2's training context (GGUF ``llama.context_length``)."""
 
 
 @cache
@@ -124,7 +126,10 @@ class Scheme(NamedTuple):
 
 
 SCHEME_NAMES = ("rope", "ntk", "yarn", "qwen-logn", "llama4", "scale-invariant")
+"""The length schemes of the model studies, in table order."""
 SI_EPSILON = 0.1
+"""The post-hoc SI transform's tolerance inside the training context: ``a_t <= 1 + SI_EPSILON``
+there (sets τ, :func:`si_tau`)."""
 
 
 def si_tau(train_length: int = TRAIN_LENGTH, epsilon: float = SI_EPSILON) -> float:

@@ -29,6 +29,8 @@ __all__ = ["row_moments", "neighbour_correlation", "detrend", "qq_points", "GAUS
 # correlation along the keys |ρ₁| < 0.2 (iid Gaussian rows of a few hundred keys are far inside);
 # ρ₁ is taken after :func:`detrend` (the theory allows a smooth per-distance mean m_t).
 GAUSSIAN_THRESHOLDS = {"skew": 0.5, "excess_kurtosis": 1.0, "neighbour_corr": 0.2}
+"""A head satisfies the Gaussian assumption when ``|skew|``, ``|excess kurtosis|`` and the neighbour
+correlation (after :func:`detrend`) are below these (medians over queries)."""
 
 
 def row_moments(scores) -> dict:

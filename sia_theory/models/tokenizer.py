@@ -16,7 +16,9 @@ from __future__ import annotations
 __all__ = ["Tokenizer", "CONTROL_TOKEN_TYPE", "SUPPORTED_PRE_TOKENIZERS"]
 
 CONTROL_TOKEN_TYPE = 3
+"""GGUF's token type of control tokens."""
 SUPPORTED_PRE_TOKENIZERS = ("smollm",)
+"""The GGUF pre-tokenizers the tokenizer reproduces."""
 
 
 class Tokenizer:

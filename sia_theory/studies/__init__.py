@@ -53,12 +53,29 @@ def __getattr__(name):  # the contract loads on first use: listing the studies i
 
 
 def study_names() -> tuple[str, ...]:
+    """The names of every study, in :data:`STUDIES` order."""
     return tuple(STUDIES)
 
 
 def get_study(name: str):
     """The :class:`Study` called ``name`` (or an alias of it), or ``ValueError`` listing the
-    names."""
+    names.
+
+    Examples
+    --------
+    >>> import dataclasses
+    >>> from sia_theory.studies import Execution, get_study
+    >>> study = get_study("jacobian")  # an alias
+    >>> study.name, study.sweepable
+    ('cas_fig2_jacobian', True)
+    >>> settings = dataclasses.replace(study.quick(), n=100, dims=(16,), points=3, draws=2)
+    >>> result = study(settings, seed=0, execution=Execution(scheduler="sync"))
+    >>> sorted(result.frames)
+    ['eta', 'simplex', 'summary']
+    >>> eta = result["summary"]["eta_mean"].iloc[-1]  # γ = 8 = 4γ_c: η → 1 − 1/d (CAS Thm 2.4)
+    >>> bool(abs(eta - (1 - 1 / 16)) < 0.01)
+    True
+    """
     name = ALIASES.get(name, name)
     if name not in STUDIES:
         raise ValueError(f"unknown study {name!r}; choose from {', '.join(STUDIES)}")

@@ -91,6 +91,7 @@ def _not_computed(cell, rng_seed):
 
 
 DEFAULT_EXECUTION = Execution()
+"""In this process, no store (``Execution()``)."""
 
 
 @dataclass(frozen=True)
@@ -160,6 +161,7 @@ class Study:
         return self._presets[1]()
 
     def of(self, quick: bool):
+        """The quick settings if ``quick`` else the full ones."""
         return self.quick() if quick else self.full()
 
     def check(self, settings, seed, execution) -> tuple[Any, int, Execution]:

@@ -50,6 +50,7 @@ class DepthSettings(StudySettings):
 
     @classmethod
     def quick(cls):
+        """The seconds-long settings the tests and ``--quick`` run."""
         return cls(n=256, d=64, layers=6, samples=8)
 
 

@@ -69,6 +69,7 @@ class PhaseDiagramSettings(StudySettings):
     @classmethod
     def quick(cls):
         # the d = 2 scaling is cheap and needs its full range to tell O(1) from log n
+        """The seconds-long settings the tests and ``--quick`` run."""
         return cls(n=200, size=8, transition_draws=3)
 
 

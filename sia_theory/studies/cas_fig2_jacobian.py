@@ -52,6 +52,7 @@ class JacobianSweepSettings(StudySettings):
 
     @classmethod
     def quick(cls):
+        """The seconds-long settings the tests and ``--quick`` run."""
         return cls(n=200, dims=(16, 256), points=13, draws=4)
 
     @property

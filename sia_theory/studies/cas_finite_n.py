@@ -82,6 +82,7 @@ class FiniteNSettings(StudySettings):
 
     @classmethod
     def quick(cls):
+        """The seconds-long settings the tests and ``--quick`` run."""
         return cls(n_max=1e6, points=40, check_ns=(8, 32, 128), sim_n=200, matched_ns=(256, 1024),
                    matched_draws=4)
 

@@ -37,6 +37,7 @@ class SparsitySettings(StudySettings):
 
     @classmethod
     def quick(cls):
+        """The seconds-long settings the tests and ``--quick`` run."""
         return cls(d=64, ns=tuple(2**k for k in range(5, 9)), draws=4)
 
 

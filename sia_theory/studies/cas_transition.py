@@ -46,6 +46,7 @@ class TransitionSettings(StudySettings):
 
     @classmethod
     def quick(cls):
+        """The seconds-long settings the tests and ``--quick`` run."""
         return cls(d=128, ns=tuple(2**k for k in range(7, 12)), draws=4, queries=256,
                    window_dims=(2, 32, 128), window_n=1024)
 

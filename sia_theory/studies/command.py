@@ -202,6 +202,7 @@ def _run(args) -> int:
 
 
 def main(argv=None) -> int:
+    """Run ``sia-theory sweep`` alone (``argv`` as on the command line); returns the exit status."""
     parser = OneLineArgumentParser(prog="sia-theory", description="sia-theory sweeps")
     register(parser.add_subparsers(dest="command", required=True,
                                    parser_class=OneLineArgumentParser))

@@ -36,6 +36,7 @@ __all__ = ["NeedleSettings", "NEEDLE_STUDY", "t_grid", "threshold_ts", "needle_c
            "needle_study", "needle_exact", "needle_monte_carlo", "retrieval_range"]
 
 NEEDLE_STUDY = "si.needle"
+"""The study key of the needle's random streams."""
 
 
 @dataclass(frozen=True)
@@ -89,6 +90,7 @@ class NeedleSettings(StudySettings):
 
     @classmethod
     def quick(cls):
+        """The seconds-long settings the tests and ``--quick`` run."""
         return cls(schemes=("none", "logn", "alibi", "scale-invariant"),
                    n_ctx=(10**3, 10**5), heat_n_ctx=(10**3, 10**5), t_per_decade=1,
                    delta_step=1.0,
@@ -96,6 +98,7 @@ class NeedleSettings(StudySettings):
                    mc_samples=1000)
 
     def deltas(self) -> np.ndarray:
+        """The needle boosts ``δ``: ``0`` to ``delta_max`` in steps of ``delta_step``."""
         steps = int(round(self.delta_max / self.delta_step))
         return np.round(np.linspace(0.0, steps * self.delta_step, steps + 1), 10)  # (D,)
 

@@ -45,6 +45,7 @@ __all__ = ["shifted_weight_mean", "octave_edges", "si_token_draw", "si_simplex_p
            "octave_slopes", "summarize_si_on_cas", "cas_phase"]
 
 SI_ON_CAS_STUDY = "cas.si_on_cas"
+"""The study key of the token draws' random streams."""
 VARIANTS = ("raw", "centred", "iid")
 """Score variants of a draw: standardised token scores, the same centred per query, and iid
 ``N(0, 1)`` scores (SI's own assumption, the reference)."""
@@ -169,6 +170,7 @@ class SIOnCASSettings(StudySettings):
 
     @classmethod
     def quick(cls):
+        """The seconds-long settings the tests and ``--quick`` run."""
         return cls(n=2**11, dims=(128,), draws=4, queries=48)
 
 

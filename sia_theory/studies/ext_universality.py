@@ -55,6 +55,7 @@ class UniversalitySettings(StudySettings):
 
     @classmethod
     def quick(cls):
+        """The seconds-long settings the tests and ``--quick`` run."""
         return cls(ns=tuple(2**k for k in range(8, 13)), dims=(2, 256), spreads=(0.02, 0.4),
                    draws=6, queries=128)
 

@@ -70,6 +70,7 @@ class ZooPhaseSettings(StudySettings):
 
     @classmethod
     def quick(cls):
+        """The seconds-long settings the tests and ``--quick`` run."""
         return cls(n_max=60_000, n_points=9, samples=768, curve_points=60, exact=False)
 
 

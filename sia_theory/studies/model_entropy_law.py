@@ -33,6 +33,7 @@ from .base import study
 __all__ = ["EntropyLawSettings", "entropy_law_study", "ENTROPY_LAW_STUDY"]
 
 ENTROPY_LAW_STUDY = "models.entropy_law"
+"""The study key of this study's cells and random streams."""
 
 
 @dataclass(frozen=True)
@@ -76,11 +77,13 @@ class EntropyLawSettings(StudySettings):
 
     @classmethod
     def quick(cls):
+        """The seconds-long settings the tests and ``--quick`` run."""
         return cls(n_tokens=256, n_prose=1, n_code=0, stride=16, t_min=2, t_max=64, n_t=9,
                    windows=((2, 16), (8, 64)), recent=16, contexts=(64, 128, 256), samples=16)
 
     @property
     def t_values(self) -> np.ndarray:
+        """The distances ``t`` measured: the log-spaced grid and the window edges."""
         return np.unique(np.concatenate([log_spaced_integers(self.t_min, self.t_max, self.n_t),
                                          np.ravel(self.windows)])).astype(np.int64)
 

@@ -47,12 +47,15 @@ __all__ = ["ExtrapolationSettings", "extrapolation_study", "EXTRAPOLATION_STUDY"
            "EXTRAPOLATION_ALONE", "EXTRAPOLATION_ORDER"]
 
 EXTRAPOLATION_STUDY = "models.extrapolation"
+"""The study key of this study's cells."""
 
 # RoPE's loss curve is computed on its own (not in the family sharing its prefix with Qwen and
 # Llama-4): it costs one more 8k prefill and lets the baseline finish first.
 EXTRAPOLATION_ALONE = ("rope",)
+"""Schemes computed in a cell of their own (RoPE's baseline finishes first)."""
 # Cells run in this order of their first member (a run cut short has the baseline first).
 EXTRAPOLATION_ORDER = ("rope", "scale-invariant", "yarn", "ntk", "qwen-logn")
+"""Cells run in this order of their first member (a run cut short has the baseline first)."""
 
 
 def phase_rows(scores, rows, score_mod, layer, tag):
@@ -101,6 +104,7 @@ class ExtrapolationSettings(StudySettings):
 
     @classmethod
     def quick(cls):
+        """The seconds-long settings the tests and ``--quick`` run."""
         return cls(n_tokens=96, n_prose=1, n_code=1, train_length=48,
                    buckets=(0, 24, 48, 72, 96), phase_queries=2)
 

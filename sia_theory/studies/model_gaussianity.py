@@ -36,6 +36,7 @@ from .base import study
 __all__ = ["GaussianitySettings", "gaussianity_study", "GAUSSIANITY_STUDY"]
 
 GAUSSIANITY_STUDY = "models.gaussianity"
+"""The study key of this study's cells."""
 
 
 @dataclass(frozen=True)
@@ -60,6 +61,7 @@ class GaussianitySettings(StudySettings):
 
     @classmethod
     def quick(cls):
+        """The seconds-long settings the tests and ``--quick`` run."""
         return cls(n_tokens=160, n_prose=1, n_code=0, positions=(63, 159), queries=3, qq=20)
 
 

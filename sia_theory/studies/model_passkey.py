@@ -37,6 +37,7 @@ from .base import study
 __all__ = ["PasskeySettings", "passkey_study", "PASSKEY_CELLS_STUDY"]
 
 PASSKEY_CELLS_STUDY = "models.passkey_cells"
+"""The study key of the passkey cells."""
 
 
 @dataclass(frozen=True)
@@ -68,6 +69,7 @@ class PasskeySettings(StudySettings):
 
     @classmethod
     def quick(cls):
+        """The seconds-long settings the tests and ``--quick`` run."""
         return cls(contexts=(72, 120), depths=((0.5,), (0.2,)), trials=(1, 1),
                    train_length=96)
 

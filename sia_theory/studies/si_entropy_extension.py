@@ -35,6 +35,7 @@ __all__ = ["EntropyExtensionSettings", "entropy_extension_study", "exact_entropy
            "fig6_extension_settings"]
 
 EXTENSION_STUDY = "si.entropy_extension"
+"""The study key of the sampler's random streams in this study."""
 
 
 def log_grid(t_min: float, t_max: float, points: int) -> np.ndarray:
@@ -99,9 +100,13 @@ class EntropyExtensionSettings(StudySettings):
         return cls(transform=ScaleInvariant(10.0) if transform is None else transform)
 
     def sampler_t(self) -> np.ndarray:
+        """The range starts ``t`` of the asymptotic sampler (log-spaced from ``t_min`` to
+        ``t_max``)."""
         return log_grid(self.t_min, self.t_max, self.points)
 
     def exact_t(self) -> np.ndarray:
+        """The range starts of the exact route: below ``t_min`` (where brute force runs) and over
+        the sampler's grid."""
         return np.union1d(log_grid(self.exact_t_min, self.t_min, self.exact_points_low),
                           log_grid(self.t_min, self.t_max, self.exact_points))
 

@@ -80,9 +80,11 @@ class ContextSweepSettings(StudySettings):
 
     @classmethod
     def quick(cls) -> ContextSweepSettings:
+        """The seconds-long settings the tests and ``--quick`` run."""
         return cls(n_max=10**4, n_points=9, samples=2048)
 
     def n_values(self) -> np.ndarray:
+        """The context lengths N, log-spaced integers from ``n_min`` to ``n_max``."""
         return log_spaced_integers(self.n_min, self.n_max, self.n_points)
 
 

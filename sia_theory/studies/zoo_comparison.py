@@ -106,6 +106,8 @@ class AnalysisSettings(StudySettings):
                    sweep_samples=256, label="zoo-quick", **kwargs)
 
     def entropy_settings(self, transform) -> EntropyScalingSettings:
+        """The entropy-in-range study's settings for ``transform`` on this analysis's ``t`` grid
+        (``Δ = 2``)."""
         return EntropyScalingSettings(transform=transform, t_min=self.t_min, t_max=self.t_max,
                                       n_t=self.n_t, deltas=(2,), samples=self.samples,
                                       windows=self.windows)
@@ -123,19 +125,32 @@ class SchemeStudy(StudyResult):
     law tests) and the convergence ``(status, limit)`` of ``E[Z]`` and ``E[N]``."""
 
     name = property(lambda self: self.metadata["name"])
+    """The scheme's name (as shown in tables and figures)."""
     transform = property(lambda self: self.settings.transform)
+    """The transform analysed."""
     evidence = property(lambda self: self.metadata["evidence"])
+    """The entropy-law tests (an ``EntropyLawEvidence``)."""
     total_attention = property(lambda self: self.metadata["total_attention"])
+    """``(status, limit)`` of ``E[Z_t^{2t}]`` over octaves: ``"converges"`` with its limit, or
+    ``"diverges"`` and ``None``."""
     negentropy = property(lambda self: self.metadata["negentropy"])
+    """``(status, limit)`` of ``E[N_t^{2t}]`` over octaves."""
     closed_forms = property(lambda self: self.frames["closed_forms"])
+    """Per octave ``t, t2, EZ, EN`` (closed forms)."""
     entropy = property(lambda self: self.frames["entropy"])
+    """The entropy-in-range table (Monte Carlo)."""
     slopes = property(lambda self: self.frames["slopes"])
+    """Local slopes ``dE[H]/d log t`` per window."""
     fits = property(lambda self: self.frames["fits"])
+    """Growth-law fits of the entropy in range."""
     sweep = property(lambda self: self.frames["sweep"])
+    """The context sweep (long format)."""
     phases = property(lambda self: self.frames["phases"])
+    """The phase table."""
 
     @property
     def entropy_law(self) -> str:
+        """``"logarithmic"``, ``"sqrt-log"`` or ``"bounded"``."""
         return self.evidence.law
 
     @property

@@ -45,9 +45,14 @@ __all__ = ["sweep", "run_cells", "SweepError", "CellOutput", "ENV_SCHEDULER", "C
            "HANDSHAKE_TIMEOUT", "IN_PROCESS", "probe_scheduler"]
 
 ENV_SCHEDULER = "SIA_DASK_SCHEDULER"
+"""The environment variable naming a Dask scheduler to use when none is given."""
 CONNECT_TIMEOUT = "3s"
+"""Dask's connect timeout to a scheduler."""
 HANDSHAKE_TIMEOUT = 5.0  # seconds for the TCP connect and the Dask handshake together
+"""Seconds for the TCP connect and the Dask handshake together before a scheduler address is
+refused."""
 IN_PROCESS = ("sync", "threads")
+"""Schedulers that run in this process (no cluster)."""
 
 
 class SweepError(RuntimeError):
@@ -316,6 +321,18 @@ def sweep(fn, grid, *, store, seed, scheduler=None, force=False, progress=True,
     Returns fn's rows of every finished cell in grid order, with the cell's parameters (those
     not already columns of fn's output), ``cell_key`` and ``cell_seed``; the failed cells'
     errors are in ``result.attrs["errors"]`` (``{cell key: error line}``).
+
+    Examples
+    --------
+    >>> from sia_theory import sweep
+    >>> def cell(params, rng_seed):
+    ...     return {"square": params["x"] ** 2}
+    >>> table = sweep(cell, {"x": [1, 2, 3]}, store=None, seed=0, scheduler="sync", progress=False)
+    >>> table["square"].tolist(), table["cell_seed"].nunique()  # one seed per cell
+    ([1, 4, 9], 3)
+    >>> again = sweep(cell, [{"x": 3}], store=None, seed=0, scheduler="sync", progress=False)
+    >>> bool(again["cell_seed"].iloc[0] == table["cell_seed"].iloc[2])  # (seed, cell) only
+    True
     """
     cells, frames, errors = run_cells(fn, grid, seed=seed, store=store, scheduler=scheduler,
                                       force=force, progress=progress, study=study,

@@ -32,6 +32,7 @@ __all__ = ["CELL_COLUMNS", "check_store", "open_store", "finished_stems", "write
            "load_errors"]
 
 CELL_COLUMNS = ("cell_key", "cell_seed")
+"""The columns the store adds to each row a cell returns."""
 _ADDED = b"sia_theory.sweeps.added"  # Parquet metadata: the columns the store added to fn's rows
 _MANIFEST = "sweep.json"
 
@@ -91,6 +92,7 @@ def open_store(store, *, study: str, seed: int) -> Path:
 
 
 def finished_stems(root: Path) -> set[str]:
+    """The file stems of the cells finished in the store at ``root``."""
     if not (root / "cells").is_dir():
         return set()
     return {p.name[:-len(".parquet")] for p in (root / "cells").glob("*.parquet")
@@ -186,6 +188,7 @@ def read_cell_files(root: Path, stem: str) -> dict:
 
 def write_error(root: Path, stem: str, cell: dict, key: str, seed: int, error: str,
                 trace: str) -> None:
+    """Record a failed cell (its parameters, error and traceback) in ``root/errors/``."""
     record = {"cell": cell, "cell_key": key, "cell_seed": seed, "error": error,
               "traceback": trace}
     text = json.dumps(record, indent=2, default=str) + "\n"
@@ -194,6 +197,7 @@ def write_error(root: Path, stem: str, cell: dict, key: str, seed: int, error: s
 
 
 def clear_error(root: Path, stem: str) -> None:
+    """Remove a cell's error record (it has now finished)."""
     (root / "errors" / f"{stem}.json").unlink(missing_ok=True)
 
 

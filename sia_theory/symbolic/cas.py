@@ -22,10 +22,16 @@ import sympy as sp
 from ..phases import CAS_PHASES as PHASES  # the one phase vocabulary
 
 n, d = sp.symbols("n d", positive=True)
+"""Sympy symbols: the number of tokens ``n`` and the dimension ``d``."""
 gamma, rho, q, beta = sp.symbols("gamma rho q beta", positive=True)
+"""Sympy symbols: the scaling ``γ`` (``β = γ log n``), the cosine ``ρ``, the squared norm ``q`` and
+the inverse temperature ``β``."""
 alpha = sp.Symbol("alpha", nonnegative=True)
+"""Sympy symbol: the residual ``α >= 0``."""
 w = sp.Symbol("w", positive=True)  # self weight A_ii
+"""Sympy symbol: the self weight ``w = A_ii``."""
 s = sp.Symbol("s", real=True)  # relative distance to criticality: gamma = gamma_c (1 + s)
+"""Sympy symbol: the relative distance to criticality, ``γ = γ_c (1 + s)``."""
 
 
 # ----------------------------------------------------------------------------- forward pass
@@ -163,10 +169,15 @@ def transition_width_constant():
 # ----------------------------------------------------------------------------- Jacobian norm
 # Invariants of a token configuration (all real); per pair (i, k) and per token i.
 A_ik, r_k, G_ik, K_ik = sp.symbols("A_ik r_k G_ik K_ik", real=True)
+"""Sympy symbols: the per-pair ``(i, k)`` Gram invariants of a token configuration (the Jacobian
+norm's pair term)."""
 A_ii, r_i, m_i, oo_i, gg_i, aGGa_i, kk_i, bb_i, bo_i = sp.symbols(
     "A_ii r_i m_i oo_i gg_i aGGa_i kk_i bb_i bo_i", real=True)
+"""Sympy symbols: the per-token Gram invariants (the Jacobian norm's token term)."""
 PAIR_ARGS = (A_ik, r_k, G_ik, K_ik, m_i, oo_i, beta, d)
+"""The arguments of the lambdified per-pair term."""
 TOKEN_ARGS = (A_ii, r_i, m_i, oo_i, gg_i, aGGa_i, kk_i, bb_i, bo_i, beta, alpha, d)
+"""The arguments of the lambdified per-token term."""
 
 
 @cache

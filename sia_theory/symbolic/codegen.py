@@ -27,6 +27,7 @@ from . import si
 __all__ = ["GENERATED_PATH", "GeneratedFunction", "functions", "constants", "render", "main"]
 
 GENERATED_PATH = Path(__file__).with_name("generated.py")
+"""The committed generated module, ``sia_theory/symbolic/generated.py``."""
 
 
 class _Printer(SciPyPrinter):
@@ -49,6 +50,7 @@ class GeneratedFunction:
     doc: str
 
     def source(self) -> str:
+        """The function's Python source as the generator prints it."""
         printer = _Printer()
         body = printer.doprint(self.expr)
         lazy = sorted(m for m in printer.module_imports if m != "numpy")
@@ -136,9 +138,9 @@ import numpy
 
 def _constant_source(name, value, comment) -> str:
     if isinstance(value, sp.Rel):
-        return f"# {comment}\n{name} = {sp.sstr(value)!r}\n"
+        return f'{name} = {sp.sstr(value)!r}\n"""{comment}."""\n'
     number = float(sp.N(value, 30))
-    return f"# {comment}: {sp.sstr(value)}\n{name} = {number!r}\n"
+    return f'{name} = {number!r}\n"""{comment}: {sp.sstr(value)}."""\n'
 
 
 def render() -> str:
@@ -150,6 +152,8 @@ def render() -> str:
 
 
 def main(argv=None) -> int:
+    """``python -m sia_theory.symbolic.codegen [--check]``: write ``generated.py`` (or, with
+    ``--check``, exit 1 if it differs from what the generator prints now)."""
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv not in ([], ["--check"]):
         print("usage: python -m sia_theory.symbolic.codegen [--check]", file=sys.stderr)

@@ -7,12 +7,12 @@ only at import (scipy is imported inside the one function that needs it); no sym
 
 import numpy
 
-# alpha of a_0 = 1, m_0 = 0 (SI §3.3): exp(1/2)
 SI_BOUNDARY_ALPHA = 1.6487212707001282
-# beta of a_0 = 1, m_0 = 0 (SI §3.3): exp(1/2)
+"""alpha of a_0 = 1, m_0 = 0 (SI §3.3): exp(1/2)."""
 SI_BOUNDARY_BETA = 1.6487212707001282
-# SI eq. 16 validity, as text
+"""beta of a_0 = 1, m_0 = 0 (SI §3.3): exp(1/2)."""
 SI_VALIDITY_CONDITION = 'beta >= alpha*log(alpha)'
+"""SI eq. 16 validity, as text."""
 
 
 def si_a2(t, tau, alpha, beta):

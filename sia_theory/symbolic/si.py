@@ -20,10 +20,15 @@ import sympy as sp
 
 # t is a distance (t >= 0); tau, alpha, beta are the positive hyperparameters of SI eq. 15.
 t = sp.Symbol("t", nonnegative=True)
+"""Sympy symbol: the distance ``t >= 0``."""
 tau, alpha, beta = sp.symbols("tau alpha beta", positive=True)
+"""Sympy symbols: the positive hyperparameters ``τ, α, β`` of SI eq. 15."""
 a2, m = sp.symbols("a2 m", real=True)  # a2 = a_t**2 (the variance), m = m_t (the mean)
+"""Sympy symbols: ``a2 = a_t²`` (the variance) and ``m = m_t`` (the mean)."""
 Delta = sp.Symbol("Delta", positive=True)
+"""Sympy symbol: the scale ratio ``Δ`` of a range ``[t, tΔ)``."""
 t1, t2 = sp.symbols("t1 t2", nonnegative=True)
+"""Sympy symbols: the ends of a range ``[t1, t2)``."""
 
 
 @cache

@@ -1,0 +1,295 @@
+"""What counts as the public API of ``sia_theory``, and where each public name is documented.
+
+Shared by the API reference generator (``hooks.py``) and ``tests/test_docstrings.py``, so the
+test holds exactly the names the site documents. Standard library only.
+
+Public modules: every module under ``sia_theory`` with no path component starting with ``_``.
+Public names of a module: its ``__all__`` where it defines one, else the names not starting with
+``_`` that the module itself defines (functions, classes, top-level assignments). A function or
+class is documented by the docstring written in its source (not the one ``dataclasses`` invents
+from the signature); data (a constant, a table) by the string literal that follows its
+assignment (an attribute docstring, which is what mkdocstrings shows); an object carrying its
+own ``__doc__`` (a study) by that.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import importlib.util
+import inspect
+import pkgutil
+import re
+import sys
+from functools import cache
+from pathlib import Path
+
+PACKAGE = "sia_theory"
+
+
+def is_private(module_name: str) -> bool:
+    return any(part.startswith("_") for part in module_name.split(".")[1:])
+
+
+def public_modules() -> list[str]:
+    """Every public module of the package, sorted (a new subpackage, such as
+    ``sia_theory.training``, is found without being listed anywhere)."""
+    package = importlib.import_module(PACKAGE)
+    root = Path(package.__file__).resolve().parent
+    names = [PACKAGE]
+    for info in pkgutil.walk_packages([str(root)], prefix=f"{PACKAGE}."):
+        if not is_private(info.name):
+            names.append(info.name)
+    return sorted(names)
+
+
+@cache
+def _tree(module_name: str) -> ast.Module | None:
+    module = sys.modules.get(module_name) or importlib.import_module(module_name)
+    path = getattr(module, "__file__", None)
+    return ast.parse(Path(path).read_text()) if path and path.endswith(".py") else None
+
+
+def _assigned_names(node: ast.stmt) -> set[str]:
+    if isinstance(node, ast.Assign):
+        targets = node.targets
+    elif isinstance(node, ast.AnnAssign):
+        targets = [node.target]
+    else:
+        return set()
+    return {sub.id for target in targets for sub in ast.walk(target) if isinstance(sub, ast.Name)}
+
+
+def attribute_docstring(module_name: str, name: str) -> str | None:
+    """The string literal after the top-level assignment of ``name`` in ``module_name``: ``""``
+    when it is assigned without one, ``None`` when the module does not assign it."""
+    tree = _tree(module_name)
+    if tree is None:
+        return None
+    found = None
+    for i, node in enumerate(tree.body):
+        if name in _assigned_names(node):
+            nxt = tree.body[i + 1] if i + 1 < len(tree.body) else None
+            doc = nxt.value.value if (isinstance(nxt, ast.Expr)
+                                      and isinstance(nxt.value, ast.Constant)
+                                      and isinstance(nxt.value.value, str)) else ""
+            found = doc if found is None else (found or doc)
+    return found
+
+
+def import_source(module_name: str, name: str) -> tuple[str, str] | None:
+    """The module ``module_name`` takes ``name`` from and the name it has there
+    (``from X import name [as alias]``, or the lazy ``_EXPORTS`` table of the top-level
+    package), or None."""
+    module = sys.modules[module_name]
+    exports = getattr(module, "_EXPORTS", None)
+    if isinstance(exports, dict) and name in exports:
+        return importlib.util.resolve_name(exports[name], module_name), name
+    tree = _tree(module_name)
+    if tree is None:
+        return None
+    package = module_name if hasattr(module, "__path__") else module_name.rpartition(".")[0]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            for alias in node.names:
+                if (alias.asname or alias.name) == name:
+                    base = "." * node.level + (node.module or "")
+                    source = importlib.util.resolve_name(base, package) if node.level else base
+                    return source, alias.name
+    return None
+
+
+def data_home(module_name: str, name: str, value, seen: tuple = ()) -> tuple[str, str] | None:
+    """The module that assigns the data seen as ``module_name.name``, and its name there
+    (following imports)."""
+    if attribute_docstring(module_name, name) is not None:
+        return module_name, name
+    found = import_source(module_name, name)
+    if found and found[0] not in seen and found[0].startswith(PACKAGE):
+        importlib.import_module(found[0])
+        return data_home(found[0], found[1], value, (*seen, module_name))
+    for other in sorted(m for m in sys.modules if m.startswith(PACKAGE)):  # lazy __getattr__
+        if getattr(sys.modules[other], name, None) is value and \
+                attribute_docstring(other, name) is not None:
+            return other, name
+    return None
+
+
+def is_code(value) -> bool:
+    """A function, class, or an object standing for one (a numba dispatcher, a study)."""
+    return inspect.isclass(value) or inspect.isroutine(value) or hasattr(value, "py_func") or (
+        callable(value) and hasattr(value, "__wrapped__") and hasattr(value, "__module__"))
+
+
+def _definition(obj):
+    """The ``def``/``class`` node of ``obj`` in its module's source, or None."""
+    obj = getattr(obj, "__wrapped__", obj)
+    obj = getattr(obj, "py_func", obj)
+    try:
+        tree = _tree(obj.__module__)
+        parts = obj.__qualname__.split(".")
+    except (AttributeError, ImportError, TypeError, KeyError):
+        return None
+    if tree is None:
+        return None
+    scope, node = tree.body, None
+    for part in parts:
+        node = next((n for n in scope if isinstance(
+            n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and n.name == part), None)
+        if node is None:
+            return None
+        scope = node.body
+    return node
+
+
+def class_attribute_docstring(cls, name: str) -> str:
+    """The string literal after ``name = ...`` in the body of ``cls`` (``""`` if none)."""
+    node = _definition(cls)
+    if node is None:
+        return ""
+    for i, stmt in enumerate(node.body):
+        if name in _assigned_names(stmt) and i + 1 < len(node.body):
+            nxt = node.body[i + 1]
+            if isinstance(nxt, ast.Expr) and isinstance(nxt.value, ast.Constant) and \
+                    isinstance(nxt.value.value, str):
+                return nxt.value.value
+    return ""
+
+
+def source_docstring(obj) -> str | None:
+    """The docstring written in the source for a function or class, or None when the
+    definition cannot be found there."""
+    obj = getattr(obj, "__wrapped__", obj)
+    obj = getattr(obj, "py_func", obj)
+    try:
+        tree = _tree(obj.__module__)
+        parts = obj.__qualname__.split(".")
+    except (AttributeError, ImportError, TypeError, KeyError):
+        return None
+    if tree is None:
+        return None
+    scope, node = tree.body, None
+    for part in parts:
+        node = next((n for n in scope if isinstance(
+            n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and n.name == part), None)
+        if node is None:
+            return None
+        scope = node.body
+    return ast.get_docstring(node)
+
+
+def docstring_of(module_name: str, name: str) -> str:
+    """The documentation of ``module_name.name`` as the site shows it (``""`` if none)."""
+    module = sys.modules.get(module_name) or importlib.import_module(module_name)
+    value = getattr(module, name)
+    if inspect.ismodule(value):
+        return value.__doc__ or ""
+    if is_code(value):
+        doc = source_docstring(value)
+        if doc is None and not inspect.isclass(value):
+            doc = getattr(value, "__doc__", None)
+        return doc or ""
+    home = data_home(module_name, name, value)
+    return (attribute_docstring(*home) or "") if home else ""
+
+
+def public_names(module_name: str) -> list[str]:
+    """The public names of a module (module docstring above)."""
+    module = importlib.import_module(module_name)
+    if hasattr(module, "__all__"):
+        return list(module.__all__)
+    names = []
+    for name, value in vars(module).items():
+        if name.startswith("_") or inspect.ismodule(value):
+            continue
+        if is_code(value):
+            here = getattr(value, "__module__", None) == module_name or \
+                attribute_docstring(module_name, name) is not None
+        else:
+            here = attribute_docstring(module_name, name) is not None
+        if here:
+            names.append(name)
+    return names
+
+
+def home_of(module_name: str, name: str) -> tuple[str, str]:
+    """Where ``module_name.name`` is documented: the module that defines it and its name
+    there, or ``(module_name, name)`` itself when that is private (then it is documented
+    here)."""
+    module = sys.modules[module_name]
+    value = getattr(module, name)
+    if inspect.ismodule(value):
+        return value.__name__, ""
+    home = None
+    if is_code(value):
+        where = getattr(value, "__module__", None)
+        own = getattr(value, "__qualname__", name)
+        if where and getattr(sys.modules.get(where), own.split(".")[0], None) is not None:
+            home = (where, own)
+    else:
+        home = data_home(module_name, name, value)
+    if not home or is_private(home[0]) or not home[0].startswith(PACKAGE):
+        return module_name, name
+    return home
+
+
+def class_members(cls) -> list[str]:
+    """Public methods and properties defined in ``cls`` itself (not by ``dataclasses``, not
+    inherited)."""
+    members = []
+    for name, value in vars(cls).items():
+        if name.startswith("_"):
+            continue
+        func = value.fget if isinstance(value, property) else \
+            value.__func__ if isinstance(value, classmethod | staticmethod) else value
+        if inspect.isfunction(func) and func.__qualname__.startswith(cls.__qualname__ + "."):
+            members.append(name)
+    return members
+
+
+def missing_docstrings(modules=None) -> list[str]:
+    """Every public module, name and class member without a docstring."""
+    missing, seen = [], set()
+    for module_name in modules or public_modules():
+        module = importlib.import_module(module_name)
+        if not (module.__doc__ or "").strip():
+            missing.append(f"{module_name} (module docstring)")
+        for name in public_names(module_name):
+            if not hasattr(module, name):
+                missing.append(f"{module_name}.{name} (in __all__ but not defined)")
+                continue
+            if not docstring_of(module_name, name).strip():
+                missing.append(f"{module_name}.{name}")
+            value = getattr(module, name)
+            if inspect.isclass(value) and value.__module__.startswith(PACKAGE) \
+                    and value not in seen:
+                seen.add(value)
+                for member in class_members(value):
+                    raw = vars(value)[member]
+                    doc = (raw.__doc__ or class_attribute_docstring(value, member)) \
+                        if isinstance(raw, property) else source_docstring(getattr(value, member))
+                    if not (doc or "").strip():
+                        missing.append(f"{value.__module__}.{value.__qualname__}.{member}")
+    return sorted(set(missing))
+
+
+def summary(module_name: str, name: str) -> str:
+    """The first sentence of the documentation of ``module_name.name`` (one line)."""
+    try:
+        doc = docstring_of(module_name, name)
+    except Exception:  # noqa: BLE001 - a summary is decoration, never a build failure
+        return ""
+    first = " ".join(doc.strip().split("\n\n")[0].split())
+    first = re.sub(r":[a-z]+:`~?([^`]+)`",  # Sphinx roles: the target as code, ~ keeps its tail
+                   lambda m: "`" + (m[1].split(".")[-1] if m[0].count("~") else m[1]) + "`",
+                   first)
+    for match in re.finditer(r"\.\s+(?=[A-Z`(])", first):
+        word = re.search(r"([\w.]+)$", first[:match.start()])
+        if word and word[1].lower() in ABBREVIATIONS:
+            continue
+        return first[:match.start() + 1]
+    return first if len(first) <= 240 else first[:239] + "…"
+
+
+ABBREVIATIONS = {"al", "fig", "figs", "eq", "eqs", "app", "thm", "cf", "vs", "e.g", "i.e", "sec",
+                 "def", "defs", "ref", "no", "approx"}

@@ -1,0 +1,199 @@
+"""The claims page (from ``paper_checks/results/claims.csv``) and the gallery (from
+``figures/*.png``), written when the site is built, never by hand."""
+
+from __future__ import annotations
+
+import ast
+import csv
+import json
+import math
+import re
+from pathlib import Path
+
+import figure_claims as fc
+
+VERDICTS = ("PASS", "FAIL", "DIVERGES", "INFO", "ERROR")
+FAMILIES = {"SI": "Scale-invariant attention (SI)", "CAS": "Critical attention scaling (CAS)",
+            "INA": "InAttention (INA)", "REF": "The attention reference (REF)",
+            "EXT": "Beyond the papers (EXT)", "TRAIN": "Training (TRAIN)"}
+
+
+def badge(verdict: str) -> str:
+    return f'<span class="verdict verdict-{verdict}">{verdict}</span>'
+
+
+def read_claims(root: Path) -> list[dict]:
+    with open(root / "paper_checks" / "results" / "claims.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    return sorted(rows, key=lambda r: fc.natural_key(r["id"]))
+
+
+def claims_text(rows) -> dict[str, str]:
+    return {r["id"]: " ".join(r.get(c, "") for c in ("claim", "measured", "detail")) for r in rows}
+
+
+def _cell(text: str) -> str:
+    text = " ".join((text or "").split()).replace("|", "\\|")
+    return text.replace("[", "\\[").replace("]", "\\]").replace("*", "\\*")
+
+
+def _number(text: str) -> str:
+    try:
+        x = float(text)
+    except (TypeError, ValueError):
+        return ""
+    return "" if math.isnan(x) else f"{x:.4g}"
+
+
+def figures_of_claims(root: Path, rows) -> dict[str, list[str]]:
+    text = claims_text(rows)
+    out: dict[str, list[str]] = {}
+    for png in sorted((root / "figures").glob("*.png")):
+        for claim_id in fc.figure_claims(root, png.stem, text):
+            out.setdefault(claim_id, []).append(png.stem)
+    return out
+
+
+def claims_page(root: Path) -> str:
+    rows = read_claims(root)
+    modules = fc.claim_modules(root / "paper_checks")
+    figures = figures_of_claims(root, rows)
+    counts = {v: sum(r["verdict"] == v for r in rows) for v in VERDICTS}
+    lines = [
+        "# The claims table", "",
+        "One row per claim ID: the statement of the paper (or of the results beyond the papers), "
+        "the alternative law the check rejects, what was measured, and a verdict. Rendered when "
+        "the site is built from `paper_checks/results/claims.csv`, the committed full-fidelity "
+        "run (`make check`, seed 0); `make test` runs the quick version "
+        "(`sia-theory check --quick`). Each claim has an anchor: this page's `#SI-7` is claim "
+        "SI-7.", "",
+        f"**{len(rows)} claims:** " + ", ".join(
+            f"{counts[v]} {badge(v)}" for v in VERDICTS if counts[v] or v in ("PASS", "FAIL")),
+        "", "| verdict | meaning |", "|---|---|",
+        f"| {badge('PASS')} | the measurement supports the claim and rejects the named "
+        "alternative |",
+        f"| {badge('FAIL')} | it does not (exit status 1) |",
+        f"| {badge('DIVERGES')} | the paper's statement is contradicted by the measurement, and "
+        "the row says how (a finding, reported with its evidence; not a failure of the toolkit) |",
+        f"| {badge('INFO')} | reported without a verdict |",
+        f"| {badge('ERROR')} | the check itself crashed (exit status 1) |", "",
+        "Every check is a study (the library function that also draws the claim's figure) "
+        "followed by a pure decision function of the measured numbers, registered with "
+        "`@claim(\"ID\", \"statement\", alternative=\"…\")` in `paper_checks/`; a negative "
+        "control (`@negative_control(\"ID\")`) feeds the alternative law (a bounded entropy "
+        "curve, `β₅₀ ∝ (log n)²`, a mistyped formula, …) to the same decision "
+        "function and a test requires `FAIL`, so no row can pass by construction. A test also "
+        "runs the quick table for seeds 0, 1 and 2, and another checks that the committed claims "
+        "table and the committed figure data report the same numbers. `claims.csv` carries the "
+        "numbers as columns: `value` with `ci_low`/`ci_high` (a confidence interval where the "
+        "quantity is random), `target` and `tolerance`. A new family of claims is a new module "
+        "in `paper_checks/`; its rows appear here at the next build.", "",
+        "```bash\n"
+        "make check                         # full fidelity → "
+        "paper_checks/results/claims.{md,csv}\n"
+        "python -m paper_checks --quick     # CI-sized (part of make test) → "
+        "build/paper_checks_quick/\n"
+        "python -m paper_checks --only SI-7,CAS-3 --seed 1\n```", "",
+        "## Summary", "", "| claim | verdict | statement | measured |", "|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| [{r['id']}](#{r['id']}) | {badge(r['verdict'])} | {_cell(r['claim'])} "
+                     f"| {_cell(r['measured'])} |")
+    lines.append("")
+    family = None
+    for r in rows:
+        prefix = r["id"].partition("-")[0]
+        if prefix != family:
+            family = prefix
+            lines += [f"## {FAMILIES.get(prefix, prefix)}", ""]
+        value = _number(r.get("value"))
+        lo, hi = _number(r.get("ci_low")), _number(r.get("ci_high"))
+        target, tol = _number(r.get("target")), _number(r.get("tolerance"))
+        lines += [f"### {r['id']} {{#{r['id']}}}", "",
+                  f"{badge(r['verdict'])} {_cell(r['claim'])}", "",
+                  "| | |", "|---|---|",
+                  f"| measured | {_cell(r['measured'])} |"]
+        if value:
+            lines.append(f"| value | {value}" + (f" [{lo}, {hi}]" if lo and hi else "") + " |")
+        if target:
+            lines.append(f"| target | {target}" + (f" ± {tol}" if tol else "") + " |")
+        lines.append(f"| rejects | {_cell(r['alternative'])} |")
+        if r.get("detail"):
+            lines.append(f"| detail | {_cell(r['detail'])} |")
+        if r["id"] in modules:
+            lines.append(f"| checked by | `{modules[r['id']]}` ({_number(r.get('seconds')) or '?'}"
+                         " s in the committed run) |")
+        if r["id"] in figures:
+            links = ", ".join(f"[{f}](gallery.md#{f})" for f in figures[r["id"]])
+            lines.append(f"| figures | {links} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _make_target(root: Path, family: str) -> str:
+    makefile = (root / "Makefile").read_text()
+    if family == "core":
+        return "make figures"
+    if re.search(rf"^figures-{family}:", makefile, flags=re.M):
+        return f"make figures-{family}"
+    return "make figures-all"
+
+
+def _caption(root: Path, name: str) -> str:
+    script = root / "experiments" / f"{name}.py"
+    if not script.exists():
+        return "(no script `experiments/{name}.py`)"
+    doc = ast.get_docstring(ast.parse(script.read_text())) or ""
+    return " ".join(doc.split())
+
+
+def gallery_page(root: Path, family_of) -> tuple[str, list[str]]:
+    """The page and the figure files it links to (relative to ``figures/``)."""
+    rows = read_claims(root)
+    verdicts = {r["id"]: r["verdict"] for r in rows}
+    text = claims_text(rows)
+    pngs = sorted((root / "figures").glob("*.png"))
+    linked: list[str] = []
+    by_family: dict[str, list[Path]] = {}
+    for png in pngs:
+        by_family.setdefault(family_of(png.stem), []).append(png)
+    lines = ["# Gallery", "",
+             f"Every committed figure ({len(pngs)}), generated from `figures/*.png` when the site "
+             "is built: its caption (the docstring of the script that draws it, "
+             "`experiments/NAME.py`), the command that regenerates it, the claims it bears on "
+             "(with their verdicts in the [claims table](claims.md)) and its data: the CSV "
+             "tables, the JSON of parameters, seed and package versions, and the manifest "
+             "(size and SHA-256 of each file of the set).", "",
+             "Families: the papers' figures (`make figures`, about 12 minutes on 2 cores), "
+             "the results beyond the papers (`ext_*`, `make figures-ext`, budget 20 minutes) and "
+             "the pretrained model (`model_*`, `make figures-model`, budget 45 minutes); "
+             "`make figures-all` runs them all. Each script also runs alone: "
+             "`python experiments/NAME.py [--quick] [--seed S] [--out DIR]`.", ""]
+    titles = {"core": "The papers' figures", "ext": "Beyond the papers",
+              "model": "The pretrained model"}
+    for family, items in by_family.items():
+        lines += [f"## {titles.get(family, family.capitalize())}", ""]
+        for png in items:
+            name = png.stem
+            manifest = root / "figures" / f"{name}.manifest.json"
+            files = sorted(json.loads(manifest.read_text())["files"]) if manifest.exists() else \
+                [p.name for p in sorted((root / "figures").glob(f"{name}*"))]
+            data = [f for f in files if f.endswith((".csv", ".json")) and f != f"{name}.png"]
+            if manifest.exists():
+                data.append(manifest.name)
+            linked += [png.name, *data]
+            claims = fc.figure_claims(root, name, text)
+            claim_links = ", ".join(
+                f"[{c}](claims.md#{c}) {badge(verdicts[c])}" if c in verdicts else c
+                for c in claims) or "— (no claim row)"
+            lines += [f"### {name} {{#{name}}}", "",
+                      f"![{name}](figures/{png.name}){{ loading=lazy }}", "",
+                      _caption(root, name), "", "| | |", "|---|---|",
+                      f"| regenerate | `sia-theory figures --only {name}` "
+                      f"(all of its family: `{_make_target(root, family)}`) |",
+                      f"| claims | {claim_links} |",
+                      "| data | " + ", ".join(f"[`{f}`](figures/{f})" for f in data) + " |", ""]
+    lines += ["## The figures at a glance", "",
+              "The summary table of the figures as the project describes them (hand-written; "
+              "the sections above are generated from the files).", "",
+              '--8<-- "_figures_at_a_glance.md"', ""]
+    return "\n".join(lines), linked

@@ -1,0 +1,93 @@
+"""Run one tutorial script cell by cell and record what a reader would see.
+
+Usage: ``python docs/_tools/run_tutorial.py SCRIPT OUT_DIR``. A tutorial is a plain Python file
+in the percent format (``# %%`` starts a code cell, ``# %% [markdown]`` a prose cell whose lines
+are comments), so it also runs as ``python SCRIPT``. The cells run in order in one namespace;
+each code cell's printed output is captured, and every matplotlib figure open at its end is
+saved as a PNG and closed. The result is ``OUT_DIR/cells.json`` (kind, source, output, images,
+seconds per cell) beside the PNGs. A cell that raises stops the run: its traceback goes to
+stderr and the exit status is 1, which fails the site build.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import re
+import sys
+import time
+import traceback
+from pathlib import Path
+
+os.environ.setdefault("MPLBACKEND", "Agg")
+
+MARKER = re.compile(r"^# %%(?P<rest>.*)$")
+
+
+def parse_cells(text: str) -> list[dict]:
+    """Cells of a percent-format script: ``{"kind": "markdown"|"code", "source": str}``."""
+    cells, kind, lines = [], None, []
+
+    def flush():
+        source = "\n".join(lines).strip("\n")
+        if kind == "markdown":
+            source = "\n".join(re.sub(r"^# ?", "", line) for line in source.splitlines())
+        if source.strip():
+            cells.append({"kind": kind, "source": source})
+
+    for line in text.splitlines():
+        match = MARKER.match(line)
+        if match:
+            if kind is not None:
+                flush()
+            kind, lines = ("markdown" if "[markdown]" in match["rest"] else "code"), []
+        elif kind is not None:
+            lines.append(line)
+    if kind is not None:
+        flush()
+    return cells
+
+
+def run(script: Path, out_dir: Path) -> int:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    cells = parse_cells(script.read_text())
+    namespace = {"__name__": "__main__", "__file__": str(script)}
+    plt = None
+    started = time.perf_counter()
+    for index, cell in enumerate(cells):
+        cell["output"], cell["images"], cell["seconds"] = "", [], 0.0
+        if cell["kind"] != "code":
+            continue
+        buffer = io.StringIO()
+        start = time.perf_counter()
+        try:
+            with contextlib.redirect_stdout(buffer):
+                exec(compile(cell["source"], f"{script.name}, cell {index}", "exec"), namespace)
+        except BaseException:  # noqa: BLE001 - any failure fails the build, with its traceback
+            sys.stderr.write(f"{script.name}: cell {index} failed:\n{cell['source']}\n\n")
+            sys.stderr.write(buffer.getvalue())
+            traceback.print_exc()
+            return 1
+        cell["seconds"] = round(time.perf_counter() - start, 2)
+        cell["output"] = buffer.getvalue()
+        if "matplotlib.pyplot" in sys.modules:
+            plt = sys.modules["matplotlib.pyplot"]
+        if plt is not None:
+            for number in plt.get_fignums():
+                name = f"{script.stem}_{index}_{number}.png"
+                plt.figure(number).savefig(out_dir / name, dpi=90, bbox_inches="tight")
+                cell["images"].append(name)
+            plt.close("all")
+    total = round(time.perf_counter() - started, 2)
+    (out_dir / "cells.json").write_text(json.dumps({"script": script.name, "seconds": total,
+                                                    "cells": cells}, indent=1))
+    print(f"{script.name}: {total:.1f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3:
+        sys.exit("usage: python docs/_tools/run_tutorial.py SCRIPT OUT_DIR")
+    sys.exit(run(Path(sys.argv[1]).resolve(), Path(sys.argv[2]).resolve()))
