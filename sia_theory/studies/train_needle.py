@@ -38,6 +38,7 @@ NEEDLE_CELLS_STUDY = "training.needle"
 """The study key of the needle cells."""
 
 TABLE2_SCHEMES = ("p-rope", "nope", "logn-p-rope", "si-p-rope")
+"""The schemes of SI Table 2, in its order."""
 
 
 @dataclass(frozen=True)
@@ -110,13 +111,16 @@ def _needle_cell(settings, study_seed, grid_store, cell, rng_seed):
     (run,) = grid_runs(grid, seed=study_seed,
                        execution=Execution(store=grid_store)).values()
     needles, tuned, seconds = tune_and_evaluate(run, settings.needle, seed=study_seed)
+    from ..training.trainer import evaluate
+
     length = settings.train.train_length
+    before = evaluate(run.parameters, run.resolved_scheme(), tuned.settings, length)
     tail = max(1, len(tuned.train_losses) // 10)
     return needles.assign(
         scheme=cell["scheme"], seed=cell["seed"],
         answer_loss_first=float(tuned.train_losses[0]),
         answer_loss_last=float(np.mean(tuned.train_losses[-tail:])),
-        text_loss_before=float(run.validation[length]),
+        text_loss_before=float(before),
         text_loss_after=float(tuned.validation[length]),
         seconds_tune=seconds["tune"], seconds_evaluate=seconds["evaluate"])
 
@@ -142,13 +146,13 @@ def _summary(cells: pd.DataFrame, needles: pd.DataFrame, train_length: int) -> p
 @study("train-needle", TrainNeedleSettings, sweepable=True, partial=True)
 def train_needle(settings: TrainNeedleSettings, seed: int, execution):
     """Frames ``needles`` (one row per evaluated needle and cell, with the cell's answer loss
-    at the start and end of fine-tuning, its validation loss on text before and after, and
-    its seconds), ``cells`` (per scheme, seed and length: ``accuracy`` with its 95 % Wilson
-    interval over needles, ``number_accuracy``, ``digit_token_accuracy``) and ``table`` (per
-    scheme and length: the mean accuracy over seeds with its standard error, the pooled
-    accuracy with its Wilson interval, and SI Table 2's value at the same multiple of the
-    training length); metadata ``missing`` (cells not in the store under ``finished_only``)
-    and ``grid_store``."""
+    at the start and end of fine-tuning, its validation loss on text before and after, on the
+    first ``L`` tokens of each validation document, and its seconds), ``cells`` (per scheme,
+    seed and length: ``accuracy`` with its 95 % Wilson interval over needles,
+    ``number_accuracy``, ``digit_token_accuracy``) and ``table`` (per scheme and length: the
+    mean accuracy over seeds with its standard error, the pooled accuracy with its Wilson
+    interval, and SI Table 2's value at the same multiple of the training length); metadata
+    ``missing`` (cells not in the store under ``finished_only``) and ``grid_store``."""
     s = settings
     grid_store = grid_store_for(s, seed, execution)
     if grid_store is not None and execution.store is not None and \

@@ -89,16 +89,18 @@ class NeedleSettings(StudySettings):
     ``train_length × k``, ``k`` in ``eval_multiples``; ``eval_tokens`` bounds the tokens per
     evaluation call.
 
-    ``full()``: 120 steps of 16 prompts of 256 tokens (half the pretraining's 240 steps: SI
-    fine-tunes 300 steps after 4578; a model this small needs more to learn the task at all)
-    and 32 prompts (96 needles) per length. Budget (``docs/training.md``): a step costs what a
-    pretraining step costs (~0.95 s on a quiet core), so ≈ 115 s of fine-tuning; evaluation
-    forwards 32 prompts at 256, 1024 and 4096 tokens (≈ 0.2 M tokens, mostly at 4096, where
-    attention dominates): ≈ 60–90 s; with compiling ≈ 3.5–4 min of one core per (scheme,
-    seed), ≈ 23 min for Table 2's 12 on 2 cores.
+    ``full()``: 150 steps of 16 prompts of 256 tokens (0.6 of the pretraining's 240 steps;
+    SI fine-tunes 300 steps after 4578, but a model this small needs more to learn the task
+    at all) and 32 prompts (96 needles) per length. Budget, measured on the full-size model
+    (CPU seconds of one process, which is the wall time on a quiet core; the machine was
+    shared, load 5–7): a fine-tuning step 1.07 s (as a pretraining step, ``docs/training.md``:
+    0.9–1.0 s), compiling 9 s; evaluation 0.94 s per prompt at 4096 tokens, ≈ 0.17 at 1024,
+    ≈ 0.1 at 256, plus ≈ 5 s of compiling; data and tokenizer 9 s once per process. One
+    (scheme, seed): 150 × 1.07 + 9 + 32 × (0.94 + 0.17 + 0.1) + 5 + 2 ≈ 215 s ≈ 3.6 min; Table
+    2's 4 schemes × 3 seeds, two at a time on 2 cores: 6 × 3.6 ≈ 22 min.
     """
 
-    steps: int = 120
+    steps: int = 150
     batch_size: int = 16
     cooldown: float = 0.3
     eval_examples: int = 32
@@ -261,7 +263,7 @@ def _check(run, settings, seed):
         raise ValueError(f"run must be a TrainedRun, got {type(run).__name__}")
     if not isinstance(settings, NeedleSettings):
         raise ValueError(f"settings must be a NeedleSettings, got {type(settings).__name__}")
-    seed = check_seed(seed)
+    seed = check_seed(run.seed if seed is None else seed)
     task = needle_task(run.settings)
     need = task.overhead() + NEEDLES + 1
     if run.settings.train_length < need:
@@ -281,7 +283,7 @@ def fine_tune(run, settings: NeedleSettings | None = None, *, seed: int | None =
     :func:`.trainer.train` from ``run.parameters`` with the task's batches; its
     ``train_losses`` are the mean answer losses of each step's batch."""
     settings = NeedleSettings.full() if settings is None else settings
-    task, seed = _check(run, settings, run.seed if seed is None else seed)
+    task, seed = _check(run, settings, seed)
     from .trainer import train
 
     tune = settings.tune_settings(run.settings)
