@@ -154,9 +154,21 @@ def test_bad_input_is_one_value_error_naming_the_parameter(make, name):
         make()
 
 
-def test_study_stores_cells_and_reads_them_back(tmp_path):
+def test_study_reads_the_grids_runs_stores_its_cells_and_reads_them_back(tmp_path,
+                                                                         monkeypatch):
+    from sia_theory.studies import train_grid as grid_module
+
     settings = dataclasses.replace(TrainNeedleSettings.quick(), needle=TINY,
                                    schemes=("p-rope",))
+    grid = grid_module.TrainGridSettings(train=TRAIN, runs=(("p-rope", 0, None),
+                                                            ("nope", 0, None)))
+    grid_module.train_grid(grid, seed=0,
+                           execution=Execution(store=tmp_path / "train-grid-seed0"))
+
+    def no_training(*args, **kwargs):
+        raise AssertionError("the needle study trained a run the grid's store holds")
+
+    monkeypatch.setattr(grid_module, "train_cell", no_training)
     store = tmp_path / "train_needle-seed0"
     result = train_needle(settings, seed=0, execution=Execution(store=store))
     assert result.metadata["grid_store"] == str(tmp_path / "train-grid-seed0")
