@@ -47,10 +47,11 @@ def task():
     return needle_task(TRAIN)
 
 
-def test_prompt_holds_three_needles_in_place_and_the_answer_under_the_mask(task):
+@pytest.mark.parametrize("form", ["query", "list"])
+def test_prompt_holds_three_needles_in_place_and_the_answer_under_the_mask(task, form):
     tok = task.tokenizer
     length = TRAIN.train_length
-    e = task.example(rng_for(3, "test"), length, "evaluate")
+    e = task.example(rng_for(3, "test"), length, "evaluate", form)
     assert e.window.shape == (length + 1,) and e.mask.shape == (length,)
     assert len(set(e.words)) == 3 and set(e.words) <= set(WORDS)
     assert all(len(k) == DIGITS and k[0] != "0" for k in e.keys)
@@ -60,15 +61,28 @@ def test_prompt_holds_three_needles_in_place_and_the_answer_under_the_mask(task)
                                  tok.encode(" number is"), tok.encode(" " + key),
                                  tok.encode(".")])
         assert np.array_equal(e.window[start:start + needle.size], needle)
-    answer_start = e.segments[0][0]
-    # the mask marks exactly the positions that predict the answer's tokens
-    assert np.array_equal(np.flatnonzero(e.mask) + 1, np.arange(answer_start, length + 1))
-    answer = "; ".join(f" {w}: {k}".lstrip() for w, k in zip(e.words, e.keys, strict=True))
-    assert tok.decode(e.window[answer_start:]) == " " + answer + "."
     question = tok.encode(QUESTION)
-    assert np.array_equal(e.window[answer_start - question.size:answer_start], question)
+    q = int(np.flatnonzero([np.array_equal(e.window[i:i + question.size], question)
+                            for i in range(length + 2 - question.size)])[-1])
+    answer = tok.decode(e.window[q + question.size:])
+    dot = tok.encode(".").size
+    scored = set()
     for (a, d, b), word, key in zip(e.segments, e.words, e.keys, strict=True):
-        assert tok.decode(e.window[a:d]) == f" {word}:" and tok.decode(e.window[d:b]) == f" {key}"
+        assert tok.decode(e.window[d:b]) == f" {key}"
+        if form == "list":
+            assert tok.decode(e.window[a:d]) == f" {word}:"
+        else:  # the word is given: " The special magic <word> number is" before the digits
+            assert tok.decode(e.window[:d]).endswith(f" The special magic {word} number is")
+        scored |= set(range(a, b + dot))  # the needle's answer and the ';' or '.' after it
+    # the mask marks exactly the positions that predict the answer's scored tokens
+    assert sorted(np.flatnonzero(e.mask) + 1) == sorted(scored)
+    if form == "list":
+        expected = "".join(f" {w}: {k};" for w, k in zip(e.words, e.keys, strict=True))
+        assert answer == expected[:-1] + "."
+    else:
+        assert sorted(answer.split(".")[:-1]) == sorted(
+            f" The special magic {w} number is {k}" for w, k in zip(e.words, e.keys,
+                                                                  strict=True))
 
 
 def test_haystack_is_held_out_text_only(task):
@@ -85,7 +99,10 @@ def test_haystack_is_held_out_text_only(task):
     tok = task.tokenizer
     e = task.example(rng_for(5, "test"), length, "evaluate")
     keep = np.ones(length + 1, bool)
-    keep[e.segments[0][0] - tok.encode(QUESTION).size:] = False
+    question = tok.encode(QUESTION)
+    q = [i for i in range(length + 2 - question.size)
+         if np.array_equal(e.window[i:i + question.size], question)][-1]
+    keep[q:] = False
     for start, word, key in zip(e.starts, e.words, e.keys, strict=True):
         size = sum(tok.encode(t).size for t in (" The special magic", " " + word, " number is",
                                                  " " + key, "."))
@@ -139,6 +156,7 @@ def test_accuracy_intervals_are_scipys_wilson_intervals():
     (lambda: NeedleSettings(eval_multiples=()), "eval_multiples"),
     (lambda: NeedleSettings(eval_examples=0), "eval_examples"),
     (lambda: NeedleSettings(cooldown=2.0), "cooldown"),
+    (lambda: NeedleSettings(form="essay"), "form"),
     (lambda: TrainNeedleSettings(schemes=("bogus",)), "schemes"),
     (lambda: TrainNeedleSettings(seeds=(-1,)), "seeds"),
     (lambda: TrainNeedleSettings(needle="x"), "needle"),

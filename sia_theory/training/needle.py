@@ -1,17 +1,26 @@
 """Multi-needle retrieval (SI Table 2, App. G.2) in miniature: fine-tune a pretrained run on
 the task at its training length ``L``, measure retrieval at ``L``, ``4L`` and ``16L``.
 
-**Task** (SI App. G.2's format, in token space). Held-out text (the validation pool of
-:mod:`.data`, never training text) is cut to a haystack; three needles
-``" The special magic <word> number is <digits>."`` are inserted at seeded depths (uniform,
-distinct, in order), the words three distinct entries of :data:`WORDS`, the digits a seeded
-:data:`DIGITS`-digit number. The question ``"\\nWhat are the special magic numbers?\\n"``
-follows, then the answer ``" <word1>: <digits1>; <word2>: <digits2>; <word3>: <digits3>."``
-(SI: ``city1=needle1;city2=needle2;city3=needle3``), the needles in their order in the text.
+**Task** (SI App. G.2, in token space). Held-out text (the validation pool of :mod:`.data`,
+never training text) is cut to a haystack; three needles ``" The special magic <word> number
+is <digits>."`` are inserted at seeded depths (uniform, distinct, in order), the words three
+distinct entries of :data:`WORDS`, the digits a seeded :data:`DIGITS`-digit number. The
+question ``"\nWhat are the special magic numbers?\n"`` follows, then the answer, in one of
+two forms (:data:`FORMS`):
+
+* ``"query"`` (default): for each needle, in a seeded order, ``" The special magic <word>
+  number is"`` is given and ``" <digits>."`` is the answer: each query asks for one needle by
+  its word, and the digits must be retrieved from the haystack (the retrieval that SI's task
+  measures, without asking the model to recall the words in order);
+* ``"list"`` (SI's ``city1=needle1;city2=needle2;city3=needle3``): ``" <word1>: <digits1>;
+  <word2>: <digits2>; <word3>: <digits3>."``, the needles in their order in the text; the
+  model writes the words too.
+
 Every piece is tokenized on its own and the pieces are joined as token ids, so the word and
 digit tokens of the answer are exactly those of its needle. One example is a window of
-``E + 1`` tokens (``E`` the context); the loss mask marks the positions that predict answer
-tokens, and only those count in fine-tuning (SI: "Only the expected response tokens are
+``E + 1`` tokens (``E`` the context); the loss mask marks the positions that predict the
+answer tokens (the digits and the ``.`` after them; in the list form also the words, ``:`` and
+``;``), and only those count in fine-tuning (SI: "Only the expected response tokens are
 included in the loss").
 
 **Why 4 digits.** The BPE of :mod:`.data` is trained on Python source and merges few digit
@@ -21,9 +30,9 @@ words of :data:`WORDS` are single tokens of that BPE) inside a 256-token trainin
 also holds a haystack, while a guess is right with probability 1/9000.
 
 **Scoring** (teacher forcing, as :func:`sia_theory.models.corpus.score_passkey`): a needle is
-retrieved when every token of its ``" <word>: <digits>"`` is the model's argmax given the
-correct preceding tokens (SI: "output both the city and the associated number correctly"),
-i.e. greedy decoding writes it; each needle counts separately (SI: "each needle contributing
+retrieved when every token of its answer (the digits; in the list form ``" <word>: <digits>"``,
+SI's "output both the city and the associated number correctly") is the model's argmax given
+the correct preceding tokens, i.e. greedy decoding writes it; each needle counts separately (SI: "each needle contributing
 separately to the overall accuracy"). Also reported: the share of digit tokens that are the
 argmax (per-token digit accuracy). Intervals: Wilson over needles
 (:func:`sia_theory._infra.stats.wilson_interval`); the three needles of one prompt share a
@@ -57,7 +66,7 @@ from .._infra.stats import wilson_interval
 from .._infra.validate import check_int, check_real
 from .settings import TrainSettings
 
-__all__ = ["NEEDLE_TASK_STUDY", "WORDS", "DIGITS", "NeedleSettings", "NeedleTask",
+__all__ = ["NEEDLE_TASK_STUDY", "WORDS", "DIGITS", "FORMS", "NeedleSettings", "NeedleTask",
            "NeedleExample", "needle_task", "fine_tune", "evaluate_needles", "accuracy_table",
            "tune_and_evaluate", "TABLE2"]
 
@@ -72,6 +81,8 @@ DIGITS = 4
 """Digits of a needle's number (module docstring: why 4)."""
 
 NEEDLES = 3
+FORMS = ("query", "list")
+"""The answer's forms (module docstring): one query per needle, or SI's list of the three."""
 QUESTION = "\nWhat are the special magic numbers?\n"
 
 TABLE2 = {"p-rope": (0.966, 0.250, 0.000), "nope": (0.964, 0.303, 0.000),
@@ -87,7 +98,8 @@ class NeedleSettings(StudySettings):
     run's training length), the run's optimiser and rates, linear cool-down over the last
     ``cooldown`` of the steps; then ``eval_examples`` prompts (three needles each) at every
     ``train_length × k``, ``k`` in ``eval_multiples``; ``eval_tokens`` bounds the tokens per
-    evaluation call.
+    evaluation call; ``form``: the answer's form, ``"query"`` or ``"list"`` (module
+    docstring).
 
     ``full()``: 150 steps of 16 prompts of 256 tokens (0.6 of the pretraining's 240 steps;
     SI fine-tunes 300 steps after 4578, but a model this small needs more to learn the task
@@ -106,9 +118,12 @@ class NeedleSettings(StudySettings):
     eval_examples: int = 32
     eval_multiples: tuple = (1, 4, 16)
     eval_tokens: int = 8192
+    form: str = "query"
 
     def __post_init__(self):
         set_ = object.__setattr__
+        if self.form not in FORMS:
+            raise ValueError(f"form must be one of {', '.join(FORMS)}, got {self.form!r}")
         set_(self, "steps", check_int("steps", self.steps, lo=1, hi=10**6))
         set_(self, "batch_size", check_int("batch_size", self.batch_size, lo=1, hi=4096))
         set_(self, "cooldown", check_real("cooldown", self.cooldown, lo=0, hi=1))
@@ -182,33 +197,48 @@ class NeedleTask:
         return self.digit_ids[key]
 
     def overhead(self) -> int:
-        """The most tokens needles, question and answer can take (longest words, digits)."""
+        """The most tokens needles, question and answer can take (longest words, digits; the
+        longer of the two answer forms)."""
         word = max(w.size for w in self.words)
         digits = max(self._digits("9" * DIGITS).size, self._digits("1" * DIGITS).size) + 2
         needle = self.prefix.size + word + self.is_.size + digits + self.dot.size
-        answer = NEEDLES * (word + self.colon.size + digits) + (NEEDLES - 1) * self.semi.size \
-            + self.dot.size
-        return NEEDLES * needle + self.question.size + answer
+        listed = NEEDLES * (word + self.colon.size + digits) + NEEDLES * self.semi.size
+        return NEEDLES * needle + self.question.size + max(listed, NEEDLES * needle)
 
-    def example(self, rng, length: int, split: str = "evaluate") -> NeedleExample:
+    def _answer(self, rng, pick, keys, form):
+        """``(tokens, scored, segments)``: the answer's tokens, the indices of those in the loss
+        and one ``(start, digit_start, stop)`` per needle (in needle order), relative."""
+        pieces, scored, segments, at = [], [], [None] * NEEDLES, 0
+        order = range(NEEDLES) if form == "list" else rng.permutation(NEEDLES)
+        for n, j in enumerate(order):
+            w, digits = self.words[pick[j]], self._digits(keys[j])
+            if form == "list":  # " word: digits;" … the last with "."
+                head = np.concatenate([w, self.colon])
+                tail = self.semi if n < NEEDLES - 1 else self.dot
+                segments[j] = (at, at + head.size, at + head.size + digits.size)
+                scored += range(at, at + head.size + digits.size + tail.size)
+            else:  # " The special magic word number is" given, " digits." asked
+                head = np.concatenate([self.prefix, w, self.is_])
+                tail = self.dot
+                d = at + head.size
+                segments[j] = (d, d, d + digits.size)
+                scored += range(d, d + digits.size + tail.size)
+            pieces += [head, digits, tail]
+            at += head.size + digits.size + tail.size
+        return np.concatenate(pieces), np.asarray(scored), tuple(segments)
+
+    def example(self, rng, length: int, split: str = "evaluate",
+                form: str = "query") -> NeedleExample:
         """One prompt of context ``length`` from ``split``'s haystack (``"evaluate"`` or
-        ``"tune"``), drawn with ``rng``."""
+        ``"tune"``), answer ``form`` ``"query"`` or ``"list"`` (module docstring), drawn with
+        ``rng``."""
+        if form not in FORMS:
+            raise ValueError(f"form must be one of {', '.join(FORMS)}, got {form!r}")
         pick = rng.choice(len(WORDS), NEEDLES, replace=False)
         keys = tuple(str(k) for k in rng.integers(10 ** (DIGITS - 1), 10 ** DIGITS, NEEDLES))
         needles = [np.concatenate([self.prefix, self.words[w], self.is_, self._digits(k),
                                    self.dot]) for w, k in zip(pick, keys, strict=True)]
-        pieces, segments_rel = [], []
-        at = 0
-        for j, (w, k) in enumerate(zip(pick, keys, strict=True)):
-            head = np.concatenate([self.words[w], self.colon])
-            digits = self._digits(k)
-            segments_rel.append((at, at + head.size, at + head.size + digits.size))
-            pieces += [head, digits]
-            at += head.size + digits.size
-            tail = self.semi if j < NEEDLES - 1 else self.dot
-            pieces.append(tail)
-            at += tail.size
-        answer = np.concatenate(pieces)
+        answer, scored, segments_rel = self._answer(rng, pick, keys, form)
         total = length + 1
         fill = total - self.question.size - answer.size - sum(n.size for n in needles)
         if fill < NEEDLES + 1:
@@ -232,22 +262,22 @@ class NeedleTask:
         window = np.concatenate([body, answer]).astype(np.int32)
         a0 = body.size
         mask = np.zeros(length, np.float32)
-        mask[a0 - 1:] = 1.0  # position j predicts token j + 1: the answer is tokens a0 … E
+        mask[a0 + scored - 1] = 1.0  # position p predicts token p + 1
         segments = tuple((a0 + s0, a0 + s1, a0 + s2) for s0, s1, s2 in segments_rel)
         return NeedleExample(window, mask, tuple(WORDS[w] for w in pick), keys, tuple(starts),
                              segments)
 
-    def batch(self, seed: int, step: int, batch_size: int, length: int):
+    def batch(self, seed: int, step: int, batch_size: int, length: int, form: str = "query"):
         """Fine-tuning batch ``step``: ``(windows (B, length + 1), masks (B, length))``."""
         rng = rng_for(seed, NEEDLE_TASK_STUDY, 0, step)
-        examples = [self.example(rng, length, "tune") for _ in range(batch_size)]
+        examples = [self.example(rng, length, "tune", form) for _ in range(batch_size)]
         return (np.stack([e.window for e in examples]), np.stack([e.mask for e in examples]))
 
-    def evaluation(self, seed: int, length: int, count: int) -> list:
+    def evaluation(self, seed: int, length: int, count: int, form: str = "query") -> list:
         """The ``count`` evaluation prompts of context ``length`` (the same for every
         scheme)."""
         rng = rng_for(seed, NEEDLE_TASK_STUDY, 1, length)
-        return [self.example(rng, length, "evaluate") for _ in range(count)]
+        return [self.example(rng, length, "evaluate", form) for _ in range(count)]
 
 
 @lru_cache(maxsize=4)
@@ -290,7 +320,7 @@ def fine_tune(run, settings: NeedleSettings | None = None, *, seed: int | None =
     length = tune.train_length
     return train(run.resolved_scheme(), tune, seed=run.seed, tau=run.tau,
                  parameters=run.parameters,
-                 batches=lambda i: task.batch(seed, i, tune.batch_size, length))
+                 batches=lambda i: task.batch(seed, i, tune.batch_size, length, settings.form))
 
 
 @lru_cache(maxsize=1)
@@ -335,7 +365,7 @@ def evaluate_needles(run, settings: NeedleSettings | None = None, *, seed: int =
     rows = []
     for k in settings.eval_multiples:
         length = s.train_length * k
-        examples = task.evaluation(seed, length, settings.eval_examples)
+        examples = task.evaluation(seed, length, settings.eval_examples, settings.form)
         per_call = max(1, min(len(examples), settings.eval_tokens // length))
         tables, rotation = scheme_arrays(scheme, s, length)
         for first in range(0, len(examples), per_call):
