@@ -30,10 +30,11 @@ words of :data:`WORDS` are single tokens of that BPE) inside a 256-token trainin
 also holds a haystack, while a guess is right with probability 1/9000.
 
 **Scoring** (teacher forcing, as :func:`sia_theory.models.corpus.score_passkey`): a needle is
-retrieved when every token of its answer (the digits; in the list form ``" <word>: <digits>"``,
-SI's "output both the city and the associated number correctly") is the model's argmax given
-the correct preceding tokens, i.e. greedy decoding writes it; each needle counts separately (SI: "each needle contributing
-separately to the overall accuracy"). Also reported: the share of digit tokens that are the
+retrieved when every token of its answer (the digits; in the list form
+``" <word>: <digits>"``, SI's "output both the city and the associated number correctly") is
+the model's argmax given the correct preceding tokens, i.e. greedy decoding writes it; each
+needle counts separately (SI: "each needle contributing separately to the overall
+accuracy"). Also reported: the share of digit tokens that are the
 argmax (per-token digit accuracy). Intervals: Wilson over needles
 (:func:`sia_theory._infra.stats.wilson_interval`); the three needles of one prompt share a
 haystack, so the interval is somewhat narrow.
