@@ -1,7 +1,7 @@
 """SI Table 2 in miniature: the pretrained runs of the training grid (trained at L = 256
 tokens) fine-tuned on three-needle retrieval ("The special magic <word> number is <digits>.")
-at L, then scored at L, 4L and 16L (teacher-forced greedy answers: a needle counts when its
-word and number are every time the model's top token). Bars: accuracy per scheme, mean over
+at L, then scored at L, 4L and 16L (teacher-forced greedy answers: a needle counts when every
+token of its number is the model's top token). Bars: accuracy per scheme, mean over
 seeds, with the 95 % Wilson interval of the pooled needles; black ticks: the share of digit
 tokens right; open diamonds: SI Table 2 (4k / 16k / 64k after fine-tuning at 4k)."""
 
@@ -67,10 +67,12 @@ def main(quick=False, seed=0, out_dir="figures", store="auto", finished_only=Fal
                            seed=seed, quick=quick, settings=dataclasses.asdict(s),
                            missing_cells=result.metadata["missing"],
                            grid_store=result.metadata["grid_store"],
-                           scoring="a needle is retrieved when every token of ' <word>: "
-                                   "<digits>' is the argmax given the correct preceding "
-                                   "tokens (teacher forcing); digit-token accuracy: the share "
-                                   "of digit tokens that are the argmax")
+                           answer_form=s.needle.form,
+                           scoring="a needle is retrieved when every token of its answer (the "
+                                   "digits; with the list form also its word) is the argmax "
+                                   "given the correct preceding tokens (teacher forcing); "
+                                   "digit-token accuracy: the share of digit tokens that are "
+                                   "the argmax")
 
 
 if __name__ == "__main__":
