@@ -102,18 +102,20 @@ class NeedleSettings(StudySettings):
     evaluation call; ``form``: the answer's form, ``"query"`` or ``"list"`` (module
     docstring).
 
-    ``full()``: 150 steps of 16 prompts of 256 tokens (0.6 of the pretraining's 240 steps;
-    SI fine-tunes 300 steps after 4578, but a model this small needs more to learn the task
-    at all) and 32 prompts (96 needles) per length. Budget, measured on the full-size model
-    (CPU seconds of one process, which is the wall time on a quiet core; the machine was
-    shared, load 5–7): a fine-tuning step 1.07 s (as a pretraining step, ``docs/training.md``:
-    0.9–1.0 s), compiling 9 s; evaluation 0.94 s per prompt at 4096 tokens, ≈ 0.17 at 1024,
-    ≈ 0.1 at 256, plus ≈ 5 s of compiling; data and tokenizer 9 s once per process. One
-    (scheme, seed): 150 × 1.07 + 9 + 32 × (0.94 + 0.17 + 0.1) + 5 + 2 ≈ 215 s ≈ 3.6 min; Table
-    2's 4 schemes × 3 seeds, two at a time on 2 cores: 6 × 3.6 ≈ 22 min.
+    ``full()``: 180 steps of 16 prompts of 256 tokens (0.75 of the pretraining's 240 steps;
+    SI fine-tunes 300 steps after 4578, but a model this small needs more to learn the task:
+    measured on si-p-rope, seed 0, 150 steps took the answer loss from 4.5 to 0.7 nats per
+    token, still falling) and 32 prompts (96 needles) per length. Budget, measured on the
+    full-size model in CPU seconds of the process (≈ the wall time on a quiet core; the machine
+    was shared with the grid's training, load 5–8): a fine-tuning step 1.07–1.38 s (a
+    pretraining step is 0.9–1.0 s on a quiet core, ``docs/training.md``), compiling 8 s; the
+    evaluation of 32 prompts at 256, 1024 and 4096 tokens 47 s (0.94 s per prompt at 4096);
+    data and tokenizer 9 s once per process. One (scheme, seed), quiet: 180 × 1.0 + 8 + 47 + 9
+    ≈ 245 s ≈ 4.1 min of one core; Table 2's 4 schemes × 3 seeds, two at a time on 2 cores:
+    6 × 4.1 ≈ 25 min.
     """
 
-    steps: int = 150
+    steps: int = 180
     batch_size: int = 16
     cooldown: float = 0.3
     eval_examples: int = 32
