@@ -22,11 +22,12 @@ GRID_STEM = "train-grid"  # the grid's store, shared with the other training fig
 
 
 def _grid_store(store, seed, quick):
-    if store is None:
-        return None
-    if quick:  # never the full grid's store: the quick pretraining has other settings
-        return store.parent / f"{store.name}-grid"
-    return ROOT / "build" / "sweeps" / f"{GRID_STEM}-seed{seed}"
+    """Full runs: the grid's shared store, even with ``--store none`` (its runs are never
+    trained twice); quick runs: none, or a folder beside ``--store`` (never the full grid's
+    store: the quick pretraining has other settings)."""
+    if not quick:
+        return ROOT / "build" / "sweeps" / f"{GRID_STEM}-seed{seed}"
+    return None if store is None else store.parent / f"{store.name}-grid"
 
 
 def main(quick=False, seed=0, out_dir="figures", store="auto", finished_only=False):
