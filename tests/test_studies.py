@@ -41,6 +41,8 @@ SEED_KEYS = {
     "sia_theory.models.corpus:PASSKEY_STUDY": "models.passkey",
     "sia_theory.studies.ext_zoo_phase:TURNOVER_STUDY": "analysis.zoo_phase.turnover",
     "sia_theory.studies.train_grid:TRAIN_GRID_STUDY": "training.grid",
+    "sia_theory.studies.train_needle:NEEDLE_CELLS_STUDY": "training.needle",
+    "sia_theory.training.needle:NEEDLE_TASK_STUDY": "training.needle_task",
 }
 @pytest.mark.parametrize("where", sorted(SEED_KEYS))
 def test_seeding_keys_are_byte_identical(where):

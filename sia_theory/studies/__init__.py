@@ -35,6 +35,7 @@ STUDIES = {
     "scheme_analysis": "zoo_comparison",
     "zoo_comparison": "zoo_comparison",
     "train-grid": "train_grid",
+    "train-needle": "train_needle",
 }
 """Study name → module of :mod:`sia_theory.studies` that defines it."""
 

@@ -52,13 +52,19 @@ def scheme_arrays(scheme, settings: TrainSettings, length: int):
 
 
 @lru_cache(maxsize=8)
-def _step_function(settings: TrainSettings):
+def _step_function(settings: TrainSettings, masked: bool = False):
+    """``(optimizer, step)``; with ``masked`` the step takes a ``mask`` ``(B, T)`` after the
+    rotation and minimises the mean loss over the masked positions only (needle
+    fine-tuning: the answer tokens)."""
     optimizer = make_optimizer(settings)
 
-    def step(params, state, windows, tables, rotation):
+    def step(params, state, windows, tables, rotation, mask=None):
         def mean_loss(p):
-            return token_losses(p, windows, tables, rotation, n_heads=settings.n_heads,
-                                unroll=True).mean()
+            losses = token_losses(p, windows, tables, rotation, n_heads=settings.n_heads,
+                                  unroll=True)
+            if mask is None:
+                return losses.mean()
+            return (losses * mask).sum() / jnp.maximum(mask.sum(), 1.0)
 
         loss, grads = jax.value_and_grad(mean_loss)(params)
         updates, state = optimizer.update(grads, state, params)
@@ -128,10 +134,16 @@ def evaluate(params, scheme, settings: TrainSettings, length: int, corpus=None) 
 
 
 def train(scheme, settings: TrainSettings | None = None, *, seed: int = 0, tau=None,
-          progress: bool = False) -> TrainedRun:
+          progress: bool = False, parameters=None, batches=None) -> TrainedRun:
     """Train one model of ``settings`` (default :meth:`TrainSettings.full`) with ``scheme``
     (a name of :data:`~.schemes.SCHEMES`, ``MODULE:OBJECT[@position]`` or a
     :class:`~.schemes.Scheme`; ``tau`` overrides an SI scheme's τ) from ``seed``.
+
+    Fine-tuning (:mod:`.needle`): ``parameters`` starts from those weights instead of
+    ``seed``'s initialisation (a fresh optimiser state); ``batches(step) -> (windows, mask)``
+    replaces the corpus's batches, ``windows`` ``(B, train_length + 1)`` and ``mask``
+    ``(B, train_length)`` (1 where a position's next-token loss counts; the step minimises the
+    mean over those). Validation is the corpus's, as without them.
 
     Everything is checked before any work (``ValueError`` naming the parameter). The same
     ``(scheme, settings, seed, tau)`` gives bit-identical parameters and losses."""
@@ -143,9 +155,10 @@ def train(scheme, settings: TrainSettings | None = None, *, seed: int = 0, tau=N
     resolved.transform_for(settings.n_heads)  # a transform that cannot serve this model
     corpus = load_corpus(settings)  # ValueError naming train_length if the data is too short
     s = settings
-    optimizer, step = _step_function(s)
+    optimizer, step = _step_function(s, batches is not None)
     tables, rotation = scheme_arrays(resolved, s, s.train_length)
-    params = jax.tree.map(jnp.asarray, init_parameters(s, seed))
+    start_from = init_parameters(s, seed) if parameters is None else parameters
+    params = jax.tree.map(lambda x: jnp.array(x, jnp.float32), start_from)  # a copy: donated
     state = optimizer.init(params)
     train_losses, curve = [], []
     clock = {"compile": 0.0, "train": 0.0, "evaluate": 0.0}
@@ -157,8 +170,13 @@ def train(scheme, settings: TrainSettings | None = None, *, seed: int = 0, tau=N
         bar = tqdm(total=s.steps, desc=resolved.name, unit="step", leave=False)
     start = time.perf_counter()
     for index in range(s.steps):
-        windows = jnp.asarray(corpus.batch(index, s.batch_size))
-        params, state, loss = step(params, state, windows, tables, rotation)
+        if batches is None:
+            windows = jnp.asarray(corpus.batch(index, s.batch_size))
+            params, state, loss = step(params, state, windows, tables, rotation)
+        else:
+            windows, mask = batches(index)
+            params, state, loss = step(params, state, jnp.asarray(windows), tables, rotation,
+                                       jnp.asarray(mask, jnp.float32))
         train_losses.append(loss)
         if index == 0:
             loss.block_until_ready()

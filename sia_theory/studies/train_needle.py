@@ -1,0 +1,175 @@
+"""SI Table 2 in miniature: needle fine-tuning of the pretrained runs of the ``train-grid``
+study, retrieval at ``L``, ``4L`` and ``16L`` (:mod:`sia_theory.training.needle`).
+
+One sweep cell per ``(scheme, seed)``: it obtains its pretrained run through
+:func:`~sia_theory.studies.train_grid.grid_runs` from the grid's store (so a run the grid has
+is read, never trained again; a missing one is trained into that store, as the grid would),
+fine-tunes it on the needle task and stores one row per evaluated needle. The grid store is
+``settings.grid_store``: ``"auto"`` is the folder ``train-grid-seed<seed>`` beside the
+needle study's own store (``build/sweeps/train-grid-seed0`` beside
+``build/sweeps/train_needle-seed0``), none (pretraining in memory) without a store.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .._infra.seeding import MAX_SEED
+from .._infra.settings import StudySettings
+from .._infra.stats import mean_se, wilson_interval
+from .._infra.validate import check_int
+from ..training.needle import TABLE2, NeedleSettings, accuracy_table
+from ..training.schemes import resolve_scheme
+from ..training.settings import TrainSettings
+from .base import Execution, study
+
+__all__ = ["NEEDLE_CELLS_STUDY", "TABLE2_SCHEMES", "TrainNeedleSettings", "train_needle",
+           "grid_store_for"]
+
+NEEDLE_CELLS_STUDY = "training.needle"
+"""The study key of the needle cells."""
+
+TABLE2_SCHEMES = ("p-rope", "nope", "logn-p-rope", "si-p-rope")
+"""The schemes of SI Table 2, in its order."""
+
+
+@dataclass(frozen=True)
+class TrainNeedleSettings(StudySettings):
+    """``train``: the pretraining's :class:`~sia_theory.training.TrainSettings` (the grid's);
+    ``needle``: the fine-tuning and evaluation (:class:`~sia_theory.training.needle.
+    NeedleSettings`); ``schemes`` × ``seeds`` (cell seeds: the pretrained run of cell ``k``
+    is the grid's cell ``seed=k``); ``grid_store``: the grid's store (``"auto"``, a folder, or
+    ``None`` for none; module docstring). Defaults: SI Table 2's four schemes × 3 seeds on the
+    full grid's runs."""
+
+    train: TrainSettings = field(default_factory=TrainSettings)
+    needle: NeedleSettings = field(default_factory=NeedleSettings)
+    schemes: tuple = TABLE2_SCHEMES
+    seeds: tuple = (0, 1, 2)
+    grid_store: str | None = "auto"
+
+    def __post_init__(self):
+        if not isinstance(self.train, TrainSettings):
+            raise ValueError(f"train must be a TrainSettings, got {type(self.train).__name__}")
+        if not isinstance(self.needle, NeedleSettings):
+            raise ValueError(f"needle must be a NeedleSettings, got "
+                             f"{type(self.needle).__name__}")
+        schemes = (self.schemes,) if isinstance(self.schemes, str) else tuple(self.schemes)
+        if not schemes or len(set(schemes)) != len(schemes):
+            raise ValueError(f"schemes must be distinct scheme names, got {self.schemes!r}")
+        for name in schemes:
+            try:
+                resolve_scheme(name)
+            except ValueError as err:
+                raise ValueError(f"schemes: {err}") from None
+        seeds = (self.seeds,) if isinstance(self.seeds, int) else tuple(self.seeds)
+        seeds = tuple(check_int("seeds", k, lo=0, hi=MAX_SEED) for k in seeds)
+        if not seeds or len(set(seeds)) != len(seeds):
+            raise ValueError(f"seeds must be distinct integers >= 0, got {self.seeds!r}")
+        if self.grid_store is not None and not isinstance(self.grid_store, str | os.PathLike):
+            raise ValueError(f"grid_store must be 'auto', a folder or None, got "
+                             f"{self.grid_store!r}")
+        object.__setattr__(self, "schemes", tuple(str(s) for s in schemes))
+        object.__setattr__(self, "seeds", seeds)
+        if self.grid_store is not None:
+            object.__setattr__(self, "grid_store", os.fspath(self.grid_store))
+
+    @classmethod
+    def quick(cls) -> TrainNeedleSettings:
+        """Seconds per cell: the quick model at 256 tokens (the shortest that holds three
+        needles with the quick BPE), evaluated at L and 4L, two schemes, one seed."""
+        train = dataclasses.replace(TrainSettings.quick(), train_length=256,
+                                    eval_multiples=(1, 4))
+        needle = dataclasses.replace(NeedleSettings.quick(), eval_multiples=(1, 4))
+        return cls(train=train, needle=needle, schemes=("p-rope", "si-p-rope"), seeds=(0,))
+
+
+def grid_store_for(settings: TrainNeedleSettings, seed: int, execution) -> Path | None:
+    """The grid store the cells read their pretrained runs from (module docstring)."""
+    if settings.grid_store is None:
+        return None
+    if settings.grid_store != "auto":
+        return Path(settings.grid_store)
+    if execution.store is None:
+        return None
+    return Path(os.fspath(execution.store)).parent / f"train-grid-seed{seed}"
+
+
+def _needle_cell(settings, study_seed, grid_store, cell, rng_seed):
+    from ..training.needle import tune_and_evaluate
+    from .train_grid import TrainGridSettings, grid_runs
+
+    grid = TrainGridSettings(train=settings.train, runs=((cell["scheme"], cell["seed"], None),))
+    (run,) = grid_runs(grid, seed=study_seed,
+                       execution=Execution(store=grid_store)).values()
+    needles, tuned, seconds = tune_and_evaluate(run, settings.needle, seed=study_seed)
+    from ..training.trainer import evaluate
+
+    length = settings.train.train_length
+    before = evaluate(run.parameters, run.resolved_scheme(), tuned.settings, length)
+    tail = max(1, len(tuned.train_losses) // 10)
+    return needles.assign(
+        scheme=cell["scheme"], seed=cell["seed"],
+        answer_loss_first=float(tuned.train_losses[0]),
+        answer_loss_last=float(np.mean(tuned.train_losses[-tail:])),
+        text_loss_before=float(before),
+        text_loss_after=float(tuned.validation[length]),
+        seconds_tune=seconds["tune"], seconds_evaluate=seconds["evaluate"])
+
+
+def _summary(cells: pd.DataFrame, needles: pd.DataFrame, train_length: int) -> pd.DataFrame:
+    rows = []
+    for (scheme, length), group in cells.groupby(["scheme", "length"], sort=False):
+        mean, se = mean_se(group["accuracy"].to_numpy())
+        pooled = needles[(needles["scheme"] == scheme) & (needles["length"] == length)]
+        k, n = int(pooled["correct"].sum()), len(pooled)
+        lo, hi = wilson_interval(k, n)
+        multiple = length // train_length
+        paper = TABLE2.get(scheme)
+        rows.append({"scheme": scheme, "length": length, "multiple": multiple,
+                     "seeds": len(group), "accuracy": mean, "se": se, "correct": k,
+                     "needles": n, "pooled_accuracy": k / n, "ci_low": lo, "ci_high": hi,
+                     "digit_token_accuracy": float(group["digit_token_accuracy"].mean()),
+                     "paper_accuracy": (paper[{1: 0, 4: 1, 16: 2}[multiple]]
+                                        if paper and multiple in (1, 4, 16) else np.nan)})
+    return pd.DataFrame(rows)
+
+
+@study("train-needle", TrainNeedleSettings, sweepable=True, partial=True)
+def train_needle(settings: TrainNeedleSettings, seed: int, execution):
+    """Frames ``needles`` (one row per evaluated needle and cell, with the cell's answer loss
+    at the start and end of fine-tuning, its validation loss on text before and after, on the
+    first ``L`` tokens of each validation document, and its seconds), ``cells`` (per scheme,
+    seed and length: ``accuracy`` with its 95 % Wilson interval over needles,
+    ``number_accuracy``, ``digit_token_accuracy``) and ``table`` (per scheme and length: the
+    mean accuracy over seeds with its standard error, the pooled accuracy with its Wilson
+    interval, and SI Table 2's value at the same multiple of the training length); metadata
+    ``missing`` (cells not in the store under ``finished_only``) and ``grid_store``."""
+    s = settings
+    grid_store = grid_store_for(s, seed, execution)
+    if grid_store is not None and execution.store is not None and \
+            Path(os.fspath(execution.store)).resolve() == grid_store.resolve():
+        raise ValueError("grid_store must differ from the needle study's own store")
+    key = {"train": json.dumps(s.train.to_dict(), sort_keys=True),
+           "needle": json.dumps(dataclasses.asdict(s.needle), sort_keys=True)}
+    cells = [{"scheme": scheme, "seed": k, **key} for scheme in s.schemes for k in s.seeds]
+    _, frames, missing = execution.run_cells(
+        partial(_needle_cell, s, seed, None if grid_store is None else str(grid_store)),
+        cells, seed=seed, study=NEEDLE_CELLS_STUDY)
+    needles = pd.concat([f for f in frames if f is not None], ignore_index=True)
+    per_cell = accuracy_table(needles, ("scheme", "seed", "length"))
+    order = {name: i for i, name in enumerate(s.schemes)}
+    per_cell = per_cell.sort_values(["scheme", "seed", "length"],
+                                    key=lambda c: c.map(order) if c.name == "scheme" else c,
+                                    ignore_index=True)
+    table = _summary(per_cell, needles, s.train.train_length)
+    return ({"needles": needles, "cells": per_cell, "table": table},
+            {"missing": missing, "grid_store": "" if grid_store is None else str(grid_store)})

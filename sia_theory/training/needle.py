@@ -1,0 +1,421 @@
+"""Multi-needle retrieval (SI Table 2, App. G.2) in miniature: fine-tune a pretrained run on
+the task at its training length ``L``, measure retrieval at ``L``, ``4L`` and ``16L``.
+
+**Task** (SI App. G.2, in token space). Held-out text (the validation pool of :mod:`.data`,
+never training text) is cut to a haystack; three needles ``" The special magic <word> number
+is <digits>."`` are inserted at seeded depths (uniform, distinct, in order), the words three
+distinct entries of :data:`WORDS`, the digits a seeded :data:`DIGITS`-digit number. The
+question ``"\nWhat are the special magic numbers?\n"`` follows, then the answer, in one of
+two forms (:data:`FORMS`):
+
+* ``"query"`` (default): for each needle, in a seeded order, ``" The special magic <word>
+  number is"`` is given and ``" <digits>."`` is the answer: each query asks for one needle by
+  its word, and the digits must be retrieved from the haystack (the retrieval that SI's task
+  measures, without asking the model to recall the words in order);
+* ``"list"`` (SI's ``city1=needle1;city2=needle2;city3=needle3``): ``" <word1>: <digits1>;
+  <word2>: <digits2>; <word3>: <digits3>."``, the needles in their order in the text; the
+  model writes the words too.
+
+Every piece is tokenized on its own and the pieces are joined as token ids, so the word and
+digit tokens of the answer are exactly those of its needle. One example is a window of
+``E + 1`` tokens (``E`` the context); the loss mask marks the positions that predict the
+answer tokens (the digits and the ``.`` after them; in the list form also the words, ``:`` and
+``;``), and only those count in fine-tuning (SI: "Only the expected response tokens are
+included in the loss").
+
+**Why 4 digits.** The BPE of :mod:`.data` is trained on Python source and merges few digit
+pairs: a number takes about one token per digit (measured on the 2048-token BPE: 3.8 tokens
+for 4 digits, 6.4 for SI's 7). Four digits keep the answer to a few tokens per needle (the
+words of :data:`WORDS` are single tokens of that BPE) inside a 256-token training window that
+also holds a haystack, while a guess is right with probability 1/9000.
+
+**Scoring** (teacher forcing, as :func:`sia_theory.models.corpus.score_passkey`): a needle is
+retrieved when every token of its answer (the digits; in the list form
+``" <word>: <digits>"``, SI's "output both the city and the associated number correctly") is
+the model's argmax given the correct preceding tokens, i.e. greedy decoding writes it; each
+needle counts separately (SI: "each needle contributing separately to the overall
+accuracy"). Also reported: the share of digit tokens that are the
+argmax (per-token digit accuracy). Intervals: Wilson over needles
+(:func:`sia_theory._infra.stats.wilson_interval`); the three needles of one prompt share a
+haystack, so the interval is somewhat narrow.
+
+**Fine-tuning** reuses :func:`.trainer.train` (its step, optimiser and schedule) with
+``parameters=`` the pretrained weights and ``batches=`` the task's windows and masks: the
+pretraining's rates, constant then a linear cool-down over the last ``cooldown`` of the steps
+(SI: 100 warm-up, 100 constant, 100 cool-down steps at the pretraining rate).
+
+Seeds: fine-tuning prompts of step ``i`` come from ``rng_for(seed, NEEDLE_TASK_STUDY, 0,
+i)`` (the run's seed: every scheme sees the same prompts), evaluation prompts from
+``rng_for(seed, NEEDLE_TASK_STUDY, 1, E)`` (the study seed: every scheme and seed is
+scored on the same prompts). Fine-tuning haystacks come from the odd documents of the
+validation pool, evaluation haystacks from the even ones.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+import pandas as pd
+
+from .._infra.seeding import check_seed, rng_for
+from .._infra.settings import StudySettings
+from .._infra.stats import wilson_interval
+from .._infra.validate import check_int, check_real
+from .settings import TrainSettings
+
+__all__ = ["NEEDLE_TASK_STUDY", "WORDS", "DIGITS", "FORMS", "NeedleSettings", "NeedleTask",
+           "NeedleExample", "needle_task", "fine_tune", "evaluate_needles", "accuracy_table",
+           "tune_and_evaluate", "TABLE2"]
+
+NEEDLE_TASK_STUDY = "training.needle_task"
+"""The seeding key of the task's prompts."""
+
+WORDS = ("field", "line", "state", "point", "group", "order", "level", "message", "server",
+         "block", "event", "time", "count", "frame", "table", "house")
+"""The needles' words (SI: cities); all but the last two are single tokens of the 2048 BPE."""
+
+DIGITS = 4
+"""Digits of a needle's number (module docstring: why 4)."""
+
+NEEDLES = 3
+FORMS = ("query", "list")
+"""The answer's forms (module docstring): one query per needle, or SI's list of the three."""
+QUESTION = "\nWhat are the special magic numbers?\n"
+
+TABLE2 = {"p-rope": (0.966, 0.250, 0.000), "nope": (0.964, 0.303, 0.000),
+          "logn-p-rope": (0.969, 0.962, 0.939), "si-p-rope": (0.965, 0.969, 0.969)}
+"""SI Table 2: needle accuracy at 4k, 16k, 64k after fine-tuning at 4k (mean of 3 seeds)."""
+
+
+@dataclass(frozen=True)
+class NeedleSettings(StudySettings):
+    """Needle fine-tuning and evaluation of one pretrained run.
+
+    ``steps`` optimiser steps of ``batch_size`` prompts of ``train_length + 1`` tokens (the
+    run's training length), the run's optimiser and rates, linear cool-down over the last
+    ``cooldown`` of the steps; then ``eval_examples`` prompts (three needles each) at every
+    ``train_length × k``, ``k`` in ``eval_multiples``; ``eval_tokens`` bounds the tokens per
+    evaluation call; ``form``: the answer's form, ``"query"`` or ``"list"`` (module
+    docstring).
+
+    ``full()``: 180 steps of 16 prompts of 256 tokens (0.75 of the pretraining's 240 steps;
+    SI fine-tunes 300 steps after 4578, but a model this small needs more to learn the task:
+    measured on si-p-rope, seed 0, 150 steps took the answer loss from 4.5 to 0.7 nats per
+    token, still falling) and 32 prompts (96 needles) per length. Budget, measured on the
+    full-size model in CPU seconds of the process (≈ the wall time on a quiet core; the machine
+    was shared with the grid's training, load 5–8): a fine-tuning step 1.07–1.38 s (a
+    pretraining step is 0.9–1.0 s on a quiet core, ``docs/training.md``), compiling 8 s; the
+    evaluation of 32 prompts at 256, 1024 and 4096 tokens 47 s (0.94 s per prompt at 4096);
+    data and tokenizer 9 s once per process. One (scheme, seed), quiet: 180 × 1.0 + 8 + 47 + 9
+    ≈ 245 s ≈ 4.1 min of one core; Table 2's 4 schemes × 3 seeds, two at a time on 2 cores:
+    6 × 4.1 ≈ 25 min.
+    """
+
+    steps: int = 180
+    batch_size: int = 16
+    cooldown: float = 0.3
+    eval_examples: int = 32
+    eval_multiples: tuple = (1, 4, 16)
+    eval_tokens: int = 8192
+    form: str = "query"
+
+    def __post_init__(self):
+        set_ = object.__setattr__
+        if self.form not in FORMS:
+            raise ValueError(f"form must be one of {', '.join(FORMS)}, got {self.form!r}")
+        set_(self, "steps", check_int("steps", self.steps, lo=1, hi=10**6))
+        set_(self, "batch_size", check_int("batch_size", self.batch_size, lo=1, hi=4096))
+        set_(self, "cooldown", check_real("cooldown", self.cooldown, lo=0, hi=1))
+        set_(self, "eval_examples", check_int("eval_examples", self.eval_examples, lo=1,
+                                              hi=10**5))
+        multiples = self.eval_multiples
+        if isinstance(multiples, int | float) or not hasattr(multiples, "__iter__"):
+            multiples = (multiples,)
+        multiples = tuple(sorted({check_int("eval_multiples", k, lo=1, hi=1024)
+                                  for k in multiples}))
+        if not multiples:
+            raise ValueError("eval_multiples must hold at least one integer >= 1")
+        set_(self, "eval_multiples", multiples)
+        set_(self, "eval_tokens", check_int("eval_tokens", self.eval_tokens, lo=1,
+                                            hi=2**24))
+
+    @classmethod
+    def quick(cls) -> NeedleSettings:
+        """Seconds: 12 steps of 4 prompts, 4 prompts per length."""
+        return cls(steps=12, batch_size=4, eval_examples=4)
+
+    def tune_settings(self, train: TrainSettings) -> TrainSettings:
+        """The :class:`TrainSettings` of the fine-tuning: the run's, with these ``steps``,
+        ``batch_size`` and ``cooldown``, validation at ``train_length`` only, once at the
+        end."""
+        return dataclasses.replace(train, steps=self.steps, batch_size=self.batch_size,
+                                   cooldown=self.cooldown, eval_every=self.steps,
+                                   eval_multiples=(1,))
+
+
+@dataclass(frozen=True)
+class NeedleExample:
+    """One prompt: ``window`` ``(E + 1,)`` token ids, ``mask`` ``(E,)`` (1 where position
+    ``j`` predicts answer token ``j + 1``), the needles' ``words``, ``keys`` (digit strings)
+    and ``starts`` (token index of each needle), and per needle its answer ``segments``:
+    ``(start, digit_start, stop)`` token indices into ``window``."""
+
+    window: np.ndarray
+    mask: np.ndarray
+    words: tuple
+    keys: tuple
+    starts: tuple
+    segments: tuple
+
+
+class NeedleTask:
+    """The prompts of a tokenizer (``TrainSettings``' ``tokenizer``, ``vocab_size``,
+    ``max_train_documents``): :meth:`example` builds one, :meth:`batch` a fine-tuning batch."""
+
+    def __init__(self, settings: TrainSettings):
+        from .data import _tokenized
+
+        s = settings
+        tok, _, _, pool_ids = _tokenized(s.tokenizer, s.vocab_size, s.max_train_documents)
+        self.tokenizer = tok
+
+        def stream(docs):
+            return np.concatenate([np.append(d, np.int32(tok.separator)) for d in docs])
+
+        self.haystacks = {"evaluate": stream(pool_ids[0::2]), "tune": stream(pool_ids[1::2])}
+        enc = tok.encode
+        self.prefix, self.is_ = enc(" The special magic"), enc(" number is")
+        self.dot, self.colon, self.semi = enc("."), enc(":"), enc(";")
+        self.question = enc(QUESTION)
+        self.words = [enc(" " + w) for w in WORDS]
+        self.digit_ids = {}
+
+    def _digits(self, key: str) -> np.ndarray:
+        if key not in self.digit_ids:
+            self.digit_ids[key] = self.tokenizer.encode(" " + key)
+        return self.digit_ids[key]
+
+    def overhead(self) -> int:
+        """The most tokens needles, question and answer can take (longest words, digits; the
+        longer of the two answer forms)."""
+        word = max(w.size for w in self.words)
+        digits = max(self._digits("9" * DIGITS).size, self._digits("1" * DIGITS).size) + 2
+        needle = self.prefix.size + word + self.is_.size + digits + self.dot.size
+        listed = NEEDLES * (word + self.colon.size + digits) + NEEDLES * self.semi.size
+        return NEEDLES * needle + self.question.size + max(listed, NEEDLES * needle)
+
+    def _answer(self, rng, pick, keys, form):
+        """``(tokens, scored, segments)``: the answer's tokens, the indices of those in the loss
+        and one ``(start, digit_start, stop)`` per needle (in needle order), relative."""
+        pieces, scored, segments, at = [], [], [None] * NEEDLES, 0
+        order = range(NEEDLES) if form == "list" else rng.permutation(NEEDLES)
+        for n, j in enumerate(order):
+            w, digits = self.words[pick[j]], self._digits(keys[j])
+            if form == "list":  # " word: digits;" … the last with "."
+                head = np.concatenate([w, self.colon])
+                tail = self.semi if n < NEEDLES - 1 else self.dot
+                segments[j] = (at, at + head.size, at + head.size + digits.size)
+                scored += range(at, at + head.size + digits.size + tail.size)
+            else:  # " The special magic word number is" given, " digits." asked
+                head = np.concatenate([self.prefix, w, self.is_])
+                tail = self.dot
+                d = at + head.size
+                segments[j] = (d, d, d + digits.size)
+                scored += range(d, d + digits.size + tail.size)
+            pieces += [head, digits, tail]
+            at += head.size + digits.size + tail.size
+        return np.concatenate(pieces), np.asarray(scored), tuple(segments)
+
+    def example(self, rng, length: int, split: str = "evaluate",
+                form: str = "query") -> NeedleExample:
+        """One prompt of context ``length`` from ``split``'s haystack (``"evaluate"`` or
+        ``"tune"``), answer ``form`` ``"query"`` or ``"list"`` (module docstring), drawn with
+        ``rng``."""
+        if form not in FORMS:
+            raise ValueError(f"form must be one of {', '.join(FORMS)}, got {form!r}")
+        pick = rng.choice(len(WORDS), NEEDLES, replace=False)
+        keys = tuple(str(k) for k in rng.integers(10 ** (DIGITS - 1), 10 ** DIGITS, NEEDLES))
+        needles = [np.concatenate([self.prefix, self.words[w], self.is_, self._digits(k),
+                                   self.dot]) for w, k in zip(pick, keys, strict=True)]
+        answer, scored, segments_rel = self._answer(rng, pick, keys, form)
+        total = length + 1
+        fill = total - self.question.size - answer.size - sum(n.size for n in needles)
+        if fill < NEEDLES + 1:
+            raise ValueError(f"train_length: a prompt of {length} tokens cannot hold three "
+                             f"needles, the question and the answer ({total - fill} tokens) "
+                             "with text around them; use a longer training length")
+        stack = self.haystacks[split]
+        offset = int(rng.integers(0, stack.size - fill + 1))
+        text = stack[offset:offset + fill]
+        cuts = np.sort(rng.choice(np.arange(1, fill), NEEDLES, replace=False))  # distinct
+        parts, starts, pos, prev = [], [], 0, 0
+        for cut, needle in zip(cuts, needles, strict=True):
+            parts.append(text[prev:cut])
+            pos += cut - prev
+            starts.append(pos)
+            parts.append(needle)
+            pos += needle.size
+            prev = cut
+        parts += [text[prev:], self.question]
+        body = np.concatenate(parts)
+        window = np.concatenate([body, answer]).astype(np.int32)
+        a0 = body.size
+        mask = np.zeros(length, np.float32)
+        mask[a0 + scored - 1] = 1.0  # position p predicts token p + 1
+        segments = tuple((a0 + s0, a0 + s1, a0 + s2) for s0, s1, s2 in segments_rel)
+        return NeedleExample(window, mask, tuple(WORDS[w] for w in pick), keys, tuple(starts),
+                             segments)
+
+    def batch(self, seed: int, step: int, batch_size: int, length: int, form: str = "query"):
+        """Fine-tuning batch ``step``: ``(windows (B, length + 1), masks (B, length))``."""
+        rng = rng_for(seed, NEEDLE_TASK_STUDY, 0, step)
+        examples = [self.example(rng, length, "tune", form) for _ in range(batch_size)]
+        return (np.stack([e.window for e in examples]), np.stack([e.mask for e in examples]))
+
+    def evaluation(self, seed: int, length: int, count: int, form: str = "query") -> list:
+        """The ``count`` evaluation prompts of context ``length`` (the same for every
+        scheme)."""
+        rng = rng_for(seed, NEEDLE_TASK_STUDY, 1, length)
+        return [self.example(rng, length, "evaluate", form) for _ in range(count)]
+
+
+@lru_cache(maxsize=4)
+def needle_task(settings: TrainSettings) -> NeedleTask:
+    """The :class:`NeedleTask` of ``settings``' tokenizer (cached)."""
+    return NeedleTask(settings)
+
+
+def _check(run, settings, seed):
+    from .run import TrainedRun
+
+    if not isinstance(run, TrainedRun):
+        raise ValueError(f"run must be a TrainedRun, got {type(run).__name__}")
+    if not isinstance(settings, NeedleSettings):
+        raise ValueError(f"settings must be a NeedleSettings, got {type(settings).__name__}")
+    seed = check_seed(run.seed if seed is None else seed)
+    task = needle_task(run.settings)
+    need = task.overhead() + NEEDLES + 1
+    if run.settings.train_length < need:
+        raise ValueError(f"train_length: the run's training length {run.settings.train_length} "
+                         f"cannot hold three needles, the question and the answer with text "
+                         f"around them (needs >= {need})")
+    longest = run.settings.train_length * max(settings.eval_multiples) + 1
+    if task.haystacks["evaluate"].size < longest:
+        raise ValueError(f"eval_multiples: prompts of {longest} tokens need more held-out text "
+                         f"than the {task.haystacks['evaluate'].size} tokens there are")
+    return task, seed
+
+
+def fine_tune(run, settings: NeedleSettings | None = None, *, seed: int | None = None):
+    """The :class:`~.run.TrainedRun` of ``run`` fine-tuned on the needle task (``settings``
+    default :meth:`NeedleSettings.full`; prompts from ``seed``, default the run's seed):
+    :func:`.trainer.train` from ``run.parameters`` with the task's batches; its
+    ``train_losses`` are the mean answer losses of each step's batch."""
+    settings = NeedleSettings.full() if settings is None else settings
+    task, seed = _check(run, settings, seed)
+    from .trainer import train
+
+    tune = settings.tune_settings(run.settings)
+    length = tune.train_length
+    return train(run.resolved_scheme(), tune, seed=run.seed, tau=run.tau,
+                 parameters=run.parameters,
+                 batches=lambda i: task.batch(seed, i, tune.batch_size, length, settings.form))
+
+
+@lru_cache(maxsize=1)
+def _scorer():
+    from functools import partial
+
+    from ._jax import require
+    from .model import forward
+
+    jax, jnp, _ = require()
+
+    @partial(jax.jit, static_argnames=("n_heads", "block"))
+    def score(params, windows, tables, rotation, *, n_heads, block):
+        logits = forward(params, windows[:, :-1], tables, rotation, n_heads=n_heads,
+                         block=block)
+        top = jnp.argmax(logits, axis=-1)  # (B, T)
+        log_z = jax.nn.logsumexp(logits, axis=-1)
+        picked = jnp.take_along_axis(logits, windows[:, 1:, None], axis=-1)[..., 0]
+        return top, picked - log_z  # argmax and log p of the next token
+
+    return score
+
+
+def evaluate_needles(run, settings: NeedleSettings | None = None, *, seed: int = 0,
+                     parameters=None) -> pd.DataFrame:
+    """One row per needle of ``settings.eval_examples`` prompts at every ``train_length × k``:
+    ``length, multiple, example, needle, word, key, depth`` (the needle's start over the
+    context), ``correct`` (word and number: every token the argmax), ``number_correct``,
+    ``digit_tokens``, ``digit_tokens_correct``, ``log_likelihood`` (of the needle's answer
+    tokens). ``parameters`` (default the run's) are scored under the run's scheme; prompts
+    from ``seed``."""
+    settings = NeedleSettings.full() if settings is None else settings
+    task, seed = _check(run, settings, seed)
+    from ._jax import require
+    from .trainer import _block_for, scheme_arrays
+
+    jax, jnp, _ = require()
+    s = run.settings
+    scheme = run.resolved_scheme()
+    params = jax.tree.map(jnp.asarray, run.parameters if parameters is None else parameters)
+    score = _scorer()
+    rows = []
+    for k in settings.eval_multiples:
+        length = s.train_length * k
+        examples = task.evaluation(seed, length, settings.eval_examples, settings.form)
+        per_call = max(1, min(len(examples), settings.eval_tokens // length))
+        tables, rotation = scheme_arrays(scheme, s, length)
+        for first in range(0, len(examples), per_call):
+            chunk = examples[first:first + per_call]
+            windows = np.stack([e.window for e in chunk])
+            top, log_p = score(params, jnp.asarray(windows), tables, rotation,
+                               n_heads=s.n_heads, block=_block_for(s, len(chunk), length))
+            top, log_p = np.asarray(top), np.asarray(log_p, np.float64)
+            for i, e in enumerate(chunk):
+                for j, (a, d, b) in enumerate(e.segments):
+                    hits = top[i, a - 1:b - 1] == e.window[a:b]  # position p predicts p + 1
+                    rows.append({"length": length, "multiple": k, "example": first + i,
+                                 "needle": j, "word": e.words[j], "key": e.keys[j],
+                                 "depth": e.starts[j] / length, "correct": bool(hits.all()),
+                                 "number_correct": bool(hits[d - a:].all()),
+                                 "digit_tokens": int(b - d),
+                                 "digit_tokens_correct": int(hits[d - a:].sum()),
+                                 "log_likelihood": float(log_p[i, a - 1:b - 1].sum())})
+    return pd.DataFrame(rows)
+
+
+def accuracy_table(needles: pd.DataFrame, keys=("length",)) -> pd.DataFrame:
+    """Per group of ``keys``: ``correct``, ``needles``, ``accuracy`` with its 95 % Wilson
+    interval (``ci_low``, ``ci_high``), ``number_accuracy`` and ``digit_token_accuracy`` (the
+    share of digit tokens that are the argmax)."""
+    keys = list(keys)
+    rows = []
+    for key, group in needles.groupby(keys, sort=True):
+        k, n = int(group["correct"].sum()), len(group)
+        lo, hi = wilson_interval(k, n)
+        rows.append({**dict(zip(keys, key if isinstance(key, tuple) else (key,), strict=True)),
+                     "correct": k, "needles": n, "accuracy": k / n, "ci_low": lo,
+                     "ci_high": hi, "number_accuracy": float(group["number_correct"].mean()),
+                     "digit_token_accuracy": float(group["digit_tokens_correct"].sum()
+                                                   / group["digit_tokens"].sum())})
+    return pd.DataFrame(rows)
+
+
+def tune_and_evaluate(run, settings: NeedleSettings | None = None, *, seed: int = 0):
+    """Fine-tune ``run`` (prompts from the run's seed) and evaluate it (prompts from
+    ``seed``): ``(needles frame, fine-tuned run, seconds)`` with the wall time of each
+    part."""
+    settings = NeedleSettings.full() if settings is None else settings
+    _check(run, settings, seed)
+    t0 = time.perf_counter()
+    tuned = fine_tune(run, settings)
+    t1 = time.perf_counter()
+    needles = evaluate_needles(tuned, settings, seed=seed)
+    t2 = time.perf_counter()
+    return needles, tuned, {"tune": t1 - t0, "evaluate": t2 - t1}
