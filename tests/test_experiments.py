@@ -14,6 +14,17 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPTS = sorted(p for p in (ROOT / "experiments").glob("*.py")
                  if not p.name.startswith("_"))
+# Quick runs of half a minute or more (2 cores): in `make test-all`, not `make test`. Their
+# studies' quick settings also run in the quick claims table or in test_model_experiments.py;
+# what only these tests cover is the drawing.
+SLOW_SCRIPTS = {"model_passkey", "cas_fig1_phase_diagram", "si_fig2_entropy_scaling",
+                "model_entropy_law", "ext_needle", "model_extrapolation"}
+SLOW_BENCHMARKS = {"bench_model", "bench_sweep"}
+
+
+def marked(paths, slow):
+    return [pytest.param(p, id=p.stem, marks=[pytest.mark.slow] if p.stem in slow else [])
+            for p in paths]
 
 
 def load(script: Path):
@@ -23,7 +34,7 @@ def load(script: Path):
     return module
 
 
-@pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("script", marked(SCRIPTS, SLOW_SCRIPTS))
 def test_experiment_quick_mode_writes_figure_data_and_metadata(script, tmp_path):
     written = load(script).main(quick=True, seed=0, out_dir=tmp_path)
     png = tmp_path / f"{script.stem}.png"
@@ -69,7 +80,7 @@ def test_a_script_rejects_bad_flags_in_its_own_process(tmp_path):
 BENCHMARKS = sorted((ROOT / "benchmarks").glob("bench_*.py"))
 
 
-@pytest.mark.parametrize("script", BENCHMARKS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("script", marked(BENCHMARKS, SLOW_BENCHMARKS))
 def test_benchmark_runs_in_quick_mode(script, monkeypatch, capsys):
     """`make bench` must not rot: every benchmark runs end to end at small sizes, as
     ``__main__`` in this process (its timings are not asserted: speed is reported, not tested;
