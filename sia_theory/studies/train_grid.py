@@ -34,8 +34,11 @@ __all__ = ["TRAIN_GRID_STUDY", "TrainGridSettings", "train_grid", "grid_runs", "
            "check_store_settings", "TABLE1_SCHEMES", "SETTINGS_FILE"]
 
 TRAIN_GRID_STUDY = "training.grid"
+"""The sweep store's study name of the grid's cells (a store of another study is refused)."""
 SETTINGS_FILE = "training.json"
+"""File of a store holding the :class:`TrainSettings` its runs were trained with."""
 TABLE1_SCHEMES = ("rope", "rope-ntk", "p-rope", "nope", "alibi", "logn-p-rope", "si-p-rope")
+"""SI Table 1's seven schemes (τ default 10 for ``si-p-rope``)."""
 
 
 def _run_spec(entry):
@@ -83,6 +86,7 @@ class TrainGridSettings(StudySettings):
 
     @classmethod
     def quick(cls) -> TrainGridSettings:
+        """Two 8-step runs (``p-rope``, ``si-p-rope``; seed 0) of :meth:`TrainSettings.quick`."""
         return cls(train=TrainSettings.quick(), runs=(("p-rope", 0, None),
                                                       ("si-p-rope", 0, None)))
 
