@@ -8,39 +8,22 @@ window and scheme at full size (2 windows), plus the Gaussian sweep (seconds).""
 import sys
 
 import numpy as np
-import pandas as pd
 from _plotting import plt
 from _train_common import LABELS, colours, execution, train_parser
 
 from sia_theory._infra.cli import run
 from sia_theory._infra.io import save_experiment
-from sia_theory.studies.train_grid import TrainGridSettings, figure_grid, grid_runs
-from sia_theory.training.attention_stats import (
-    FIG1_RECENT,
-    attention_statistics,
-    gaussian_prediction,
-)
+from sia_theory.training.attention_stats import FIG1_RECENT, FIG1_SCHEMES, trained_fig1
 
 STEM = "train_attention_stats"
-SCHEMES = ("p-rope", "logn-p-rope", "si-p-rope")
-"""No scaling, LogN and SI, all with p-RoPE (SI Fig. 1)."""
+SCHEMES = FIG1_SCHEMES
 WINDOWS = 2
 
 
 def measure(quick: bool, seed: int, store="auto", finished_only=False):
     """``(train settings, model statistics, Gaussian prediction, missing runs)``."""
-    grid = figure_grid(quick)
-    wanted = tuple(r for r in grid.runs if r[0] in SCHEMES and r[1] == 0 and r[2] in (None, 10.0))
-    settings = TrainGridSettings(train=grid.train, runs=wanted)
-    missing = []
-    runs = grid_runs(settings, seed=seed, execution=execution(quick, seed, store, finished_only),
-                     missing=missing)
-    frames = [attention_statistics(r, windows=WINDOWS).assign(scheme=key[0])
-              for key, r in runs.items()]
-    model = pd.concat(frames, ignore_index=True)
-    theory = gaussian_prediction(SCHEMES, max_length=grid.train.max_length,
-                                 samples=256 if quick else 2048, seed=seed)
-    return grid.train, model, theory, missing
+    return trained_fig1(quick, seed, execution(quick, seed, store, finished_only),
+                        windows=WINDOWS)
 
 
 def main(quick=False, seed=0, out_dir="figures", store="auto", finished_only=False):

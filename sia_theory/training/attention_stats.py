@@ -22,11 +22,13 @@ import pandas as pd
 from .._infra.grids import log_spaced_integers
 from .._infra.stats import mean_se
 
-__all__ = ["FIG1_RECENT", "attention_statistics", "context_lengths", "fig1_ranges",
-           "gaussian_prediction"]
+__all__ = ["FIG1_RECENT", "FIG1_SCHEMES", "attention_statistics", "context_lengths",
+           "fig1_ranges", "gaussian_prediction", "trained_fig1"]
 
 FIG1_RECENT = 100
 """The attention on this many most recent tokens (SI Fig. 1)."""
+FIG1_SCHEMES = ("p-rope", "logn-p-rope", "si-p-rope")
+"""No scaling, LogN and SI, all with p-RoPE (SI Fig. 1, bottom row)."""
 
 
 def context_lengths(max_length: int, count: int = 13) -> np.ndarray:
@@ -113,3 +115,24 @@ def gaussian_prediction(schemes, *, max_length: int, count: int = 13, samples: i
                                     recent=recent, ranges=ranges)
     sweep = context_sweep_study(settings, seed=seed)["sweep"]
     return sweep.rename(columns={"transform": "scheme"})
+
+
+def trained_fig1(quick: bool, seed: int, execution, *, windows: int = 2):
+    """SI Fig. 1 bottom row for the runs of :data:`FIG1_SCHEMES` (seed 0, τ = 10) of the figure
+    grid (:func:`~sia_theory.studies.train_grid.figure_grid`; trained, or read back from
+    ``execution.store``): ``(train settings, model statistics, Gaussian prediction, missing
+    runs)``, the statistics with a ``scheme`` column (the figure ``train_attention_stats`` and
+    claim TRAIN-5)."""
+    from ..studies.train_grid import TrainGridSettings, figure_grid, grid_runs
+
+    grid = figure_grid(quick)
+    wanted = tuple(r for r in grid.runs
+                   if r[0] in FIG1_SCHEMES and r[1] == 0 and r[2] in (None, 10.0))
+    missing: list = []
+    runs = grid_runs(TrainGridSettings(train=grid.train, runs=wanted), seed=seed,
+                     execution=execution, missing=missing)
+    model = pd.concat([attention_statistics(r, windows=windows).assign(scheme=key[0])
+                       for key, r in runs.items()], ignore_index=True)
+    theory = gaussian_prediction(FIG1_SCHEMES, max_length=grid.train.max_length,
+                                 samples=256 if quick else 2048, seed=seed)
+    return grid.train, model, theory, missing
