@@ -11,6 +11,9 @@ in the store and trains nothing (the missing ones are listed in the JSON and on 
 
 from __future__ import annotations
 
+import json
+import textwrap
+
 from _model_common import model_parser, resolve_store
 from _plotting import plt
 
@@ -68,10 +71,21 @@ def select(summary, schemes, tau=10.0):
     return summary[keep]
 
 
-def missing_note(result) -> str:
-    """One line naming the runs not yet in the store (empty when none is missing)."""
-    missing = list(result.metadata.get("missing", []))
-    return f"missing runs ({len(missing)}): " + "; ".join(missing) if missing else ""
+def missing_note(missing) -> str:
+    """A short wrapped note naming the runs not yet in the store (``missing``: a study
+    result, whose metadata lists their cell keys, or the keys themselves; empty when none is
+    missing): per scheme and τ, the seeds."""
+    if hasattr(missing, "metadata"):
+        missing = missing.metadata.get("missing", [])
+    if not missing:
+        return ""
+    groups: dict = {}
+    for key in missing:
+        cell = json.loads(key)
+        name = cell["scheme"] + (f" τ={cell['tau']:g}" if cell.get("tau") is not None else "")
+        groups.setdefault(name, []).append(str(cell["seed"]))
+    text = "; ".join(f"{name} (seed {', '.join(seeds)})" for name, seeds in groups.items())
+    return "\n".join(textwrap.wrap(f"not yet trained ({len(missing)} runs): {text}", 160))
 
 
 __all__ = ["STORE_STEM", "WORKERS", "SCHEME_ORDER", "LABELS", "colours", "train_parser",

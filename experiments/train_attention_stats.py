@@ -9,7 +9,7 @@ import sys
 
 import numpy as np
 from _plotting import plt
-from _train_common import LABELS, colours, execution, train_parser
+from _train_common import LABELS, colours, execution, missing_note, train_parser
 
 from sia_theory._infra.cli import run
 from sia_theory._infra.io import save_experiment
@@ -58,7 +58,7 @@ def main(quick=False, seed=0, out_dir="figures", store="auto", finished_only=Fal
         axes[row, 0].set_title(what, fontsize=9)
     axes[0, 2].set_yscale("log")
     axes[1, 2].set_yscale("log")
-    note = f"\nmissing runs: {'; '.join(missing)}" if missing else ""
+    note = f"\n{missing_note(missing)}" if missing else ""
     fig.suptitle(f"SI Fig. 1 bottom row in miniature: trained at L = {train.train_length} "
                  f"(dashed line), seed 0, {WINDOWS} validation windows of "
                  f"{train.max_length} tokens" + note, fontsize=10)

@@ -59,10 +59,11 @@ def main(quick=False, seed=0, out_dir="figures", store="auto", finished_only=Fal
             if not len(g):
                 continue
             mean = g.groupby("step")["loss"].mean()
-            values = mean.to_numpy()
-            if split == "train" and len(values) >= 10:
-                values = np.convolve(values, np.ones(10) / 10, mode="same")
-            ax.plot(mean.index, values, color=colour[scheme], lw=1,
+            steps, values = mean.index.to_numpy(), mean.to_numpy()
+            if split == "train" and len(values) >= 10:  # running mean, centred on its window
+                values = np.convolve(values, np.ones(10) / 10, mode="valid")
+                steps = steps[4:4 + len(values)]
+            ax.plot(steps, values, color=colour[scheme], lw=1,
                     marker="o" if split == "validation" else None, ms=3, label=LABELS[scheme])
         ax.set(xlabel="step", ylabel="loss (nats/token, mean over seeds)", title=title)
         ax.legend(fontsize=7)
