@@ -1,10 +1,11 @@
 """The grid, store and command line shared by the training figures (experiments/train_*.py).
 
-Every training figure reads the one grid of :func:`sia_theory.studies.train_grid.figure_grid`
-(the full grid: 26 runs of ``TrainSettings.full()``; ``--quick``: 19 runs of
-``TrainSettings.quick()``, seconds) and selects its rows from it, so the figures share their
-runs: full runs keep them in ``build/sweeps/train-grid-seed<seed>`` of the checkout, the first
-figure trains the grid (two runs at a time on a local Dask cluster) and the others read it back.
+Every training figure selects its runs from the one grid of
+:func:`sia_theory.studies.train_grid.figure_grid` (the full grid: 26 runs of
+``TrainSettings.full()``; ``--quick``: 19 runs of ``TrainSettings.quick()``, seconds), so the
+figures share their runs: full runs keep them in ``build/sweeps/train-grid-seed<seed>`` of the
+checkout, a figure trains those of its runs that are missing (two at a time on a local Dask
+cluster) and reads the others back.
 ``--quick`` keeps nothing unless ``--store`` is given. ``--finished-only`` draws the runs already
 in the store and trains nothing (the missing ones are listed in the JSON and on the figure).
 """
@@ -18,7 +19,12 @@ from _model_common import model_parser, resolve_store
 from _plotting import plt
 
 from sia_theory.studies import Execution
-from sia_theory.studies.train_grid import figure_grid, train_grid, validation_summary
+from sia_theory.studies.train_grid import (
+    TrainGridSettings,
+    figure_grid,
+    train_grid,
+    validation_summary,
+)
 
 STORE_STEM = "train-grid"
 """Every training figure's store: ``build/sweeps/train-grid-seed<seed>``."""
@@ -56,9 +62,13 @@ def execution(quick: bool, seed: int, store="auto", finished_only=False) -> Exec
                      progress=not quick)
 
 
-def grid_result(quick: bool, seed: int, store="auto", finished_only=False):
-    """``(settings, StudyResult)`` of the whole figure grid (trained or read back)."""
-    settings = figure_grid(quick)
+def grid_result(quick: bool, seed: int, store="auto", finished_only=False, keep=None):
+    """``(settings, StudyResult)`` of the runs of the figure grid that ``keep((scheme, seed,
+    tau))`` selects (default: all), trained or read back; the result's ``missing`` lists only
+    those runs."""
+    grid = figure_grid(quick)
+    runs = tuple(r for r in grid.runs if keep is None or keep(r))
+    settings = TrainGridSettings(train=grid.train, runs=runs)
     result = train_grid(settings, seed=seed,
                         execution=execution(quick, seed, store, finished_only))
     return settings, result

@@ -18,7 +18,10 @@ REFERENCES = {"si-nope": "nope", "si-rope": "rope", "si-p-rope": "p-rope"}
 
 
 def main(quick=False, seed=0, out_dir="figures", store="auto", finished_only=False):
-    settings, result = grid_result(quick, seed, store, finished_only)
+    wanted = set(SI_POSITION_SCHEMES) | set(REFERENCES.values())
+    settings, result = grid_result(quick, seed, store, finished_only,
+                                   keep=lambda r: r[0] in wanted and r[1] == 0
+                                   and r[2] in (None, 10.0))
     valid = result["validation"]
     seed0 = valid[valid["seed"] == 0]
     schemes = list(SI_POSITION_SCHEMES) + [REFERENCES[s] for s in SI_POSITION_SCHEMES]
@@ -48,7 +51,8 @@ def main(quick=False, seed=0, out_dir="figures", store="auto", finished_only=Fal
     loss = {f"{r.scheme}@{r.multiple}L": float(r.mean) for r in summary.itertuples()
             if np.isfinite(r.mean)}
     return save_experiment(out_dir, STEM, fig, {"summary": summary}, seed=seed, quick=quick,
-                           train=settings.train.to_dict(), loss=loss,
+                           train=settings.train.to_dict(),
+                           runs=[list(r) for r in settings.runs], loss=loss,
                            missing_runs=list(result.metadata.get("missing", [])))
 
 

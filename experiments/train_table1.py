@@ -31,7 +31,8 @@ def table(summary: pd.DataFrame) -> pd.DataFrame:
 
 
 def main(quick=False, seed=0, out_dir="figures", store="auto", finished_only=False):
-    settings, result = grid_result(quick, seed, store, finished_only)
+    settings, result = grid_result(quick, seed, store, finished_only,
+                                   keep=lambda r: r[0] in TABLE1_SCHEMES and r[2] in (None, 10.0))
     summary = select(validation_summary(result["validation"]), TABLE1_SCHEMES)
     curves = result["curves"]
     curves = curves[curves["scheme"].isin(TABLE1_SCHEMES)

@@ -16,7 +16,8 @@ STEM = "train_tau"
 
 
 def main(quick=False, seed=0, out_dir="figures", store="auto", finished_only=False):
-    settings, result = grid_result(quick, seed, store, finished_only)
+    settings, result = grid_result(quick, seed, store, finished_only,
+                                   keep=lambda r: r[0] == "si-p-rope")
     valid = result["validation"]
     si = valid[valid["scheme"] == "si-p-rope"]
     summary = validation_summary(si[si["seed"] == 0])
