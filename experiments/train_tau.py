@@ -51,6 +51,7 @@ def main(quick=False, seed=0, out_dir="figures", store="auto", finished_only=Fal
                  + (f"\n{note}" if note else ""), fontsize=10)
     return save_experiment(out_dir, STEM, fig, {"summary": summary, "tau10_seeds": spread},
                            seed=seed, quick=quick, train=settings.train.to_dict(),
+                           runs=[list(r) for r in settings.runs],
                            taus=list(TAU_SWEEP),
                            missing_runs=list(result.metadata.get("missing", [])))
 
