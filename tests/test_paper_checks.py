@@ -123,6 +123,19 @@ TWENTY_PERCENT = {
                "agnostic δ* growth −20 %"),
               "SI's growth on √(2 log N) is 0 by the claim: 20 % of it is 0, the nearest "
               "alternative is the agnostic law (stated control)"),
+    "TRAIN-1": ("the rise of the loss from L to 16L against the flat / blow-up thresholds",
+                ("SI rise 20 % beyond the flat tolerance", "p-RoPE rise 20 % short of a blow-up",
+                 "NoPE rise 20 % short of a blow-up"), ""),
+    "TRAIN-2": ("SI + p-RoPE's loss against the best other's at 16L and p-RoPE's at L (2 s.e.)",
+                ("best other 20 % beyond 2 s.e. below SI at 16L",
+                 "SI 20 % beyond 2 s.e. above p-RoPE at L"), ""),
+    "TRAIN-3": ("the gaps SI + RoPE − SI + p-RoPE at 16L and SI + NoPE − SI + p-RoPE at L",
+                ("SI + RoPE's 16L gap 20 % below the noise", "SI + NoPE's L gap 20 % below the "
+                 "noise", "SI + RoPE 20 % beyond the near tolerance at L"), ""),
+    "TRAIN-4": ("loss(τ = 10) − the best other τ's at 16L",
+                ("τ = 10 20 % beyond the noise above the best",), ""),
+    "TRAIN-5": ("the orderings of the Fig. 1 statistics between schemes",
+                ("SI's recent-token attention 20 % below LogN's",), ""),
 }
 
 

@@ -170,11 +170,12 @@ def gallery_page(root: Path, family_of) -> tuple[str, list[str]]:
              "(size and SHA-256 of each file of the set).", "",
              "Families: the papers' figures (`make figures`, about 12 minutes on 2 cores), "
              "the results beyond the papers (`ext_*`, `make figures-ext`, budget 20 minutes) and "
-             "the pretrained model (`model_*`, `make figures-model`, budget 45 minutes); "
+             "the pretrained model (`model_*`, `make figures-model`, budget 45 minutes), "
+             "the models trained here (`train_*`, `make figures-train`, budget 90 minutes); "
              "`make figures-all` runs them all. Each script also runs alone: "
              "`python experiments/NAME.py [--quick] [--seed S] [--out DIR]`.", ""]
     titles = {"core": "The papers' figures", "ext": "Beyond the papers",
-              "model": "The pretrained model"}
+              "model": "The pretrained model", "train": "Models trained here"}
     for family, items in by_family.items():
         lines += [f"## {titles.get(family, family.capitalize())}", ""]
         for png in items:

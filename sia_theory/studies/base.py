@@ -65,8 +65,8 @@ class Execution:
         """:func:`sia_theory.sweeps.run_cells` with these options: ``(cells, frames,
         missing)``, and fourth, with ``with_files=True``, each cell's files (``{name: bytes}``).
         A failed cell raises; ``missing`` lists the keys of the cells not in the store when
-        ``finished_only`` (their frames are ``None``; nothing is computed), else it is
-        empty."""
+        ``finished_only`` (their frames are ``None``; nothing is computed and nothing is written
+        into the store), else it is empty."""
         from ..sweeps import run_cells
 
         if not self.finished_only:
@@ -77,17 +77,18 @@ class Execution:
             return (cells, frames, [], *out)
         if self.store is None:
             raise ValueError("finished_only needs a store to read the finished cells from")
-        cells, frames, errors, *out = run_cells(
-            _not_computed, cells, seed=seed, store=self.store, scheduler="sync",
-            progress=self.progress, study=study, seed_key=seed_key, on_error="record",
-            with_files=with_files)
+        from ..sweeps.grid import cell_key, expand_grid, file_stem
+        from ..sweeps.store import read_finished
+
+        # read only: nothing is written into the store (another process may be filling it)
+        cells = expand_grid(cells)
+        keys = [cell_key(c) for c in cells]
+        frames, files = read_finished(self.store, [file_stem(k) for k in keys], study=study,
+                                      seed=seed, with_files=with_files)
         if all(f is None for f in frames):
             raise ValueError(f"store {self.store} holds no finished cell of this study yet")
-        return (cells, frames, sorted(errors), *out)
-
-
-def _not_computed(cell, rng_seed):
-    raise RuntimeError("cell not in the store (finished_only: nothing is computed)")
+        missing = sorted(k for k, f in zip(keys, frames, strict=True) if f is None)
+        return (cells, frames, missing, *([files] if with_files else []))
 
 
 DEFAULT_EXECUTION = Execution()

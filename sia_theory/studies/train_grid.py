@@ -31,11 +31,19 @@ from ..training.settings import TrainSettings
 from .base import study
 
 __all__ = ["TRAIN_GRID_STUDY", "TrainGridSettings", "train_grid", "grid_runs", "train_cell",
-           "check_store_settings", "TABLE1_SCHEMES", "SETTINGS_FILE"]
+           "check_store_settings", "TABLE1_SCHEMES", "SI_POSITION_SCHEMES", "TAU_SWEEP",
+           "SETTINGS_FILE", "figure_grid", "validation_summary"]
 
 TRAIN_GRID_STUDY = "training.grid"
+"""The sweep store's study name of the grid's cells (a store of another study is refused)."""
 SETTINGS_FILE = "training.json"
+"""File of a store holding the :class:`TrainSettings` its runs were trained with."""
 TABLE1_SCHEMES = ("rope", "rope-ntk", "p-rope", "nope", "alibi", "logn-p-rope", "si-p-rope")
+"""SI Table 1's seven schemes (τ default 10 for ``si-p-rope``)."""
+SI_POSITION_SCHEMES = ("si-nope", "si-rope", "si-p-rope")
+"""SI with each position encoding (SI App. I.3, Fig. 8)."""
+TAU_SWEEP = (0.1, 1.0, 10.0, 100.0)
+"""The τ of SI + p-RoPE compared in SI Fig. 5 (App. H; SI's 0.01 left out in miniature)."""
 
 
 def _run_spec(entry):
@@ -83,8 +91,35 @@ class TrainGridSettings(StudySettings):
 
     @classmethod
     def quick(cls) -> TrainGridSettings:
+        """Two 8-step runs (``p-rope``, ``si-p-rope``; seed 0) of :meth:`TrainSettings.quick`."""
         return cls(train=TrainSettings.quick(), runs=(("p-rope", 0, None),
                                                       ("si-p-rope", 0, None)))
+
+
+def figure_grid(quick: bool = False) -> TrainGridSettings:
+    """The one grid every training figure and TRAIN-* claim selects its runs from (so a
+    resumed store never trains a run twice): Table 1's seven schemes × seeds 0, 1, 2; SI + RoPE
+    and SI + NoPE, seed 0; SI + p-RoPE with τ ∈ {0.1, 1, 100}, seed 0 (26 runs of
+    :meth:`TrainSettings.full`). ``quick``: the same structure over seeds 0, 1 with
+    :meth:`TrainSettings.quick` (19 runs of a second or less each)."""
+    seeds = (0, 1) if quick else (0, 1, 2)
+    runs = [(s, k, None) for s in TABLE1_SCHEMES for k in seeds]
+    runs += [(s, 0, None) for s in SI_POSITION_SCHEMES if s not in TABLE1_SCHEMES]
+    runs += [("si-p-rope", 0, tau) for tau in TAU_SWEEP
+             if _run_spec(("si-p-rope", 0, tau)) not in [_run_spec(r) for r in runs]]
+    train = TrainSettings.quick() if quick else TrainSettings.full()
+    return TrainGridSettings(train=train, runs=tuple(runs))
+
+
+def validation_summary(validation: pd.DataFrame) -> pd.DataFrame:
+    """Per ``(scheme, tau, length, multiple)`` of a ``validation`` frame of :func:`train_grid`:
+    ``mean`` loss over seeds, its standard error ``se`` (sample standard deviation / √n; NaN
+    for one seed) and the number of seeds ``n``. ``tau`` NaN for schemes without one."""
+    v = validation.assign(tau=validation["tau"].astype(float))
+    g = v.groupby(["scheme", "tau", "length", "multiple"], dropna=False)["loss"]
+    out = g.agg(mean="mean", sd="std", n="count").reset_index()
+    out["se"] = out["sd"] / out["n"].pow(0.5)
+    return out.drop(columns="sd")[["scheme", "tau", "length", "multiple", "mean", "se", "n"]]
 
 
 def train_cell(train_settings, study_seed, cell, rng_seed):
@@ -129,31 +164,41 @@ def _write_settings(path, train_settings):
                                 indent=2) + "\n")
 
 
-def grid_runs(settings: TrainGridSettings, *, seed: int, execution) -> dict:
+def grid_runs(settings: TrainGridSettings, *, seed: int, execution,
+              missing: list | None = None) -> dict:
     """``{(scheme, seed, tau): TrainedRun}`` of every run of the grid (trained, or read back
-    from ``execution.store``)."""
+    from ``execution.store``). With ``execution.finished_only`` only the runs already in the
+    store, nothing trained and nothing written; the keys of the others are appended to
+    ``missing`` (a list) if given."""
     from ..sweeps.store import check_store
     from ..training.data import corpus
 
-    if execution.store is not None:
+    read_only = execution.finished_only
+    if execution.store is not None and not read_only:
         check_store(execution.store, study=TRAIN_GRID_STUDY, seed=seed)
     path = check_store_settings(execution.store, settings.train)
-    corpus(settings.train)  # the data must hold this training length (ValueError) before work
     cells = [{"scheme": s, "seed": k, "tau": t} for s, k, t in settings.runs]
-    _write_settings(path, settings.train)
-    _, frames, _, files = execution.run_cells(
+    if not read_only:
+        corpus(settings.train)  # the data must hold this training length (ValueError) first
+        _write_settings(path, settings.train)
+    _, frames, absent, files = execution.run_cells(
         partial(train_cell, settings.train, seed), cells, seed=seed, study=TRAIN_GRID_STUDY,
         with_files=True)
+    if missing is not None:
+        missing.extend(absent)
     return {(c["scheme"], c["seed"], c["tau"]): TrainedRun.from_stored(f, b[PARAMETERS_FILE])
-            for c, f, b in zip(cells, frames, files, strict=True)}
+            for c, f, b in zip(cells, frames, files, strict=True) if f is not None}
 
 
-@study("train-grid", TrainGridSettings, sweepable=True)
+@study("train-grid", TrainGridSettings, sweepable=True, partial=True)
 def train_grid(settings: TrainGridSettings, seed: int, execution):
     """Frames ``validation`` (one row per run and length: ``scheme, seed, tau, length,
     multiple, loss``), ``curves`` (every run's :meth:`TrainedRun.curves` with ``scheme, seed,
-    tau``) and ``runs`` (per run: parameters, tokens, seconds)."""
-    runs = grid_runs(settings, seed=seed, execution=execution)
+    tau``) and ``runs`` (per run: parameters, tokens, seconds); metadata ``missing``: the cell
+    keys of the runs not in the store when ``execution.finished_only`` (then nothing is
+    trained and the frames hold the finished runs only)."""
+    missing = []
+    runs = grid_runs(settings, seed=seed, execution=execution, missing=missing)
     valid, curves, info = [], [], []
     for (scheme, k, tau), run in runs.items():
         tag = {"scheme": scheme, "seed": k, "tau": tau}
@@ -166,4 +211,4 @@ def train_grid(settings: TrainGridSettings, seed: int, execution):
     frames = {"validation": pd.DataFrame(valid), "curves": pd.concat(curves, ignore_index=True),
               "runs": pd.DataFrame(info)}
     return frames, {"schemes": ", ".join(sorted({r[0] for r in settings.runs})),
-                    "known_schemes": ", ".join(SCHEMES)}
+                    "known_schemes": ", ".join(SCHEMES), "missing": missing}

@@ -27,7 +27,8 @@ import pandas as pd
 
 from .._infra.fileset import fsync_path, recover_sets, temporary_name
 
-__all__ = ["CELL_COLUMNS", "check_store", "open_store", "finished_stems", "write_cell", "read_cell",
+__all__ = ["CELL_COLUMNS", "check_store", "read_finished", "open_store", "finished_stems",
+           "write_cell", "read_cell",
            "read_cell_files", "check_file_names", "write_error", "clear_error", "load_sweep",
            "load_errors"]
 
@@ -76,6 +77,28 @@ def check_store(store, *, study: str, seed: int) -> Path:
                              f"seed={held.get('seed')!r}, not study={study!r} seed={seed}; use "
                              "another store folder")
     return root
+
+
+def read_finished(store, stems, *, study: str, seed: int, with_files: bool = False):
+    """Read-only: ``(frames, files)`` of the cells ``stems`` finished in ``store`` (``None`` for
+    the others; ``files`` ``None`` unless ``with_files``). Nothing is written or removed, not
+    even a probe file, so a store another process is still filling can be read;
+    ``ValueError`` if ``store`` holds another sweep than ``(study, seed)``."""
+    root = Path(os.fspath(store))
+    manifest = root / _MANIFEST
+    if manifest.is_file():
+        try:
+            held = json.loads(manifest.read_text())
+        except (OSError, ValueError) as err:
+            raise ValueError(f"store {str(root)!r} has an unreadable {_MANIFEST}: {err}") from None
+        if held.get("study") != study or held.get("seed") != seed:
+            raise ValueError(f"store {str(root)!r} holds the sweep study={held.get('study')!r} "
+                             f"seed={held.get('seed')!r}, not study={study!r} seed={seed}")
+    done = finished_stems(root)
+    frames = [read_cell(root, s) if s in done else None for s in stems]
+    files = [read_cell_files(root, s) if with_files and f is not None else None
+             for s, f in zip(stems, frames, strict=True)]
+    return frames, files
 
 
 def open_store(store, *, study: str, seed: int) -> Path:

@@ -104,6 +104,8 @@ def register(subparsers):
 
 
 def main(argv=None) -> int:
+    """``sia-theory train ...``: the command line ``argv`` (default ``sys.argv[1:]``) run as
+    :func:`sia_theory.command.main` ``train``; returns the exit status."""
     from ..command import main as command_main
 
     return command_main(["train", *(sys.argv[1:] if argv is None else argv)])

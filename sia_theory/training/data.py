@@ -42,10 +42,19 @@ __all__ = ["PROSE_CHARS", "VALIDATION_POOL", "VALIDATION_MIN_CHARS", "SEPARATOR"
            "DATA_STUDY"]
 
 PROSE_CHARS = 32_000
+"""Consecutive ``pydoc_data.topics`` entries are joined into one prose document until it holds at
+least this many characters."""
 VALIDATION_POOL = 16
+"""Number of held-out documents: the first this many (in the split's order) of at least
+:data:`VALIDATION_MIN_CHARS` characters; the validation set uses the first
+``validation_documents`` of them."""
 VALIDATION_MIN_CHARS = 16_000
+"""A document is long enough to be held out for validation from this many characters on."""
 SEPARATOR = "<|endoftext|>"
+"""The special token put between training documents (id 256 for the byte tokenizer)."""
 DATA_STUDY = "training.data"
+"""Study name of the data order's random stream (``rng_for(0, DATA_STUDY, train_length)``):
+the same windows in the same order for every scheme and seed."""
 
 
 @lru_cache(maxsize=1)
@@ -91,16 +100,19 @@ class TextTokenizer:
         self.separator = 256 if backend is None else backend.token_to_id(SEPARATOR)
 
     def encode(self, text: str) -> np.ndarray:
+        """The token ids of ``text`` (``int32``; bytes for the byte tokenizer)."""
         if self.backend is None:
             return np.frombuffer(text.encode("utf-8"), np.uint8).astype(np.int32)
         return np.asarray(self.backend.encode(text).ids, np.int32)
 
     def encode_many(self, texts) -> list:
+        """:meth:`encode` of each of ``texts`` (batched by the BPE backend), as a list."""
         if self.backend is None:
             return [self.encode(t) for t in texts]
         return [np.asarray(e.ids, np.int32) for e in self.backend.encode_batch(list(texts))]
 
     def decode(self, ids) -> str:
+        """The text of token ``ids`` (invalid UTF-8 replaced; the byte separator dropped)."""
         ids = [int(i) for i in ids]
         if self.backend is None:
             return bytes(i for i in ids if i < 256).decode("utf-8", errors="replace")

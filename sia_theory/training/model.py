@@ -27,6 +27,7 @@ jax, jnp, _ = require()
 __all__ = ["EPS", "UNROLLED_BLOCKS", "rms_norm", "forward", "token_losses"]
 
 EPS = float(np.finfo(np.float32).eps)  # as the reference's rms_norm on float32 (torch's default)
+"""The ``ε`` of :func:`rms_norm`: float32's machine epsilon, as the numpy reference's RMSNorm."""
 
 
 def rms_norm(x):
@@ -66,6 +67,9 @@ def _attend(q, k, v, a, m):
 
 
 UNROLLED_BLOCKS = 32  # up to this many query blocks, each block skips the keys after it
+"""Up to this many query blocks the blocked attention is written out block by block (each
+block skips the keys after it: static shapes); beyond, one ``lax.map`` over the blocks, each
+over every key, masked."""
 
 
 def _attention(q, k, v, tables, block, coefficients):

@@ -19,7 +19,9 @@ jax, jnp, optax = require()
 __all__ = ["schedule", "make_optimizer", "ADAM_BETAS", "MUON_MOMENTUM"]
 
 ADAM_BETAS = (0.9, 0.95)
+"""Adam's ``(β₁, β₂)`` for the embeddings and the output layer (SI App. G)."""
 MUON_MOMENTUM = 0.95
+"""Muon's (Nesterov) momentum for the block matrices (SI App. G)."""
 
 
 def schedule(rate: float, steps: int, cooldown: float):

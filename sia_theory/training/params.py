@@ -21,7 +21,10 @@ __all__ = ["INIT_STUDY", "LAYER_WEIGHTS", "init_parameters", "to_decoder_layout"
            "parameter_count", "to_safetensors", "from_safetensors"]
 
 INIT_STUDY = "training.init"
+"""Study name of the initialisation's random stream (``rng_for(seed, INIT_STUDY)``)."""
 LAYER_WEIGHTS = Decoder.LAYER_WEIGHTS
+"""The per-layer weight names, in the numpy reference's order
+(:attr:`sia_theory.attention.Decoder.LAYER_WEIGHTS`)."""
 _ZERO = ("w_o", "w_down")
 
 

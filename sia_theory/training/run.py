@@ -25,6 +25,8 @@ from .settings import TrainSettings
 __all__ = ["TrainedRun", "PARAMETERS_FILE"]
 
 PARAMETERS_FILE = "parameters.safetensors"
+"""File name of a run's parameters (safetensors, the run's record as metadata) beside its
+curves in a sweep store."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -96,10 +98,12 @@ class TrainedRun:
 
     @property
     def parameter_count(self) -> int:
+        """Number of trained parameters (every weight, the input embedding included)."""
         return parameter_count(self.parameters)
 
     @property
     def tokens_trained(self) -> int:
+        """Training tokens seen: ``steps × batch_size × train_length``."""
         s = self.settings
         return s.steps * s.batch_size * s.train_length
 

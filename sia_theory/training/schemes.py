@@ -42,7 +42,9 @@ from ..zoo import ZOO
 __all__ = ["Scheme", "SCHEMES", "POSITIONS", "ROPE_BASE", "SI_TAU", "resolve_scheme"]
 
 ROPE_BASE = 10000.0  # SI App. G
+"""RoPE's base (SI App. G); p-RoPE and RoPE + NTK start from it."""
 SI_TAU = 10.0  # SI §5: τ = 10, chosen at 4k (App. H)
+"""The default τ of the scale-invariant schemes (SI §5, chosen in App. H / Fig. 5)."""
 
 
 def _nope(train_length, length):
@@ -102,6 +104,7 @@ class Scheme:
 
     @property
     def tau(self) -> float | None:
+        """The transform's τ for schemes that take one (``si-*``), else ``None``."""
         return float(self.transform.tau) if self.takes_tau else None
 
     def with_tau(self, tau) -> Scheme:

@@ -17,7 +17,9 @@ from .._infra.validate import check_int, check_real
 __all__ = ["TrainSettings", "TOKENIZERS", "OPTIMIZERS"]
 
 TOKENIZERS = ("bpe", "bytes")
+"""Accepted ``tokenizer`` values: byte-level BPE or raw bytes."""
 OPTIMIZERS = ("muon", "adam")
+"""Accepted ``optimizer`` values for the block matrices (embeddings and output layer: Adam)."""
 MAX_LENGTH = 2**17  # longest validation context (16 × 8192)
 
 
@@ -113,6 +115,7 @@ class TrainSettings(StudySettings):
 
     @property
     def head_dim(self) -> int:
+        """Dimension of one attention head, ``d_model // n_heads``."""
         return self.d_model // self.n_heads
 
     @property
@@ -137,6 +140,8 @@ class TrainSettings(StudySettings):
 
     @classmethod
     def from_dict(cls, values: dict) -> TrainSettings:
+        """The settings of :meth:`to_dict`'s output (lists back to tuples); ``ValueError``
+        naming unknown fields."""
         names = {f.name for f in dataclasses.fields(cls)}
         unknown = sorted(set(values) - names)
         if unknown:

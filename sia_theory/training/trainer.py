@@ -37,7 +37,9 @@ jax, jnp, optax = require()
 __all__ = ["train", "evaluate", "logits", "scheme_arrays", "SCORE_BYTES", "EVAL_TOKENS"]
 
 SCORE_BYTES = 64 * 2**20  # scores of one attention block (float32) during validation
+"""Bytes of attention scores held at once during validation: sets the query block size."""
 EVAL_TOKENS = 8192  # tokens per validation call (bounds the (B, T, V) logits too)
+"""Tokens per validation call (sequences per call × length; bounds the ``(B, T, V)`` logits)."""
 
 
 def scheme_arrays(scheme, settings: TrainSettings, length: int):

@@ -1,0 +1,75 @@
+"""SI Fig. 1, bottom row, in miniature: from the attention logits of the trained models (no
+scaling = p-RoPE, LogN + p-RoPE, SI + p-RoPE; seed 0) on validation windows of 16L tokens, the
+global attention entropy, the entropy in distance ranges and the attention on the 100 most
+recent tokens of a query at position n − 1, against the context n; beside them (dashed) the
+Gaussian theory's prediction for the same transforms (claim TRAIN-5). CPU cost: about 10 s per
+window and scheme at full size (2 windows), plus the Gaussian sweep (seconds)."""
+
+import sys
+
+import numpy as np
+from _plotting import plt
+from _train_common import LABELS, colours, execution, missing_note, train_parser
+
+from sia_theory._infra.cli import run
+from sia_theory._infra.io import save_experiment
+from sia_theory.training.attention_stats import FIG1_RECENT, FIG1_SCHEMES, trained_fig1
+
+STEM = "train_attention_stats"
+SCHEMES = FIG1_SCHEMES
+WINDOWS = 2
+
+
+def measure(quick: bool, seed: int, store="auto", finished_only=False):
+    """``(train settings, model statistics, Gaussian prediction, missing runs)``."""
+    return trained_fig1(quick, seed, execution(quick, seed, store, finished_only),
+                        windows=WINDOWS)
+
+
+def main(quick=False, seed=0, out_dir="figures", store="auto", finished_only=False):
+    train, model, theory, missing = measure(quick, seed, store, finished_only)
+    colour = colours()
+    fig, axes = plt.subplots(2, 3, figsize=(16, 8.5), constrained_layout=True)
+    for row, (data, what) in enumerate(((model, "trained models (mean ± 2 s.e. over windows, "
+                                                "layers, heads)"),
+                                        (theory, "Gaussian theory (iid unit-variance logits)"))):
+        for scheme in SCHEMES:
+            g = data[data["scheme"] == scheme]
+            if not len(g):
+                continue
+            c = colour[scheme]
+            glob = g[g["quantity"] == "global_entropy"]
+            axes[row, 0].errorbar(glob["n_ctx"], glob["mean"], yerr=2 * glob["se"], color=c,
+                                  marker="o", ms=3, label=LABELS[scheme])
+            for style, ((t1, t2), part) in zip(("-", "--", ":", "-."), g[
+                    g["quantity"] == "range_entropy"].groupby(["t1", "t2"])):
+                axes[row, 1].plot(part["n_ctx"], part["mean"], style, color=c, marker=".",
+                                  label=f"{LABELS[scheme]}, [{t1}, {t2})")
+            mass = g[g["quantity"] == "recent_mass"]
+            axes[row, 2].errorbar(mass["n_ctx"], mass["mean"], yerr=2 * mass["se"], color=c,
+                                  marker="o", ms=3, label=LABELS[scheme])
+        for ax, ylabel in zip(axes[row], ("global entropy (nats)",
+                                          "entropy in distance range (nats)",
+                                          f"attention on the {FIG1_RECENT} newest tokens")):
+            ax.set_xscale("log")
+            ax.axvline(train.train_length, color="k", lw=0.6, ls="--")
+            ax.set(xlabel="context n (query at n − 1)", ylabel=ylabel)
+            ax.legend(fontsize=6)
+        axes[row, 0].set_title(what, fontsize=9)
+    axes[0, 2].set_yscale("log")
+    axes[1, 2].set_yscale("log")
+    note = f"\n{missing_note(missing)}" if missing else ""
+    fig.suptitle(f"SI Fig. 1 bottom row in miniature: trained at L = {train.train_length} "
+                 f"(dashed line), seed 0, {WINDOWS} validation windows of "
+                 f"{train.max_length} tokens" + note, fontsize=10)
+    top = model[model["n_ctx"] == model["n_ctx"].max()]
+    at_max = {f"{r.scheme}:{r.quantity}" + (f"[{r.t1},{r.t2})" if r.quantity == "range_entropy"
+                                            else ""): float(r.mean)
+              for r in top.itertuples() if np.isfinite(r.mean)}
+    return save_experiment(out_dir, STEM, fig, {"model": model, "theory": theory}, seed=seed,
+                           quick=quick, train=train.to_dict(), windows=WINDOWS,
+                           schemes=list(SCHEMES), missing_runs=missing, model_at_16L=at_max)
+
+
+if __name__ == "__main__":
+    sys.exit(run(main, __doc__, parser=train_parser(__doc__)))

@@ -1,0 +1,60 @@
+"""SI Fig. 8 / App. I.3 in miniature: scale-invariant attention with NoPE, RoPE and p-RoPE
+(seed 0), and the same position encodings without the transform for reference: validation
+loss at L, 4L and 16L (claim TRAIN-3)."""
+
+import sys
+
+import numpy as np
+from _plotting import plt
+from _train_common import LABELS, colours, grid_result, missing_note, select, train_parser
+
+from sia_theory._infra.cli import run
+from sia_theory._infra.io import save_experiment
+from sia_theory.studies.train_grid import SI_POSITION_SCHEMES, validation_summary
+
+STEM = "train_si_positions"
+REFERENCES = {"si-nope": "nope", "si-rope": "rope", "si-p-rope": "p-rope"}
+"""Each SI scheme's counterpart without the transform."""
+
+
+def main(quick=False, seed=0, out_dir="figures", store="auto", finished_only=False):
+    wanted = set(SI_POSITION_SCHEMES) | set(REFERENCES.values())
+    settings, result = grid_result(quick, seed, store, finished_only,
+                                   keep=lambda r: r[0] in wanted and r[1] == 0
+                                   and r[2] in (None, 10.0))
+    valid = result["validation"]
+    seed0 = valid[valid["seed"] == 0]
+    schemes = list(SI_POSITION_SCHEMES) + [REFERENCES[s] for s in SI_POSITION_SCHEMES]
+    summary = select(validation_summary(seed0), schemes)
+    colour = colours()
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.8), constrained_layout=True)
+    for ax, with_reference in ((axes[0], False), (axes[1], True)):
+        for si in SI_POSITION_SCHEMES:
+            for scheme, style in ((si, "-"),) + (((REFERENCES[si], ":"),) if with_reference
+                                                  else ()):
+                g = summary[summary["scheme"] == scheme].sort_values("multiple")
+                if len(g):
+                    ax.plot(g["multiple"], g["mean"], style, marker="o", color=colour[si],
+                            label=LABELS[scheme])
+        ax.set_xscale("log", base=2)
+        ax.set(xlabel="validation length / training length",
+               ylabel="validation loss (nats/token, seed 0)")
+        ax.legend(fontsize=8)
+    axes[0].set_title("SI with each position encoding (Fig. 8)")
+    axes[1].set_title("dotted: the same encoding without the transform")
+    top = summary[summary["scheme"].isin(SI_POSITION_SCHEMES)]["mean"]
+    if len(top):
+        axes[0].set_ylim(top.min() - 0.05, top.max() + 0.05)
+    note = missing_note(result)
+    fig.suptitle(f"SI App. I.3 in miniature: trained at L = {settings.train.train_length}, "
+                 f"τ = 10" + (f"\n{note}" if note else ""), fontsize=10)
+    loss = {f"{r.scheme}@{r.multiple}L": float(r.mean) for r in summary.itertuples()
+            if np.isfinite(r.mean)}
+    return save_experiment(out_dir, STEM, fig, {"summary": summary}, seed=seed, quick=quick,
+                           train=settings.train.to_dict(),
+                           runs=[list(r) for r in settings.runs], loss=loss,
+                           missing_runs=list(result.metadata.get("missing", [])))
+
+
+if __name__ == "__main__":
+    sys.exit(run(main, __doc__, parser=train_parser(__doc__)))

@@ -1,0 +1,138 @@
+"""SI Fig. 1, bottom row, from trained models: the global attention entropy, the entropy in
+distance ranges and the attention on the ``recent`` newest tokens of a query at position
+``n − 1`` (context ``n``), against ``n`` up to ``16L``, from a trained run's own attention logits
+(:meth:`TrainedRun.decoder` → :meth:`~sia_theory.attention.Decoder.attention_inputs`, then
+:func:`~sia_theory.attention.attention_scores` with the scheme's transform: the logits the model
+attends with), averaged over validation windows, layers and heads. The Gaussian theory's
+prediction for the same transforms is :func:`gaussian_prediction` (the SI Fig. 1 top-row study
+:func:`~sia_theory.studies.si_fig1_gaussian.context_sweep_study`, unit-variance iid logits).
+Both give the long table of :func:`~sia_theory.gaussian.montecarlo.context_length_sweep`:
+``n_ctx, quantity, t1, t2, mean, se, samples``.
+
+Cost: one pass of the numpy reference per layer up to that layer over each ``16L`` window
+(``n_layers (n_layers − 1) / 2`` layer passes, ``O(T²)`` each), then one dense row per context
+length: about 10 CPU-seconds per window at the full size (4 layers, ``16L = 4096``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .._infra.grids import log_spaced_integers
+from .._infra.stats import mean_se
+
+__all__ = ["FIG1_RECENT", "FIG1_SCHEMES", "attention_statistics", "context_lengths",
+           "fig1_ranges", "gaussian_prediction", "trained_fig1"]
+
+FIG1_RECENT = 100
+"""The attention on this many most recent tokens (SI Fig. 1)."""
+FIG1_SCHEMES = ("p-rope", "logn-p-rope", "si-p-rope")
+"""No scaling, LogN and SI, all with p-RoPE (SI Fig. 1, bottom row)."""
+
+
+def context_lengths(max_length: int, count: int = 13) -> np.ndarray:
+    """``count`` log-spaced context lengths from 8 to ``max_length`` (the query at ``n − 1``)."""
+    return log_spaced_integers(min(8, max_length), max_length, count)
+
+
+def fig1_ranges(max_length: int) -> tuple:
+    """Distance ranges ``[t1, t2)`` for the range entropies: SI Fig. 1's decades from 10 on,
+    the last one cut at ``max_length`` (ranges shorter than 10 tokens are left out)."""
+    out, t1 = [], 10
+    while t1 < max_length:
+        t2 = min(10 * t1, max_length)
+        if t2 - t1 >= 10:
+            out.append((t1, t2))
+        t1 *= 10
+    return tuple(out)
+
+
+def _row_stats(row, recent, ranges):
+    """Global entropy, recent mass and range entropies of one logit row (distance 0 last)."""
+    from scipy import special
+
+    row = np.asarray(row, np.float64)
+    n = row.size
+    log_z = special.logsumexp(row)
+    w = np.exp(row - log_z)
+    out = {("global_entropy", 0, n): float(log_z - np.sum(w * row)),
+           ("recent_mass", 0, min(recent, n)): float(w[n - min(recent, n):].sum())}
+    for t1, t2 in ranges:
+        if t2 <= n:
+            block = row[n - t2:n - t1]  # distances t1 … t2 − 1
+            lz = special.logsumexp(block)
+            out[("range_entropy", t1, t2)] = float(lz - np.sum(np.exp(block - lz) * block))
+    return out
+
+
+def attention_statistics(run, *, windows: int = 2, lengths=None, recent: int = FIG1_RECENT,
+                         ranges=None) -> pd.DataFrame:
+    """The Fig. 1 statistics of a trained ``run`` (a :class:`TrainedRun`) on its first
+    ``windows`` validation documents cut to ``max_length`` tokens (module docstring); one
+    sample per window, layer and head. ``lengths``: context lengths (default
+    :func:`context_lengths`); ``ranges``: default :func:`fig1_ranges`."""
+    from ..attention import attention_scores
+    from .data import corpus
+
+    s = run.settings
+    length = s.max_length
+    lengths = context_lengths(length) if lengths is None else np.asarray(lengths, int)
+    ranges = fig1_ranges(length) if ranges is None else tuple(ranges)
+    tokens = corpus(s).validation_windows(length)[:windows, :length]  # (W, T)
+    decoder = run.decoder(length)
+    transform = decoder.config.transform
+    samples: dict = {}
+    for layer in range(s.n_layers):
+        queries, keys, _ = decoder.attention_inputs(tokens, layer, last=length)  # (W, H, T, Dh)
+        for n in lengths:
+            logits = attention_scores(queries[:, :, n - 1:n], keys[:, :, :n], causal=True,
+                                      score_mod=transform)  # (W, H, 1, n)
+            for row in logits.reshape(-1, n):
+                for key, value in _row_stats(row, recent, ranges).items():
+                    samples.setdefault((int(n), *key), []).append(value)
+    records = []
+    for (n, quantity, t1, t2), values in sorted(samples.items()):
+        mean, se = mean_se(np.asarray(values))
+        records.append({"n_ctx": n, "quantity": quantity, "t1": t1, "t2": t2,
+                        "mean": float(mean), "se": float(se), "samples": len(values)})
+    return pd.DataFrame(records)
+
+
+def gaussian_prediction(schemes, *, max_length: int, count: int = 13, samples: int = 1024,
+                        recent: int = FIG1_RECENT, ranges=None, seed: int = 0) -> pd.DataFrame:
+    """The Gaussian theory (iid unit-variance logits through each scheme's transform; the SI
+    Fig. 1 top-row study) at the context lengths of :func:`context_lengths`, with a
+    ``scheme`` column; ``schemes`` are names of :data:`~.schemes.SCHEMES`."""
+    from ..studies.si_fig1_gaussian import ContextSweepSettings, context_sweep_study
+    from .schemes import resolve_scheme
+
+    lengths = context_lengths(max_length, count)
+    ranges = fig1_ranges(max_length) if ranges is None else tuple(ranges)
+    transforms = tuple((name, resolve_scheme(name).transform) for name in schemes)
+    settings = ContextSweepSettings(transforms=transforms, n_min=int(lengths[0]),
+                                    n_max=int(lengths[-1]), n_points=count, samples=samples,
+                                    recent=recent, ranges=ranges)
+    sweep = context_sweep_study(settings, seed=seed)["sweep"]
+    return sweep.rename(columns={"transform": "scheme"})
+
+
+def trained_fig1(quick: bool, seed: int, execution, *, windows: int = 2):
+    """SI Fig. 1 bottom row for the runs of :data:`FIG1_SCHEMES` (seed 0, τ = 10) of the figure
+    grid (:func:`~sia_theory.studies.train_grid.figure_grid`; trained, or read back from
+    ``execution.store``): ``(train settings, model statistics, Gaussian prediction, missing
+    runs)``, the statistics with a ``scheme`` column (the figure ``train_attention_stats`` and
+    claim TRAIN-5)."""
+    from ..studies.train_grid import TrainGridSettings, figure_grid, grid_runs
+
+    grid = figure_grid(quick)
+    wanted = tuple(r for r in grid.runs
+                   if r[0] in FIG1_SCHEMES and r[1] == 0 and r[2] in (None, 10.0))
+    missing: list = []
+    runs = grid_runs(TrainGridSettings(train=grid.train, runs=wanted), seed=seed,
+                     execution=execution, missing=missing)
+    model = pd.concat([attention_statistics(r, windows=windows).assign(scheme=key[0])
+                       for key, r in runs.items()], ignore_index=True)
+    theory = gaussian_prediction(FIG1_SCHEMES, max_length=grid.train.max_length,
+                                 samples=256 if quick else 2048, seed=seed)
+    return grid.train, model, theory, missing

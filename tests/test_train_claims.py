@@ -1,0 +1,79 @@
+"""Claims TRAIN-1 … TRAIN-5: each decision function passes synthetic tables that follow the
+claim and fails the named alternatives, the nearest ones (the judged quantity 20 % beyond its
+tolerance) included; the quick rows are INFO and say why."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from paper_checks import train as T
+from paper_checks.core import NEGATIVE_CONTROLS, REGISTRY
+
+
+def test_every_train_claim_is_registered_with_controls():
+    ids = {f"TRAIN-{k}" for k in range(1, 6)}
+    assert ids <= set(REGISTRY)
+    for claim_id in ids:
+        assert len(NEGATIVE_CONTROLS[claim_id]) >= 2, claim_id
+
+
+@pytest.mark.parametrize("decide", [T.decide_train1, T.decide_train2, T.decide_train3,
+                                    T.decide_train4])
+@pytest.mark.parametrize("se", [0.001, 0.01])
+def test_the_claimed_table_passes(decide, se):
+    assert decide(T.synthetic_summary(se=se)).verdict == "PASS"
+
+
+def test_the_claimed_fig1_pattern_passes_and_a_scaled_model_too():
+    model, theory = T.synthetic_fig1()
+    assert T.decide_train5(model, theory).verdict == "PASS"
+    assert T.decide_train5(model * 0.5, theory).verdict == "PASS"  # the pattern, not the values
+
+
+@pytest.mark.parametrize("claim_id, name", sorted(
+    (c, n) for c, named in NEGATIVE_CONTROLS.items() if c.startswith("TRAIN") for n in named))
+def test_each_named_alternative_fails(claim_id, name):
+    assert NEGATIVE_CONTROLS[claim_id][name]().verdict == "FAIL", name
+
+
+def test_train1_tolerances_are_inclusive_at_the_edges():
+    edge = T.synthetic_summary(rise={("si-p-rope", 10.0): 0.99 * T.FLAT_TOL,
+                                     ("p-rope", None): 1.01 * T.BLOWUP})
+    assert T.decide_train1(edge).verdict == "PASS"
+    falling = T.synthetic_summary(rise={("si-p-rope", 10.0): -1.2 * T.FLAT_TOL})
+    assert T.decide_train1(falling).verdict == "FAIL"  # "flat" is two-sided
+
+
+def test_train2_a_tie_within_the_standard_error_passes():
+    tie = T.synthetic_summary(rise={("alibi", None): -0.5 * T.K_SE * np.hypot(0.01, 0.01)})
+    assert T.decide_train2(tie).verdict == "PASS"
+
+
+def test_single_seed_tables_use_the_noise_floor():
+    one = T.synthetic_summary(se=np.nan, n=1)
+    assert T._noise(one, 16) == T.MIN_NOISE
+    assert T.decide_train4(one).verdict == "PASS"
+
+
+def test_fig1_features_from_a_long_table():
+    rows = []
+    for scheme, h, mass in (("p-rope", 1.0, 0.5), ("logn-p-rope", 0.8, 0.3),
+                            ("si-p-rope", 0.7, 0.6)):
+        for n in (8, 32, 512):
+            rows += [{"scheme": scheme, "n_ctx": n, "quantity": "global_entropy",
+                      "mean": h * np.log(n), "se": 0.01},
+                     {"scheme": scheme, "n_ctx": n, "quantity": "recent_mass", "mean": mass,
+                      "se": 0.01}]
+    f = T.fig1_features(pd.DataFrame(rows), train_length=32)
+    assert f.loc["p-rope", "growth"] == pytest.approx(np.log(512 / 32))
+    assert f.loc["si-p-rope", "recent"] == 0.6
+    assert T.decide_train5(f, f).verdict == "PASS"
+
+
+def test_quick_rows_are_info_and_say_so():
+    from paper_checks.core import run_claims
+
+    table = run_claims(["TRAIN-1", "TRAIN-5"], quick=True, seed=0, progress=False)
+    assert set(table["verdict"]) == {"INFO"}
+    assert table["measured"].str.contains("cannot order schemes").all()
+    assert table["value"].notna().all()
