@@ -100,3 +100,10 @@ def missing_note(missing) -> str:
 
 __all__ = ["STORE_STEM", "WORKERS", "SCHEME_ORDER", "LABELS", "colours", "train_parser",
            "execution", "grid_result", "select", "missing_note", "validation_summary"]
+
+
+def length_axis(ax, multiples=(1, 4, 16)):
+    """A log axis of validation length in units of the training length: ticks L, 4L, 16L."""
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(list(multiples), [("" if m == 1 else f"{m}") + "L" for m in multiples])
+    ax.set_xlabel("validation length (training length L)")

@@ -6,7 +6,15 @@ import sys
 
 import numpy as np
 from _plotting import plt
-from _train_common import LABELS, colours, grid_result, missing_note, select, train_parser
+from _train_common import (
+    LABELS,
+    colours,
+    grid_result,
+    length_axis,
+    missing_note,
+    select,
+    train_parser,
+)
 
 from sia_theory._infra.cli import run
 from sia_theory._infra.io import save_experiment
@@ -36,9 +44,8 @@ def main(quick=False, seed=0, out_dir="figures", store="auto", finished_only=Fal
                 if len(g):
                     ax.plot(g["multiple"], g["mean"], style, marker="o", color=colour[si],
                             label=LABELS[scheme])
-        ax.set_xscale("log", base=2)
-        ax.set(xlabel="validation length / training length",
-               ylabel="validation loss (nats/token, seed 0)")
+        length_axis(ax)
+        ax.set(ylabel="validation loss (nats/token, seed 0)")
         ax.legend(fontsize=8)
     axes[0].set_title("SI with each position encoding (Fig. 8)")
     axes[1].set_title("dotted: the same encoding without the transform")

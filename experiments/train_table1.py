@@ -7,7 +7,15 @@ import sys
 import numpy as np
 import pandas as pd
 from _plotting import plt
-from _train_common import LABELS, colours, grid_result, missing_note, select, train_parser
+from _train_common import (
+    LABELS,
+    colours,
+    grid_result,
+    length_axis,
+    missing_note,
+    select,
+    train_parser,
+)
 
 from sia_theory._infra.cli import run
 from sia_theory._infra.io import save_experiment
@@ -47,8 +55,8 @@ def main(quick=False, seed=0, out_dir="figures", store="auto", finished_only=Fal
             ax.errorbar(g["multiple"], g["mean"], yerr=np.nan_to_num(g["se"].to_numpy()),
                         marker="o", capsize=3, color=colour[scheme],
                         label=f"{LABELS[scheme]} (n = {int(g['n'].min())})")
-    ax.set_xscale("log", base=2)
-    ax.set(xlabel="validation length / training length", ylabel="validation loss (nats/token)",
+    length_axis(ax)
+    ax.set(ylabel="validation loss (nats/token)",
            title=f"Table 1 in miniature: trained at L = {L}")
     ax.legend(fontsize=7)
     for ax, split, title in ((axes[1], "train", "Training loss (running mean of 10 steps)"),

@@ -6,7 +6,7 @@ import sys
 
 import numpy as np
 from _plotting import plt
-from _train_common import grid_result, missing_note, train_parser
+from _train_common import grid_result, length_axis, missing_note, train_parser
 
 from sia_theory._infra.cli import run
 from sia_theory._infra.io import save_experiment
@@ -29,9 +29,8 @@ def main(quick=False, seed=0, out_dir="figures", store="auto", finished_only=Fal
         if len(g):
             axes[0].plot(g["multiple"], g["mean"], marker="o", color=cmap(k / len(TAU_SWEEP)),
                          label=f"τ = {tau:g}")
-    axes[0].set_xscale("log", base=2)
-    axes[0].set(xlabel="validation length / training length",
-                ylabel="validation loss (nats/token, seed 0)",
+    length_axis(axes[0])
+    axes[0].set(ylabel="validation loss (nats/token, seed 0)",
                 title="SI + p-RoPE for each τ (Fig. 5)")
     axes[0].legend(fontsize=8)
     ax = axes[1]
