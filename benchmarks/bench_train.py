@@ -170,7 +170,7 @@ def child_validation(quick: bool):
     """In a fresh process: peak memory (VmHWM after a reset) and time of validation at the
     longest length, on random parameters of the right shapes."""
     from sia_theory.training.data import corpus
-    from sia_theory.training.trainer import evaluate
+    from sia_theory.training.evaluation import evaluate
 
     s = TrainSettings.quick() if quick else TrainSettings.full()
     data = corpus(s)
@@ -202,7 +202,7 @@ def section_validation(quick: bool):
                          + (["--quick"] if quick else []), capture_output=True, text=True,
                          check=True, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
     length, tokens, seconds, peak, rss, _ = out.stdout.split()[-6:]
-    from sia_theory.training.trainer import EVAL_TOKENS, _block_for, _largest_divisor
+    from sia_theory.training.evaluation import EVAL_TOKENS, _block_for, _largest_divisor
 
     s = TrainSettings.quick() if quick else TrainSettings.full()
     length = int(length)

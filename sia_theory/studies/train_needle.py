@@ -111,7 +111,7 @@ def _needle_cell(settings, study_seed, grid_store, cell, rng_seed):
     (run,) = grid_runs(grid, seed=study_seed,
                        execution=Execution(store=grid_store)).values()
     needles, tuned, seconds = tune_and_evaluate(run, settings.needle, seed=study_seed)
-    from ..training.trainer import evaluate
+    from ..training.evaluation import evaluate
 
     length = settings.train.train_length
     before = evaluate(run.parameters, run.resolved_scheme(), tuned.settings, length)

@@ -358,7 +358,7 @@ def evaluate_needles(run, settings: NeedleSettings | None = None, *, seed: int =
     settings = NeedleSettings.full() if settings is None else settings
     task, seed = _check(run, settings, seed)
     from ._jax import require
-    from .trainer import _block_for, scheme_arrays
+    from .evaluation import _block_for, scheme_arrays
 
     jax, jnp, _ = require()
     s = run.settings

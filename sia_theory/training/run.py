@@ -67,7 +67,7 @@ class TrainedRun:
         if length in self.validation:
             return float(self.validation[length])
         if length not in self._extra:
-            from .trainer import evaluate
+            from .evaluation import evaluate
 
             self._extra[length] = evaluate(self.parameters, self.resolved_scheme(),
                                            self.settings, length)

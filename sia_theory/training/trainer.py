@@ -17,40 +17,24 @@ from __future__ import annotations
 
 import math
 import time
-from functools import lru_cache, partial
+from functools import lru_cache
 
 import numpy as np
 
 from .._infra.seeding import check_seed
 from ._jax import require
 from .data import corpus as load_corpus
-from .model import forward, token_losses
+from .evaluation import EVAL_TOKENS, SCORE_BYTES, evaluate, logits, scheme_arrays
+from .model import token_losses
 from .optim import make_optimizer
 from .params import init_parameters
 from .run import TrainedRun
 from .schemes import resolve_scheme
 from .settings import TrainSettings
-from .tables import coefficient_tables, rotation_tables
 
 jax, jnp, optax = require()
 
 __all__ = ["train", "evaluate", "logits", "scheme_arrays", "SCORE_BYTES", "EVAL_TOKENS"]
-
-SCORE_BYTES = 64 * 2**20  # scores of one attention block (float32) during validation
-"""Bytes of attention scores held at once during validation: sets the query block size."""
-EVAL_TOKENS = 8192  # tokens per validation call (bounds the (B, T, V) logits too)
-"""Tokens per validation call (sequences per call × length; bounds the ``(B, T, V)`` logits)."""
-
-
-def scheme_arrays(scheme, settings: TrainSettings, length: int):
-    """``(tables, (cos, sin))`` of ``scheme`` for sequences of ``length`` tokens, as JAX
-    arrays."""
-    s = settings
-    transform = scheme.transform_for(s.n_heads)
-    tables = coefficient_tables(transform, s.n_heads, length)
-    position = scheme.position_encoding(s.train_length, length)
-    cos, sin = rotation_tables(position, s.head_dim, length)
-    return ({k: jnp.asarray(v) for k, v in tables.items()}, (jnp.asarray(cos), jnp.asarray(sin)))
 
 
 @lru_cache(maxsize=8)
@@ -73,66 +57,6 @@ def _step_function(settings: TrainSettings, masked: bool = False):
         return optax.apply_updates(params, updates), state, loss
 
     return optimizer, jax.jit(step, donate_argnums=(0, 1))
-
-
-@partial(jax.jit, static_argnames=("n_heads", "block"))
-def _window_losses(params, windows, tables, rotation, *, n_heads, block):
-    losses = token_losses(params, windows, tables, rotation, n_heads=n_heads, block=block)
-    return losses.astype(jnp.float32).sum(axis=1)  # (B,)
-
-
-def _largest_divisor(n: int, limit: int) -> int:
-    limit = max(1, min(n, limit))
-    return max(d for d in range(1, limit + 1) if n % d == 0)
-
-
-@partial(jax.jit, static_argnames=("n_heads", "block"))
-def _logits(params, tokens, tables, rotation, *, n_heads, block):
-    return forward(params, tokens, tables, rotation, n_heads=n_heads, block=block)
-
-
-def _block_for(settings, rows, length):
-    """Query rows per attention block: the largest divisor of ``length`` whose scores
-    ``(rows, H, block, length)`` fit in :data:`SCORE_BYTES`."""
-    return _largest_divisor(length, max(1, SCORE_BYTES // (4 * rows * settings.n_heads * length)))
-
-
-def logits(params, scheme, settings: TrainSettings, tokens) -> np.ndarray:
-    """The JAX forward's logits ``(B, T, V)`` (float32 numpy) of ``tokens`` ``(B, T)`` under
-    ``scheme`` (tables and encoding for length ``T``), attention in blocks as in
-    validation."""
-    tokens = np.asarray(tokens)
-    if tokens.ndim != 2 or tokens.dtype.kind not in "iu":
-        raise ValueError(f"tokens must be a 2-D integer array (B, T), got {tokens.shape} "
-                         f"{tokens.dtype}")
-    scheme = resolve_scheme(scheme)
-    n_batch, length = tokens.shape
-    tables, rotation = scheme_arrays(scheme, settings, length)
-    out = _logits(jax.tree.map(jnp.asarray, params), jnp.asarray(tokens, jnp.int32), tables,
-                  rotation, n_heads=settings.n_heads,
-                  block=_block_for(settings, n_batch, length))
-    return np.asarray(out)
-
-
-def evaluate(params, scheme, settings: TrainSettings, length: int, corpus=None) -> float:
-    """Mean validation loss (nats per token) at context ``length`` (2 … ``max_length``)."""
-    s = settings
-    length = int(length)
-    if not 2 <= length <= s.max_length:
-        raise ValueError(f"length must be an integer in [2, {s.max_length}] (train_length × "
-                         f"max(eval_multiples)), got {length}")
-    corpus = load_corpus(s) if corpus is None else corpus
-    windows = corpus.validation_windows(length)  # (N, length + 1)
-    rows = _largest_divisor(windows.shape[0], max(1, EVAL_TOKENS // length))
-    block = _block_for(s, rows, length)
-    tables, rotation = scheme_arrays(scheme, s, length)
-    jparams = jax.tree.map(jnp.asarray, params)
-    total = 0.0
-    for start in range(0, windows.shape[0], rows):
-        batch = jnp.asarray(windows[start:start + rows])
-        sums = _window_losses(jparams, batch, tables, rotation, n_heads=s.n_heads, block=block)
-        total += float(np.sum(np.asarray(sums, np.float64)))
-    return total / (windows.shape[0] * length)
 
 
 def train(scheme, settings: TrainSettings | None = None, *, seed: int = 0, tau=None,
