@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from sia_theory.studies import Execution
+from sia_theory.studies.train_attention_stats import trained_fig1
 from sia_theory.studies.train_grid import (
     TABLE1_SCHEMES,
     TAU_SWEEP,
@@ -28,7 +29,6 @@ from sia_theory.studies.train_grid import (
     train_grid,
     validation_summary,
 )
-from sia_theory.training.attention_stats import trained_fig1
 
 from .core import Measurement, claim, negative_control, verdict
 

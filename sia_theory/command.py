@@ -15,7 +15,7 @@ Subcommands, each added by a ``register(subparsers)`` function:
   whose affine coefficients are probed (refused if it is not affine in the score);
 * ``bench [--quick] [--only NAME...]``: runs ``benchmarks/bench_NAME.py``;
 * ``train --scheme NAME... [--quick] [--seed S...] [--tau T...] [--out DIR]``: trains models
-  (:mod:`sia_theory.training.command`; needs the ``train`` extra);
+  (:mod:`sia_theory.studies.train_command`; needs the ``train`` extra);
 * ``sweep STUDY ...``: a study's grid on Dask (:mod:`sia_theory.studies.command`).
 
 ``figures`` and ``bench`` run the scripts ``experiments/*.py`` and ``benchmarks/bench_*.py``:
@@ -48,9 +48,10 @@ __all__ = ["main", "build_parser", "repo_root", "script_folders", "load_transfor
 # Modules with a ``register(subparsers)`` function, imported when the parser is built (they
 # import nothing heavy at module level: ``train`` imports JAX only in its handler).
 EXTRA_SUBCOMMAND_MODULES: tuple[str, ...] = ("sia_theory.studies.command",
-                                             "sia_theory.training.command")
-"""Modules with a ``register(subparsers)`` function, imported when the parser is built (``sweep``
-lives in :mod:`sia_theory.studies.command`, ``train`` in :mod:`sia_theory.training.command`)."""
+                                             "sia_theory.studies.train_command")
+"""Modules with a ``register(subparsers)`` function, imported when the parser is built
+(``sweep`` lives in :mod:`sia_theory.studies.command`, ``train`` in
+:mod:`sia_theory.studies.train_command`)."""
 
 
 class CommandError(ValueError):

@@ -73,7 +73,7 @@ def attention_statistics(run, *, windows: int = 2, lengths=None, recent: int = F
     sample per window, layer and head. ``lengths``: context lengths (default
     :func:`context_lengths`); ``ranges``: default :func:`fig1_ranges`."""
     from ..attention import attention_scores
-    from .data import corpus
+    from ..training.data import corpus
 
     s = run.settings
     length = s.max_length
@@ -104,8 +104,8 @@ def gaussian_prediction(schemes, *, max_length: int, count: int = 13, samples: i
     """The Gaussian theory (iid unit-variance logits through each scheme's transform; the SI
     Fig. 1 top-row study) at the context lengths of :func:`context_lengths`, with a
     ``scheme`` column; ``schemes`` are names of :data:`~.schemes.SCHEMES`."""
-    from ..studies.si_fig1_gaussian import ContextSweepSettings, context_sweep_study
-    from .schemes import resolve_scheme
+    from ..training.schemes import resolve_scheme
+    from .si_fig1_gaussian import ContextSweepSettings, context_sweep_study
 
     lengths = context_lengths(max_length, count)
     ranges = fig1_ranges(max_length) if ranges is None else tuple(ranges)
@@ -123,7 +123,7 @@ def trained_fig1(quick: bool, seed: int, execution, *, windows: int = 2):
     ``execution.store``): ``(train settings, model statistics, Gaussian prediction, missing
     runs)``, the statistics with a ``scheme`` column (the figure ``train_attention_stats`` and
     claim TRAIN-5)."""
-    from ..studies.train_grid import TrainGridSettings, figure_grid, grid_runs
+    from .train_grid import TrainGridSettings, figure_grid, grid_runs
 
     grid = figure_grid(quick)
     wanted = tuple(r for r in grid.runs

@@ -31,10 +31,10 @@ def _handler(args) -> int:
     prog = "sia-theory train"
     start = time.perf_counter()
     try:
-        from ..studies.base import Execution
-        from ..studies.train_grid import TrainGridSettings
-        from .schemes import resolve_scheme
-        from .settings import TrainSettings
+        from ..training.schemes import resolve_scheme
+        from ..training.settings import TrainSettings
+        from .base import Execution
+        from .train_grid import TrainGridSettings
 
         taus = tuple(args.tau) if args.tau else (None,)
         if args.tau and not any(resolve_scheme(s).takes_tau for s in args.scheme):
@@ -44,10 +44,10 @@ def _handler(args) -> int:
         scheduler = args.scheduler or (None if len(settings.runs) > 1 else "sync")
         execution = Execution(scheduler=scheduler, store=args.out, force=args.force,
                               progress=not args.no_progress, n_workers=args.workers)
-        from ._jax import require
+        from ..training._jax import require
 
         require()  # ImportError naming the extra, before the store is touched
-        from ..studies.train_grid import train_grid
+        from .train_grid import train_grid
 
         result = train_grid(settings, seed=0, execution=execution)
     except (ValueError, ImportError) as err:
@@ -77,7 +77,7 @@ def _handler(args) -> int:
 
 def register(subparsers):
     """Add ``train`` to the ``sia-theory`` subparsers."""
-    from ..studies.command import scheduler_arg
+    from .command import scheduler_arg
 
     p = subparsers.add_parser("train", help="train schemes (JAX) into a resumable store",
                               description="Train small decoders with attention schemes (SI "
