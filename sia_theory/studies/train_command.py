@@ -20,7 +20,7 @@ from __future__ import annotations
 import sys
 import time
 
-from .._infra.cli import output_dir, positive_float, positive_int, seed
+from .._infra.cli import OneLineArgumentParser, output_dir, positive_float, positive_int, seed
 
 __all__ = ["register", "main"]
 
@@ -104,11 +104,13 @@ def register(subparsers):
 
 
 def main(argv=None) -> int:
-    """``sia-theory train ...``: the command line ``argv`` (default ``sys.argv[1:]``) run as
-    :func:`sia_theory.command.main` ``train``; returns the exit status."""
-    from ..command import main as command_main
-
-    return command_main(["train", *(sys.argv[1:] if argv is None else argv)])
+    """Run ``sia-theory train`` alone: ``argv`` (default ``sys.argv[1:]``) as its arguments;
+    returns the exit status."""
+    parser = OneLineArgumentParser(prog="sia-theory", description="sia-theory train")
+    register(parser.add_subparsers(dest="command", required=True,
+                                   parser_class=OneLineArgumentParser))
+    args = parser.parse_args(["train", *(sys.argv[1:] if argv is None else argv)])
+    return args.handler(args)
 
 
 if __name__ == "__main__":

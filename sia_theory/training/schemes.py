@@ -173,7 +173,7 @@ def resolve_scheme(scheme, tau=None) -> Scheme:
     if ":" not in scheme:
         raise ValueError(f"scheme must be one of {', '.join(SCHEMES)} or a transform "
                          f"MODULE:OBJECT[@position], got {scheme!r}")
-    from ..command import load_transform
+    from ..targets import load_transform
 
     head, sep, tail = scheme.rpartition("@")
     if sep and ":" not in tail:  # TARGET@position ('@' inside a file path is not a position)
