@@ -18,7 +18,9 @@ SCRIPTS = sorted(p for p in (ROOT / "experiments").glob("*.py")
 # studies' quick settings also run in the quick claims table or in test_model_experiments.py;
 # what only these tests cover is the drawing.
 SLOW_SCRIPTS = {"model_passkey", "cas_fig1_phase_diagram", "si_fig2_entropy_scaling",
-                "model_entropy_law", "ext_needle", "model_extrapolation"}
+                "model_entropy_law", "ext_needle", "model_extrapolation", "ext_trichotomy"}
+# The training figures share one quick grid: tests/test_train_experiments.py runs them.
+QUICK_RUNS = [p for p in SCRIPTS if not p.stem.startswith("train_")]
 SLOW_BENCHMARKS = {"bench_model", "bench_sweep"}
 
 
@@ -34,7 +36,7 @@ def load(script: Path):
     return module
 
 
-@pytest.mark.parametrize("script", marked(SCRIPTS, SLOW_SCRIPTS))
+@pytest.mark.parametrize("script", marked(QUICK_RUNS, SLOW_SCRIPTS))
 def test_experiment_quick_mode_writes_figure_data_and_metadata(script, tmp_path):
     written = load(script).main(quick=True, seed=0, out_dir=tmp_path)
     png = tmp_path / f"{script.stem}.png"
