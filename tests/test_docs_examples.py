@@ -1,5 +1,5 @@
-"""Every Python example of the documentation pages runs as written (``docs/**/*.md``, including
-the proposed README ``docs/_readme_draft.md``), like ``test_readme_examples.py`` for README.md.
+"""Every Python example of the documentation pages runs as written (``docs/**/*.md``), like
+``test_readme_examples.py`` for README.md.
 
 Each ```` ```python ```` block runs in a fresh namespace in a temporary folder; the executed
 tutorials (``docs/tutorials/*.py``) are run by the site build instead.
@@ -18,7 +18,7 @@ EXAMPLES = [(page, i, code) for page in sorted(DOCS.rglob("*.md"))
 
 def test_the_pages_have_examples():
     pages = {page.name for page, _, _ in EXAMPLES}
-    assert {"getting-started.md", "transforms.md", "_readme_draft.md"} <= pages
+    assert {"getting-started.md", "transforms.md", "training.md"} <= pages
     assert len(EXAMPLES) >= 10
 
 
