@@ -136,8 +136,8 @@ def test_ext3_rejects_a_gap_that_stops_shrinking():
 def test_ext3_cannot_reject_unbounded_growth_that_stays_below_the_limit_to_1e30():
     """The limit of the data: K + 0.2·log log t through the bounded law's E[H] at t = 1e30 stays
     below H∞ up to 1e30 with a shrinking gap (here it crosses near t = 1e86 for c = 2, 1e57 for
-    c = 3), so the decision passes it. The docstring of decide_ext3 says so; the controls add the growth
-    from the grid's first t instead (and fail)."""
+    c = 3), so the decision passes it. The docstring of decide_ext3 says so; the controls add the
+    growth from the grid's first t instead (and fail)."""
     frame = ext_entropy.frozen_law_frame()
     for _, part in frame.groupby("c"):
         top = part.sort_values("t").iloc[-1]
