@@ -162,6 +162,7 @@ def test_context_dependent_transform_is_frozen_at_n_ctx():
     assert report.entropy_law in ENTROPY_LAWS
 
 
+@pytest.mark.slow  # half a minute or more: make test-all
 def test_user_transform_with_the_zoo_writes_one_atomic_set(tmp_path):
     report = analyze(PowerLawBias(0.5), quick=True, seed=3)
     zoo = report.zoo

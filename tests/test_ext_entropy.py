@@ -60,6 +60,7 @@ def test_exact_route_moments_match_the_direct_closed_form_sums(c):
         assert exact.value == pytest.approx(closed(fam, 1000, 300_000), rel=1e-8)
 
 
+@pytest.mark.slow  # half a minute or more: make test-all
 def test_reported_error_bounds_the_change_under_a_tighter_rtol():
     for transform, t1, t2 in [(ScaleInvariant(), 1e3, 1e4), (ScaleInvariant(), 1e29, 1e30),
                               (ScaleInvariantFamily(0.5), 1e10, 1e11)]:

@@ -121,6 +121,7 @@ def test_a_cache_entry_round_trips_and_damage_is_detected(tmp_path):
     assert os.listdir(tmp_path) == []
 
 
+@pytest.mark.slow  # half a minute or more: make test-all
 def test_the_loader_rebuilds_a_damaged_entry_then_uses_it(tmp_path, contents):
     entry = cache_path(str(tmp_path), "smollm2-135m", SPEC.sha256)
     with open(contents[1]["cache"], "rb") as src, open(entry, "wb") as dst:

@@ -1,6 +1,7 @@
 """The claims framework: every row can fail (negative controls per claim, each seen to FAIL,
 among them the nearest alternatives: the judged quantity 20 % off, listed in
-``TWENTY_PERCENT``), the quick table passes for three seeds, and the CSV carries the numbers.
+``TWENTY_PERCENT``), the quick table passes for three seeds (seeds 1 and 2 in ``make test-all``), and the CSV
+carries the numbers.
 
 The quick table of seed 0 is computed once per ``make test``: the Makefile runs ``sia-theory
 check --quick`` first and points ``SIA_QUICK_CLAIMS`` at its CSV, which the test reads (run
@@ -172,12 +173,8 @@ def test_quick_table_has_no_fail_or_error_row():
     assert set(table["id"]) == set(REGISTRY)
 
 
-# Seed 2, and seed 1 of the claims whose quick run takes a minute or more, are in `make
-# test-all` (marked slow), not `make test`.
-SLOW_SEEDED = {"SI-7", "CAS-5", "EXT-2", "EXT-7", "CAS-1"}
-OTHER_SEEDS = [pytest.param(claim_id, seed, id=f"{claim_id}-{seed}",
-                            marks=[pytest.mark.slow] if seed == 2 or claim_id in SLOW_SEEDED
-                            else [])
+# Other seeds cost as much as the seed-0 table itself: in `make test-all` (marked slow).
+OTHER_SEEDS = [pytest.param(claim_id, seed, id=f"{claim_id}-{seed}", marks=[pytest.mark.slow])
                for claim_id in SEEDED for seed in (1, 2)]
 
 

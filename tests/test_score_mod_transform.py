@@ -157,6 +157,7 @@ def test_load_transform_reads_a_module_function(tmp_path):
         load_transform(f"{tmp_path / 'mods.py'}:square")
 
 
+@pytest.mark.slow  # half a minute or more: make test-all
 def test_command_analyzes_a_function_and_refuses_a_non_affine_one(tmp_path):
     (tmp_path / "mods.py").write_text(
         "import numpy as np\n\n"

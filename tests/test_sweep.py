@@ -282,6 +282,7 @@ def test_entropy_study_in_sample_blocks_equals_one_simulation(monkeypatch, tmp_p
     pd.testing.assert_frame_equal(again["slopes"], blocked["slopes"], check_exact=True)
 
 
+@pytest.mark.slow  # half a minute or more: make test-all
 def test_command_runs_a_study_into_the_store_and_resumes(tmp_path):
     store = tmp_path / "store"
     command = [sys.executable, "-m", "sia_theory.studies.command", "jacobian", "--n", "20",

@@ -218,6 +218,7 @@ def test_user_transform_trains_through_the_same_grid(tmp_path, capsys):
     assert len(SCHEMES) == 9
 
 
+@pytest.mark.slow  # half a minute or more: make test-all
 def test_grid_on_a_dask_cluster_gives_the_in_process_numbers(grid_store, tmp_path):
     """Cells pickled to worker processes (one XLA thread each) train the same models."""
     from distributed import Client, LocalCluster
