@@ -1,7 +1,7 @@
 """The claims framework: every row can fail (negative controls per claim, each seen to FAIL,
 among them the nearest alternatives: the judged quantity 20 % off, listed in
-``TWENTY_PERCENT``), the quick table passes for three seeds (seeds 1 and 2 in ``make test-all``), and the CSV
-carries the numbers.
+``TWENTY_PERCENT``), the quick table passes for three seeds (seeds 1 and 2 in ``make
+test-all``), and the CSV carries the numbers.
 
 The quick table of seed 0 is computed once per ``make test``: the Makefile runs ``sia-theory
 check --quick`` first and points ``SIA_QUICK_CLAIMS`` at its CSV, which the test reads (run
