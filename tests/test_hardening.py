@@ -124,7 +124,7 @@ def test_model_inputs_are_checked_before_any_work(model):
     with pytest.raises(ValueError, match="ids must lie"):
         model.logits([2**70])  # beyond int64: was an OverflowError
     start = time.perf_counter()
-    with pytest.raises(ValueError, match="max_new_tokens"):
+    with pytest.raises(ValueError, match=r"max_new_tokens=1000000000000 needs about"):
         model.generate([1, 2], 10**12)  # was a hang
     assert time.perf_counter() - start < 5
     with pytest.raises(ValueError, match="cache must be a ModelCache"):

@@ -156,16 +156,17 @@ class LlamaModel(Readouts):
                              f"{self.config.vocab_size - 1}], got {bad}")
         return array.astype(np.int64, copy=False)
 
-    def check_fits(self, n_total, n_new, output_per_token=0, name="ids"):
+    def check_fits(self, n_total, n_new, output_per_token=0, name="ids", value=None):
         """Working memory of processing ``n_new`` tokens up to context ``n_total``: a
-        ``ValueError`` naming ``name`` if it exceeds what this machine can hold."""
+        ``ValueError`` naming ``name`` (and its ``value``, default the token counts) if it exceeds
+        what this machine can hold."""
         c, item = self.config, self.dtype.itemsize
         kv = 2 * c.n_layers * c.n_kv_heads * c.head_dim * n_total * item
         # per new token: residual, norm, qkv, rotated q/k (float64 temporaries), attention out
         activations = n_new * (6 * c.d_model * item + 4 * c.n_heads * c.head_dim * 8)
         fixed = available_workers() * (3 * ROWS * 2 * c.ffn * item
                                        + 2 * HEAD_ROWS * c.vocab_size * 8)
-        check_memory(name, f"{n_new} tokens (context {n_total})",
+        check_memory(name, f"{n_new} tokens (context {n_total})" if value is None else value,
                      kv + activations + fixed + n_new * output_per_token, self.max_bytes)
 
     def new_cache(self, score_mod=None, position=None, capacity=None) -> ModelCache:

@@ -126,7 +126,8 @@ class Readouts:
         # refuse before the first token, not after hours
         held = 0 if cache is None else cache.length
         self.check_fits(held + len(ids) + max_new_tokens, max(len(ids), 1),
-                        self.config.vocab_size * self.dtype.itemsize, name="max_new_tokens")
+                        self.config.vocab_size * self.dtype.itemsize, name="max_new_tokens",
+                        value=max_new_tokens)
         if cache is None:
             cache = self.prefill(ids, score_mod, position)
             last = cache.last_logits
