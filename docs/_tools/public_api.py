@@ -159,23 +159,8 @@ def class_attribute_docstring(cls, name: str) -> str:
 def source_docstring(obj) -> str | None:
     """The docstring written in the source for a function or class, or None when the
     definition cannot be found there."""
-    obj = getattr(obj, "__wrapped__", obj)
-    obj = getattr(obj, "py_func", obj)
-    try:
-        tree = _tree(obj.__module__)
-        parts = obj.__qualname__.split(".")
-    except (AttributeError, ImportError, TypeError, KeyError):
-        return None
-    if tree is None:
-        return None
-    scope, node = tree.body, None
-    for part in parts:
-        node = next((n for n in scope if isinstance(
-            n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and n.name == part), None)
-        if node is None:
-            return None
-        scope = node.body
-    return ast.get_docstring(node)
+    node = _definition(obj)
+    return None if node is None else ast.get_docstring(node)
 
 
 def docstring_of(module_name: str, name: str) -> str:

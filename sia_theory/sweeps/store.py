@@ -66,17 +66,23 @@ def check_store(store, *, study: str, seed: int) -> Path:
         check_output_dir(root)
     except ValueError as err:
         raise ValueError(f"store: {err}") from None
-    manifest = root / _MANIFEST
-    if manifest.exists():
-        try:
-            held = json.loads(manifest.read_text())
-        except (OSError, ValueError) as err:
-            raise ValueError(f"store {str(root)!r} has an unreadable {_MANIFEST}: {err}") from None
-        if held.get("study") != study or held.get("seed") != seed:
-            raise ValueError(f"store {str(root)!r} holds the sweep study={held.get('study')!r} "
-                             f"seed={held.get('seed')!r}, not study={study!r} seed={seed}; use "
-                             "another store folder")
+    _check_manifest(root, study, seed, "; use another store folder")
     return root
+
+
+def _check_manifest(root: Path, study: str, seed: int, hint: str = "") -> None:
+    """``ValueError`` if ``root`` holds a sweep of another ``(study, seed)`` or an unreadable
+    manifest (a folder without one passes)."""
+    manifest = root / _MANIFEST
+    if not manifest.is_file():
+        return
+    try:
+        held = json.loads(manifest.read_text())
+    except (OSError, ValueError) as err:
+        raise ValueError(f"store {str(root)!r} has an unreadable {_MANIFEST}: {err}") from None
+    if held.get("study") != study or held.get("seed") != seed:
+        raise ValueError(f"store {str(root)!r} holds the sweep study={held.get('study')!r} "
+                         f"seed={held.get('seed')!r}, not study={study!r} seed={seed}{hint}")
 
 
 def read_finished(store, stems, *, study: str, seed: int, with_files: bool = False):
@@ -85,15 +91,7 @@ def read_finished(store, stems, *, study: str, seed: int, with_files: bool = Fal
     even a probe file, so a store another process is still filling can be read;
     ``ValueError`` if ``store`` holds another sweep than ``(study, seed)``."""
     root = Path(os.fspath(store))
-    manifest = root / _MANIFEST
-    if manifest.is_file():
-        try:
-            held = json.loads(manifest.read_text())
-        except (OSError, ValueError) as err:
-            raise ValueError(f"store {str(root)!r} has an unreadable {_MANIFEST}: {err}") from None
-        if held.get("study") != study or held.get("seed") != seed:
-            raise ValueError(f"store {str(root)!r} holds the sweep study={held.get('study')!r} "
-                             f"seed={held.get('seed')!r}, not study={study!r} seed={seed}")
+    _check_manifest(root, study, seed)
     done = finished_stems(root)
     frames = [read_cell(root, s) if s in done else None for s in stems]
     files = [read_cell_files(root, s) if with_files and f is not None else None
