@@ -18,12 +18,20 @@ if not (ROOT / "experiments").is_dir():
     ROOT = Path.cwd()
 
 
-def model_parser(description: str):
+def model_parser(description: str, finished_only: str | None = None):
+    """The experiment parser with ``--store`` and, when ``finished_only`` (its help text) is
+    given, ``--finished-only``."""
     parser = experiment_parser(description)
     parser.add_argument("--store", default="auto",
                         help="sweep store folder for resuming ('auto': build/sweeps/<stem>-seed<S> "
                              "for full runs, none for --quick; 'none': no store)")
+    if finished_only:
+        parser.add_argument("--finished-only", action="store_true", help=finished_only)
     return parser
+
+
+FINISHED_ONLY = ("plot the cells already in the store, compute nothing (the missing ones are "
+                 "listed in the JSON)")
 
 
 def resolve_store(store, stem: str, seed: int, quick: bool):

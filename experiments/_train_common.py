@@ -45,11 +45,8 @@ def colours() -> dict:
 
 
 def train_parser(description: str):
-    parser = model_parser(description)
-    parser.add_argument("--finished-only", action="store_true",
-                        help="draw the runs already in the store, train nothing (the missing "
-                             "ones are listed in the JSON and on the figure)")
-    return parser
+    return model_parser(description, "draw the runs already in the store, train nothing (the "
+                                     "missing ones are listed in the JSON and on the figure)")
 
 
 def execution(quick: bool, seed: int, store="auto", finished_only=False) -> Execution:

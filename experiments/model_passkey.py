@@ -8,7 +8,7 @@ and the accuracy of the digits alone, once the answer has begun with its split-o
 import sys
 
 import numpy as np
-from _model_common import model_parser, resolve_store
+from _model_common import FINISHED_ONLY, model_parser, resolve_store
 from _plotting import plt
 
 from sia_theory._infra.cli import run
@@ -69,8 +69,5 @@ def main(quick=False, seed=0, out_dir="figures", store="auto", finished_only=Fal
 
 
 if __name__ == "__main__":
-    parser = model_parser(__doc__)
-    parser.add_argument("--finished-only", action="store_true",
-                        help="plot the cells already in the store, compute nothing (the "
-                             "missing ones are listed in the JSON)")
+    parser = model_parser(__doc__, FINISHED_ONLY)
     sys.exit(run(main, __doc__, parser=parser))
