@@ -58,10 +58,13 @@ def main(quick=False, seed=0, out_dir="figures", store="auto", finished_only=Fal
                                               for m in multiples])
     ax.set(xlabel="context (tokens)", ylabel="needles retrieved (95 % Wilson)",
            ylim=(0, 1.05))
-    seeds = len(s.seeds)
+    done = sorted(cells["seed"].unique()) if len(cells) else []
+    missing = len(result.metadata["missing"])
     ax.set_title(f"Needle retrieval after {s.needle.steps} fine-tuning steps at L "
-                 f"({seeds} seed{'s' if seeds > 1 else ''}, {3 * s.needle.eval_examples} "
-                 "needles per length and seed)", fontsize=9)
+                 f"(seed{'s' if len(done) > 1 else ''} {', '.join(map(str, done))}; "
+                 f"{3 * s.needle.eval_examples} needles per length and seed)"
+                 + (f"\n{missing} of {len(s.schemes) * len(s.seeds)} cells not yet run"
+                    if missing else ""), fontsize=9)
     ax.legend(fontsize=7, ncol=2)
     return save_experiment(out_dir, STEM, fig, {"table": table, "cells": cells,
                                                 "needles": result["needles"]},
