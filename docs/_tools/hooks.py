@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import functools
 import hashlib
 import importlib.metadata
 import json
@@ -214,7 +215,18 @@ def _link_text(text: str, rel_dir: str) -> str:
     checks = posixpath.relpath("checks.md", rel_dir or ".")
     text = TEST_REF.sub(lambda m: f"[{m[1]}::{m[2]}]({checks}#{_test_anchor(m[1], m[2])})",
                         text)
-    return CLAIM_REF.sub(lambda m: f"[{m[1]}]({claims}#{m[1]})", text)
+    rows = _claim_rows()  # only rows the claims page has get a link (an anchor there)
+    return CLAIM_REF.sub(lambda m: f"[{m[1]}]({claims}#{m[1]})" if m[1] in rows else m[0],
+                         text)
+
+
+@functools.lru_cache(maxsize=1)
+def _claim_rows() -> frozenset:
+    """The claim IDs of ``paper_checks/results/claims.csv`` (the rows of the claims page)."""
+    import csv
+
+    with open(ROOT / "paper_checks" / "results" / "claims.csv", newline="") as f:
+        return frozenset(row["id"] for row in csv.DictReader(f))
 
 
 def on_page_markdown(markdown, page, config, files):
