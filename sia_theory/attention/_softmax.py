@@ -28,7 +28,8 @@ from numba.extending import overload
 
 from .._infra.fastexp import EXP_FLOOR, exp_nonpositive, exp_nonpositive32, maxnum
 
-__all__ = ["softmax_block", "accumulate", "REFINE_NATS"]
+__all__ = ["softmax_block", "accumulate", "finish", "REFINE_NATS", "FINISHED", "MASKED_ROW",
+           "NOT_FINITE"]
 
 # Entries whose float32 weight is above e^-REFINE_NATS of the row's running maximum are
 # recomputed in float64 (measured: see the module docstring and tests/test_attention_kernel.py).
@@ -188,3 +189,48 @@ def accumulate(acc, rescale, weighted):
             ratio = rescale[s, i]
             for d in range(n_values):
                 acc[s, i, d] = acc[s, i, d] * ratio + weighted[s, i, d]
+
+
+FINISHED, MASKED_ROW, NOT_FINITE = 0, 1, 2
+"""Return codes of :func:`finish`."""
+
+
+@numba.njit(cache=True, nogil=True)
+def finish(acc, total, row_max, allow_masked, out, lse):
+    """Normalise a task's accumulator into its slice of the output, in place.
+
+    ``acc`` ``(S, R, Dv)``, ``total`` and ``row_max`` ``(S, R)`` float64 (slab ``s`` is batch
+    ``s // H``, head ``s % H``); ``out`` ``(B, H, R, Dv)`` and ``lse`` ``(B, H, R)`` are views of
+    the call's output in its dtype. Writes ``acc / total`` and ``log(total) + row_max``; a row
+    with no visible key (``total = 0``, allowed only for key chunks) gets 0 and ``-inf``.
+
+    Returns ``MASKED_ROW`` (before writing anything) if a row has no visible key and
+    ``allow_masked`` is false, ``NOT_FINITE`` if a sum or an output is not finite (the caller
+    retries in float64 or raises; what was written is overwritten or discarded), else
+    ``FINISHED``. One pass instead of the dozen small numpy calls it replaces.
+    """
+    n_slabs, n_rows, n_values = acc.shape
+    n_heads = out.shape[1]
+    if not allow_masked:
+        for s in range(n_slabs):
+            for i in range(n_rows):
+                if total[s, i] == 0.0:
+                    return MASKED_ROW
+    for s in range(n_slabs):
+        b, h = s // n_heads, s % n_heads
+        for i in range(n_rows):
+            t = total[s, i]
+            if not math.isfinite(t):
+                return NOT_FINITE
+            if t > 0.0:
+                for d in range(n_values):
+                    x = acc[s, i, d]
+                    if not math.isfinite(x):
+                        return NOT_FINITE
+                    out[b, h, i, d] = x / t  # as numpy's acc / total, bit for bit
+                lse[b, h, i] = math.log(t) + row_max[s, i]
+            else:
+                for d in range(n_values):
+                    out[b, h, i, d] = 0.0
+                lse[b, h, i] = -math.inf
+    return FINISHED

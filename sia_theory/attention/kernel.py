@@ -18,7 +18,6 @@ recomputed in float64.
 
 from __future__ import annotations
 
-import math
 import threading
 from dataclasses import dataclass, field
 
@@ -114,19 +113,18 @@ def _overflow_message(problem):
 
 def run_task(problem: Problem, task, out, lse):
     """Compute one task and write ``out[b0:b1, h0:h1, q0:q1]`` and ``lse[...]``."""
-    b0, b1, h0, h1, q0, q1 = task
     with np.errstate(over="ignore", invalid="ignore"):  # overflow is detected and recomputed
-        result = _stream(problem, task)
-        if result is None and problem.q.dtype == np.float32:
-            result = _stream(problem.promoted(), task)
-    if result is None:
+        done = _stream(problem, task, out, lse)
+        if not done and problem.q.dtype == np.float32:
+            done = _stream(problem.promoted(), task, out, lse)
+    if not done:
         raise ValueError(_overflow_message(problem))
-    out[b0:b1, h0:h1, q0:q1], lse[b0:b1, h0:h1, q0:q1] = result
 
 
-def _stream(problem, task):
-    """``(out, lse)`` of one task in float64, or ``None`` if a score or the output overflowed."""
-    from ._softmax import accumulate, softmax_block  # numba: loaded on the first call only
+def _stream(problem, task, out, lse):
+    """Compute one task into its slice of ``out`` and ``lse``; ``False`` if a score or the
+    output overflowed (what it wrote is then overwritten by the float64 retry or discarded)."""
+    from ._softmax import MASKED_ROW, NOT_FINITE, accumulate, finish, softmax_block  # numba
 
     b0, b1, h0, h1, q0, q1 = task
     batches, heads = slice(b0, b1), slice(h0, h1)
@@ -165,24 +163,13 @@ def _stream(problem, task):
                              h0, per_head_tab, modifier.n_queries - 1 - q0 + k0,
                              modifier.key_shift + q0 - k0 + 1, problem.causal, row_max, total,
                              rescale, queries, keys, group, a64, m64, problem.scale, refine):
-            return None  # a +inf score
+            return False  # a +inf score
         values = problem.v[batches, kv_heads, k0:k1]  # (nb, nkv, nk, Dv)
         weighted = scores.reshape(n_batch, n_kv, group * n_rows, k1 - k0) @ values
         accumulate(acc, rescale, weighted.reshape(n_slabs, n_rows, value_dim))
-    shape = (n_batch, n_heads, n_rows)
-    return _finish(problem, acc.reshape(*shape, value_dim), total.reshape(shape),
-                   row_max.reshape(shape))
-
-
-def _finish(problem, acc, total, row_max):
-    """``acc / total`` and the log-sum-exp; rows with no visible key give 0 and ``-inf`` (only
-    allowed for key chunks), non-finite sums give ``None``."""
-    if not problem.allow_masked and np.any(total == 0.0):
+    rows = (slice(b0, b1), slice(h0, h1), slice(q0, q1))
+    status = finish(acc, total, row_max, problem.allow_masked, out[rows], lse[rows])
+    if status == MASKED_ROW:
         raise ValueError("a query row is fully masked (every score is -inf after score_mod and "
                          "the mask); its softmax is undefined")
-    if not (np.all(np.isfinite(total)) and np.all(np.isfinite(acc))):
-        return None
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out = np.where(total[..., None] > 0, acc / total[..., None], 0.0)
-        lse = np.where(total > 0, np.log(total) + row_max, -math.inf)
-    return out, lse
+    return status != NOT_FINITE
