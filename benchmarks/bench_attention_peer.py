@@ -4,7 +4,10 @@ B = 1, H = 8, D = 64, causal, T = 1024, 4096 and 16,384, float32 and float64, id
 (written to ``.npy`` files that the peer loads). Each side runs on one thread: the peer with
 ``torch.set_num_threads(1)``, ours with ``workers=1`` (BLAS pinned to one thread inside). The
 runs alternate (ours, peer, ours, …) so that both see the same load, and each time is the best
-of ``--repeats``; the load average is printed on every row.
+of ``--repeats``; the load average is printed on every row. Times are the CPU seconds of each
+side's process (``time.process_time``): on one thread that is the work done, and unlike wall
+time it is not stretched when a shared machine gives the core to another job for a while. The
+ratio of wall times is printed beside it (on a quiet machine the two agree).
 
 **What is compared.** SDPA has no per-distance multiplier: ScaleInvariant's ``a_t·S + m_t``
 cannot be given to it as a mask without computing ``S`` first. So the primary row is the same
@@ -68,12 +71,12 @@ for line in sys.stdin:
         q, k, v = arrays["q"], arrays["k"], arrays["v"]
         mask = arrays["mask"] if cmd["mask"] else None
         with torch.inference_mode():
-            start = time.perf_counter()
+            start, start_cpu = time.perf_counter(), time.process_time()
             out = sdpa(q, k, v, attn_mask=mask, is_causal=mask is None)
-            seconds = time.perf_counter() - start
+            seconds, cpu = time.perf_counter() - start, time.process_time() - start_cpu
         if cmd.get("save"):
             np.save(cmd["save"], out.numpy())
-        reply = {"seconds": seconds}
+        reply = {"seconds": seconds, "cpu": cpu}
     print(json.dumps(reply), flush=True)
 """
 
@@ -168,19 +171,21 @@ def references(q, k, v, mods):
 
 
 def interleaved_best(fns, repeats):
-    """Best time of each function (seconds, from its own clock), the runs alternating."""
-    best = [float("inf")] * len(fns)
+    """Best ``(wall, cpu)`` seconds of each function (from its own process's clocks), the runs
+    alternating; the two minima are taken separately."""
+    best = [(float("inf"), float("inf"))] * len(fns)
     for _ in range(repeats):
         for i, fn in enumerate(fns):
-            best[i] = min(best[i], fn())
+            wall, cpu = fn()
+            best[i] = (min(best[i][0], wall), min(best[i][1], cpu))
     return best
 
 
 def timed(fn):
     def run():
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         fn()
-        return time.perf_counter() - start
+        return time.perf_counter() - start, time.process_time() - start_cpu
     return run
 
 
@@ -213,16 +218,22 @@ def section_pair(peer, n_ctx, dtype, repeats, tmp, rates):
             path = str(tmp / f"out_{name.replace(' ', '_')}.npy")
             peer.ask(op="run", mask=mask, save=path)  # also the warm-up
             peer_out[name] = np.load(path)
-            fns.append(lambda mask=mask: peer.ask(op="run", mask=mask)["seconds"])
+            fns.append(lambda mask=mask: tuple(peer.ask(op="run", mask=mask)[key]
+                                               for key in ("seconds", "cpu")))
     times = interleaved_best(fns, repeats)
-    ours_t = dict(zip(("bare", "SI"), times[:2], strict=True))
-    peer_t = dict(zip(("bare", "SI bias")[:len(times) - 2], times[2:], strict=True))
+    # the ratio is of CPU seconds (each side runs on one thread, so its CPU time is its work,
+    # unlike wall time not stretched when a shared machine preempts it); wall time beside it
+    ours_t = {name: t[1] for name, t in zip(("bare", "SI"), times[:2], strict=True)}
+    ours_w = {name: t[0] for name, t in zip(("bare", "SI"), times[:2], strict=True)}
+    peer_names = ("bare", "SI bias")[:len(times) - 2]
+    peer_t = {name: t[1] for name, t in zip(peer_names, times[2:], strict=True)}
+    peer_w = {name: t[0] for name, t in zip(peer_names, times[2:], strict=True)}
     where = (f"all rows vs our float64 (which matches the dense oracle to {check:.1e} on the "
              f"last {ORACLE_ROWS} rows)" if dtype == "float32"
              else f"last {ORACLE_ROWS} rows vs the dense oracle")
     print(f"\n== T = {n_ctx}, {dtype}, one thread each; errors: {where}; {load()}")
-    print(f"{'ours':<8}{'peer':<14}{'ours s':>9}{'peer s':>9}{'ratio':>7}{'our err':>10}"
-          f"{'peer err':>10}")
+    print(f"{'ours':<8}{'peer':<14}{'ours s':>9}{'peer s':>9}{'ratio':>7}{'wall':>7}"
+          f"{'our err':>10}{'peer err':>10}   (s: CPU seconds; wall: the ratio of wall times)")
     rows = [("bare", "bare", "bare"), ("SI", "bare", "SI")]
     if with_mask:
         rows.append(("SI", "SI bias", "SI bias"))
@@ -232,11 +243,12 @@ def section_pair(peer, n_ctx, dtype, repeats, tmp, rates):
         if theirs in peer_t:
             peer_err = row_error(peer_out[theirs], refs[ref_name])
             ratio = ours_t[mine] / peer_t[theirs]
-            peer_cols = f"{peer_t[theirs]:>9.3f}{ratio:>7.2f}"
+            peer_cols = (f"{peer_t[theirs]:>9.3f}{ratio:>7.2f}"
+                         f"{ours_w[mine] / peer_w[theirs]:>7.2f}")
             peer_err_col = f"{peer_err:>10.1e}"
             verdict.setdefault(mine, ratio)
         else:
-            peer_cols, peer_err_col = f"{'-':>9}{'-':>7}", f"{'-':>10}"
+            peer_cols, peer_err_col = f"{'-':>9}{'-':>7}{'-':>7}", f"{'-':>10}"
         label = {"bare": "bare", "SI bias": "+mask m_t"}[theirs]
         print(f"{mine:<8}{label:<14}{ours_t[mine]:>9.3f}{peer_cols}{our_err:>10.1e}"
               f"{peer_err_col}")
@@ -258,7 +270,7 @@ def matmul_rate(repeats):
     from bench_attention import block_products
 
     fn, flops = block_products(N_HEADS, "float32", 1)
-    best = interleaved_best([timed(fn)], repeats)[0]
+    best = interleaved_best([timed(fn)], repeats)[0][1]  # CPU seconds, as the rows
     return flops / best / 1e9
 
 
