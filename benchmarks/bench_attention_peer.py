@@ -241,11 +241,13 @@ def section_pair(peer, n_ctx, dtype, repeats, tmp, rates):
     for mine, theirs, ref_name in rows:
         our_err = row_error(ours[mine], refs[mine])
         if theirs in peer_t:
-            peer_err = row_error(peer_out[theirs], refs[ref_name])
+            # the peer's error only where it computes the function of the reference
+            same = (theirs == ref_name)
+            peer_err = row_error(peer_out[theirs], refs[ref_name]) if same else None
             ratio = ours_t[mine] / peer_t[theirs]
             peer_cols = (f"{peer_t[theirs]:>9.3f}{ratio:>7.2f}"
                          f"{ours_w[mine] / peer_w[theirs]:>7.2f}")
-            peer_err_col = f"{peer_err:>10.1e}"
+            peer_err_col = f"{peer_err:>10.1e}" if same else f"{'-':>10}"
             verdict.setdefault(mine, ratio)
         else:
             peer_cols, peer_err_col = f"{'-':>9}{'-':>7}{'-':>7}", f"{'-':>10}"
