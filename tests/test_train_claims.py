@@ -11,7 +11,7 @@ from paper_checks.core import NEGATIVE_CONTROLS, REGISTRY
 
 
 def test_every_train_claim_is_registered_with_controls():
-    ids = {f"TRAIN-{k}" for k in range(1, 6)}
+    ids = {f"TRAIN-{k}" for k in range(1, 8)}
     assert ids <= set(REGISTRY)
     for claim_id in ids:
         assert len(NEGATIVE_CONTROLS[claim_id]) >= 2, claim_id
@@ -77,3 +77,29 @@ def test_quick_rows_are_info_and_say_so():
     assert set(table["verdict"]) == {"INFO"}
     assert table["measured"].str.contains("cannot order schemes").all()
     assert table["value"].notna().all()
+
+
+def test_sis_own_table2_passes_and_our_miniature_reading_is_possible():
+    assert T.decide_train6(T.synthetic_needles()).verdict == "PASS"
+    unlearned = T.synthetic_needles(**{"p-rope": (0.01, 0.0, 0.0)})
+    m = T.decide_train6(unlearned)
+    assert m.verdict == "FAIL" and "p-rope not learned at L" in m.detail
+
+
+def test_train6_a_missing_scheme_fails_its_checks():
+    table = T.synthetic_needles()
+    assert T.decide_train6(table[table["scheme"] != "nope"]).verdict == "FAIL"
+
+
+@pytest.mark.parametrize("n, published", [(5, 0.900), (6, 0.829), (7, 0.714), (8, 0.643),
+                                          (9, 0.600), (10, 0.564)])
+def test_spearman_critical_values_match_the_published_table(n, published):
+    """One-sided α = 0.05 critical values of Spearman's ρ (Zar 1972, Table 1; also Ramsey
+    1989): ours, from the exact distribution over all n! rankings, to the table's 3 decimals."""
+    assert T.spearman_critical(n) == pytest.approx(published, abs=6e-4)
+
+
+def test_train7_the_same_ranking_passes_and_the_critical_edge_is_inclusive():
+    assert T.decide_train7(T.synthetic_phase_summary()).verdict == "PASS"
+    edge = T.ranking_with_rho(T.spearman_critical(9))
+    assert T.decide_train7(T.synthetic_phase_summary(order=edge)).verdict == "PASS"

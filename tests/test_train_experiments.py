@@ -20,9 +20,11 @@ from sia_theory.studies.train_grid import (
     figure_grid,
     train_grid,
 )
+from sia_theory.studies.train_phase import PHASE_SCHEMES
 
 ROOT = Path(__file__).resolve().parents[1]
-SCRIPTS = ("train_table1", "train_si_positions", "train_tau", "train_attention_stats")
+SCRIPTS = ("train_table1", "train_si_positions", "train_tau", "train_attention_stats",
+           "train_phase")
 
 
 def load(stem: str):
@@ -84,6 +86,44 @@ def test_quick_figure_from_the_shared_store(stem, quick_store, tmp_path):
         assert set(model["scheme"]) == {"p-rope", "logn-p-rope", "si-p-rope"}
         mass = model[model["quantity"] == "recent_mass"]["mean"]
         assert ((mass > 0) & (mass <= 1 + 1e-9)).all()
+    if stem == "train_phase":
+        heads, summary = frames["train_phase_heads"], frames["train_phase_summary"]
+        assert set(heads["scheme"]) == set(PHASE_SCHEMES) == set(summary["scheme"])
+        assert (heads[["ratio_train", "ratio_end"]] > 0).all().all()
+        assert -1 <= summary["spearman"].iloc[0] <= 1
+        assert np.isfinite(summary["loss_change"]).all()
+
+
+@pytest.mark.parametrize("scheme, tau", [("si-p-rope", 10.0), ("alibi", None), ("rope-ntk", None)])
+def test_head_phase_sigma_equals_the_decoders_own_transformed_logits(scheme, tau, quick_store):
+    """Each head's σ at 16L from head_phases (raw q·k/√Dh through the scheme's coefficients)
+    equals the one computed from the decoder's own transformed logits (attention_logits), over
+    the keys at distances [M, 2M) of each of the last queries; and r = σ/√(2 log M)."""
+    from sia_theory.studies.train_grid import grid_runs
+    from sia_theory.studies.train_phase import head_phases
+    from sia_theory.training.data import corpus
+
+    quick = figure_grid(quick=True)
+    runs = grid_runs(TrainGridSettings(train=quick.train, runs=((scheme, 0, tau),)), seed=0,
+                     execution=Execution(store=quick_store, finished_only=True))
+    run = runs[(scheme, 0, tau)]
+    heads = head_phases(run, queries=3)
+    length = run.settings.max_length
+    tokens = corpus(run.settings).validation_windows(length)[:1, :length]
+    decoder = run.decoder(length)
+    rows = np.arange(length - 3, length)
+    for layer in range(run.settings.n_layers):
+        logits = decoder.attention_logits(tokens, layer, last=length).astype(np.float64)
+        for h in range(run.settings.n_heads):
+            var = []
+            for i in rows:
+                m = (i + 1) // 2
+                var.append(logits[0, h, i, i - np.arange(m, 2 * m)].var())
+            sigma = np.sqrt(np.mean(var))
+            got = heads[(heads["layer"] == layer) & (heads["head"] == h)].iloc[0]
+            assert got["sigma_end"] == pytest.approx(sigma, rel=1e-4)
+            m0 = (rows[0] + 1) // 2
+            assert got["ratio_end"] == pytest.approx(sigma / np.sqrt(2 * np.log(m0)), rel=1e-4)
 
 
 def test_finished_only_draws_a_partial_store_and_writes_nothing_into_it(tmp_path):

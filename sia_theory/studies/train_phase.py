@@ -1,0 +1,134 @@
+"""Theory beside practice on the trained models: the REM phase of every head at the training
+length ``L`` and at ``16L``, and whether the phase shift ranks the schemes' loss change.
+
+For each run of :data:`PHASE_SCHEMES` (seed 0, τ = 10 for SI) of the figure grid, every head's
+``σ`` of its logits ``L = a_t S + m_t`` over the keys at distances ``[M, 2M)``, ``M = (i + 1)//2``,
+RMS over the last ``queries`` query positions ``i``, against the freezing point ``√(2 log M)``:
+``r = σ/√(2 log M)`` and its phase (:func:`~sia_theory.gaussian.phase.phase_of_ratio`). This is
+the SmolLM2 study's measurement (:func:`~sia_theory.studies.model_extrapolation.phase_rows`) on
+the trained models' own logits: the queries ending at ``L`` through the decoder at ``L`` (as
+trained), the queries ending at ``16L`` through the decoder at ``16L`` (RoPE + NTK with its
+scaled base), on the first validation windows of ``16L`` tokens.
+
+The question (THEORY.md §7, the toolkit's own): does the size of a scheme's phase shift from
+``L`` to ``16L`` (the median over heads of ``|log r(16L)/r(L)|``) rank its loss change from
+``L`` to ``16L``? Spearman's ρ over the schemes (nine points: read it with that caveat).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from ..phases import REM_PHASES
+from .train_grid import SI_POSITION_SCHEMES, TABLE1_SCHEMES
+
+__all__ = ["PHASE_SCHEMES", "PHASE_QUERIES", "head_phases", "phase_shift_summary",
+           "trained_phases"]
+
+PHASE_SCHEMES = TABLE1_SCHEMES + tuple(s for s in SI_POSITION_SCHEMES if s not in TABLE1_SCHEMES)
+"""The schemes whose heads are measured: SI Table 1's seven and SI with RoPE and NoPE."""
+PHASE_QUERIES = 8
+"""Query positions ending at ``L`` (and at ``16L``) whose logits give each head's ``σ``."""
+
+
+def _ratios(decoder, tokens, rows, transform):
+    """Per (layer, head): ``r`` over the query ``rows`` of ``tokens`` (``(W, T)``), RMS over
+    the rows and windows, with ``M`` the smallest half-distance of the rows."""
+    from ..gaussian.phase import freezing_point
+
+    n_layers = decoder.config.n_layers
+    out = []
+    for layer in range(n_layers):
+        queries, keys, _ = decoder.attention_inputs(tokens, layer, last=tokens.shape[1])
+        scale = 1.0 / math.sqrt(queries.shape[-1])  # the decoder's q·k/√Dh
+        n_heads = queries.shape[1]
+        for h in range(n_heads):
+            var = []
+            for i in rows:
+                m = (int(i) + 1) // 2
+                t = np.arange(m, 2 * m)  # distances
+                s = (keys[:, h, int(i) - t].astype(np.float64)
+                     @ queries[:, h, int(i)].astype(np.float64)[..., None])[..., 0] * scale
+                # (W, M): the raw scores of the window's query i at distances t
+                if transform is not None:
+                    a, b = transform.coefficients(t.astype(float), float(i + 1), h)
+                    s = a * s + b
+                var.extend(s.var(axis=1))
+            m_min = (int(min(rows)) + 1) // 2
+            sigma = math.sqrt(float(np.mean(var)))
+            out.append({"layer": layer, "head": h, "M": m_min, "sigma": sigma,
+                        "ratio": sigma / float(freezing_point(m_min))})
+    return out
+
+
+def head_phases(run, *, windows: int = 1, queries: int = PHASE_QUERIES) -> pd.DataFrame:
+    """One row per (layer, head) of a trained ``run``: ``sigma`` and ``ratio`` ``r`` at the
+    queries ending at ``L`` (``*_train``) and at ``16L`` (``*_end``, the run's ``max_length``),
+    their phases, and ``log_ratio_change = log(r_end / r_train)``."""
+    from ..gaussian.phase import phase_of_ratio
+    from ..training.data import corpus
+
+    s = run.settings
+    length, train_length = s.max_length, s.train_length
+    tokens = corpus(s).validation_windows(length)[:windows, :length]  # (W, 16L)
+    scheme = run.resolved_scheme()
+    transform = scheme.transform_for(s.n_heads)
+    at_train = _ratios(run.decoder(train_length), tokens[:, :train_length],
+                       np.arange(train_length - queries, train_length), transform)
+    at_end = _ratios(run.decoder(length), tokens, np.arange(length - queries, length), transform)
+    frame = pd.DataFrame(at_train)[["layer", "head", "M", "sigma", "ratio"]].merge(
+        pd.DataFrame(at_end), on=["layer", "head"], suffixes=("_train", "_end"))
+    frame["phase_train"] = phase_of_ratio(frame["ratio_train"].to_numpy())
+    frame["phase_end"] = phase_of_ratio(frame["ratio_end"].to_numpy())
+    frame["log_ratio_change"] = np.log(frame["ratio_end"] / frame["ratio_train"])
+    return frame
+
+
+def phase_shift_summary(heads: pd.DataFrame, losses: pd.DataFrame) -> pd.DataFrame:
+    """Per scheme (``heads`` of :func:`head_phases` with a ``scheme`` column; ``losses`` with
+    ``scheme, loss_train, loss_end``): the shares of heads in each phase at ``L`` and ``16L``,
+    the share that changed phase, the median ``|log r(16L)/r(L)|`` (``phase_shift``) and the
+    loss change, with Spearman's ρ of the last two over the schemes in every row."""
+    rows = []
+    for scheme, g in heads.groupby("scheme", sort=False):
+        row = {"scheme": scheme}
+        for phase in REM_PHASES:
+            row[f"{phase}_train"] = float((g["phase_train"] == phase).mean())
+            row[f"{phase}_end"] = float((g["phase_end"] == phase).mean())
+        row["phase_changed"] = float((g["phase_train"] != g["phase_end"]).mean())
+        row["phase_shift"] = float(np.median(np.abs(g["log_ratio_change"])))
+        row["median_ratio_train"] = float(g["ratio_train"].median())
+        row["median_ratio_end"] = float(g["ratio_end"].median())
+        rows.append(row)
+    out = pd.DataFrame(rows).merge(losses, on="scheme", how="left")
+    out["loss_change"] = out["loss_end"] - out["loss_train"]
+    if len(out) > 2:
+        from scipy.stats import spearmanr
+
+        out["spearman"] = float(spearmanr(out["phase_shift"], out["loss_change"]).statistic)
+    return out
+
+
+def trained_phases(quick: bool, seed: int, execution, *, windows: int = 1):
+    """The runs of :data:`PHASE_SCHEMES` (seed 0, τ = 10) of the figure grid (trained, or read
+    back from ``execution.store``): ``(heads, summary, missing runs)`` (the figure
+    ``train_phase`` and claim TRAIN-7). The losses are the runs' own validation losses at ``L``
+    and ``16L``."""
+    from .train_grid import TrainGridSettings, figure_grid, grid_runs
+
+    grid = figure_grid(quick)
+    wanted = tuple(r for r in grid.runs
+                   if r[0] in PHASE_SCHEMES and r[1] == 0 and r[2] in (None, 10.0))
+    missing: list = []
+    runs = grid_runs(TrainGridSettings(train=grid.train, runs=wanted), seed=seed,
+                     execution=execution, missing=missing)
+    heads = pd.concat([head_phases(r, windows=windows).assign(scheme=key[0])
+                       for key, r in runs.items()], ignore_index=True)
+    s = grid.train
+    losses = pd.DataFrame([{"scheme": key[0], "loss_train": r.validation_loss(s.train_length),
+                            "loss_end": r.validation_loss(s.max_length)}
+                           for key, r in runs.items()])
+    return heads, phase_shift_summary(heads, losses), missing
