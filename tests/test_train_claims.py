@@ -1,4 +1,4 @@
-"""Claims TRAIN-1 … TRAIN-5: each decision function passes synthetic tables that follow the
+"""Claims TRAIN-1 … TRAIN-7: each decision function passes synthetic tables that follow the
 claim and fails the named alternatives, the nearest ones (the judged quantity 20 % beyond its
 tolerance) included; the quick rows are INFO and say why."""
 
