@@ -35,32 +35,25 @@ PHASE_QUERIES = 8
 
 
 def _ratios(decoder, tokens, rows, transform):
-    """Per (layer, head): ``r`` over the query ``rows`` of ``tokens`` (``(W, T)``), RMS over
-    the rows and windows, with ``M`` the smallest half-distance of the rows."""
+    """Per (layer, head): ``σ`` and ``r`` over the query ``rows`` of ``tokens`` (``(W, T)``):
+    :func:`~.model_extrapolation.phase_rows` on the raw scores ``q·k/√Dh`` of each window, the
+    variances averaged over the windows (RMS), ``M`` the smallest half-distance of the rows."""
     from ..gaussian.phase import freezing_point
+    from .model_extrapolation import phase_rows
 
-    n_layers = decoder.config.n_layers
     out = []
-    for layer in range(n_layers):
+    for layer in range(decoder.config.n_layers):
         queries, keys, _ = decoder.attention_inputs(tokens, layer, last=tokens.shape[1])
         scale = 1.0 / math.sqrt(queries.shape[-1])  # the decoder's q·k/√Dh
-        n_heads = queries.shape[1]
-        for h in range(n_heads):
-            var = []
-            for i in rows:
-                m = (int(i) + 1) // 2
-                t = np.arange(m, 2 * m)  # distances
-                s = (keys[:, h, int(i) - t].astype(np.float64)
-                     @ queries[:, h, int(i)].astype(np.float64)[..., None])[..., 0] * scale
-                # (W, M): the raw scores of the window's query i at distances t
-                if transform is not None:
-                    a, b = transform.coefficients(t.astype(float), float(i + 1), h)
-                    s = a * s + b
-                var.extend(s.var(axis=1))
-            m_min = (int(min(rows)) + 1) // 2
-            sigma = math.sqrt(float(np.mean(var)))
-            out.append({"layer": layer, "head": h, "M": m_min, "sigma": sigma,
-                        "ratio": sigma / float(freezing_point(m_min))})
+        per_window = []
+        for w in range(tokens.shape[0]):
+            scores = np.einsum("hrd,htd->hrt", queries[w][:, rows].astype(np.float64),
+                               keys[w].astype(np.float64)) * scale  # (H, R, T)
+            per_window.append(phase_rows(scores, rows, transform, layer, "end"))
+        for h, first in enumerate(per_window[0]):
+            sigma = math.sqrt(float(np.mean([pw[h]["sigma"] ** 2 for pw in per_window])))
+            out.append({"layer": layer, "head": h, "M": first["M"], "sigma": sigma,
+                        "ratio": sigma / float(freezing_point(first["M"]))})
     return out
 
 
