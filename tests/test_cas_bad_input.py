@@ -31,12 +31,16 @@ from sia_theory.cas import dynamics, jacobian, simplex, tokens, transition
 _bad_cas_n = st.one_of(st.floats(max_value=2.0, exclude_max=True, allow_nan=False),
                        st.floats(2.0, 1e300).filter(lambda x: not float(x).is_integer()),
                        _non_finite, _too_big_for_float, _not_numbers)
+# simplex_eta's d: the formula holds for any integer d >= 1 (d = 1 included)
+_bad_cas_d = st.one_of(st.floats(max_value=1.0, exclude_max=True, allow_nan=False),
+                       st.floats(1.0, 1e300).filter(lambda x: not float(x).is_integer()),
+                       _non_finite, _too_big_for_float, _not_numbers)
 _bad_gamma_array = st.one_of(
     st.floats(max_value=-1e-300, allow_nan=False).flatmap(lambda x: _with_entry([0.5, 1.0], x)),
     _non_finite.flatmap(lambda x: _with_entry([0.5, 1.0], x)),
     st.sampled_from([np.array([1 + 1j, 2]), np.array(["1", "2"]), [10**400, 1], [None, 1],
                      [[0.5, 1.0], [2.0]], []]))
-KINDS = {**BAD, "cas_n": _bad_cas_n, "gamma_array": _bad_gamma_array,
+KINDS = {**BAD, "cas_n": _bad_cas_n, "cas_d": _bad_cas_d, "gamma_array": _bad_gamma_array,
          "max_bytes": BAD["integer"].filter(lambda v: v is not None)}
 
 RNG = np.random.default_rng(0)
@@ -69,7 +73,7 @@ CAS_CASES = [
                                                    ("q", "positive_real")]),
     *_simplex_cases("simplex_sparsity", _SW, [("n", "cas_n"), ("gamma", "nonnegative_real"),
                                               ("gamma", "gamma_array"), ("rho", "probability")]),
-    *_simplex_cases("simplex_eta", dict(_SW, d=8), [("n", "cas_n"), ("d", "cas_n"),
+    *_simplex_cases("simplex_eta", dict(_SW, d=8), [("n", "cas_n"), ("d", "cas_d"),
                                                    ("gamma", "nonnegative_real"),
                                                    ("rho", "probability"),
                                                    ("alpha", "nonnegative_real"),
@@ -231,3 +235,10 @@ def test_memory_estimate_scales_as_documented():
                                                                                         rel=0.02)
     assert jacobian.dense_jacobian_memory(200, 10) >= 8 * (2000**2)
     assert jacobian.eta_memory(10**5, 1, 512) >= 8 * 10**10
+
+
+def test_simplex_eta_takes_d_from_one():
+    """d = 1 is inside the documented range (the formula holds for any integer d >= 1); the
+    bad-input table once drew it as a bad value."""
+    assert np.isfinite(sia.simplex_eta(n=100, d=1, gamma=2.0, rho=0.5))
+    assert np.isfinite(sia.simplex_eta(n=100, d=1.0, gamma=2.0, rho=0.5))
