@@ -5,8 +5,8 @@ size of the shift (median over heads of |log r(16L)/r(L)|) ranks the schemes' lo
 to 16L (Spearman over nine points; claim TRAIN-7). Left: each head's r at L against r at 16L
 (the band: the critical phase). Right: the shift against the loss change. CPU cost: a few
 seconds per scheme at full size (one validation window). For ALiBi the σ over [M, 2M) is mostly
-its own linear bias (slope × M across the octave), not the spread of the scores: its heads read
-as frozen at 16L while it extrapolates best."""
+its own linear bias (slope × M across the octave), not the spread of the scores: the heads with
+the steeper slope read as frozen at 16L while it extrapolates best."""
 
 import sys
 

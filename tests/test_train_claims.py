@@ -99,7 +99,17 @@ def test_spearman_critical_values_match_the_published_table(n, published):
     assert T.spearman_critical(n) == pytest.approx(published, abs=6e-4)
 
 
-def test_train7_the_same_ranking_passes_and_the_critical_edge_is_inclusive():
+def test_train7_the_same_ranking_passes():
     assert T.decide_train7(T.synthetic_phase_summary()).verdict == "PASS"
-    edge = T.ranking_with_rho(T.spearman_critical(9))
-    assert T.decide_train7(T.synthetic_phase_summary(order=edge)).verdict == "PASS"
+
+
+@pytest.mark.parametrize("n", range(5, 11))
+def test_train7_the_critical_edge_is_inclusive_and_the_next_value_below_fails(n):
+    """With fewer schemes (runs missing) too: ρ at the published critical value passes, the
+    next attainable value below it fails."""
+    critical = T.spearman_critical(n)
+    edge = T.ranking_with_rho(critical, n)
+    assert T.decide_train7(T.synthetic_phase_summary(order=edge, n=n)).verdict == "PASS"
+    below = max(r for r in set(np.round(T._exact_rhos(n), 9)) if r < critical - 1e-9)
+    worse = T.ranking_with_rho(below, n)
+    assert T.decide_train7(T.synthetic_phase_summary(order=worse, n=n)).verdict == "FAIL"

@@ -97,11 +97,14 @@ def test_quick_figure_from_the_shared_store(stem, quick_store, tmp_path):
         assert np.isfinite(summary["loss_change"]).all()
 
 
-@pytest.mark.parametrize("scheme, tau", [("si-p-rope", 10.0), ("alibi", None), ("rope-ntk", None)])
+@pytest.mark.parametrize("scheme, tau", [("si-p-rope", 10.0), ("alibi", None), ("rope-ntk", None),
+                                         ("logn-p-rope", None)])
 def test_head_phase_sigma_equals_the_decoders_own_transformed_logits(scheme, tau, quick_store):
-    """Each head's σ at 16L from head_phases (raw q·k/√Dh through the scheme's coefficients)
-    equals the one computed from the decoder's own transformed logits (attention_logits), over
-    the keys at distances [M, 2M) of each of the last queries; and r = σ/√(2 log M)."""
+    """Each head's σ at L and at 16L from head_phases (raw q·k/√Dh through the scheme's
+    coefficients) equals the one computed from the decoder's own transformed logits
+    (attention_logits; the decoder at L for L, at 16L for 16L), over the keys at distances
+    [M, 2M) of each of the last queries; and r = σ/√(2 log M). LogN's coefficients depend on the
+    context, RoPE + NTK's decoder on the length."""
     from sia_theory.studies.train_grid import grid_runs
     from sia_theory.studies.train_phase import head_phases
     from sia_theory.training.data import corpus
@@ -113,20 +116,22 @@ def test_head_phase_sigma_equals_the_decoders_own_transformed_logits(scheme, tau
     heads = head_phases(run, queries=3)
     length = run.settings.max_length
     tokens = corpus(run.settings).validation_windows(length)[:1, :length]
-    decoder = run.decoder(length)
-    rows = np.arange(length - 3, length)
-    for layer in range(run.settings.n_layers):
-        logits = decoder.attention_logits(tokens, layer, last=length).astype(np.float64)
-        for h in range(run.settings.n_heads):
-            var = []
-            for i in rows:
-                m = (i + 1) // 2
-                var.append(logits[0, h, i, i - np.arange(m, 2 * m)].var())
-            sigma = np.sqrt(np.mean(var))
-            got = heads[(heads["layer"] == layer) & (heads["head"] == h)].iloc[0]
-            assert got["sigma_end"] == pytest.approx(sigma, rel=1e-4)
-            m0 = (rows[0] + 1) // 2
-            assert got["ratio_end"] == pytest.approx(sigma / np.sqrt(2 * np.log(m0)), rel=1e-4)
+    for which, n in (("end", length), ("train", run.settings.train_length)):
+        decoder = run.decoder(n)
+        rows = np.arange(n - 3, n)
+        for layer in range(run.settings.n_layers):
+            logits = decoder.attention_logits(tokens[:, :n], layer, last=n).astype(np.float64)
+            for h in range(run.settings.n_heads):
+                var = []
+                for i in rows:
+                    m = (i + 1) // 2
+                    var.append(logits[0, h, i, i - np.arange(m, 2 * m)].var())
+                sigma = np.sqrt(np.mean(var))
+                got = heads[(heads["layer"] == layer) & (heads["head"] == h)].iloc[0]
+                assert got[f"sigma_{which}"] == pytest.approx(sigma, rel=1e-4)
+                m0 = (rows[0] + 1) // 2
+                assert got[f"ratio_{which}"] == pytest.approx(sigma / np.sqrt(2 * np.log(m0)),
+                                                             rel=1e-4)
 
 
 def test_finished_only_draws_a_partial_store_and_writes_nothing_into_it(tmp_path):
