@@ -123,14 +123,9 @@ def trained_fig1(quick: bool, seed: int, execution, *, windows: int = 2):
     ``execution.store``): ``(train settings, model statistics, Gaussian prediction, missing
     runs)``, the statistics with a ``scheme`` column (the figure ``train_attention_stats`` and
     claim TRAIN-5)."""
-    from .train_grid import TrainGridSettings, figure_grid, grid_runs
+    from .train_grid import seed0_runs
 
-    grid = figure_grid(quick)
-    wanted = tuple(r for r in grid.runs
-                   if r[0] in FIG1_SCHEMES and r[1] == 0 and r[2] in (None, 10.0))
-    missing: list = []
-    runs = grid_runs(TrainGridSettings(train=grid.train, runs=wanted), seed=seed,
-                     execution=execution, missing=missing)
+    grid, runs, missing = seed0_runs(FIG1_SCHEMES, quick=quick, seed=seed, execution=execution)
     model = pd.concat([attention_statistics(r, windows=windows).assign(scheme=key[0])
                        for key, r in runs.items()], ignore_index=True)
     theory = gaussian_prediction(FIG1_SCHEMES, max_length=grid.train.max_length,

@@ -32,7 +32,7 @@ from .base import study
 
 __all__ = ["TRAIN_GRID_STUDY", "TrainGridSettings", "train_grid", "grid_runs", "train_cell",
            "check_store_settings", "TABLE1_SCHEMES", "SI_POSITION_SCHEMES", "TAU_SWEEP",
-           "SETTINGS_FILE", "figure_grid", "validation_summary"]
+           "SETTINGS_FILE", "figure_grid", "seed0_runs", "validation_summary"]
 
 TRAIN_GRID_STUDY = "training.grid"
 """The sweep store's study name of the grid's cells (a store of another study is refused)."""
@@ -188,6 +188,20 @@ def grid_runs(settings: TrainGridSettings, *, seed: int, execution,
         missing.extend(absent)
     return {(c["scheme"], c["seed"], c["tau"]): TrainedRun.from_stored(f, b[PARAMETERS_FILE])
             for c, f, b in zip(cells, frames, files, strict=True) if f is not None}
+
+
+def seed0_runs(schemes, *, quick: bool, seed: int, execution):
+    """``(grid, runs, missing)``: the seed-0 runs (τ = 10 for SI) of ``schemes`` in the figure
+    grid (:func:`figure_grid`), trained or read back from ``execution.store``, as
+    ``{(scheme, seed, tau): TrainedRun}``, and the keys of those not in the store under
+    ``execution.finished_only`` (the studies of the trained models' attention use these)."""
+    grid = figure_grid(quick)
+    wanted = tuple(r for r in grid.runs
+                   if r[0] in schemes and r[1] == 0 and r[2] in (None, 10.0))
+    missing: list = []
+    runs = grid_runs(TrainGridSettings(train=grid.train, runs=wanted), seed=seed,
+                     execution=execution, missing=missing)
+    return grid, runs, missing
 
 
 @study("train-grid", TrainGridSettings, sweepable=True, partial=True)

@@ -110,14 +110,9 @@ def trained_phases(quick: bool, seed: int, execution, *, windows: int = 1):
     back from ``execution.store``): ``(heads, summary, missing runs)`` (the figure
     ``train_phase`` and claim TRAIN-7). The losses are the runs' own validation losses at ``L``
     and ``16L``."""
-    from .train_grid import TrainGridSettings, figure_grid, grid_runs
+    from .train_grid import seed0_runs
 
-    grid = figure_grid(quick)
-    wanted = tuple(r for r in grid.runs
-                   if r[0] in PHASE_SCHEMES and r[1] == 0 and r[2] in (None, 10.0))
-    missing: list = []
-    runs = grid_runs(TrainGridSettings(train=grid.train, runs=wanted), seed=seed,
-                     execution=execution, missing=missing)
+    grid, runs, missing = seed0_runs(PHASE_SCHEMES, quick=quick, seed=seed, execution=execution)
     heads = pd.concat([head_phases(r, windows=windows).assign(scheme=key[0])
                        for key, r in runs.items()], ignore_index=True)
     s = grid.train
