@@ -44,7 +44,10 @@ def main(quick=False, seed=0, out_dir="figures", store="auto", finished_only=Fal
         where = "inside" if n <= s.train_length else "beyond"
         ax.set(xlabel="depth of the key", ylabel="accuracy (95 % Wilson)", ylim=(0, 1.05),
                title=f"{n} tokens ({where} the {s.train_length} training context)")
-    axes[0].legend(fontsize=7)
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncol=len(labels), fontsize=8,
+               title="bars: the whole answer reproduced; dashes: every digit the top choice",
+               title_fontsize=8)
     ax = axes[-1]
     for k, name in enumerate(SCHEME_NAMES):
         g = contexts[contexts["scheme"] == name].sort_values("n_ctx")
@@ -52,6 +55,7 @@ def main(quick=False, seed=0, out_dir="figures", store="auto", finished_only=Fal
         ax.bar(x, g["accuracy"], width, color=colours[name],
                yerr=np.vstack([g["accuracy"] - g["ci_low"], g["ci_high"] - g["accuracy"]]),
                capsize=1, error_kw={"lw": 0.5})
+        ax.plot(x, g["digits_accuracy"], "k_", ms=6)
     ax.set_xticks(np.arange(len(s.contexts)), [str(n) for n in s.contexts])
     ax.set(xlabel="context (tokens)", ylabel="accuracy over depths", ylim=(0, 1.05),
            title="All depths pooled")
