@@ -35,7 +35,7 @@ from sia_theory.attention import (
     p_rope_si,
     rms_norm,
 )
-from sia_theory.attention.core import DEFAULT_BLOCK_SIZE, SCORE_BLOCK
+from sia_theory.attention.core import block_shape
 
 MIB = 2.0**20
 TARGET_RATE = {"float32": 0.60, "float64": 0.70}
@@ -78,7 +78,7 @@ def block_products(n_heads, dtype, workers):
     """``fn, flops``: the kernel's two block products (q_blk·k_blkᵀ, p·v) for H heads and 8
     blocks each, run as tasks on ``workers`` threads with single-threaded BLAS, exactly as
     attention runs them: the matmul rate attention is measured against."""
-    q_block, k_block = DEFAULT_BLOCK_SIZE, SCORE_BLOCK // DEFAULT_BLOCK_SIZE
+    q_block, k_block = block_shape(dtype)
     rng = np.random.default_rng(0)
     q = rng.standard_normal((q_block, HEAD_DIM)).astype(dtype)
     k, v = (rng.standard_normal((k_block, HEAD_DIM)).astype(dtype) for _ in range(2))
@@ -102,7 +102,7 @@ def own_products(q, k, v, workers):
     its task plan and key blocks, keys and values streamed from the full arrays), nothing
     else: the matmul rate with attention's own data movement."""
     n_heads, n_ctx = q.shape[1], q.shape[2]
-    q_block, k_block = DEFAULT_BLOCK_SIZE, SCORE_BLOCK // DEFAULT_BLOCK_SIZE
+    q_block, k_block = block_shape(q.dtype)
     tasks = [(h, q0) for h in range(n_heads) for q0 in range(0, n_ctx, q_block)][::-1]
 
     def task(item):
@@ -119,9 +119,10 @@ def own_products(q, k, v, workers):
 
 def section_rate(n_ctx, repeats, workers):
     n_heads = 8
+    (r32, k32), (r64, k64) = block_shape(np.float32), block_shape(np.float64)
     print(f"\n== 1. T = {n_ctx}, B = 1, H = {n_heads}, D = 64, causal: useful GFLOP/s vs "
-          f"matmul on the block shapes ({DEFAULT_BLOCK_SIZE}x64 @ 64x"
-          f"{SCORE_BLOCK // DEFAULT_BLOCK_SIZE} and back); {load()}")
+          f"matmul on the block shapes (float32 {r32}x64 @ 64x{k32}, float64 {r64}x64 @ "
+          f"64x{k64}, and back); {load()}")
     print("matmul: the two block products on one block in a loop (operands in cache); own: "
           "exactly attention's block products with its data movement, nothing else")
     print(f"{'dtype':<9}{'threads':>8}{'score_mod':>16}{'time s':>9}{'GFLOP/s':>9}"
@@ -265,8 +266,9 @@ def main(quick=False, workers=None):
     workers = workers or available_workers()
     repeats = 2 if quick else 5
     print(f"numpy {np.__version__}; {os.cpu_count()} cores, default workers "
-          f"{available_workers()}, this run {workers}; block {DEFAULT_BLOCK_SIZE} rows x "
-          f"{SCORE_BLOCK // DEFAULT_BLOCK_SIZE} keys; {load()}")
+          f"{available_workers()}, this run {workers}; blocks (rows x keys) "
+          f"{'x'.join(map(str, block_shape(np.float64)))} in float64, "
+          f"{'x'.join(map(str, block_shape(np.float32)))} in float32; {load()}")
     section_rate(1024 if quick else 4096, repeats, workers)
     section_threads(2048 if quick else 16384, 2 if quick else 5, workers, quick)
     section_decode((512, 1024) if quick else (4096, 8192, 16384), 3 if quick else 20)

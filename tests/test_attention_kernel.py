@@ -215,3 +215,22 @@ def test_worker_pool_survives_fork():
         child.kill()
     assert not alive and child.exitcode == 0
     assert queue.get(timeout=5) == expected
+
+
+@pytest.mark.parametrize(("dtype", "shape"), [(np.float64, (1, 8, 4096, 64)),
+                                               (np.float32, (1, 8, 4096, 64)),
+                                               (np.float32, (1, 8, 1, 64))])
+def test_default_blocks_hold_one_mib_of_scores(dtype, shape):
+    """float64 tasks are 128 query rows × 1024 keys, float32 tasks 256 × 1024 (the same bytes;
+    the measured choice in docs/theory/benchmarks.md); a decoding step (one query row) takes
+    the whole context up to 1 MiB of scores in one block."""
+    from sia_theory.attention.core import _block_sizes
+
+    q = np.zeros(shape, dtype)
+    rows, keys = _block_sizes(q, q, None, split_heads=True)
+    itemsize = np.dtype(dtype).itemsize
+    if shape[2] == 1:
+        assert (rows, keys * itemsize) == (1, 2**20)
+    else:
+        assert rows == {8: 128, 4: 256}[itemsize] and keys == 1024
+        assert rows * keys * itemsize == 2**20

@@ -17,8 +17,11 @@ weight from a float64 ``exp``; the row sum is corrected by the difference. The r
 float32 value, whose error is damped by their weight (``< e^-REFINE_NATS`` of the largest).
 Measured worst-row errors of SI against float64 (B = 1, H = 8, D = 64): 0.93e-6 at T = 4096 and
 1.16e-6 at 16,384 with ``REFINE_NATS = 2``; 1.09e-6 and 2.09e-6 with 1.5, which refines 0.34 %
-of the scores. Refining cost about 6 % of a float32 SI call at T = 4096 with 1.5 (measured with
-it switched off); at 2, in proportion to the entries refined, about 10 %.
+of the scores. The refinement looks only into 64-key chunks whose maximum is within
+``REFINE_NATS`` (16 % of the chunks at T = 4096), gathers their entries above the threshold
+without branches, then recomputes those. Measured in one process on the kernel's own blocks
+(T = 4096, best of 9 alternating runs), it adds 28 % to the fused pass (12.2 ms against 9.6 ms
+without it; 14.4 ms with a branching scan), about 5 % of a float32 SI call.
 """
 
 from __future__ import annotations
@@ -63,11 +66,11 @@ _CHUNK = 64
 
 
 @numba.njit(cache=True, nogil=True, fastmath=_FLAGS)
-def _refine_row(row, limit, chunk_max, chunk_floor, threshold, q_row, q64, key_rows, scale,
-                affine, a64, m64, row_max):
+def _refine_row(row, limit, chunk_max, chunk_floor, threshold, q_row, q64, picked, key_rows,
+                scale, affine, a64, m64, row_max):
     """Recompute the weights of ``row[:limit]`` above ``threshold`` from ``q·k`` in float64,
     looking only into chunks whose largest logit is above ``chunk_floor``; returns the change
-    of the row sum."""
+    of the row sum. ``q64`` and ``picked`` (``_CHUNK`` integers) are scratch space."""
     converted = False
     correction = 0.0
     for c in range(chunk_max.shape[0]):
@@ -77,18 +80,24 @@ def _refine_row(row, limit, chunk_max, chunk_floor, threshold, q_row, q64, key_r
             for d in range(q_row.shape[0]):
                 q64[d] = q_row[d]
             converted = True
-        for j in range(c * _CHUNK, min((c + 1) * _CHUNK, limit)):
-            if row[j] > threshold:
-                k_row = key_rows[j]
-                dot = 0.0
-                for d in range(q64.shape[0]):
-                    dot += q64[d] * np.float64(k_row[d])
-                logit = dot * scale
-                if affine:
-                    logit = logit * a64[j] + m64[j]
-                exact = exp_nonpositive(logit - row_max)  # the argument may exceed 0 by ~1e-6
-                correction += exact - np.float64(row[j])
-                row[j] = exact
+        # the chunk's entries above the threshold, gathered without branches
+        lo = c * _CHUNK
+        n_picked = 0
+        for j in range(lo, min(lo + _CHUNK, limit)):
+            picked[n_picked] = j
+            n_picked += row[j] > threshold
+        for p in range(n_picked):
+            j = picked[p]
+            k_row = key_rows[j]
+            dot = 0.0
+            for d in range(q64.shape[0]):
+                dot += q64[d] * np.float64(k_row[d])
+            logit = dot * scale
+            if affine:
+                logit = logit * a64[j] + m64[j]
+            exact = exp_nonpositive(logit - row_max)  # the argument may exceed 0 by ~1e-6
+            correction += exact - np.float64(row[j])
+            row[j] = exact
     return correction
 
 
@@ -119,6 +128,7 @@ def softmax_block(scores, a_tab, m_tab, affine, tab_head0, per_head_tab, base, f
     zero = scores.dtype.type(0.0)
     threshold = scores.dtype.type(math.exp(-REFINE_NATS))
     q64 = np.empty(queries.shape[3])  # one query row in float64 (refinement)
+    picked = np.empty(_CHUNK, np.int64)  # the entries of one chunk to refine
     chunk_max = np.empty((n_keys + _CHUNK - 1) // _CHUNK, scores.dtype)  # of one row
     for s in range(n_slabs):
         head = s % n_heads
@@ -172,7 +182,7 @@ def softmax_block(scores, a_tab, m_tab, affine, tab_head0, per_head_tab, base, f
             correction = 0.0
             if refine and top > new_max - REFINE_NATS:  # some weight of this block is large
                 correction = _refine_row(row, limit, chunk_max[:n_chunks], new_max - REFINE_NATS,
-                                         threshold, queries[batch, head, i], q64,
+                                         threshold, queries[batch, head, i], q64, picked,
                                          keys[batch, head // group], scale, affine,
                                          a64[tab, off:off + limit], m64[tab, off:off + limit],
                                          new_max)

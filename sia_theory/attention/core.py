@@ -36,19 +36,23 @@ from .score_mods import ScoreModifier
 
 __all__ = ["attention", "attention_dense", "attention_partial", "merge_partials",
            "attention_scores", "cached_attention", "cached_attention_partial",
-           "require_finite", "DEFAULT_BLOCK_SIZE", "SCORE_BLOCK", "SMALL_WORK"]
+           "require_finite", "DEFAULT_BLOCK_SIZE", "SCORE_BLOCK", "SMALL_WORK", "block_shape"]
 
-# Query rows per task when block_size is None. Measured (benchmarks/bench_attention.py, float32
-# and float64, D = 64, one thread): see the README; smaller blocks waste less of the diagonal
-# block (a fraction block/T of the causal work), larger ones spend less time in Python.
+# Query rows per task when block_size is None, for float64; float32 tasks take twice as many,
+# the same bytes. Measured (benchmarks/bench_attention_peer.py and an in-process A/B of block
+# shapes, D = 64, one thread, quiet machine): float32 tasks of 256 rows × 1024 keys took 0.88x
+# the time of 128 × 1024 for bare attention at T = 4096 and 16,384 (the products gain more from
+# the taller panel than the diagonal block wastes: a fraction block/T of the causal work); in
+# float64 the two shapes were the same within the noise, and it keeps 128 × 1024.
 DEFAULT_BLOCK_SIZE = 128
-"""Query rows per task when ``block_size`` is None (measured by
-``benchmarks/bench_attention.py``)."""
-# Scores per key block of a task (all its batches and heads together) when block_size is None:
-# 128 rows × 1024 keys, 512 KiB in float32, half of this machine's 1 MiB L2 cache per core.
+"""Query rows per task when ``block_size`` is None, for float64 (float32: twice as many; see
+:func:`block_shape`)."""
+# Scores per key block of a task (all its batches and heads together) when block_size is None,
+# for float64 (float32: twice as many): 1 MiB, this machine's L2 cache per core; each row is
+# processed while it is in L1.
 SCORE_BLOCK = 2**17
-"""Scores per key block of a task when ``block_size`` is None: 128 rows × 1024 keys, 512 KiB in
-float32."""
+"""Scores per key block of a task when ``block_size`` is None, for float64 (1 MiB; float32:
+twice as many)."""
 # Below this many visible scores a call runs as one task per query block holding every batch
 # and head, in the calling thread: thread hand-offs would cost more than they save.
 SMALL_WORK = 2**21
@@ -294,15 +298,24 @@ def merge_partials(parts):
     return out, top + np.log(total)
 
 
+def block_shape(dtype) -> tuple[int, int]:
+    """``(query rows, keys)`` of one head's block when ``block_size`` is None: 128 × 1024 in
+    float64 and 256 × 1024 in float32 (1 MiB of scores either way)."""
+    per = 8 // np.dtype(dtype).itemsize  # 2 for float32: the same bytes
+    return DEFAULT_BLOCK_SIZE * per, SCORE_BLOCK // DEFAULT_BLOCK_SIZE
+
+
 def _block_sizes(q, k, block_size, split_heads):
     """Query rows per task and keys per block: ``block_size`` for both when given."""
     if block_size is not None:
         return block_size, block_size
     n_batch, n_heads, n_queries, _ = q.shape
-    q_block = min(DEFAULT_BLOCK_SIZE, n_queries)
+    rows_max, _ = block_shape(q.dtype)
+    q_block = min(rows_max, n_queries)
     # a split task holds one group of query heads sharing a key-value head (GQA; 1 for MHA)
     rows = q_block * (n_heads // k.shape[1]) if split_heads else n_batch * n_heads * q_block
-    return q_block, max(DEFAULT_BLOCK_SIZE, SCORE_BLOCK // rows)
+    scores = SCORE_BLOCK * (rows_max // DEFAULT_BLOCK_SIZE)
+    return q_block, max(rows_max, scores // rows)
 
 
 def _attention(q, k, v, score_mod, causal, block_size, scale, return_lse, workers, starts=None,
