@@ -48,7 +48,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._infra.validate import check_int, check_real, one_of
-from .positional import RoPE, _check_head_dim, _check_x, _rotate, rope, rope_frequencies
+from .rotary import RoPE, _check_head_dim, _check_x, _rotate, rope, rope_frequencies
 
 __all__ = ["ntk_base", "NTKRoPE", "dynamic_ntk_base", "DynamicNTKRoPE", "yarn_frequencies",
            "YaRNRoPE", "YARN_ALPHA", "YARN_BETA", "YARN_RAMPS"]

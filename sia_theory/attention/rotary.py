@@ -1,0 +1,115 @@
+"""Rotary position embedding (RoPE, Su et al. 2024, RoFormer eq. 34) and p-RoPE: the rotation
+the position encodings of :mod:`~sia_theory.attention.positional` and the context-extension
+encodings of :mod:`~sia_theory.attention.rope_scaling` share.
+
+Frequency ``θ_k = base^(−2k/D)``, ``k = 0..D/2−1``; dimension ``k`` is paired with ``k + D/2``
+(the half-split layout of GPT-NeoX and modded-nanogpt). With ``fraction = p < 1`` it is p-RoPE
+(Barbero et al. 2024, "Round and round we go"): only the ``round(p·D/2)`` highest frequencies
+rotate. All names are also importable from :mod:`~sia_theory.attention.positional`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._infra.validate import check_int, check_real, one_of
+
+__all__ = ["rope", "rope_frequencies", "RoPE"]
+
+
+def _check_head_dim(head_dim, multiple=2):
+    head_dim = check_int("head_dim", head_dim, lo=multiple)
+    if head_dim % multiple:
+        raise ValueError(f"head_dim D must be a multiple of {multiple} for this rotary "
+                         f"encoding (pairs of dimensions rotate together), got D={head_dim}")
+    return head_dim
+
+
+def rope_frequencies(head_dim, base=10000.0, fraction=1.0) -> np.ndarray:
+    """Angular frequencies ``θ_k = base^(−2k/D)`` of RoPE (RoFormer eq. 15), shape ``(D/2,)``;
+    p-RoPE (``fraction < 1``) sets all but the ``round(fraction·D/2)`` highest to 0."""
+    head_dim = _check_head_dim(head_dim)
+    base = check_real("base", base, lo=1, lo_open=True)
+    fraction = check_real("fraction", fraction, lo=0, hi=1, lo_open=True)
+    n_pairs = head_dim // 2
+    n_rotating = int(round(fraction * n_pairs))
+    if n_rotating < 1:
+        raise ValueError(f"fraction must keep at least one of the {n_pairs} frequencies of "
+                         f"head_dim={head_dim}: fraction >= {0.5 / n_pairs:.4g}, got {fraction}")
+    theta = base ** (-2.0 * np.arange(n_pairs) / head_dim)  # (D/2,), highest first
+    theta[n_rotating:] = 0.0
+    return theta
+
+
+def _check_x(x, multiple):
+    x = np.asarray(x)
+    if x.dtype not in (np.float32, np.float64):
+        raise ValueError(f"x must be a float32 or float64 array, got dtype {x.dtype}")
+    if x.ndim < 2:
+        raise ValueError(f"x must have shape (..., T, D), got shape {x.shape}")
+    if x.shape[-1] % multiple or x.shape[-1] == 0:
+        raise ValueError(f"x must have a head dimension D (last axis) that is a positive "
+                         f"multiple of {multiple} for this rotary encoding, got D={x.shape[-1]}")
+    if not np.all(np.isfinite(x)):
+        raise ValueError("x must contain only finite numbers")
+    return x
+
+
+def _rotate(x, positions, theta):
+    if x.shape[-1] != 2 * theta.size:
+        raise ValueError(f"x must have head dimension D={2 * theta.size}, got shape {x.shape}")
+    positions = np.asarray(positions)
+    if positions.ndim != 1 or positions.size != x.shape[-2]:
+        raise ValueError(f"positions must be a 1-D array with one entry per position "
+                         f"(T={x.shape[-2]}), got shape {positions.shape}")
+    if positions.dtype.kind not in "iuf" or not np.all(np.isfinite(positions)):
+        raise ValueError("positions must contain finite real numbers")
+    angle = positions.astype(np.float64)[:, None] * theta[None, :]  # (T, D/2)
+    # angles in float64 (positions up to 1e5+ times theta), the rotation in x's dtype
+    cos, sin = np.cos(angle).astype(x.dtype), np.sin(angle).astype(x.dtype)
+    half = theta.size
+    x1, x2 = x[..., :half], x[..., half:]  # (..., T, D/2) each
+    out = np.empty(x.shape, x.dtype)  # (..., T, D)
+    lo, hi = out[..., :half], out[..., half:]
+    np.multiply(x1, cos, out=lo)
+    lo -= x2 * sin
+    np.multiply(x1, sin, out=hi)
+    hi += x2 * cos
+    return out
+
+
+def rope(x, positions, base=10000.0, fraction=1.0):
+    """Rotary position embedding of ``x`` (``(..., T, D)``) at integer ``positions`` (``(T,)``).
+
+    RoPE (Su et al. 2024): pair ``(x_k, x_{k+D/2})`` is rotated by ``position·θ_k`` with
+    ``θ_k = base^(−2k/D)``, so ``rope(q, i)·rope(k, j)`` depends on ``i − j`` only and norms are
+    preserved. ``fraction < 1`` is p-RoPE (Barbero et al. 2024): only the highest-frequency
+    ``round(fraction·D/2)`` pairs rotate. ``D`` must be even; ``fraction`` in ``(0, 1]``.
+    """
+    x = _check_x(x, 2)
+    return _rotate(x, positions, rope_frequencies(x.shape[-1], base, fraction))
+
+
+@dataclass(frozen=True, init=False)
+class RoPE:
+    """RoPE / p-RoPE with a given base and fraction of rotating frequencies (see :func:`rope`);
+    ``rope_theta`` (transformers' name) is accepted for ``base``."""
+
+    base: float = 10000.0
+    fraction: float = 1.0
+
+    def __init__(self, base=None, fraction=1.0, *, rope_theta=None):
+        name, base = one_of(10000.0, base=base, rope_theta=rope_theta)
+        object.__setattr__(self, "base", check_real(name, base, lo=1, lo_open=True))
+        object.__setattr__(self, "fraction", check_real("fraction", fraction, lo=0, hi=1,
+                                                        lo_open=True))
+
+    def frequencies(self, head_dim) -> np.ndarray:
+        """The angular frequencies this encoding rotates pair ``(k, k + D/2)`` by, shape
+        ``(D/2,)`` (:func:`rope_frequencies`)."""
+        return rope_frequencies(head_dim, self.base, self.fraction)
+
+    def __call__(self, x, positions):
+        return rope(x, positions, self.base, self.fraction)
