@@ -3,7 +3,7 @@ at several depths of prompts inside and beyond the training context, for RoPE as
 YaRN, Qwen logn, Llama-4 temperature and the post-hoc scale-invariant transform; retrieved when
 greedy decoding reproduces the key (teacher-forced check); accuracy with Wilson intervals (bars),
 and the accuracy of the digits alone, once the answer has begun with its split-off space
-(black ticks)."""
+(white diamonds)."""
 
 import sys
 
@@ -26,6 +26,9 @@ def main(quick=False, seed=0, out_dir="figures", store="auto", finished_only=Fal
         scheduler="threads", store=resolve_store(store, STEM, seed, quick),
         finished_only=finished_only, progress=True))
     cells, contexts = result["cells"], result["contexts"]
+    # the digits' accuracy: white diamonds above the bars and their error caps
+    digits_style = {"marker": "D", "ms": 4, "mfc": "white", "mec": "black", "ls": "none",
+                    "zorder": 3, "clip_on": False}
     colours = dict(zip(SCHEME_NAMES, plt.rcParams["axes.prop_cycle"].by_key()["color"]))
 
     fig, axes = plt.subplots(1, len(s.contexts) + 1, figsize=(5 * (len(s.contexts) + 1), 4.5),
@@ -38,15 +41,15 @@ def main(quick=False, seed=0, out_dir="figures", store="auto", finished_only=Fal
             ax.bar(x, g["accuracy"], width, color=colours[name], label=name,
                    yerr=np.vstack([g["accuracy"] - g["ci_low"], g["ci_high"] - g["accuracy"]]),
                    capsize=1, error_kw={"lw": 0.5})
-            ax.plot(x, g["digits_accuracy"], "k_", ms=6,
-                    label="digits alone" if k == 0 else None)
+            ax.plot(x, g["digits_accuracy"], **digits_style,
+                    label="every digit the top choice" if k == 0 else None)
         ax.set_xticks(np.arange(len(depths)), [f"{d:g}" for d in depths])
         where = "inside" if n <= s.train_length else "beyond"
         ax.set(xlabel="depth of the key", ylabel="accuracy (95 % Wilson)", ylim=(0, 1.05),
                title=f"{n} tokens ({where} the {s.train_length} training context)")
     handles, labels = axes[0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="outside lower center", ncol=len(labels), fontsize=8,
-               title="bars: the whole answer reproduced; dashes: every digit the top choice",
+               title="bars: the whole answer reproduced (95 % Wilson)",
                title_fontsize=8)
     ax = axes[-1]
     for k, name in enumerate(SCHEME_NAMES):
@@ -55,7 +58,7 @@ def main(quick=False, seed=0, out_dir="figures", store="auto", finished_only=Fal
         ax.bar(x, g["accuracy"], width, color=colours[name],
                yerr=np.vstack([g["accuracy"] - g["ci_low"], g["ci_high"] - g["accuracy"]]),
                capsize=1, error_kw={"lw": 0.5})
-        ax.plot(x, g["digits_accuracy"], "k_", ms=6)
+        ax.plot(x, g["digits_accuracy"], **digits_style)
     ax.set_xticks(np.arange(len(s.contexts)), [str(n) for n in s.contexts])
     ax.set(xlabel="context (tokens)", ylabel="accuracy over depths", ylim=(0, 1.05),
            title="All depths pooled")

@@ -217,20 +217,27 @@ def test_worker_pool_survives_fork():
     assert queue.get(timeout=5) == expected
 
 
-@pytest.mark.parametrize(("dtype", "shape"), [(np.float64, (1, 8, 4096, 64)),
-                                               (np.float32, (1, 8, 4096, 64)),
-                                               (np.float32, (1, 8, 1, 64))])
-def test_default_blocks_hold_one_mib_of_scores(dtype, shape):
+@pytest.mark.parametrize(("dtype", "shape", "kv_heads", "split", "expected"), [
+    (np.float64, (1, 8, 4096, 64), 8, True, (128, 1024)),  # 1 MiB
+    (np.float32, (1, 8, 4096, 64), 8, True, (256, 1024)),  # 1 MiB
+    (np.float32, (1, 8, 1, 64), 8, True, (1, 2**18)),  # decoding: the context in 1 MiB blocks
+    (np.float64, (1, 8, 1, 64), 8, True, (1, 2**17)),
+    (np.float32, (1, 8, 4096, 64), 1, True, (256, 128)),  # GQA group 8: 256 KiB per head
+    (np.float64, (1, 8, 4096, 64), 1, True, (128, 128)),
+    (np.float32, (1, 8, 100, 64), 8, False, (100, 327)),  # one task for every head: 1 MiB
+    (np.float32, (2, 8, 256, 64), 8, False, (256, 128)),  # the floor of 128 keys
+])
+def test_default_blocks_hold_about_one_mib_of_scores(dtype, shape, kv_heads, split, expected):
     """float64 tasks are 128 query rows × 1024 keys, float32 tasks 256 × 1024 (the same bytes;
-    the measured choice in docs/theory/benchmarks.md); a decoding step (one query row) takes
-    the whole context up to 1 MiB of scores in one block."""
-    from sia_theory.attention.core import _block_sizes
+    the measured choice in docs/theory/benchmarks.md); tasks holding several heads take fewer
+    keys per block, never fewer than 128; a decoding step takes the whole context up to 1 MiB of
+    scores per block."""
+    from sia_theory.attention.core import _block_sizes, block_shape
 
     q = np.zeros(shape, dtype)
-    rows, keys = _block_sizes(q, q, None, split_heads=True)
-    itemsize = np.dtype(dtype).itemsize
-    if shape[2] == 1:
-        assert (rows, keys * itemsize) == (1, 2**20)
-    else:
-        assert rows == {8: 128, 4: 256}[itemsize] and keys == 1024
-        assert rows * keys * itemsize == 2**20
+    k = np.zeros((shape[0], kv_heads, 4096, shape[3]), dtype)
+    assert _block_sizes(q, k, None, split_heads=split) == expected
+    assert block_shape(dtype) == {np.float64: (128, 1024), np.float32: (256, 1024)}[dtype]
+    for bad in (np.float16, np.complex128, np.int64):
+        with pytest.raises(ValueError, match="dtype must be float32 or float64"):
+            block_shape(bad)

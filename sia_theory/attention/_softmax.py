@@ -16,11 +16,12 @@ T = 4096 with random q, k), get their logit recomputed from ``q`` and ``k`` in f
 weight from a float64 ``exp``; the row sum is corrected by the difference. The rest keep the
 float32 value, whose error is damped by their weight (``< e^-REFINE_NATS`` of the largest).
 Measured worst-row errors of SI against float64 (B = 1, H = 8, D = 64): 0.93e-6 at T = 4096 and
-1.16e-6 at 16,384 with ``REFINE_NATS = 2``; 1.09e-6 and 2.09e-6 with 1.5, which refines 0.34 %
-of the scores. The refinement looks only into 64-key chunks whose maximum is within
+1.16e-6 at 16,384 with ``REFINE_NATS = 2`` and 128-row tasks (0.97e-6 and 1.2e-6 with the
+256-row float32 tasks used now); 1.09e-6 and 2.09e-6 with 1.5, which refines 0.34 % of the
+scores. The refinement looks only into 64-key chunks whose maximum is within
 ``REFINE_NATS`` (16 % of the chunks at T = 4096), gathers their entries above the threshold
 without branches, then recomputes those. Measured in one process on the kernel's own blocks
-(T = 4096, best of 9 alternating runs), it adds 28 % to the fused pass (12.2 ms against 9.6 ms
+(T = 4096, best of 9 alternating runs), it adds 27 % to the fused pass (12.2 ms against 9.6 ms
 without it; 14.4 ms with a branching scan), about 5 % of a float32 SI call.
 """
 

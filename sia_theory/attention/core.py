@@ -173,7 +173,8 @@ def attention(q, k, v, *, score_mod=None, causal=True, block_size=None, scale=No
         new query sees every cached key). Without the causal mask ``q_idx = row``.
     block_size : int >= 1 or None
         Query rows and keys per block of the streaming path. ``None`` picks
-        ``DEFAULT_BLOCK_SIZE`` rows and ``SCORE_BLOCK`` scores per key block.
+        :func:`block_shape`: 128 query rows in float64 and 256 in float32, with about 1 MiB of
+        scores per key block.
     scale : float or None
         Multiplier of ``q·k`` (default ``1/sqrt(D)``), applied before ``score_mod``.
     return_lse : bool
@@ -300,8 +301,14 @@ def merge_partials(parts):
 
 def block_shape(dtype) -> tuple[int, int]:
     """``(query rows, keys)`` of one head's block when ``block_size`` is None: 128 × 1024 in
-    float64 and 256 × 1024 in float32 (1 MiB of scores either way)."""
-    per = 8 // np.dtype(dtype).itemsize  # 2 for float32: the same bytes
+    float64 and 256 × 1024 in float32 (1 MiB of scores either way).
+
+    A task of several query heads (grouped-query attention) takes fewer keys per block, down to
+    ``DEFAULT_BLOCK_SIZE``, so that its block stays near 1 MiB."""
+    dtype = np.dtype(dtype)
+    if dtype not in (np.float32, np.float64):
+        raise ValueError(f"dtype must be float32 or float64, got {dtype}")
+    per = 8 // dtype.itemsize  # 2 for float32: the same bytes
     return DEFAULT_BLOCK_SIZE * per, SCORE_BLOCK // DEFAULT_BLOCK_SIZE
 
 
@@ -315,7 +322,7 @@ def _block_sizes(q, k, block_size, split_heads):
     # a split task holds one group of query heads sharing a key-value head (GQA; 1 for MHA)
     rows = q_block * (n_heads // k.shape[1]) if split_heads else n_batch * n_heads * q_block
     scores = SCORE_BLOCK * (rows_max // DEFAULT_BLOCK_SIZE)
-    return q_block, max(rows_max, scores // rows)
+    return q_block, max(DEFAULT_BLOCK_SIZE, scores // rows)
 
 
 def _attention(q, k, v, score_mod, causal, block_size, scale, return_lse, workers, starts=None,
