@@ -53,12 +53,17 @@ QUICK_NOTE = ("quick: 8-step models of width 32 cannot order schemes; the study,
               "decision ran (mechanics only), verdict not judged: ")
 
 
-def _execution(quick: bool, seed: int) -> Execution:
-    """Quick: in memory; full: the store shared with the figures, two runs at a time."""
+def _store(name: str, seed: int) -> Path:
+    """The full runs' store of study ``name``, shared with the figures."""
+    return ROOT / "build" / "sweeps" / f"{name}-seed{seed}"
+
+
+def _execution(quick: bool, seed: int, name: str = "train-grid") -> Execution:
+    """Quick: in memory; full: the store of ``name`` shared with the figures, two runs at a
+    time."""
     if quick:
         return Execution()
-    return Execution(store=ROOT / "build" / "sweeps" / f"train-grid-seed{seed}",
-                     scheduler=None, n_workers=2, progress=True)
+    return Execution(store=_store(name, seed), scheduler=None, n_workers=2, progress=True)
 
 
 @lru_cache(maxsize=4)
@@ -375,11 +380,8 @@ def needle_table(quick: bool, seed: int) -> pd.DataFrame:
 
     s = TrainNeedleSettings.of(quick)
     if not quick:
-        s = dataclasses.replace(s, grid_store=ROOT / "build" / "sweeps" / f"train-grid-seed{seed}")
-    execution = Execution() if quick else Execution(
-        store=ROOT / "build" / "sweeps" / f"train_needle-seed{seed}", scheduler=None,
-        n_workers=2, progress=True)
-    return train_needle(s, seed=seed, execution=execution)["table"]
+        s = dataclasses.replace(s, grid_store=_store("train-grid", seed))
+    return train_needle(s, seed=seed, execution=_execution(quick, seed, "train_needle"))["table"]
 
 
 @claim("TRAIN-6", "Table 2: after needle fine-tuning at L every scheme retrieves at L; SI + "

@@ -57,3 +57,23 @@ def test_cas_phases_map_onto_the_rem_phases_through_the_self_weight():
     for rem, cas in CAS_OF_REM.items():
         assert phase_of(gamma=(0.5 if rem == "liquid" else 1.5 if rem == "frozen"
                                      else 1.0) * gc, rho=rho) == cas
+
+
+def test_phase_shift_counts_heads_by_hand():
+    """Four heads: liquid → liquid, liquid → critical, critical → frozen, frozen → frozen (ratios
+    chosen away from the band's edges); shares, changes and medians worked out by hand."""
+    from sia_theory.gaussian.phase import phase_shift
+
+    train, end = [0.5, 0.5, 1.0, 2.0], [0.5, 1.0, 2.0, 4.0]
+    got = phase_shift(train, end)
+    assert got["liquid_train"] == 0.5 and got["critical_train"] == 0.25
+    assert got["frozen_train"] == 0.25
+    assert got["liquid_end"] == 0.25 and got["critical_end"] == 0.25 and got["frozen_end"] == 0.5
+    assert got["phase_changed"] == 0.5
+    assert got["phase_shift"] == pytest.approx(np.log(2.0), rel=1e-15)  # |log| = 0, l2, l2, l2
+    assert got["median_ratio_train"] == 0.75 and got["median_ratio_end"] == 1.5
+    for bad in ([], [0.5, -1.0], [0.5, np.nan]):
+        with pytest.raises(ValueError, match="ratio_train"):
+            phase_shift(bad, [0.5] * max(len(bad), 1))
+    with pytest.raises(ValueError, match="same number"):
+        phase_shift([0.5, 1.0], [0.5])

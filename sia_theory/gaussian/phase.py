@@ -33,9 +33,9 @@ from .._infra.validate import check_finite_array, check_int, check_real
 from ..phases import REM_PHASES
 from ..transforms import Transform
 
-__all__ = ["PHASE_BAND", "REM_PHASES", "freezing_point", "phase_of_ratio", "phase_table",
-           "rem_max_location", "context_spread", "freezing_ratio", "crossings", "phase_schemes",
-           "zoo_phase_table", "octave_ratios", "N_MAX"]
+__all__ = ["PHASE_BAND", "REM_PHASES", "freezing_point", "phase_of_ratio", "phase_shift",
+           "phase_table", "rem_max_location", "context_spread", "freezing_ratio", "crossings",
+           "phase_schemes", "zoo_phase_table", "octave_ratios", "N_MAX"]
 
 PHASE_BAND = 0.1  # |r − 1| <= 0.1: critical
 """``|r − 1| <= PHASE_BAND`` is critical, for ``r = σ/√(2 log M)``."""
@@ -60,6 +60,29 @@ def phase_of_ratio(r) -> np.ndarray:
     r = np.asarray(r, dtype=np.float64)
     return np.where(r > 1 + PHASE_BAND, frozen,
                     np.where(r < 1 - PHASE_BAND, liquid, critical))
+
+
+def phase_shift(ratio_train, ratio_end) -> dict:
+    """How a set of heads moved between two contexts, from their ratios ``r = σ/√(2 log M)``
+    at the first (``ratio_train``) and at the second (``ratio_end``), matched head by head: the
+    share of heads in each phase at each (``{phase}_train``, ``{phase}_end``), the share whose
+    phase changed (``phase_changed``), the median ``|log(r_end/r_train)|`` (``phase_shift``)
+    and the median ratios (``median_ratio_train``, ``median_ratio_end``)."""
+    train = check_finite_array("ratio_train", ratio_train, ndim=1, min_size=1)
+    end = check_finite_array("ratio_end", ratio_end, ndim=1, min_size=1)
+    if train.shape != end.shape or np.any(train <= 0) or np.any(end <= 0):
+        raise ValueError(f"ratio_train and ratio_end must hold the same number of positive "
+                         f"ratios, got shapes {train.shape} and {end.shape}")
+    phase_train, phase_end = phase_of_ratio(train), phase_of_ratio(end)
+    out = {}
+    for phase in REM_PHASES:
+        out[f"{phase}_train"] = float(np.mean(phase_train == phase))
+        out[f"{phase}_end"] = float(np.mean(phase_end == phase))
+    out["phase_changed"] = float(np.mean(phase_train != phase_end))
+    out["phase_shift"] = float(np.median(np.abs(np.log(end / train))))
+    out["median_ratio_train"] = float(np.median(train))
+    out["median_ratio_end"] = float(np.median(end))
+    return out
 
 
 def phase_table(transform: Transform, n_ctx: int, t_values) -> pd.DataFrame:

@@ -27,7 +27,7 @@ import pandas as pd
 from .._infra.settings import StudySettings
 from .._infra.stats import mean_ci
 from .._infra.validate import check_int, check_sequence
-from ..gaussian.phase import freezing_point, phase_of_ratio
+from ..gaussian.phase import freezing_point, phase_of_ratio, phase_shift
 from ..models.runs import (
     TRAIN_LENGTH,
     check_documents,
@@ -229,29 +229,26 @@ def _phase_summary(phases, buckets, s):
     """Per scheme: the share of heads in each phase at the end of the context, the share whose
     phase differs from RoPE's at the training length, the median ``|log r_end/r_train|``, and
     the loss change from ``[L/2, L)`` (RoPE) to ``[L, 2L)`` (the scheme)."""
-    def per_head(frame):  # r averaged over documents, phase of the mean
-        g = frame.groupby(["layer", "head"])["ratio"].mean().to_frame()
-        g["phase"] = phase_of_ratio(g["ratio"].to_numpy())
-        return g
+    def per_head(frame):  # r averaged over documents
+        return frame.groupby(["layer", "head"])["ratio"].mean()
 
     ref = phases[(phases["scheme"] == "rope") & (phases["which"] == "train")]
     if not len(ref):  # RoPE's cell is not finished: no reference phases
         return pd.DataFrame()
-    ref = per_head(ref)
+    ref = per_head(ref).rename("ratio_train")
     inside = buckets[(buckets["scheme"] == "rope") & (buckets["bucket_lo"] >= s.train_length // 2)
                      & (buckets["bucket_hi"] <= s.train_length)]["mean_loss"].mean()
     rows = []
     for scheme, group in phases[phases["which"] == "end"].groupby("scheme"):
-        g = per_head(group).join(ref.add_suffix("_train"))
+        g = per_head(group).to_frame().join(ref)
+        shift = phase_shift(g["ratio_train"], g["ratio"])
         beyond = buckets[(buckets["scheme"] == scheme)
                          & (buckets["bucket_lo"] >= s.train_length)]["mean_loss"].mean()
-        rows.append({"scheme": scheme, **{phase: float((g["phase"] == phase).mean())
-                                          for phase in REM_PHASES},
-                     "phase_changed": float((g["phase"] != g["phase_train"]).mean()),
-                     "median_abs_log_ratio_change": float(
-                         np.median(np.abs(np.log(g["ratio"] / g["ratio_train"])))),
-                     "median_ratio_end": float(g["ratio"].median()),
-                     "median_ratio_train_rope": float(g["ratio_train"].median()),
+        rows.append({"scheme": scheme, **{phase: shift[f"{phase}_end"] for phase in REM_PHASES},
+                     "phase_changed": shift["phase_changed"],
+                     "median_abs_log_ratio_change": shift["phase_shift"],
+                     "median_ratio_end": shift["median_ratio_end"],
+                     "median_ratio_train_rope": shift["median_ratio_train"],
                      "loss_inside": float(inside), "loss_beyond": float(beyond),
                      "loss_change": float(beyond - inside)})
     out = pd.DataFrame(rows)

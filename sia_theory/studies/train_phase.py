@@ -22,7 +22,6 @@ import math
 import numpy as np
 import pandas as pd
 
-from ..phases import REM_PHASES
 from .train_grid import SI_POSITION_SCHEMES, TABLE1_SCHEMES
 
 __all__ = ["PHASE_SCHEMES", "PHASE_QUERIES", "head_phases", "phase_shift_summary",
@@ -86,16 +85,10 @@ def phase_shift_summary(heads: pd.DataFrame, losses: pd.DataFrame) -> pd.DataFra
     the share that changed phase, the median ``|log r(16L)/r(L)|`` (``phase_shift``) and the
     loss change, with Spearman's ρ of the last two over the schemes in every row."""
     rows = []
+    from ..gaussian.phase import phase_shift
+
     for scheme, g in heads.groupby("scheme", sort=False):
-        row = {"scheme": scheme}
-        for phase in REM_PHASES:
-            row[f"{phase}_train"] = float((g["phase_train"] == phase).mean())
-            row[f"{phase}_end"] = float((g["phase_end"] == phase).mean())
-        row["phase_changed"] = float((g["phase_train"] != g["phase_end"]).mean())
-        row["phase_shift"] = float(np.median(np.abs(g["log_ratio_change"])))
-        row["median_ratio_train"] = float(g["ratio_train"].median())
-        row["median_ratio_end"] = float(g["ratio_end"].median())
-        rows.append(row)
+        rows.append({"scheme": scheme, **phase_shift(g["ratio_train"], g["ratio_end"])})
     out = pd.DataFrame(rows).merge(losses, on="scheme", how="left")
     out["loss_change"] = out["loss_end"] - out["loss_train"]
     if len(out) > 2:
