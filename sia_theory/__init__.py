@@ -61,6 +61,7 @@ _EXPORTS = {
     "ScoreModTransform": ".score_mod_transform",
     **dict.fromkeys(["REM_PHASES", "CAS_PHASES"], ".phases"),
     "get_study": ".studies",
+    **dict.fromkeys(["Scheme", "SCHEMES", "resolve_scheme"], ".schemes"),
 }
 _SUBPACKAGES = ("analysis", "attention", "cas", "gaussian", "models", "studies", "symbolic")
 
@@ -102,6 +103,8 @@ __all__ = [
     # one result type for the routes, one call for every route, the phase vocabularies
     "Estimate", "assert_agree", "expectation", "FixedContext", "at_context", "REM_PHASES",
     "CAS_PHASES",
+    # length schemes: one position encoding + one transform, one registry
+    "Scheme", "SCHEMES", "resolve_scheme",
     # the studies (one contract: study(settings, *, seed) -> StudyResult)
     "get_study",
     # subpackages

@@ -31,12 +31,24 @@ def _import_target(module: str):
         mod = importlib.util.module_from_spec(spec)
         sys.modules[spec.name] = mod  # dataclasses look their module up while being built
         spec.loader.exec_module(mod)
+        _pickle_by_value(mod)
         return mod
     if os.getcwd() not in sys.path and "" not in sys.path:
         # modules of the current folder, searched after the installed ones: a stray numpy.py
         # in the folder must not shadow numpy
         sys.path.append(os.getcwd())
     return importlib.import_module(module)
+
+
+def _pickle_by_value(module) -> None:
+    """A user's file is no importable module on a Dask worker: its objects travel by value
+    (cloudpickle, which dask.distributed uses for tasks), so a scheme resolved once here trains
+    there without the file being executed again."""
+    try:
+        import cloudpickle  # a dependency of dask[distributed], which the package requires
+    except ImportError:  # pragma: no cover - only without the sweep engine's dependencies
+        return
+    cloudpickle.register_pickle_by_value(module)
 
 
 def load_transform(target: str):

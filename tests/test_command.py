@@ -13,6 +13,9 @@ from types import SimpleNamespace
 
 import pytest
 
+import sia_theory.cli.bench as cli_bench
+import sia_theory.cli.figures as cli_figures
+import sia_theory.cli.scripts as cli_scripts
 import sia_theory.command as command
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -171,9 +174,9 @@ def test_figures_family_selects_scripts_by_prefix(tmp_path, monkeypatch):
     (repo / "experiments").mkdir()
     for name in ("si_a", "ext_b", "model_c", "train_d", "_helpers"):
         (repo / "experiments" / f"{name}.py").write_text("")
-    monkeypatch.setattr(command, "repo_root", lambda: repo)
+    monkeypatch.setattr(cli_scripts, "repo_root", lambda: repo)
     ran = {}
-    monkeypatch.setattr(command, "_run_scripts",
+    monkeypatch.setattr(cli_figures, "run_scripts",
                         lambda scripts, extra: ran.setdefault("names", [p.stem for p in scripts])
                         and 0)
     for family, expected in [("core", ["si_a"]), ("ext", ["ext_b"]), ("model", ["model_c"]),
@@ -189,7 +192,7 @@ def test_figures_family_selects_scripts_by_prefix(tmp_path, monkeypatch):
 
 
 def test_figures_without_a_checkout_is_a_usage_error(tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(command, "__file__", str(tmp_path / "pkg" / "sia_theory" / "command.py"))
+    monkeypatch.setattr(cli_scripts, "_PACKAGE", tmp_path / "pkg" / "sia_theory")
     monkeypatch.delenv("SIA_THEORY_REPO", raising=False)
     monkeypatch.chdir(tmp_path)
     assert command.main(["figures", "--quick"]) == 2
@@ -207,28 +210,35 @@ def test_figures_from_a_wheel_use_the_scripts_it_carries(tmp_path, monkeypatch):
     (package / "_benchmarks").mkdir()
     (package / "_experiments" / "si_a.py").write_text("")
     (package / "_benchmarks" / "bench_b.py").write_text("")
-    monkeypatch.setattr(command, "__file__", str(package / "command.py"))
+    monkeypatch.setattr(cli_scripts, "_PACKAGE", package)
     monkeypatch.delenv("SIA_THEORY_REPO", raising=False)
     monkeypatch.chdir(tmp_path)
     ran = []
-    monkeypatch.setattr(command, "_run_scripts",
-                        lambda scripts, extra: ran.append(([p.name for p in scripts], extra)) or 0)
+
+    def record(scripts, extra):
+        ran.append(([p.name for p in scripts], extra))
+        return 0
+
+    monkeypatch.setattr(cli_figures, "run_scripts", record)
+    monkeypatch.setattr(cli_bench, "run_scripts", record)
     assert command.main(["figures", "--quick"]) == 0
     assert command.main(["bench", "--quick"]) == 0
     assert ran[0] == (["si_a.py"], ["--seed", "0", "--out", "figures", "--quick"])
     assert ran[1] == (["bench_b.py"], ["--quick"])
 
 
-def test_extra_subcommand_modules_plug_in_with_register(tmp_path, monkeypatch):
-    (tmp_path / "plugin_cmd.py").write_text(
-        "def register(subparsers):\n"
-        "    p = subparsers.add_parser('hello')\n"
-        "    p.set_defaults(handler=lambda args: 7)\n")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setattr(command, "EXTRA_SUBCOMMAND_MODULES", ("plugin_cmd",))
-    assert command.main(["hello"]) == 7
+def test_every_subcommand_is_a_module_of_the_cli_package():
+    """One module per subcommand, each imported normally (the import graph shows them)."""
+    from sia_theory import cli
+
+    names = {m.__name__.rsplit(".", 1)[1] for m in cli.SUBCOMMANDS}
+    assert names == {"figures", "check", "analyze", "bench", "sweep", "train"}
+    parser = cli.build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command")
+    assert set(sub.choices) == names
+    assert command.main is cli.main and command.EXTRA_SUBCOMMAND_MODULES == ()
 
 
 def test_console_script_is_declared():
     text = (ROOT / "pyproject.toml").read_text()
-    assert 'sia-theory = "sia_theory.command:main"' in text
+    assert 'sia-theory = "sia_theory.cli:main"' in text

@@ -237,10 +237,10 @@ def test_scheme_families_share_the_rope_prefix_and_alias_schemes_equal_to_rope()
     fams = runs.scheme_families(runs.schemes(16384, 1e5), 16384, 64)
     shared = {tuple(m[0].name for m in members): s for s, members in fams}
     assert shared[("rope", "qwen-logn", "llama4")] == 8191
-    assert shared[("ntk",)] == shared[("yarn",)] == shared[("scale-invariant",)] == 16384
+    assert shared[("rope-ntk",)] == shared[("yarn",)] == shared[("si-rope-posthoc",)] == 16384
     fams = runs.scheme_families(runs.schemes(4096, 1e5), 4096, 64)
     aliases = [m[1] for _, members in fams for m in members]
-    assert ("rope", "ntk", "yarn", "qwen-logn", "llama4") in aliases  # s = 1: all are RoPE
+    assert ("rope", "rope-ntk", "yarn", "qwen-logn", "llama4") in aliases  # s = 1: all are RoPE
 
 
 def test_yarn_scheme_is_the_reference_code_and_cell_keys_see_its_definition():

@@ -221,7 +221,7 @@ def test_bad_scheduler_address_is_a_quick_value_error_and_writes_nothing(tmp_pat
 def test_command_bad_scheduler_is_one_line_exit_2_nothing_written(tmp_path):
     store = tmp_path / "store"
     for scheduler in ("tcp://127.0.0.1:9", "nowhere"):
-        run = subprocess.run([sys.executable, "-m", "sia_theory.studies.command",
+        run = subprocess.run([sys.executable, "-m", "sia_theory", "sweep",
                               "phase-diagram", "--n", "50", "--d", "4", "--grid", "3",
                               "--scheduler", scheduler, "--store", str(store)],
                              env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True,
@@ -285,7 +285,7 @@ def test_entropy_study_in_sample_blocks_equals_one_simulation(monkeypatch, tmp_p
 @pytest.mark.slow  # half a minute or more: make test-all
 def test_command_runs_a_study_into_the_store_and_resumes(tmp_path):
     store = tmp_path / "store"
-    command = [sys.executable, "-m", "sia_theory.studies.command", "jacobian", "--n", "20",
+    command = [sys.executable, "-m", "sia_theory", "sweep", "jacobian", "--n", "20",
                "--d", "16", "--draws", "2", "--points", "3", "--scheduler", "sync", "--store",
                str(store), "--seed", "3", "--no-progress"]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -312,10 +312,9 @@ def test_benchmark_rejects_bad_flags_in_one_line():
     assert run.returncode == 2 and run.stderr.count("\n") == 1 and "--cells" in run.stderr
 
 
-def test_sweep_subcommand_plugs_into_the_sia_theory_command(monkeypatch, tmp_path, capsys):
+def test_sweep_subcommand_of_the_sia_theory_command_refuses_a_dead_scheduler(tmp_path, capsys):
     from sia_theory import command
 
-    monkeypatch.setattr(command, "EXTRA_SUBCOMMAND_MODULES", ("sia_theory.studies.command",))
     store = tmp_path / "store"
     code = command.main(["sweep", "jacobian", "--n", "20", "--d", "16", "--draws", "2",
                          "--points", "2", "--scheduler", "tcp://127.0.0.1:9", "--store",

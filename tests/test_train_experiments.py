@@ -38,7 +38,7 @@ def load(stem: str):
 @pytest.fixture(scope="module")
 def quick_store(tmp_path_factory):
     """The whole quick grid, trained once (19 runs of 8 steps)."""
-    store = tmp_path_factory.mktemp("train-grid-quick")
+    store = tmp_path_factory.mktemp("train_grid-quick")
     train_grid(figure_grid(quick=True), seed=0, execution=Execution(store=store))
     return store
 

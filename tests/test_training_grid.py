@@ -215,7 +215,7 @@ def test_user_transform_trains_through_the_same_grid(tmp_path, capsys):
     table = pd.read_csv(out / "validation.csv")
     assert list(table["scheme"]) == [name] and list(table["tau"]) == [4]
     assert np.isfinite(table[["loss_1L", "loss_4L", "loss_16L"]].to_numpy()).all()
-    assert len(SCHEMES) == 9
+    assert len(SCHEMES) == 13
 
 
 @pytest.mark.slow  # half a minute or more: make test-all
@@ -248,3 +248,20 @@ def test_data_split_and_tokenizer_are_deterministic():
     text = pool[0][1][:2000]
     assert first.decode(first.encode(text)) == text  # byte-level: lossless
     assert data.tokenizer("bytes", 257).decode(data.tokenizer("bytes", 257).encode(text)) == text
+
+
+@pytest.mark.parametrize("seeds", [("0",), ("0", "1", "2")])
+def test_a_users_file_is_executed_once_per_command_whatever_the_seeds(tmp_path, seeds):
+    """The scheme is resolved once, at the command's boundary, and the object travels with the
+    settings and cells: the file runs once for 1 or 3 seeds (it ran 3 and 10 times in 0.3)."""
+    pytest.importorskip("jax")
+    from sia_theory.cli import main
+
+    counter = tmp_path / "executions.txt"
+    path = tmp_path / "countedrule.py"
+    path.write_text(f"open({str(counter)!r}, 'a').write('x')\n" + USER_FILE)
+    out = tmp_path / "out"
+    assert main(["train", "--scheme", f"{path}:rule@rope", "--seed", *seeds, "--quick",
+                 "--scheduler", "sync", "--out", str(out), "--no-progress"]) == 0
+    assert counter.read_text() == "x"
+    assert len(pd.read_csv(out / "validation.csv")) == len(seeds)

@@ -181,7 +181,7 @@ def test_study_reads_the_grids_runs_stores_its_cells_and_reads_them_back(tmp_pat
     grid = grid_module.TrainGridSettings(train=TRAIN, runs=(("p-rope", 0, None),
                                                             ("nope", 0, None)))
     grid_module.train_grid(grid, seed=0,
-                           execution=Execution(store=tmp_path / "train-grid-seed0"))
+                           execution=Execution(store=tmp_path / "train_grid-seed0"))
 
     def no_training(*args, **kwargs):
         raise AssertionError("the needle study trained a run the grid's store holds")
@@ -189,8 +189,8 @@ def test_study_reads_the_grids_runs_stores_its_cells_and_reads_them_back(tmp_pat
     monkeypatch.setattr(grid_module, "train_cell", no_training)
     store = tmp_path / "train_needle-seed0"
     result = train_needle(settings, seed=0, execution=Execution(store=store))
-    assert result.metadata["grid_store"] == str(tmp_path / "train-grid-seed0")
-    assert json.loads((tmp_path / "train-grid-seed0" / "sweep.json").read_text())["study"] \
+    assert result.metadata["grid_store"] == str(tmp_path / "train_grid-seed0")
+    assert json.loads((tmp_path / "train_grid-seed0" / "sweep.json").read_text())["study"] \
         == "training.grid"
     cells, table = result["cells"], result["table"]
     assert list(cells["length"]) == [TRAIN.train_length]

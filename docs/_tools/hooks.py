@@ -88,7 +88,7 @@ def on_files(files, config):
     for module_name in modules:
         _add(files, config, api_pages.page_path(module_name), api_pages.module_page(module_name))
     _add(files, config, "claims.md", results_pages.claims_page(ROOT))
-    from sia_theory.command import figure_family
+    from sia_theory.cli.scripts import figure_family
 
     gallery, linked = results_pages.gallery_page(ROOT, figure_family)
     _add(files, config, "gallery.md", gallery)
@@ -257,7 +257,7 @@ def on_page_markdown(markdown, page, config, files):
 
 
 def _command_help() -> str:
-    from sia_theory.command import build_parser
+    from sia_theory.cli import build_parser
 
     parser = build_parser()
     parser.prog = "sia-theory"

@@ -20,21 +20,19 @@ from __future__ import annotations
 
 import hashlib
 import math
+import warnings
 from functools import cache
-from typing import NamedTuple
 
 import numpy as np
 
 from .._infra.validate import check_int
-from ..attention.positional import RoPE
-from ..attention.rope_scaling import NTKRoPE, YaRNRoPE
-from ..transforms import ScaleInvariant, Transform, declared_dependence
-from ..zoo import Llama4Temperature, QwenLogN, YaRNTemperature
+from ..schemes import SCHEMES, SI_EPSILON, BoundScheme, si_tau
+from ..transforms import declared_dependence
 from .corpus import CODE_MODULES, long_documents
 
 __all__ = ["MODEL_NAME", "TRAIN_LENGTH", "pretrained", "documents", "score_capture",
            "capture_scores", "position_signature", "scheme_families",
-           "extend_losses", "Scheme", "SCHEME_NAMES", "schemes", "si_tau", "SI_EPSILON",
+           "extend_losses", "SCHEME_NAMES", "schemes", "si_tau", "SI_EPSILON",
            "identical_prefix", "prefill_flops", "check_documents", "document_cells",
            "cell_document", "model_families", "family_definition", "family_cache", "fork_for"]
 
@@ -116,49 +114,25 @@ def extend_losses(model, cache, ids, next_id=None, capture=None) -> np.ndarray:
 
 # --- schemes -----------------------------------------------------------------------------------
 
-class Scheme(NamedTuple):
-    """A length-extrapolation scheme: ``position`` encoding and ``score_mod`` (or ``None``)."""
-
-    name: str
-    position: object
-    score_mod: Transform | None
-    rule: str
+SCHEME_NAMES = ("rope", "rope-ntk", "yarn", "qwen-logn", "llama4", "si-rope-posthoc")
+"""The length schemes of the model studies (names of :data:`sia_theory.schemes.SCHEMES`), in
+table order."""
 
 
-SCHEME_NAMES = ("rope", "ntk", "yarn", "qwen-logn", "llama4", "scale-invariant")
-"""The length schemes of the model studies, in table order."""
-SI_EPSILON = 0.1
-"""The post-hoc SI transform's tolerance inside the training context: ``a_t <= 1 + SI_EPSILON``
-there (sets τ, :func:`si_tau`)."""
+def schemes(target_length: int, base: float, train_length: int = TRAIN_LENGTH) -> list:
+    """The schemes of :data:`SCHEME_NAMES` bound to contexts of ``target_length`` tokens
+    (:meth:`sia_theory.schemes.Scheme.at`: NTK and YaRN are scaled for it,
+    ``s = max(1, target/train)``; at ``s = 1`` both are RoPE)."""
+    return [SCHEMES[name].at(target_length, train_length, base) for name in SCHEME_NAMES]
 
 
-def si_tau(train_length: int = TRAIN_LENGTH, epsilon: float = SI_EPSILON) -> float:
-    """τ of the post-hoc scale-invariant transform: the smallest τ with ``a_t <= 1 + ε`` for
-    every ``t`` inside the training context. ``a_t² = 1 + 2 log(1 + t/τ)`` (SI eq. 16 with
-    α = β = e^½) gives ``τ = L/(exp(((1 + ε)² − 1)/2) − 1)``, so a model that never saw a
-    transform is left within ε of its trained logits where it was trained and the transform
-    grows only beyond (τ ≈ 3.5·L for ε = 0.1)."""
-    return train_length / math.expm1(((1.0 + epsilon) ** 2 - 1.0) / 2.0)
-
-
-def schemes(target_length: int, base: float, train_length: int = TRAIN_LENGTH) -> list[Scheme]:
-    """The six schemes of :data:`SCHEME_NAMES` for contexts of ``target_length`` tokens (NTK
-    and YaRN are scaled for it, ``s = max(1, target/train)``; at ``s = 1`` both are RoPE)."""
-    s = max(1.0, target_length / train_length)
-    return [
-        Scheme("rope", RoPE(base), None, "RoPE as trained"),
-        Scheme("ntk", NTKRoPE(train_length, target_length, base), None,
-               f"NTK-aware base x s^(d/(d-2)), s = {s:g}"),
-        Scheme("yarn", YaRNRoPE(train_length, target_length, base), YaRNTemperature(s),
-               f"YaRN as transformers and the authors' code (ramp linear in the dimension "
-               f"index, beta_fast=32, beta_slow=1), s = {s:g}, logits x (0.1 ln s + 1)^2"),
-        Scheme("qwen-logn", RoPE(base), QwenLogN(train_length),
-               "logits x max(1, log n / log 8192)"),
-        Scheme("llama4", RoPE(base), Llama4Temperature(float(train_length), 0.1),
-               "logits x (0.1 log(floor(n/8192) + 1) + 1)"),
-        Scheme("scale-invariant", RoPE(base), ScaleInvariant(si_tau(train_length)),
-               f"SI eq. 16, tau = {si_tau(train_length):.0f} (a_t <= 1.1 inside 8k)"),
-    ]
+def __getattr__(name):
+    if name == "Scheme":  # 0.3: the model studies' scheme at one length
+        warnings.warn("sia_theory.models.runs.Scheme is deprecated; a scheme is "
+                      "sia_theory.schemes.Scheme, bound to a length by Scheme.at() as a "
+                      "sia_theory.schemes.BoundScheme", DeprecationWarning, stacklevel=2)
+        return BoundScheme
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def identical_prefix(score_mod, n_max: int) -> int:

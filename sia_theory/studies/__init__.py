@@ -9,9 +9,10 @@ name or of one of its :data:`ALIASES`.
 """
 
 import importlib
+import warnings
 
-__all__ = ["STUDIES", "ALIASES", "get_study", "study_names", "Study", "StudyResult",
-           "Execution", "DEFAULT_EXECUTION", "study"]
+__all__ = ["STUDIES", "ALIASES", "SWEEPABLE", "DEPRECATED_NAMES", "get_study", "study_names",
+           "Study", "StudyResult", "Execution", "DEFAULT_EXECUTION", "study", "sweep_store"]
 
 STUDIES = {
     "si_fig1_gaussian": "si_fig1_gaussian",
@@ -34,17 +35,24 @@ STUDIES = {
     "model_passkey": "model_passkey",
     "scheme_analysis": "zoo_comparison",
     "zoo_comparison": "zoo_comparison",
-    "train-grid": "train_grid",
-    "train-needle": "train_needle",
+    "train_grid": "train_grid",
+    "train_needle": "train_needle",
 }
 """Study name → module of :mod:`sia_theory.studies` that defines it."""
 
 ALIASES = {"entropy-scaling": "si_entropy_scaling", "phase-diagram": "cas_fig1_phase_diagram",
            "jacobian": "cas_fig2_jacobian"}
 """Short command-line names of some studies (``sia-theory sweep phase-diagram``)."""
+SWEEPABLE = ("si_entropy_scaling", "cas_fig1_phase_diagram", "cas_fig2_jacobian", "ext_needle",
+             "ext_si_on_cas", "ext_universality", "model_gaussianity", "model_entropy_law",
+             "model_extrapolation", "model_passkey", "train_grid", "train_needle")
+"""The studies that run their cells on the sweep engine (``sia-theory sweep`` runs these; a
+test holds the list against each study's ``sweepable``)."""
+DEPRECATED_NAMES = {"train-grid": "train_grid", "train-needle": "train_needle"}
+"""Names of 0.3 (one naming style now: underscores); they resolve with a DeprecationWarning."""
 
 
-_BASE = ("DEFAULT_EXECUTION", "Execution", "Study", "StudyResult", "study")
+_BASE = ("DEFAULT_EXECUTION", "Execution", "Study", "StudyResult", "study", "sweep_store")
 
 
 def __getattr__(name):  # the contract loads on first use: listing the studies imports nothing
@@ -77,6 +85,10 @@ def get_study(name: str):
     >>> bool(abs(eta - (1 - 1 / 16)) < 0.01)
     True
     """
+    if name in DEPRECATED_NAMES:
+        warnings.warn(f"study name {name!r} is deprecated; use {DEPRECATED_NAMES[name]!r}",
+                      DeprecationWarning, stacklevel=2)
+        name = DEPRECATED_NAMES[name]
     name = ALIASES.get(name, name)
     if name not in STUDIES:
         raise ValueError(f"unknown study {name!r}; choose from {', '.join(STUDIES)}")

@@ -22,6 +22,7 @@ import dataclasses
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
@@ -199,3 +200,14 @@ def study(name: str, settings_type: type, **options) -> Callable[[Callable], Stu
         return Study(name, settings_type, fn, **options)
 
     return register
+
+
+def sweep_store(study: str, seed: int, folder) -> Path:
+    """The store of ``study``'s full runs at study seed ``seed`` in the sweeps ``folder``
+    (the repository's ``build/sweeps``, shared by a study's figures and claims):
+    ``folder/<study>-seed<seed>``.
+
+    >>> sweep_store("train_grid", 0, "build/sweeps").as_posix()
+    'build/sweeps/train_grid-seed0'
+    """
+    return Path(os.fspath(folder)) / f"{study}-seed{int(seed)}"

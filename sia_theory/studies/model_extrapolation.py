@@ -54,7 +54,7 @@ EXTRAPOLATION_STUDY = "models.extrapolation"
 EXTRAPOLATION_ALONE = ("rope",)
 """Schemes computed in a cell of their own (RoPE's baseline finishes first)."""
 # Cells run in this order of their first member (a run cut short has the baseline first).
-EXTRAPOLATION_ORDER = ("rope", "scale-invariant", "yarn", "ntk", "qwen-logn")
+EXTRAPOLATION_ORDER = ("rope", "si-rope-posthoc", "yarn", "rope-ntk", "qwen-logn")
 """Cells run in this order of their first member (a run cut short has the baseline first)."""
 
 

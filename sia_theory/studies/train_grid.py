@@ -19,23 +19,30 @@ import os
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
+from types import MappingProxyType
 
 import pandas as pd
 
+from .._infra.io import write_text
 from .._infra.seeding import MAX_SEED
 from .._infra.settings import StudySettings
 from .._infra.validate import check_int
+from ..schemes import SCHEMES, Scheme, resolve_scheme
+from ..sweeps import CellOutput
 from ..training.run import PARAMETERS_FILE, TrainedRun
-from ..training.schemes import SCHEMES, resolve_scheme
 from ..training.settings import TrainSettings
 from .base import study
 
 __all__ = ["TRAIN_GRID_STUDY", "TrainGridSettings", "train_grid", "grid_runs", "train_cell",
            "check_store_settings", "TABLE1_SCHEMES", "SI_POSITION_SCHEMES", "TAU_SWEEP",
-           "SETTINGS_FILE", "figure_grid", "seed0_runs", "validation_summary"]
+           "SETTINGS_FILE", "VALIDATION_FILE", "validation_table", "figure_grid", "seed0_runs",
+           "validation_summary"]
 
 TRAIN_GRID_STUDY = "training.grid"
 """The sweep store's study name of the grid's cells (a store of another study is refused)."""
+VALIDATION_FILE = "validation.csv"
+"""File ``sia-theory train`` writes into its store: the command's runs' validation losses, one
+row per run (the study's ``table`` frame, :func:`validation_table`)."""
 SETTINGS_FILE = "training.json"
 """File of a store holding the :class:`TrainSettings` its runs were trained with."""
 TABLE1_SCHEMES = ("rope", "rope-ntk", "p-rope", "nope", "alibi", "logn-p-rope", "si-p-rope")
@@ -46,48 +53,68 @@ TAU_SWEEP = (0.1, 1.0, 10.0, 100.0)
 """The τ of SI + p-RoPE compared in SI Fig. 5 (App. H; SI's 0.01 left out in miniature)."""
 
 
-def _run_spec(entry):
+def _run_spec(entry, schemes: dict):
+    """``(name, seed, tau)`` of a run ``(scheme, seed, tau)``, its scheme resolved once into
+    ``schemes`` (``{name: Scheme}``; a name already there is not resolved again)."""
     try:
         scheme, seed, tau = entry
     except (TypeError, ValueError):
         raise ValueError(f"runs must be (scheme, seed, tau) triples, got {entry!r}") from None
-    resolved = resolve_scheme(scheme, tau)  # ValueError naming scheme or tau
+    if isinstance(scheme, Scheme):
+        resolved = scheme
+    elif isinstance(scheme, str) and scheme in schemes:
+        resolved = schemes[scheme]
+    else:
+        resolved = resolve_scheme(scheme)  # ValueError naming scheme
+    tau = resolved.with_tau(tau).tau  # ValueError naming tau
     seed = check_int("seed", seed, lo=0, hi=MAX_SEED)
-    return (str(scheme), seed, resolved.tau)
+    schemes.setdefault(resolved.name, resolved)
+    if isinstance(scheme, str):
+        schemes.setdefault(scheme, resolved)
+    return (resolved.name, seed, tau)
 
 
 @dataclass(frozen=True)
 class TrainGridSettings(StudySettings):
     """``train``: the :class:`~sia_theory.training.TrainSettings` of every run; ``runs``:
-    ``(scheme, seed, tau)`` triples (``tau`` ``None`` for the scheme's default; it is stored
-    resolved, so ``si-p-rope`` with ``None`` and with ``10.0`` are the same cell). Build a
+    ``(scheme, seed, tau)`` triples (``scheme`` a name, a user's ``TARGET[@position]`` or a
+    :class:`~sia_theory.schemes.Scheme`; ``tau`` ``None`` for the scheme's default). Each scheme
+    is resolved once, here: ``runs`` then holds ``(name, seed, tau)`` with ``tau`` resolved (so
+    ``si-p-rope`` with ``None`` and with ``10.0`` are the same cell) and :attr:`schemes` the
+    resolved :class:`~sia_theory.schemes.Scheme` of each name, which the cells train. Build a
     product with :meth:`grid`. Defaults: SI Table 1's seven schemes × 3 seeds."""
 
     train: TrainSettings = field(default_factory=TrainSettings)
     runs: tuple = tuple((s, seed, None) for s in TABLE1_SCHEMES for seed in range(3))
+    schemes: MappingProxyType = field(default_factory=lambda: MappingProxyType({}),
+                                      compare=False, repr=False)
 
     def __post_init__(self):
         if not isinstance(self.train, TrainSettings):
             raise ValueError(f"train must be a TrainSettings, got {type(self.train).__name__}")
-        runs = tuple(_run_spec(r) for r in self.runs)
+        known = dict(self.schemes)
+        runs = tuple(_run_spec(r, known) for r in self.runs)
         if not runs:
             raise ValueError("runs must hold at least one (scheme, seed, tau)")
         if len(set(runs)) != len(runs):
             raise ValueError("runs must not repeat a (scheme, seed, tau)")
         object.__setattr__(self, "runs", runs)
+        object.__setattr__(self, "schemes", MappingProxyType(
+            {name: known[name] for name, _, _ in runs}))
 
     @classmethod
     def grid(cls, schemes, seeds=(0,), taus=(None,), train=None) -> TrainGridSettings:
-        """Every scheme × seed; schemes with a τ also × ``taus`` (others get ``None``)."""
-        runs = []
-        for scheme in schemes:
-            takes = resolve_scheme(scheme).takes_tau
+        """Every scheme × seed; schemes with a τ also × ``taus`` (others get ``None``). Each
+        scheme is resolved once (a user's file is executed once)."""
+        resolved = [s if isinstance(s, Scheme) else resolve_scheme(s) for s in schemes]
+        runs: dict = {}
+        known: dict = {}
+        for scheme in resolved:
             for seed in seeds:
-                for tau in (taus if takes else (None,)):
-                    spec = (scheme, seed, tau)
-                    if _run_spec(spec) not in [_run_spec(r) for r in runs]:
-                        runs.append(spec)
-        return cls(train=TrainSettings.full() if train is None else train, runs=tuple(runs))
+                for tau in (taus if scheme.takes_tau else (None,)):
+                    runs.setdefault(_run_spec((scheme, seed, tau), known), None)
+        return cls(train=TrainSettings.full() if train is None else train, runs=tuple(runs),
+                   schemes=MappingProxyType(known))
 
     @classmethod
     def quick(cls) -> TrainGridSettings:
@@ -105,10 +132,24 @@ def figure_grid(quick: bool = False) -> TrainGridSettings:
     seeds = (0, 1) if quick else (0, 1, 2)
     runs = [(s, k, None) for s in TABLE1_SCHEMES for k in seeds]
     runs += [(s, 0, None) for s in SI_POSITION_SCHEMES if s not in TABLE1_SCHEMES]
+    known: dict = {}
+    held = {_run_spec(r, known) for r in runs}
     runs += [("si-p-rope", 0, tau) for tau in TAU_SWEEP
-             if _run_spec(("si-p-rope", 0, tau)) not in [_run_spec(r) for r in runs]]
+             if _run_spec(("si-p-rope", 0, tau), known) not in held]
     train = TrainSettings.quick() if quick else TrainSettings.full()
     return TrainGridSettings(train=train, runs=tuple(runs))
+
+
+def validation_table(validation: pd.DataFrame) -> pd.DataFrame:
+    """One row per run of a ``validation`` frame of :func:`train_grid`: ``scheme, seed, tau``
+    (``-`` for schemes without one) and ``loss_1L, loss_4L, …`` (the store's
+    :data:`VALIDATION_FILE`)."""
+    table = validation.assign(tau=[("-" if t is None or t != t else f"{t:g}")
+                                   for t in validation["tau"]])
+    wide = table.pivot_table(index=["scheme", "seed", "tau"], columns="multiple",
+                             values="loss", sort=False).reset_index()
+    wide.columns = [c if isinstance(c, str) else f"loss_{c}L" for c in wide.columns]
+    return wide
 
 
 def validation_summary(validation: pd.DataFrame) -> pd.DataFrame:
@@ -122,12 +163,12 @@ def validation_summary(validation: pd.DataFrame) -> pd.DataFrame:
     return out.drop(columns="sd")[["scheme", "tau", "length", "multiple", "mean", "se", "n"]]
 
 
-def train_cell(train_settings, study_seed, cell, rng_seed):
-    """One cell: train, return the curves and the parameters (a ``CellOutput``)."""
-    from ..sweeps import CellOutput
-    from ..training.trainer import train
+def train_cell(train_settings, study_seed, schemes, cell, rng_seed):
+    """One cell: train the scheme ``schemes[cell["scheme"]]`` (resolved once, by the
+    settings), return the curves and the parameters (a ``CellOutput``)."""
+    from ..training.trainer import train  # JAX: only where a cell trains
 
-    run = train(cell["scheme"], train_settings, seed=study_seed + cell["seed"],
+    run = train(schemes[cell["scheme"]], train_settings, seed=study_seed + cell["seed"],
                 tau=cell["tau"])
     return CellOutput(run.curves(), {PARAMETERS_FILE: run.parameters_bytes()})
 
@@ -158,8 +199,6 @@ def check_store_settings(store, train_settings: TrainSettings) -> Path | None:
 def _write_settings(path, train_settings):
     if path is None or path.exists():
         return
-    from .._infra.io import write_text
-
     write_text(path, json.dumps({"train": train_settings.to_dict(), "format": 1},
                                 indent=2) + "\n")
 
@@ -182,11 +221,12 @@ def grid_runs(settings: TrainGridSettings, *, seed: int, execution,
         corpus(settings.train)  # the data must hold this training length (ValueError) first
         _write_settings(path, settings.train)
     _, frames, absent, files = execution.run_cells(
-        partial(train_cell, settings.train, seed), cells, seed=seed, study=TRAIN_GRID_STUDY,
-        with_files=True)
+        partial(train_cell, settings.train, seed, dict(settings.schemes)), cells, seed=seed,
+        study=TRAIN_GRID_STUDY, with_files=True)
     if missing is not None:
         missing.extend(absent)
-    return {(c["scheme"], c["seed"], c["tau"]): TrainedRun.from_stored(f, b[PARAMETERS_FILE])
+    return {(c["scheme"], c["seed"], c["tau"]):
+            TrainedRun.from_stored(f, b[PARAMETERS_FILE], settings.schemes[c["scheme"]])
             for c, f, b in zip(cells, frames, files, strict=True) if f is not None}
 
 
@@ -199,12 +239,13 @@ def seed0_runs(schemes, *, quick: bool, seed: int, execution):
     wanted = tuple(r for r in grid.runs
                    if r[0] in schemes and r[1] == 0 and r[2] in (None, 10.0))
     missing: list = []
-    runs = grid_runs(TrainGridSettings(train=grid.train, runs=wanted), seed=seed,
+    runs = grid_runs(TrainGridSettings(train=grid.train, runs=wanted, schemes=grid.schemes),
+                     seed=seed,
                      execution=execution, missing=missing)
     return grid, runs, missing
 
 
-@study("train-grid", TrainGridSettings, sweepable=True, partial=True)
+@study("train_grid", TrainGridSettings, sweepable=True, partial=True)
 def train_grid(settings: TrainGridSettings, seed: int, execution):
     """Frames ``validation`` (one row per run and length: ``scheme, seed, tau, length,
     multiple, loss``), ``curves`` (every run's :meth:`TrainedRun.curves` with ``scheme, seed,
@@ -224,5 +265,6 @@ def train_grid(settings: TrainGridSettings, seed: int, execution):
                      **{f"seconds_{k2}": v for k2, v in run.seconds.items()}})
     frames = {"validation": pd.DataFrame(valid), "curves": pd.concat(curves, ignore_index=True),
               "runs": pd.DataFrame(info)}
+    frames["table"] = validation_table(frames["validation"])
     return frames, {"schemes": ", ".join(sorted({r[0] for r in settings.runs})),
                     "known_schemes": ", ".join(SCHEMES), "missing": missing}

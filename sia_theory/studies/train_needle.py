@@ -1,12 +1,12 @@
-"""SI Table 2 in miniature: needle fine-tuning of the pretrained runs of the ``train-grid``
+"""SI Table 2 in miniature: needle fine-tuning of the pretrained runs of the ``train_grid``
 study, retrieval at ``L``, ``4L`` and ``16L`` (:mod:`sia_theory.training.needle`).
 
 One sweep cell per ``(scheme, seed)``: it obtains its pretrained run through
 :func:`~sia_theory.studies.train_grid.grid_runs` from the grid's store (so a run the grid has
 is read, never trained again; a missing one is trained into that store, as the grid would),
 fine-tunes it on the needle task and stores one row per evaluated needle. The grid store is
-``settings.grid_store``: ``"auto"`` is the folder ``train-grid-seed<seed>`` beside the
-needle study's own store (``build/sweeps/train-grid-seed0`` beside
+``settings.grid_store``: ``"auto"`` is the folder ``train_grid-seed<seed>`` beside the
+needle study's own store (``build/sweeps/train_grid-seed0`` beside
 ``build/sweeps/train_needle-seed0``), none (pretraining in memory) without a store.
 """
 
@@ -29,7 +29,7 @@ from .._infra.validate import check_int
 from ..training.needle import TABLE2, NeedleSettings, accuracy_table
 from ..training.schemes import resolve_scheme
 from ..training.settings import TrainSettings
-from .base import Execution, study
+from .base import Execution, study, sweep_store
 
 __all__ = ["NEEDLE_CELLS_STUDY", "TABLE2_SCHEMES", "TrainNeedleSettings", "train_needle",
            "grid_store_for"]
@@ -100,7 +100,7 @@ def grid_store_for(settings: TrainNeedleSettings, seed: int, execution) -> Path 
         return Path(settings.grid_store)
     if execution.store is None:
         return None
-    return Path(os.fspath(execution.store)).parent / f"train-grid-seed{seed}"
+    return sweep_store("train_grid", seed, Path(os.fspath(execution.store)).parent)
 
 
 def _needle_cell(settings, study_seed, grid_store, cell, rng_seed):
@@ -143,7 +143,7 @@ def _summary(cells: pd.DataFrame, needles: pd.DataFrame, train_length: int) -> p
     return pd.DataFrame(rows)
 
 
-@study("train-needle", TrainNeedleSettings, sweepable=True, partial=True)
+@study("train_needle", TrainNeedleSettings, sweepable=True, partial=True)
 def train_needle(settings: TrainNeedleSettings, seed: int, execution):
     """Frames ``needles`` (one row per evaluated needle and cell, with the cell's answer loss
     at the start and end of fine-tuning, its validation loss on text before and after, on the

@@ -67,7 +67,7 @@ def head_phases(run, *, windows: int = 1, queries: int = PHASE_QUERIES) -> pd.Da
     length, train_length = s.max_length, s.train_length
     tokens = corpus(s).validation_windows(length)[:windows, :length]  # (W, 16L)
     scheme = run.resolved_scheme()
-    transform = scheme.transform_for(s.n_heads)
+    transform = scheme.transform_for(s.n_heads, train_length, length)
     at_train = _ratios(run.decoder(train_length), tokens[:, :train_length],
                        np.arange(train_length - queries, train_length), transform)
     at_end = _ratios(run.decoder(length), tokens, np.arange(length - queries, length), transform)

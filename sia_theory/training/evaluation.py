@@ -17,7 +17,7 @@ import numpy as np
 from ._jax import require
 from .data import corpus as load_corpus
 from .model import forward, token_losses
-from .schemes import resolve_scheme
+from .schemes import resolve_scheme, trainable_transform
 from .settings import TrainSettings
 from .tables import coefficient_tables, rotation_tables
 
@@ -35,7 +35,7 @@ def scheme_arrays(scheme, settings: TrainSettings, length: int):
     """``(tables, (cos, sin))`` of ``scheme`` for sequences of ``length`` tokens, as JAX
     arrays."""
     s = settings
-    transform = scheme.transform_for(s.n_heads)
+    transform = trainable_transform(scheme, s.n_heads, s.train_length, length)
     tables = coefficient_tables(transform, s.n_heads, length)
     position = scheme.position_encoding(s.train_length, length)
     cos, sin = rotation_tables(position, s.head_dim, length)

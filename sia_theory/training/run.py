@@ -85,7 +85,8 @@ class TrainedRun:
         config = DecoderConfig(vocab_size=s.effective_vocab, d_model=s.d_model,
                                n_heads=s.n_heads, n_layers=s.n_layers, mlp_hidden=4 * s.d_model,
                                position=scheme.position_encoding(s.train_length, length),
-                               transform=scheme.transform_for(s.n_heads), qk_norm=True,
+                               transform=scheme.transform_for(s.n_heads, s.train_length, length),
+                               qk_norm=True,
                                dtype="float32")
         return Decoder.from_parameters(config, to_decoder_layout(self.parameters))
 
@@ -132,8 +133,10 @@ class TrainedRun:
         return to_safetensors(self.parameters, self.record())
 
     @classmethod
-    def from_stored(cls, frame: pd.DataFrame, data: bytes) -> TrainedRun:
-        """The run back from :meth:`curves` and :meth:`parameters_bytes`."""
+    def from_stored(cls, frame: pd.DataFrame, data: bytes, scheme=None) -> TrainedRun:
+        """The run back from :meth:`curves` and :meth:`parameters_bytes`; ``scheme``: its
+        resolved :class:`~sia_theory.schemes.Scheme` when the caller holds it (else it is
+        resolved again from its name when needed)."""
         params, meta = from_safetensors(data)
         settings = TrainSettings.from_dict(meta["settings"])
         train = frame[frame["split"] == "train"].sort_values("step")
@@ -145,7 +148,8 @@ class TrainedRun:
                    settings=settings, parameters=params,
                    train_losses=train["loss"].to_numpy(np.float64),
                    validation_curve=curve, validation=validation,
-                   seconds=dict(meta.get("seconds", {})))
+                   seconds=dict(meta.get("seconds", {})),
+                   scheme_object=None if scheme is None else scheme.with_tau(meta["tau"]))
 
     def save(self, folder) -> dict:
         """Write ``parameters.safetensors``, ``curves.csv``, ``run.json`` (and

@@ -29,7 +29,7 @@ from .model import token_losses
 from .optim import make_optimizer
 from .params import init_parameters
 from .run import TrainedRun
-from .schemes import resolve_scheme
+from .schemes import resolve_scheme, trainable_transform
 from .settings import TrainSettings
 
 jax, jnp, optax = require()
@@ -78,7 +78,8 @@ def train(scheme, settings: TrainSettings | None = None, *, seed: int = 0, tau=N
         raise ValueError(f"settings must be a TrainSettings, got {type(settings).__name__}")
     seed = check_seed(seed)
     resolved = resolve_scheme(scheme, tau)
-    resolved.transform_for(settings.n_heads)  # a transform that cannot serve this model
+    # a transform that cannot serve this model, before any work
+    trainable_transform(resolved, settings.n_heads, settings.train_length, settings.train_length)
     corpus = load_corpus(settings)  # ValueError naming train_length if the data is too short
     s = settings
     optimizer, step = _step_function(s, batches is not None)

@@ -1,0 +1,74 @@
+"""``sia-theory analyze TARGET [--n-ctx N] [--out DIR] [--quick] [--seed S] [--no-zoo]
+[--head H]``: :func:`sia_theory.analyze` on a transform named ``MODULE:OBJECT`` (a module on the
+path), ``FILE.py:OBJECT`` (a file) or ``zoo:NAME`` (a :data:`~sia_theory.zoo.ZOO` member); the
+object is a Transform instance, a Transform class that takes no arguments, or a plain function
+with FlexAttention's ``score_mod(score, b, h, q_idx, kv_idx)`` signature (numpy), whose affine
+coefficients are probed (refused if it is not affine in the score). The target is loaded before
+any computation or output."""
+
+from __future__ import annotations
+
+import re
+
+from .._infra.cli import OneLineArgumentParser, int_range, output_dir, seed
+from ..targets import load_transform
+
+__all__ = ["register"]
+
+
+def _handler(args) -> int:
+    transform, name = load_transform(args.target)  # before any computation or output
+    from ..analysis import analyze  # the analysis layer loads numba and scipy: not for --help
+
+    if args.head is not None:
+        name = f"{name}_head{args.head}"
+    report = analyze(transform, n_ctx=args.n_ctx, seed=args.seed, quick=args.quick,
+                     zoo=not args.no_zoo, name=name, head=args.head)
+    stem = "analysis_" + re.sub(r"[^A-Za-z0-9_.-]+", "_", name)
+    paths = report.write(args.out, stem)
+    limit = report.total_attention_limit
+    print(f"{name}: entropy law {report.entropy_law} (p = {report.evidence.exponent:.3f} ± "
+          f"{report.evidence.exponent_se:.3f}); total attention per octave "
+          + (f"→ {limit:.6g}" if limit is not None else report.study.total_attention[0])
+          + f"; phase {report.phase} (σ/√(2 log M) = {report.summary.iloc[0]['ratio']:.3f}); "
+          f"{report.seconds:.1f} s")
+    print(f"written: {paths[stem + '.md']} (+ {len(paths) - 1} files)")
+    return 0
+
+
+class _ZooHelpParser(OneLineArgumentParser):
+    """The ``analyze`` parser: its help lists the zoo's names, loaded only when help is shown
+    (the zoo imports numpy; parsing must stay fast)."""
+
+    def format_help(self):
+        from ..zoo import ZOO  # only for --help: parsing must not load numpy
+
+        self.epilog = ("zoo names: " + ", ".join(ZOO) + ". FILE.py:OBJECT executes the file "
+                       "(as python would); MODULE:OBJECT imports an installed module or one of "
+                       "the current folder (searched after the installed packages).")
+        return super().format_help()
+
+
+def register(subparsers):
+    """Add ``analyze`` to the ``sia-theory`` subparsers."""
+    p = subparsers.add_parser("analyze", help="analyse a transform (sia_theory.analyze)",
+                              description="Analyse a transform under Gaussian base logits.")
+    p.__class__ = _ZooHelpParser
+    p.add_argument("target", metavar="TARGET",
+                   help="MODULE:OBJECT, FILE.py:OBJECT (runs the file) or zoo:NAME (e.g. "
+                        "zoo:logn; the names are listed below); OBJECT is a Transform or a "
+                        "function score_mod(score, b, h, q_idx, kv_idx)")
+    p.add_argument("--n-ctx", type=int_range(2**8), default=2**20,
+                   help="context length M for transforms that depend on it (default 2^20)")
+    p.add_argument("--out", type=output_dir, default="analysis",
+                   help="folder for the report (Markdown, CSV, figure; default ./analysis)")
+    p.add_argument("--quick", action="store_true",
+                   help="seconds-long settings (fewer samples and contexts; wider intervals)")
+    p.add_argument("--seed", type=seed, default=0, help="the Monte Carlo seed (default 0)")
+    p.add_argument("--no-zoo", action="store_true",
+                   help="skip the side-by-side table of the zoo's schemes")
+    p.add_argument("--head", type=int_range(0), default=None,
+                   help="the head to analyse, for a transform with its own coefficients on each "
+                        "head (e.g. ALiBi.standard(8))")
+    p.set_defaults(handler=_handler)
+    return p

@@ -1,0 +1,47 @@
+"""``sia-theory check [--quick] [--only ID...] [--seed S] [--out DIR]``: the claims table
+(:mod:`paper_checks`): every claim's decision function on its measurement, written as
+``claims.md`` and ``claims.csv`` to ``--out``."""
+
+from __future__ import annotations
+
+import argparse
+
+from .._infra.cli import output_dir, seed
+
+__all__ = ["register", "claim_id"]
+
+
+def claim_id(text: str) -> str:
+    """argparse type: a claim ID such as ``SI-7`` (not empty; checked against the table later)."""
+    value = text.strip()
+    if not value or "," in value:
+        raise argparse.ArgumentTypeError(f"expected a claim ID such as SI-7, got {text!r}")
+    return value
+
+
+def _handler(args) -> int:
+    # the claims table registers every check on import (numba, scipy): not for --help
+    from paper_checks.__main__ import main as checks_main
+
+    argv = ["--seed", str(args.seed)] + (["--quick"] if args.quick else [])
+    if args.only:
+        argv += ["--only", ",".join(args.only)]
+    if args.out is not None:
+        argv += ["--out", str(args.out)]
+    return checks_main(argv)
+
+
+def register(subparsers):
+    """Add ``check`` to the ``sia-theory`` subparsers."""
+    p = subparsers.add_parser("check", help="the claims table (paper_checks)",
+                              description="Run the paper checks and write the claims table.")
+    p.add_argument("--quick", action="store_true",
+                   help="CI-sized checks (seconds each; wider intervals than the full table)")
+    p.add_argument("--only", nargs="+", type=claim_id, metavar="ID",
+                   help="claim IDs, e.g. SI-7 CAS-3 (default: every claim)")
+    p.add_argument("--seed", type=seed, default=0, help="the Monte Carlo seed (default 0)")
+    p.add_argument("--out", type=output_dir, default=None,
+                   help="folder for claims.md and claims.csv (default ./sia-theory-claims, "
+                        "./sia-theory-claims-quick with --quick)")
+    p.set_defaults(handler=_handler)
+    return p

@@ -1,0 +1,97 @@
+"""The scripts the command runs: ``experiments/*.py`` (``figures``) and
+``benchmarks/bench_*.py`` (``bench``).
+
+They are those of the repository checkout when there is one (the folder holding this package
+when it has ``experiments/`` — an editable install or ``PYTHONPATH`` —, else
+``$SIA_THEORY_REPO``, else the current folder or one of its parents), else the copies the wheel
+carries as package data (``sia_theory/_experiments``, ``sia_theory/_benchmarks``); figures then
+go to ``./figures`` unless ``--out`` says otherwise. With neither, :class:`CommandError`.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from .errors import CommandError
+
+__all__ = ["repo_root", "script_folders", "scripts_in", "select_scripts", "run_scripts",
+           "FAMILIES", "figure_family"]
+
+_PACKAGE = Path(__file__).resolve().parent.parent
+
+
+def repo_root() -> Path:
+    """The repository checkout holding ``experiments/`` and ``benchmarks/`` (module docstring),
+    or :class:`CommandError`."""
+    candidates = [_PACKAGE.parent]
+    if os.environ.get("SIA_THEORY_REPO"):
+        candidates.append(Path(os.environ["SIA_THEORY_REPO"]))
+    cwd = Path.cwd().resolve()
+    candidates += [cwd, *cwd.parents]
+    for path in candidates:
+        if (path / "experiments").is_dir() and (path / "sia_theory").is_dir():
+            return path
+    raise CommandError("no sia-theory repository checkout found (experiments/ and benchmarks/): "
+                       "run inside a clone or set SIA_THEORY_REPO")
+
+
+def script_folders() -> tuple[Path, Path, Path]:
+    """``(experiments, benchmarks, default figures folder)``: the checkout's (module docstring)
+    or, installed from a wheel, the package's copies with ``./figures``; else
+    :class:`CommandError`."""
+    try:
+        root = repo_root()
+    except CommandError:
+        if (_PACKAGE / "_experiments").is_dir() and (_PACKAGE / "_benchmarks").is_dir():
+            return _PACKAGE / "_experiments", _PACKAGE / "_benchmarks", Path("figures")
+        raise
+    return root / "experiments", root / "benchmarks", root / "figures"
+
+
+def scripts_in(folder: Path, pattern: str, strip: str = "") -> dict[str, Path]:
+    """``{name: path}`` of the scripts matching ``pattern`` in ``folder`` (not ``_*``), the
+    name without the prefix ``strip``."""
+    return {p.stem[len(strip):]: p for p in sorted(folder.glob(pattern))
+            if not p.name.startswith("_")}
+
+
+def select_scripts(available: dict, only, what: str) -> list[Path]:
+    """The scripts named in ``only`` (all of ``available`` when empty); :class:`CommandError`
+    naming the unknown ones and the choices."""
+    if not only:
+        return list(available.values())
+    unknown = [name for name in only if name not in available]
+    if unknown:
+        raise CommandError(f"unknown {what} {', '.join(map(repr, unknown))}; choose from "
+                           f"{', '.join(available)}")
+    return [available[name] for name in only]
+
+
+def run_scripts(scripts, extra) -> int:
+    """Run each script in its own process with the arguments ``extra``; 1 if any failed."""
+    failed = []
+    for script in scripts:
+        print(f"== {script.name}", flush=True)
+        if subprocess.call([sys.executable, str(script), *extra]) != 0:
+            failed.append(script.name)
+    if failed:
+        print(f"failed: {', '.join(failed)}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+FAMILIES = ("core", "ext", "model", "train", "all")
+"""Figure families by file name: ``experiments/ext_*.py`` (beyond the papers,
+``make figures-ext``), ``experiments/model_*.py`` (the pretrained model, ``make figures-model``),
+``experiments/train_*.py`` (models trained here, ``make figures-train``), everything else
+``core`` (``make figures``); ``all`` runs every family, the training grid included."""
+
+
+def figure_family(name: str) -> str:
+    """The family of ``experiments/<name>.py``: ``ext``, ``model``, ``train`` or ``core``."""
+    for family in ("ext", "model", "train"):
+        if name.startswith(family + "_"):
+            return family
+    return "core"

@@ -1,0 +1,181 @@
+"""``sia-theory sweep STUDY``: run a study's grid on Dask (local by default) into a resumable store.
+
+    sia-theory sweep cas_fig1_phase_diagram --n 10000 --dims 512 --size 80 --store DIR
+    sia-theory sweep phase-diagram --quick --rho 0.3
+    sia-theory sweep si_entropy_scaling --t-max 100000 --samples 65536 --store DIR
+
+The flags of a study are its settings' own fields (``--t-max`` sets ``t_max``), read off the
+settings dataclass, so the grid is the study's own: the command starts from the study's full
+settings (``--quick``: its quick ones), replaces the fields given, and calls the study itself
+with a store and a scheduler, so the numbers are those of the figures and claims for the same
+settings. Fields that the settings derive when left unset (``None``, such as the entropy
+study's local-slope windows) are derived again from the fields given. A field whose value is a
+transform takes ``MODULE:OBJECT``, ``FILE.py:OBJECT`` or ``zoo:NAME`` (as ``analyze``); fields
+of other kinds are not flags. ``--scheduler`` takes a Dask address (``tcp://host:8786``),
+``sync`` or ``threads``; unset, ``SIA_DASK_SCHEDULER`` or an embedded LocalCluster.
+Re-running resumes from the store; ``--force`` recomputes. Bad input (an unknown study or
+flag, a value out of the settings' range, a scheduler that does not answer) is one line on
+stderr and exit status 2, with nothing written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import time
+
+from .._infra.cli import OneLineArgumentParser, output_dir, positive_int, seed
+from ..studies import ALIASES, DEPRECATED_NAMES, SWEEPABLE, get_study
+from ..targets import TargetError, load_transform
+
+__all__ = ["register", "scheduler_arg", "settings_parser", "settings_from_args"]
+
+
+def scheduler_arg(text: str) -> str:
+    """argparse type: ``sync``, ``threads`` or a dask address ``scheme://host:port``."""
+    if text in ("sync", "threads") or ("://" in text and text.split("://", 1)[1]):
+        return text
+    raise argparse.ArgumentTypeError(f"expected 'sync', 'threads' or a dask address such as "
+                                     f"tcp://host:8786, got {text!r}")
+
+
+def _number(kind):
+    expected = "an integer" if kind is int else "a number"
+
+    def parse(text: str):
+        try:
+            return kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}") from None
+
+    parse.__name__ = kind.__name__
+    return parse
+
+
+def _pair(kind):
+    def parse(text: str):
+        lo, sep, hi = text.partition(":")
+        if not sep:
+            raise argparse.ArgumentTypeError(f"expected LOW:HIGH, got {text!r}")
+        return _number(kind)(lo), _number(kind)(hi)
+
+    parse.__name__ = f"{kind.__name__} pair"
+    return parse
+
+
+def _transform_arg(text: str):
+    try:
+        return load_transform(text)[0]
+    except TargetError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
+def _flag_kind(value):
+    """``(argparse keywords, metavar)`` for a settings value, or ``None`` if it is no flag."""
+    # numpy, 2 s of the command's start-up (python -X importtime): only once a study is parsed
+    from ..transforms import Transform
+
+    if isinstance(value, bool):
+        return {"action": argparse.BooleanOptionalAction, "metavar": None}
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return {"type": _number(type(value))}
+    if isinstance(value, str):
+        return {"type": str}
+    if isinstance(value, Transform):
+        return {"type": _transform_arg, "metavar": "TARGET"}
+    if isinstance(value, tuple) and value:
+        if all(isinstance(v, int | float) and not isinstance(v, bool) for v in value):
+            kind = float if any(isinstance(v, float) for v in value) else int
+            return {"type": _number(kind), "nargs": "+"}
+        if all(isinstance(v, tuple) and len(v) == 2 and all(
+                isinstance(x, int | float) for x in v) for v in value):
+            kind = float if any(isinstance(x, float) for v in value for x in v) else int
+            return {"type": _pair(kind), "nargs": "+", "metavar": "LOW:HIGH"}
+    return None
+
+
+def settings_parser(study, prog: str) -> OneLineArgumentParser:
+    """The parser of ``sia-theory sweep NAME``: one flag per settings field (see the module
+    docstring) and the execution flags."""
+    parser = OneLineArgumentParser(
+        prog=prog, description=f"Run the study {study.name} "
+        f"({study.settings_type.__name__}) on the sweep engine; each settings flag replaces "
+        "that field of the full (or, with --quick, the quick) settings.")
+    parser.add_argument("--quick", action="store_true", help="start from the quick settings")
+    preset = study.full()
+    short = {field: alias for alias, field in study.cli_aliases.items()}
+    group = parser.add_argument_group("settings fields")
+    for f in dataclasses.fields(study.settings_type):
+        if not f.init:
+            continue
+        kind = _flag_kind(getattr(preset, f.name))
+        if kind is None:
+            continue
+        names = [f"--{f.name.replace('_', '-')}"]
+        if f.name in short:
+            names.append(f"--{short[f.name]}")
+        kind.setdefault("metavar", f.name.upper())
+        group.add_argument(*names, dest=f"field_{f.name}", default=None,
+                           help=f"default {getattr(preset, f.name)!r}", **kind)
+    parser.add_argument("--store", type=output_dir, default=f"sweeps/{study.name}",
+                        help=f"store folder (default: sweeps/{study.name})")
+    parser.add_argument("--seed", type=seed, default=0, help="sweep seed (default 0)")
+    parser.add_argument("--scheduler", type=scheduler_arg, default=None,
+                        help="dask address, 'sync' or 'threads' (default: $SIA_DASK_SCHEDULER "
+                             "or a local cluster)")
+    parser.add_argument("--workers", type=positive_int, default=None,
+                        help="workers of the local cluster (default: CPU count)")
+    parser.add_argument("--force", action="store_true", help="recompute stored cells")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    return parser
+
+
+def settings_from_args(study, args):
+    """The study's settings: its quick or full preset with the fields given replaced; fields
+    that default to ``None`` (derived) are derived again unless given. ``ValueError`` (from the
+    settings' own validation) names a bad field."""
+    base = study.quick() if args.quick else study.full()
+    given = {k[len("field_"):]: v for k, v in vars(args).items()
+             if k.startswith("field_") and v is not None}
+    given = {k: tuple(v) if isinstance(v, list) else v for k, v in given.items()}
+    if not given:
+        return base
+    derived = {f.name: None for f in dataclasses.fields(base)
+               if f.init and f.default is None and f.name not in given}
+    return dataclasses.replace(base, **derived, **given)
+
+
+def register(subparsers) -> argparse.ArgumentParser:
+    """Add ``sweep STUDY ...`` to ``subparsers``; the namespace's ``handler(args)`` runs it
+    and returns the exit status."""
+    names = [*SWEEPABLE, *ALIASES]
+    p = subparsers.add_parser(
+        "sweep", help="run a study's grid on Dask into a resumable store",
+        description="Run a study's grid on Dask (a local cluster by default) into a resumable "
+                    "Parquet store. `sia-theory sweep STUDY --help` lists the study's flags (its "
+                    "settings' fields). Aliases: " + ", ".join(
+                        f"{a} = {n}" for a, n in ALIASES.items()) + ".")
+    p.add_argument("study", metavar="STUDY", choices=names + list(DEPRECATED_NAMES),
+                   help="one of: " + ", ".join(names))
+    p.add_argument("options", nargs=argparse.REMAINDER, help="the study's flags")
+    p.set_defaults(handler=_handler)
+    return p
+
+
+def _handler(args) -> int:
+    from ..studies.base import Execution  # pandas and the sweep engine: not for --help
+
+    args.prog = f"sia-theory sweep {args.study}"
+    start = time.perf_counter()
+    study = get_study(args.study)
+    options = settings_parser(study, args.prog).parse_args(args.options)
+    args.store = options.store
+    settings = settings_from_args(study, options)
+    execution = Execution(scheduler=options.scheduler or None, store=options.store,
+                          force=options.force, progress=not options.no_progress,
+                          n_workers=options.workers)
+    result = study(settings, seed=options.seed, execution=execution)
+    summary = ", ".join(f"{k} {len(v)} rows" for k, v in result.frames.items())
+    print(f"{args.prog}: done in {time.perf_counter() - start:.1f} s ({summary}); store "
+          f"{options.store}")
+    return 0

@@ -1,0 +1,100 @@
+"""``sia-theory train``: train schemes into a resumable store (cells of the sweep engine).
+
+    sia-theory train --scheme si-p-rope [--quick] [--seed S ...] [--tau T ...] [--out DIR]
+    sia-theory train --scheme rope p-rope si-p-rope --seed 0 1 2 --scheduler tcp://host:8786
+    sia-theory train --scheme mymodule:MyRule@p-rope --quick
+
+Every ``--scheme`` (a name of :data:`~sia_theory.schemes.SCHEMES`, or a transform
+``MODULE:OBJECT``/``FILE.py:OBJECT``/``zoo:NAME`` with an optional ``@position``) × ``--seed``
+(× ``--tau`` for schemes with a τ) is one cell of the ``train_grid`` study, stored in ``--out``
+(default ``training``): an interrupted command resumes, a larger grid extends the store. One
+cell runs in this process; several run on ``--scheduler`` (default: ``$SIA_DASK_SCHEDULER`` or a
+local Dask cluster of ``--workers`` processes). Prints the validation losses at ``L``, ``4L``,
+``16L``; the study writes them to ``DIR/validation.csv``. Each scheme is resolved once (a user's
+file is executed once) and checked before anything is written: bad input (an unknown scheme, a
+transform that raises, is not finite in float32 or cannot train, a τ out of range, a store of
+other settings, data too short for the training length, JAX missing) is one line on stderr and
+exit status 2, with nothing written. JAX is imported only to train.
+"""
+
+from __future__ import annotations
+
+import time
+
+from .._infra.cli import output_dir, positive_float, positive_int, seed
+from .._infra.io import write_csv
+from .errors import MissingExtra
+from .sweep import scheduler_arg
+
+__all__ = ["register"]
+
+
+def _settings(args):
+    """The grid's settings, every scheme resolved and checked once (nothing written)."""
+    # imported here: the schemes, the trainer's package and the studies load numpy, pandas and
+    # the zoo, 2.6 s of the command's start-up (python -X importtime) that --help must not pay
+    from ..schemes import resolve_scheme
+    from ..studies.train_grid import TrainGridSettings
+    from ..training.schemes import check_trainable
+    from ..training.settings import TrainSettings
+
+    schemes = [resolve_scheme(s) for s in args.scheme]  # each user file executed once
+    if args.tau and not any(s.takes_tau for s in schemes):
+        raise ValueError(f"tau: none of the schemes {', '.join(args.scheme)} has a τ")
+    train = TrainSettings.quick() if args.quick else TrainSettings.full()
+    for scheme in schemes:
+        check_trainable(scheme, train)
+    taus = tuple(args.tau) if args.tau else (None,)
+    return TrainGridSettings.grid(schemes, tuple(args.seed), taus, train)
+
+
+def _handler(args) -> int:
+    from ..studies.base import Execution
+    from ..studies.train_grid import VALIDATION_FILE, train_grid
+    from ..training._jax import require
+
+    start = time.perf_counter()
+    args.store = args.out
+    settings = _settings(args)
+    try:
+        require()  # before the store is touched
+    except ImportError as err:
+        raise MissingExtra(str(err)) from None
+    scheduler = args.scheduler or (None if len(settings.runs) > 1 else "sync")
+    execution = Execution(scheduler=scheduler, store=args.out, force=args.force,
+                          progress=not args.no_progress, n_workers=args.workers)
+    result = train_grid(settings, seed=0, execution=execution)
+    wide = result.frames["table"]
+    write_csv(args.out / VALIDATION_FILE, wide)
+    print(wide.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
+    print(f"sia-theory train: {len(settings.runs)} runs in {time.perf_counter() - start:.1f} s; "
+          f"store {args.out}")
+    return 0
+
+
+def register(subparsers):
+    """Add ``train`` to the ``sia-theory`` subparsers."""
+    p = subparsers.add_parser("train", help="train schemes (JAX) into a resumable store",
+                              description="Train small decoders with attention schemes (SI "
+                                          "§5 in miniature) as cells of the sweep engine.")
+    p.add_argument("--scheme", nargs="+", required=True, metavar="NAME",
+                   help="scheme names (rope, p-rope, nope, alibi, logn-p-rope, rope-ntk, yarn, "
+                        "qwen-logn, llama4, si-p-rope, si-rope, si-nope, si-rope-posthoc) or a "
+                        "transform MODULE:OBJECT[@position]")
+    p.add_argument("--seed", type=seed, nargs="+", default=[0], metavar="S",
+                   help="run seeds: each seeds one model's initialisation (default 0)")
+    p.add_argument("--tau", type=positive_float, nargs="+", default=None, metavar="T",
+                   help="τ of SI eq. 16 for schemes that have one (default: theirs, 10 for si-*)")
+    p.add_argument("--quick", action="store_true",
+                   help="the seconds-long training settings (a smoke test)")
+    p.add_argument("--out", type=output_dir, default="training",
+                   help="store folder (default: training)")
+    p.add_argument("--scheduler", type=scheduler_arg, default=None,
+                   help="dask address, 'sync' or 'threads' (default: this process for one "
+                        "run, else $SIA_DASK_SCHEDULER or a local cluster)")
+    p.add_argument("--workers", type=positive_int, default=None,
+                   help="processes of the local cluster (default: CPU count)")
+    p.add_argument("--force", action="store_true", help="train stored runs again")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(handler=_handler)
+    return p

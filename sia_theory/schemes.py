@@ -1,0 +1,326 @@
+"""Length schemes: one position encoding plus one logit transform, under one name.
+
+A :class:`Scheme` is the library's one notion of "how a model handles positions and context
+length": a position encoding (a key of :data:`POSITIONS`, built for a training length and a
+target length) and a transform (a :class:`~sia_theory.transforms.Transform`, or a rule that
+builds one from the head count, the training length and the target length). The models, the
+trainer, the studies, the command line and the docs all take their schemes from the one registry
+:data:`SCHEMES`; a user's transform becomes a scheme through :func:`resolve_scheme`, once, at the
+boundary.
+
+=================== ============================ ============================================
+name                position encoding            transform
+=================== ============================ ============================================
+``rope``            ``RoPE(base)``               none
+``p-rope``          ``PRoPESI()`` (SI App. G)    none
+``nope``            ``NoPE()``                   none
+``alibi``           ``NoPE()``                   ``ALiBi.standard(n_heads)``
+``logn-p-rope``     ``PRoPESI()``                ``ZOO["logn"]`` = ``LogN(0.4)`` (SI Fig. 1)
+``rope-ntk``        ``NTKRoPE(L, n, base)``      none (NTK only beyond ``L``)
+``yarn``            ``YaRNRoPE(L, n, base)``     ``YaRNTemperature(n/L)``
+``qwen-logn``       ``RoPE(base)``               ``QwenLogN(L)``
+``llama4``          ``RoPE(base)``               ``Llama4Temperature(L, 0.1)``
+``si-p-rope``       ``PRoPESI()``                ``ScaleInvariant(τ)``, τ = 10
+``si-rope``         ``RoPE(base)``               ``ScaleInvariant(τ)``, τ = 10
+``si-nope``         ``NoPE()``                   ``ScaleInvariant(τ)``, τ = 10
+``si-rope-posthoc`` ``RoPE(base)``               ``ScaleInvariant(si_tau(L))`` (post hoc)
+=================== ============================ ============================================
+
+``L`` is the training length, ``n`` the length the scheme is used at, ``base`` RoPE's base
+(10000 unless the model's config says otherwise). The names of 0.3 that spelled the same idea
+twice still resolve, with a :class:`DeprecationWarning` naming the new one (:data:`ALIASES`:
+``ntk`` is ``rope-ntk``, ``scale-invariant`` is ``si-rope-posthoc``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import math
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import NamedTuple
+
+from ._infra.validate import check_int, check_real
+from .attention.positional import NoPE, PRoPESI, RoPE
+from .attention.rope_scaling import NTKRoPE, YaRNRoPE
+from .targets import load_transform
+from .transforms import ALiBi, NoScale, ScaleInvariant, Transform
+from .zoo import ZOO, Llama4Temperature, QwenLogN, YaRNTemperature
+
+__all__ = ["Scheme", "BoundScheme", "SCHEMES", "ALIASES", "POSITIONS", "ROPE_BASE", "SI_TAU",
+           "SI_EPSILON", "si_tau", "get_scheme", "resolve_scheme", "scheme_names"]
+
+ROPE_BASE = 10000.0  # SI App. G
+"""RoPE's base (SI App. G); p-RoPE and RoPE + NTK start from it unless a model says otherwise."""
+SI_TAU = 10.0  # SI §5: τ = 10, chosen at 4k (App. H)
+"""The default τ of the scale-invariant schemes (SI §5, chosen in App. H / Fig. 5)."""
+SI_EPSILON = 0.1
+"""The post-hoc SI transform's tolerance inside the training context: ``a_t <= 1 + SI_EPSILON``
+there (sets τ, :func:`si_tau`)."""
+
+
+def si_tau(train_length: int = 8192, epsilon: float = SI_EPSILON) -> float:
+    """τ of the post-hoc scale-invariant transform: the smallest τ with ``a_t <= 1 + ε`` for
+    every ``t`` inside the training context. ``a_t² = 1 + 2 log(1 + t/τ)`` (SI eq. 16 with
+    α = β = e^½) gives ``τ = L/(exp(((1 + ε)² − 1)/2) − 1)``, so a model that never saw a
+    transform is left within ε of its trained logits where it was trained and the transform
+    grows only beyond (τ ≈ 3.5·L for ε = 0.1)."""
+    return train_length / math.expm1(((1.0 + epsilon) ** 2 - 1.0) / 2.0)
+
+
+def _nope(train_length, length, base=ROPE_BASE):
+    return NoPE()
+
+
+def _rope(train_length, length, base=ROPE_BASE):
+    return RoPE(base)
+
+
+def _p_rope(train_length, length, base=ROPE_BASE):
+    return PRoPESI()
+
+
+def _rope_ntk(train_length, length, base=ROPE_BASE):
+    # ntk_base leaves the base alone up to the training length (SI App. G)
+    return NTKRoPE(train_length, length, base)
+
+
+def _yarn(train_length, length, base=ROPE_BASE):
+    return YaRNRoPE(train_length, length, base)
+
+
+POSITIONS: dict[str, Callable] = {"nope": _nope, "rope": _rope, "p-rope": _p_rope,
+                                  "rope-ntk": _rope_ntk, "yarn": _yarn}
+"""Position encodings by name: ``f(train_length, length, base=ROPE_BASE)`` gives the encoding used
+for sequences of ``length`` tokens by a model trained at ``train_length``."""
+
+_CONTEXT = ("n_heads", "train_length", "length")
+
+
+def _rule_arguments(rule) -> tuple[str, ...] | None:
+    """The context names a transform rule takes by keyword, or ``None`` for a function of the
+    head count alone (one positional parameter of another name, as ``ALiBi.standard``)."""
+    try:
+        params = inspect.signature(rule).parameters
+    except (TypeError, ValueError):
+        return None
+    if params and all(p in _CONTEXT for p in params):
+        return tuple(params)
+    return None
+
+
+class BoundScheme(NamedTuple):
+    """A scheme at one length: its ``position`` encoding object and its ``score_mod`` (a
+    :class:`~sia_theory.transforms.Transform`, ``None`` where the scheme has no transform);
+    ``rule`` is the scheme's description."""
+
+    name: str
+    position: object
+    score_mod: Transform | None
+    rule: str
+
+
+@dataclass(frozen=True)
+class Scheme:
+    """A length scheme (module docstring): ``name``, ``position`` (a key of :data:`POSITIONS`),
+    ``transform`` (a Transform, or a rule ``f(n_heads=…, train_length=…, length=…)`` returning
+    one; a function of one other parameter is called with the head count), ``description``,
+    ``source`` (the paper or implementation it follows) and ``extension`` (how it extends beyond
+    the training length).
+
+    >>> s = SCHEMES["si-p-rope"]
+    >>> s.tau, s.with_tau(1.0).tau
+    (10.0, 1.0)
+    """
+
+    name: str
+    position: str
+    transform: Transform | Callable
+    description: str = ""
+    source: str = ""
+    extension: str = ""
+
+    def __post_init__(self):
+        if not isinstance(self.name, str) or not self.name:
+            raise ValueError(f"scheme name must be a non-empty string, got {self.name!r}")
+        if self.position not in POSITIONS:
+            raise ValueError(f"position must be one of {', '.join(POSITIONS)}, got "
+                             f"{self.position!r}")
+        if not (isinstance(self.transform, Transform) or callable(self.transform)):
+            raise ValueError(f"transform must be a Transform or a function of n_heads, got "
+                             f"{self.transform!r}")
+
+    @property
+    def takes_tau(self) -> bool:
+        """Whether the transform has a ``tau`` (the SI schemes, or a user's dataclass)."""
+        t = self.transform
+        return (isinstance(t, Transform) and dataclasses.is_dataclass(t)
+                and "tau" in {f.name for f in dataclasses.fields(t)})
+
+    @property
+    def tau(self) -> float | None:
+        """The transform's τ for schemes that take one (``si-*``), else ``None``."""
+        return float(self.transform.tau) if self.takes_tau else None
+
+    def with_tau(self, tau) -> Scheme:
+        """This scheme with ``τ = tau`` (``None``: unchanged); ``ValueError`` if it has no τ or
+        ``tau`` is not a positive number."""
+        if tau is None:
+            return self
+        tau = check_real("tau", tau, lo=0, lo_open=True, hi=1e9)
+        if not self.takes_tau:
+            raise ValueError(f"tau: scheme {self.name!r} has no τ (the si-* schemes and "
+                             f"transforms with a tau field take one), got tau={tau!r}")
+        return dataclasses.replace(self, transform=dataclasses.replace(self.transform, tau=tau))
+
+    def position_encoding(self, train_length: int, length: int, base: float = ROPE_BASE):
+        """The encoding for sequences of ``length`` tokens, trained at ``train_length``, with
+        RoPE base ``base``."""
+        train_length = check_int("train_length", train_length, lo=1)
+        length = check_int("length", length, lo=1)
+        base = check_real("base", base, lo=1, lo_open=True, hi=1e12)
+        return POSITIONS[self.position](train_length, length, base)
+
+    def transform_for(self, n_heads: int = 1, train_length: int | None = None,
+                      length: int | None = None) -> Transform:
+        """The transform for a model with ``n_heads`` heads trained at ``train_length`` and
+        used at ``length`` (the last two are needed only by rules that depend on them)."""
+        n_heads = check_int("n_heads", n_heads, lo=1)
+        t = self.transform
+        if not isinstance(t, Transform):
+            names = _rule_arguments(t)
+            context = {"n_heads": n_heads, "train_length": train_length, "length": length}
+            if names is None:
+                t = t(n_heads)
+            else:
+                missing = [k for k in names if context[k] is None]
+                if missing:
+                    raise ValueError(f"scheme {self.name!r}: its transform depends on "
+                                     f"{' and '.join(missing)}; pass them to transform_for")
+                t = t(**{k: context[k] for k in names})
+        if not isinstance(t, Transform):
+            raise ValueError(f"scheme {self.name!r}: its transform function must return a "
+                             f"Transform, got {t!r}")
+        return t
+
+    def at(self, length: int, train_length: int, base: float = ROPE_BASE,
+           n_heads: int = 1) -> BoundScheme:
+        """The scheme at ``length`` tokens for a model trained at ``train_length``: its encoding
+        and transform objects (``score_mod`` ``None`` where the transform is ``NoScale``)."""
+        mod = self.transform_for(n_heads, train_length, length)
+        return BoundScheme(self.name, self.position_encoding(train_length, length, base),
+                           None if isinstance(mod, NoScale) else mod, self.description)
+
+
+def _alibi(n_heads):
+    return ALiBi.standard(n_heads)
+
+
+def _yarn_temperature(*, train_length, length):
+    return YaRNTemperature(max(1.0, length / train_length))
+
+
+def _qwen_logn(*, train_length):
+    return QwenLogN(train_length)
+
+
+def _llama4(*, train_length):
+    return Llama4Temperature(float(train_length), 0.1)
+
+
+def _si_posthoc(*, train_length):
+    return ScaleInvariant(si_tau(train_length))
+
+
+_SI_APP_G = "SI App. G"
+_REGISTRY = (
+    Scheme("rope", "rope", NoScale(), "RoPE as trained", "Su et al. 2024 (RoFormer eq. 34)",
+           "none: positions beyond the training length are unseen rotations"),
+    Scheme("p-rope", "p-rope", NoScale(), "SI's p-RoPE (D/4 frequencies from 1 to 1/1024)",
+           _SI_APP_G, "none"),
+    Scheme("nope", "nope", NoScale(), "no position encoding", "SI §5", "none"),
+    Scheme("alibi", "nope", _alibi, "ALiBi, geometric slopes 2^(-8(h+1)/H)",
+           "Press et al. 2022", "a linear distance penalty at every length"),
+    Scheme("logn-p-rope", "p-rope", ZOO["logn"], "LogN / SSMax s = 0.4 with p-RoPE",
+           "SI Fig. 1 (a fixed s; SI App. G learns it per layer)", "logits x s log n"),
+    Scheme("rope-ntk", "rope-ntk", NoScale(), "RoPE + NTK base scaling beyond the training "
+           "length", "NTK-aware scaling (bloc97 2023); SI App. G",
+           "base x s^(d/(d-2)), s = max(1, n/L)"),
+    Scheme("yarn", "yarn", _yarn_temperature,
+           "YaRN as transformers and the authors' code (ramp linear in the dimension index, "
+           "beta_fast=32, beta_slow=1), logits x (0.1 ln s + 1)^2",
+           "Peng et al. 2023; transformers modeling_rope_utils._compute_yarn_parameters",
+           "frequencies interpolated by s = max(1, n/L), temperature (0.1 ln s + 1)^2"),
+    Scheme("qwen-logn", "rope", _qwen_logn, "logits x max(1, log n / log L)",
+           "Qwen-1 modeling_qwen.py use_logn_attn", "query x log n / log L beyond L"),
+    Scheme("llama4", "rope", _llama4, "logits x (0.1 log(floor(n/L) + 1) + 1)",
+           "transformers models/llama4/modeling_llama4.py", "a staircase in floor(n/L)"),
+    Scheme("si-p-rope", "p-rope", ScaleInvariant(SI_TAU), "scale-invariant p-RoPE (SI eq. 16)",
+           "SI §5, eq. 16", "a_t, m_t of SI eq. 16 at every length"),
+    Scheme("si-rope", "rope", ScaleInvariant(SI_TAU), "scale-invariant attention with RoPE",
+           "SI App. I.3", "a_t, m_t of SI eq. 16 at every length"),
+    Scheme("si-nope", "nope", ScaleInvariant(SI_TAU), "scale-invariant attention, no position "
+           "encoding", "SI App. I.3", "a_t, m_t of SI eq. 16 at every length"),
+    Scheme("si-rope-posthoc", "rope", _si_posthoc,
+           "SI eq. 16 applied post hoc, tau = L/(exp(0.105) - 1) (a_t <= 1.1 inside L)",
+           "SI eq. 16 with tau from si_tau(L)", "the identity to within 10 % inside L"),
+)
+
+SCHEMES = MappingProxyType({s.name: s for s in _REGISTRY})
+"""Every scheme by its one name (module docstring)."""
+ALIASES = MappingProxyType({"ntk": "rope-ntk", "scale-invariant": "si-rope-posthoc"})
+"""Names of 0.3 for schemes that now have one name (deprecated; they resolve with a warning)."""
+
+
+def scheme_names() -> tuple[str, ...]:
+    """The registry's names in table order."""
+    return tuple(SCHEMES)
+
+
+def get_scheme(name: str) -> Scheme:
+    """The registered scheme ``name`` (an old name of :data:`ALIASES` resolves with a
+    :class:`DeprecationWarning`); ``ValueError`` naming ``scheme`` otherwise."""
+    if name in SCHEMES:
+        return SCHEMES[name]
+    if name in ALIASES:
+        new = ALIASES[name]
+        warnings.warn(f"scheme name {name!r} is deprecated; use {new!r}", DeprecationWarning,
+                      stacklevel=3)
+        return SCHEMES[new]
+    raise ValueError(f"scheme must be one of {', '.join(SCHEMES)} or a transform "
+                     f"MODULE:OBJECT[@position], got {name!r}")
+
+
+def _user_scheme(text: str) -> Scheme:
+    head, sep, tail = text.rpartition("@")
+    if sep and ":" not in tail:  # TARGET@position ('@' inside a file path is not a position)
+        if tail not in POSITIONS:
+            raise ValueError(f"scheme: the position after '@' must be one of "
+                             f"{', '.join(POSITIONS)}, got {tail!r} in {text!r}")
+        target, position = head, tail
+    else:
+        target, position = text, "p-rope"
+    try:
+        transform, _ = load_transform(target)
+    except ValueError as err:
+        raise ValueError(f"scheme: {err}") from None
+    return Scheme(text, position, transform, f"{target} with {position}", "user transform")
+
+
+def resolve_scheme(scheme, tau=None) -> Scheme:
+    """A :class:`Scheme` from a registry name, a ``Scheme``, or a user's transform
+    ``TARGET[@position]`` (``TARGET`` as ``sia-theory analyze`` takes it: ``MODULE:OBJECT``,
+    ``FILE.py:OBJECT`` or ``zoo:NAME``; position p-RoPE by default), with ``τ = tau`` if given.
+    A user's file is executed here, once: resolve at the boundary and pass the object on.
+    ``ValueError`` naming ``scheme`` or ``tau`` otherwise."""
+    if isinstance(scheme, Scheme):
+        return scheme.with_tau(tau)
+    if not isinstance(scheme, str) or not scheme:
+        raise ValueError(f"scheme must be a name ({', '.join(SCHEMES)}) or MODULE:OBJECT, got "
+                         f"{scheme!r}")
+    if scheme in SCHEMES or scheme in ALIASES or ":" not in scheme:
+        return get_scheme(scheme).with_tau(tau)
+    return _user_scheme(scheme).with_tau(tau)
