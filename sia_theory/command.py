@@ -7,7 +7,8 @@ Subcommands, each added by a ``register(subparsers)`` function:
   another, each in its own process;
 * ``check [--quick] [--only ID...] [--seed S] [--out DIR]``: the claims table
   (``python -m paper_checks``);
-* ``analyze TARGET [--n-ctx N] [--out DIR] [--quick] [--seed S] [--no-zoo] [--head H]``:
+* ``analyze TARGET [--n-ctx N] [--out DIR] [--quick] [--seed S] [--no-zoo] [--head H]``
+  (or ``analyze --hf-config config.json``: :func:`sia_theory.analysis.hf.hf_report`):
   :func:`sia_theory.analyze` on a transform named ``MODULE:OBJECT`` (a module on the path),
   ``FILE.py:OBJECT`` (a file) or ``zoo:NAME`` (a :data:`~sia_theory.zoo.ZOO` member); the
   object is a Transform instance, a Transform class that takes no arguments, or a plain
@@ -184,6 +185,13 @@ def register_check(subparsers):
 # --- analyze ------------------------------------------------------------------------------
 
 def _analyze(args) -> int:
+    if (args.target is None) == (args.hf_config is None):
+        raise CommandError("give a TARGET or --hf-config, one of them")
+    if args.hf_config is not None:  # the scheme a model config ships (sia_theory.analysis.hf)
+        from .analysis.hf import hf_report
+
+        print(hf_report(args.hf_config, quick=args.quick, seed=args.seed).line())
+        return 0
     transform, name = load_transform(args.target)  # before any computation or output
     from .analysis import analyze
 
@@ -220,7 +228,7 @@ def register_analyze(subparsers):
     p = subparsers.add_parser("analyze", help="analyse a transform (sia_theory.analyze)",
                               description="Analyse a transform under Gaussian base logits.")
     p.__class__ = _ZooHelpParser
-    p.add_argument("target", metavar="TARGET",
+    p.add_argument("target", metavar="TARGET", nargs="?",
                    help="MODULE:OBJECT, FILE.py:OBJECT (runs the file) or zoo:NAME (e.g. "
                         "zoo:logn; the names are listed below); OBJECT is a Transform or a "
                         "function score_mod(score, b, h, q_idx, kv_idx)")
@@ -233,6 +241,8 @@ def register_analyze(subparsers):
     p.add_argument("--head", type=int_range(0), default=None,
                    help="the head to analyse, for a transform with its own coefficients on each "
                         "head (e.g. ALiBi.standard(8))")
+    p.add_argument("--hf-config", default=None, metavar="CONFIG_JSON",
+                   help="analyse the scheme of a Hugging Face config.json instead of a TARGET")
     p.set_defaults(handler=_analyze)
 
 

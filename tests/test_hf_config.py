@@ -310,3 +310,28 @@ def test_layer_typed_rope_parameters_read_the_full_attention_layers():
 def test_bad_configs_are_refused_naming_the_key(config, match):
     with pytest.raises(ValueError, match=match):
         from_hf_config(config)
+
+
+def test_hf_report_and_the_cli_flag(tmp_path):
+    """hf_report reads the octave phases out to 1e6 keys; Ministral-3's law is a constant 1 up
+    to p = 16383, so the octaves below it have σ = 1 (ratio 1/√(2 log t)) and all are liquid."""
+    import subprocess
+    import sys
+
+    from sia_theory.analysis.hf import hf_report
+
+    report = hf_report(FIXTURES / "ministral-3.json", quick=True)
+    octaves = report.octaves
+    assert octaves["t"].max() * 2 <= 1e6 < octaves["t"].max() * 4
+    below = octaves[octaves["t"] * 2 <= 16384]
+    np.testing.assert_allclose(below["ratio"], 1 / np.sqrt(2 * np.log(below["t"])), rtol=1e-12)
+    assert set(octaves["phase"]) == {"liquid"} and report.critical == ()
+    assert report.entropy_law in ("logarithmic", "sqrt-log", "bounded")
+    assert "never in the critical band" in report.line()
+    bad = subprocess.run([sys.executable, "-m", "sia_theory.command", "analyze", "--hf-config",
+                          str(tmp_path / "missing.json")], capture_output=True, text=True)
+    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1, bad.stderr
+    both = subprocess.run([sys.executable, "-m", "sia_theory.command", "analyze", "zoo:logn",
+                           "--hf-config", str(FIXTURES / "qwen3-8b.json")], capture_output=True,
+                          text=True)
+    assert both.returncode == 2 and "one of them" in both.stderr

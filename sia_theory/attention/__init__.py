@@ -27,7 +27,6 @@ from .positional import (
     rope_frequencies,
 )
 from .rope_config import from_rope_parameters
-from .rope_variants import LinearRoPE, LongRoPE, ProportionalRoPE
 from .rope_scaling import (
     DynamicNTKRoPE,
     NTKRoPE,
@@ -36,6 +35,7 @@ from .rope_scaling import (
     ntk_base,
     yarn_frequencies,
 )
+from .rope_variants import LinearRoPE, LongRoPE, ProportionalRoPE
 
 __all__ = ["DEFAULT_BLOCK_SIZE", "attention", "attention_dense", "attention_partial",
            "merge_partials", "attention_scores", "P_ROPE_SI_BASE", "NoPE",
