@@ -158,7 +158,7 @@ class YaRNTemperature(_Multiplier):
     frequency interpolation belongs to the position encoding
     (:class:`~sia_theory.attention.YaRNRoPE`). DeepSeek-V2/V3 also multiply their softmax scale
     by ``get_mscale(s, mscale_all_dim)²`` in the attention module (not part of
-    ``attention_factor``); that is a separate constant ``Temperature``. See
+    ``attention_factor``); that is :class:`~sia_theory.zoo_models.DeepSeekMScale`. See
     :class:`DynamicYaRNTemperature` for ``s`` following the context length.
     """
 

@@ -4,8 +4,9 @@ implementations, with the same conventions (``n = q_idx + 1`` keys, ``p = n − 
 
 * :func:`mistral_temperature` — Mistral's ``llama_4_scaling_beta`` (Ministral-3, Mistral-4):
   :class:`~sia_theory.zoo.Llama4Temperature` with ``offset = 0``, i.e. ``1 + β·ln(1 +
-  floor(p/L))`` on the query after RoPE (transformers ``get_llama_4_attn_scale`` in
-  ``models/ministral3/modeling_ministral3.py``; vLLM ``_get_llama_4_scaling`` in
+  floor(p/L))`` on the query after RoPE (transformers ``get_llama_4_attn_scale`` of
+  ``position_ids`` in ``models/ministral3/modeling_ministral3.py`` and
+  ``models/mistral4/modeling_mistral4.py``, commit 0205eec1d869; vLLM ``_get_llama_4_scaling`` in
   ``vllm/model_executor/models/deepseek_v2.py`` at commit 002d6073aa03).
 * :class:`Grok2Temperature` — xAI Grok-2's ``attn_temperature_len`` as sglang runs it
   (``python/sglang/srt/layers/attention/triton_ops/decode_attention.py`` at commit
@@ -13,8 +14,9 @@ implementations, with the same conventions (``n = q_idx + 1`` keys, ``p = n − 
   L``, else 1, times the logits, with ``p`` the query's 0-based position).
 * :class:`DeepSeekMScale` — DeepSeek-V2/V3's YaRN ``mscale_all_dim``: the softmax scale times
   ``get_mscale(s, mscale_all_dim)²`` in the attention module (vLLM ``DeepseekV2Attention``
-  at commit 002d6073aa03; transformers ``DeepseekV3Attention``), on top of YaRN's
-  ``attention_factor`` on cos/sin.
+  at commit 002d6073aa03; transformers ``DeepseekV3Attention`` and Mistral-4's
+  ``yarn_apply_mscale`` in ``models/mistral4/modeling_mistral4.py`` at commit 0205eec1d869), on
+  top of YaRN's ``attention_factor`` on cos/sin.
 * :class:`Sandwich` — the Sandwich bias (Chi et al. 2023, arXiv 2212.10356), as
   attention-gym's ``attn_gym/mods/sandwich.py`` (meta-pytorch/attention-gym commit
   70ab2d6fe07e) builds it: ``S + Σ_i cos(t·w_i)·H/(8(h+1))``, ``w_i = 10000^(−2i/d̄)``.

@@ -174,3 +174,17 @@ def test_model_zoo_rows_describe_their_members(name):
 def test_bad_parameters_raise_naming_them(make, match):
     with pytest.raises(ValueError, match=match):
         make()
+
+
+@pytest.mark.parametrize("member", [
+    Grok2Temperature(8), mistral_temperature(0.2, 8), DeepSeekMScale(40.0, 1.0),
+    MultiplierProduct((DeepSeekMScale(16.0, 1.0), Grok2Temperature(4))), Sandwich(4, 16)],
+    ids=["grok2", "mistral", "deepseek", "product", "sandwich-4-heads"])
+def test_declared_dependence_routes_equal_the_callable_route(member):
+    """attention picks its route from depends_on (per-row multipliers, per-head distance
+    tables); it must equal the generic route through score_mod, on every score."""
+    rng = np.random.default_rng(2)
+    q, k, v = (rng.standard_normal((1, 4, 80, 8)) for _ in range(3))
+    fast = attention(q, k, v, score_mod=member)
+    slow = attention(q, k, v, score_mod=lambda s, b, h, qi, ki: member.score_mod(s, b, h, qi, ki))
+    np.testing.assert_allclose(fast, slow, rtol=1e-12, atol=1e-12)

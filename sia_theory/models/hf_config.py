@@ -9,7 +9,8 @@ factor on cos/sin, and every query temperature shipped models use.
 ``rope_scaling`` beside a top-level ``rope_theta`` and ``partial_rotary_factor``):
 
 * the head dimension: ``qk_rope_head_dim`` for multi-head latent attention (DeepSeek-V2/V3,
-  Mistral-4: transformers' ``DeepseekV3Config`` rotates that part only), else ``head_dim``, else
+  Mistral-4: their transformers configs alias ``head_dim = qk_rope_head_dim``, the part that
+  rotates), else ``head_dim``, else
   ``hidden_size // num_attention_heads``; ``partial_rotary_factor`` rotates the first
   ``int(D·p)`` dimensions (all of them for ``proportional``, which zeroes frequencies instead);
 * the encoding and attention factor: :func:`~sia_theory.attention.from_rope_parameters`;
@@ -244,7 +245,8 @@ def from_hf_config(config) -> HFScheme:
         inv_freq = rope_frequencies(rotary_dim, encoding.base_at(max_pos, rotary_dim))
     else:
         inv_freq = encoding.frequencies(rotary_dim)
-    source = (f"transformers modeling_rope_utils.py rope_type {rope_type!r}"
+    source = (f"transformers modeling_rope_utils.py (v5 rope_parameters; v4.4x rope_scaling) "
+              f"rope_type {rope_type!r}"
               + (f" ({layer} layers)" if layer else "") + (f"; {note}" if note else "")
               + ("; DeepSeek softmax scale mscale_all_dim" if softmax != 1.0 else ""))
     return HFScheme(name=name, encoding=encoding, transform=transform, source=source,
