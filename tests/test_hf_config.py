@@ -26,8 +26,8 @@ from sia_theory.attention import DynamicNTKRoPE, RoPE, YaRNRoPE
 from sia_theory.attention.rope_variants import LinearRoPE, LongRoPE, ProportionalRoPE
 from sia_theory.models.hf_config import from_hf_config
 from sia_theory.transforms import NoScale
-from sia_theory.zoo import Llama4Temperature, YaRNTemperature
-from sia_theory.zoo_models import DeepSeekMScale, MultiplierProduct
+from sia_theory.zoo import Llama4Temperature, QwenLogN, YaRNTemperature
+from sia_theory.zoo_models import DeepSeekMScale, Grok2Temperature, MultiplierProduct
 
 FIXTURES = Path(__file__).parent / "fixtures" / "hf_configs"
 LLAMA = {"hidden_size": 4096, "num_attention_heads": 32, "rope_theta": 10000.0,
@@ -335,3 +335,44 @@ def test_hf_report_and_the_cli_flag(tmp_path):
                            "--hf-config", str(FIXTURES / "qwen3-8b.json")], capture_output=True,
                           text=True)
     assert both.returncode == 2 and "one of them" in both.stderr
+
+
+def test_v4_rope_scaling_and_v5_rope_parameters_read_alike():
+    v4 = json.loads((FIXTURES / "deepseek-v3.json").read_text())
+    v5 = {key: value for key, value in v4.items() if key not in ("rope_scaling", "rope_theta")}
+    v5["rope_parameters"] = {**v4["rope_scaling"], "rope_theta": v4["rope_theta"]}
+    a, b = from_hf_config(v4), from_hf_config(v5)
+    np.testing.assert_array_equal(a.inv_freq, b.inv_freq)
+    assert (a.transform, a.attention_factor, a.softmax_scale) == \
+        (b.transform, b.attention_factor, b.softmax_scale)
+
+
+@pytest.mark.parametrize("rope", [
+    {"rope_type": "linear", "factor": 2.0},
+    {"rope_type": "dynamic", "factor": 2.0},
+    {"rope_type": "yarn", "factor": 2.0, "original_max_position_embeddings": 1024,
+     "attention_factor": 1.1, "beta_fast": 16, "beta_slow": 2, "mscale": 0.5,
+     "mscale_all_dim": 0.5, "truncate": False},
+    {"rope_type": "longrope", "short_factor": [1.0] * 64, "long_factor": [2.0] * 64,
+     "original_max_position_embeddings": 1024, "attention_factor": 1.2, "factor": 2.0},
+    {"rope_type": "llama3", "factor": 2.0, "original_max_position_embeddings": 1024,
+     "low_freq_factor": 1.0, "high_freq_factor": 4.0},
+    {"rope_type": "proportional", "factor": 2.0, "partial_rotary_factor": 0.5},
+    {"type": "yarn", "factor": 2.0, "llama_4_scaling_beta": 0.1,
+     "max_position_embeddings": 2048},
+], ids=lambda r: r.get("rope_type", r.get("type")))
+def test_every_key_transformers_accepts_is_read(rope):
+    """The keys of transformers' _validate_*_rope_parameters (v5), plus Mistral's ignored ones."""
+    s = _llama(**rope)
+    assert s.inv_freq.shape == (64,) and np.all(np.isfinite(s.inv_freq))
+
+
+def test_qwen1_and_grok2_temperatures_are_read():
+    qwen = from_hf_config({**LLAMA, "use_logn_attn": True, "seq_length": 8192})
+    assert qwen.transform == QwenLogN(8192)
+    assert qwen.query_scale([8191, 8192]).tolist() == [1.0, math.log(8193) / math.log(8192)]
+    grok = from_hf_config({**LLAMA, "attn_temperature_len": 1024})
+    assert grok.transform == Grok2Temperature(1024)
+    np.testing.assert_allclose(grok.query_scale([1024, 4096]), [1.0, 12 / 10], rtol=1e-15)
+    with pytest.raises(ValueError, match="positions"):
+        grok.query_scale([-1])
