@@ -42,6 +42,10 @@ _EXPORTS = {
                     ".zoo"),
     **dict.fromkeys(["YaRNRoPE", "NTKRoPE", "DynamicNTKRoPE"], ".attention.rope_scaling"),
     "from_rope_parameters": ".attention.rope_config",
+    "from_hf_config": ".models.hf_config",
+    "hf_report": ".analysis.hf",
+    **dict.fromkeys(["Grok2Temperature", "DeepSeekMScale", "Sandwich", "MultiplierProduct",
+                     "mistral_temperature"], ".zoo_models"),
     **dict.fromkeys(["analyze", "Report"], ".analysis"),
     **dict.fromkeys(["sweep", "load_sweep"], ".sweeps"),
     **dict.fromkeys(["load_pretrained"], ".models"),
@@ -87,7 +91,8 @@ __all__ = [
     # the zoo of published length-scaling schemes
     "Temperature", "QwenLogN", "YaRNTemperature", "DynamicYaRNTemperature", "Llama4Temperature",
     "CriticalScaling", "SSMax", "ZOO", "zoo_table", "YaRNRoPE", "NTKRoPE", "DynamicNTKRoPE",
-    "from_rope_parameters",
+    "from_rope_parameters", "from_hf_config", "hf_report", "Grok2Temperature", "DeepSeekMScale",
+    "Sandwich", "MultiplierProduct", "mistral_temperature",
     # sweeps on dask.distributed
     "sweep", "load_sweep",
     # needle retrieval under Gaussian logits (EXT-7)

@@ -76,6 +76,11 @@ class _Multiplier(Transform):
         return self.multiplier(n) * np.ones_like(t), np.zeros_like(t)
 
 
+Multiplier = _Multiplier
+"""The base of the zoo's pure multipliers ``L = multiplier(n)·S``, public for members defined
+in other modules (:mod:`sia_theory.zoo_models`)."""
+
+
 @dataclass(frozen=True)
 class Temperature(_Multiplier):
     """A constant inverse temperature: ``L = c·S`` for every query and key."""
@@ -153,7 +158,7 @@ class YaRNTemperature(_Multiplier):
     frequency interpolation belongs to the position encoding
     (:class:`~sia_theory.attention.YaRNRoPE`). DeepSeek-V2/V3 also multiply their softmax scale
     by ``get_mscale(s, mscale_all_dim)²`` in the attention module (not part of
-    ``attention_factor``); that is a separate constant ``Temperature``. See
+    ``attention_factor``); that is :class:`~sia_theory.zoo_models.DeepSeekMScale`. See
     :class:`DynamicYaRNTemperature` for ``s`` following the context length.
     """
 
@@ -232,21 +237,39 @@ class Llama4Temperature(_Multiplier):
     Defaults ``floor_scale = 8192``, ``attn_scale = 0.1`` are the Llama-4 config values (the
     parameters carry ``Llama4TextConfig``'s names). The
     multiplier is 1 for ``n < floor_scale`` and a staircase in ``n`` above it.
+
+    ``offset`` is llama.cpp's ``f_attn_temp_offset`` (``src/llama-graph.cpp``,
+    ``llm_graph_input_attn_temp::set_input``, ggml-org/llama.cpp commit 434f71a5b4d1:
+    ``log(floor((pos + f_attn_temp_offset)/n_attn_temp_floor_scale) + 1)·f_attn_temp_scale +
+    1``): the staircase reads the query's 0-based position ``p = n − 1`` plus ``offset``. Llama 4
+    has ``offset = 1`` (the default: ``p + 1 = n``, today's numbers exactly); Mistral's
+    ``llama_4_scaling_beta`` (transformers ``get_llama_4_attn_scale`` of ``ministral3`` /
+    ``mistral4``, vLLM's ``_get_llama_4_scaling`` in ``deepseek_v2.py``; llama.cpp sets
+    ``f_attn_temp_offset = 0`` for them in ``src/llama-model.cpp``) reads ``p`` itself,
+    ``offset = 0``: at ``p = floor_scale − 1`` Llama 4 gives ``1 + 0.1·ln 2`` and Mistral 1.
     """
 
     depends_on = frozenset({"context"})
 
     floor_scale: float = 8192.0
     attn_scale: float = 0.1
+    offset: float = 1.0
 
     def __post_init__(self):
         object.__setattr__(self, "floor_scale",
                            check_real("floor_scale", self.floor_scale, lo=0, lo_open=True))
         object.__setattr__(self, "attn_scale", check_real("attn_scale", self.attn_scale, lo=0))
+        object.__setattr__(self, "offset", check_real("offset", self.offset, lo=0, hi=1))
+
+    def __repr__(self):  # Llama 4's offset 1 is left out: the committed tables keep their names
+        extra = "" if self.offset == 1.0 else f", offset={self.offset!r}"
+        return (f"Llama4Temperature(floor_scale={self.floor_scale!r}, "
+                f"attn_scale={self.attn_scale!r}{extra})")
 
     def _multiplier(self, n_ctx):
         n = np.asarray(n_ctx, dtype=np.float64)
-        return np.log(np.floor(n / self.floor_scale) + 1.0) * self.attn_scale + 1.0
+        shifted = n if self.offset == 1.0 else n + (self.offset - 1.0)  # p + offset, p = n − 1
+        return np.log(np.floor(shifted / self.floor_scale) + 1.0) * self.attn_scale + 1.0
 
 
 @dataclass(frozen=True)

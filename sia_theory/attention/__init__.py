@@ -35,11 +35,13 @@ from .rope_scaling import (
     ntk_base,
     yarn_frequencies,
 )
+from .rope_variants import LinearRoPE, LongRoPE, ProportionalRoPE
 
 __all__ = ["DEFAULT_BLOCK_SIZE", "attention", "attention_dense", "attention_partial",
            "merge_partials", "attention_scores", "P_ROPE_SI_BASE", "NoPE",
            "NTKRoPE", "PRoPESI", "RoPE", "ntk_base", "p_rope_si", "p_rope_si_frequencies",
            "qk_norm", "rms_norm", "rope", "rope_frequencies", "YaRNRoPE", "yarn_frequencies",
-           "DynamicNTKRoPE", "dynamic_ntk_base", "from_rope_parameters",
+           "DynamicNTKRoPE", "dynamic_ntk_base", "from_rope_parameters", "LinearRoPE",
+           "LongRoPE", "ProportionalRoPE",
            "Decoder",
            "DecoderConfig", "DecodingCache"]

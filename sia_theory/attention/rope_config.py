@@ -4,7 +4,10 @@
 ``rope_scaling`` dict of v4, with ``type`` for ``rope_type`` and ``rope_theta`` passed beside it)
 with the keys and defaults of transformers' ``modeling_rope_utils.py`` (its
 ``_validate_*_rope_parameters`` lists): unknown keys are refused, so a typo or a setting this
-package does not reproduce is never silently dropped.
+package does not reproduce is never silently dropped. Every ``rope_type`` transformers has is
+read: ``default``, ``linear``, ``dynamic``, ``yarn``, ``longrope``, ``llama3`` and (v5)
+``proportional``. A whole ``config.json`` (head dimension, Mistral's and Llama 4's query
+temperatures, DeepSeek's softmax scale) is :func:`sia_theory.models.hf_config.from_hf_config`.
 """
 
 from __future__ import annotations
@@ -14,17 +17,22 @@ from collections.abc import Mapping
 from .._infra.validate import check_int
 from .positional import RoPE
 from .rope_scaling import DynamicNTKRoPE, YaRNRoPE
+from .rope_variants import LinearRoPE, LongRoPE, ProportionalRoPE, longrope_attention_factor
 
 __all__ = ["from_rope_parameters", "ROPE_TYPES"]
 
 # rope_type -> the keys transformers accepts for it (besides rope_type/type and rope_theta).
 ROPE_TYPES = {
     "default": frozenset(),
+    "linear": frozenset({"factor"}),
     "dynamic": frozenset({"factor"}),
     "yarn": frozenset({"factor", "original_max_position_embeddings", "attention_factor",
                        "beta_fast", "beta_slow", "mscale", "mscale_all_dim", "truncate"}),
+    "longrope": frozenset({"short_factor", "long_factor", "original_max_position_embeddings",
+                           "attention_factor", "factor"}),
     "llama3": frozenset({"factor", "original_max_position_embeddings", "low_freq_factor",
                          "high_freq_factor"}),
+    "proportional": frozenset({"factor", "partial_rotary_factor"}),
 }
 """``rope_type`` → the keys of a transformers ``rope_parameters`` dict that
 :func:`from_rope_parameters` reproduces for it (besides ``rope_type``/``type`` and
@@ -55,12 +63,20 @@ def from_rope_parameters(rope_parameters: Mapping, *, rope_theta=None,
       them with ``or``);
     * ``"llama3"``: Llama 3.1's scaling, which is YaRN's ramp linear in the rotations
       (``YaRNRoPE(ramp="rotations", beta_slow=low_freq_factor, beta_fast=high_freq_factor)``)
-      without an attention factor (transformers returns 1.0).
+      without an attention factor (transformers returns 1.0);
+    * ``"linear"``: :class:`~sia_theory.attention.rope_variants.LinearRoPE`, no score mod;
+    * ``"longrope"``: :class:`~sia_theory.attention.rope_variants.LongRoPE` and, unless it is 1,
+      ``Temperature(attention_factor²)`` (the factor is on cos and sin; default
+      :func:`~sia_theory.attention.rope_variants.longrope_attention_factor` of ``factor``, or
+      of ``max_position_embeddings / original_max_position_embeddings`` without one);
+    * ``"proportional"``: :class:`~sia_theory.attention.rope_variants.ProportionalRoPE` (its
+      ``partial_rotary_factor`` is part of the type), no score mod.
 
     ``rope_theta`` may be in the dict (v5) or given here (v4 configs keep it beside
     ``rope_scaling``; default 10000 as transformers' ``default_theta``). ``partial_rotary_factor``
-    is refused: this package's p-RoPE ``fraction`` is a different layout (see
-    :mod:`~sia_theory.attention.positional`).
+    is refused outside ``proportional``: this package's p-RoPE ``fraction`` is a different layout
+    (see :mod:`~sia_theory.attention.positional`); :func:`~sia_theory.models.hf_config.
+    from_hf_config` applies it the transformers way, to the rotated part of the head.
     """
     if not isinstance(rope_parameters, Mapping):
         raise ValueError(f"rope_parameters must be a dict, got {rope_parameters!r}")
@@ -84,6 +100,8 @@ def from_rope_parameters(rope_parameters: Mapping, *, rope_theta=None,
                                             lo=1)
     if rope_type == "default":
         return RoPE(rope_theta=theta), None
+    if rope_type in ("linear", "proportional"):
+        return _interpolated(rope_type, params, theta), None
     if rope_type == "dynamic":
         if max_position_embeddings is None:
             raise ValueError("max_position_embeddings is required for rope_type 'dynamic'")
@@ -99,15 +117,43 @@ def from_rope_parameters(rope_parameters: Mapping, *, rope_theta=None,
                         beta_slow=_require(params, "low_freq_factor", rope_type),
                         beta_fast=_require(params, "high_freq_factor", rope_type),
                         ramp="rotations"), None
-    from ..zoo import YaRNTemperature
-
     factor = params.get("factor")
     if factor is None:
         if max_position_embeddings is None:
-            raise ValueError("rope_parameters must give 'factor' for rope_type 'yarn' (or pass "
-                             "max_position_embeddings, which transformers divides by "
+            raise ValueError(f"rope_parameters must give 'factor' for rope_type {rope_type!r} "
+                             "(or pass max_position_embeddings, which transformers divides by "
                              "original_max_position_embeddings)")
         factor = max_position_embeddings / original
+    if rope_type == "longrope":
+        return _longrope(params, theta, original, factor)
+    return _yarn(params, theta, original, factor)
+
+
+def _interpolated(rope_type, params, theta):
+    """``linear`` (factor required) or ``proportional`` (factor 1 and p = 1 by default)."""
+    if rope_type == "linear":
+        return LinearRoPE(_require(params, "factor", rope_type), theta)
+    return ProportionalRoPE(theta, params.get("partial_rotary_factor", 1.0),
+                            params.get("factor", 1.0))
+
+
+def _longrope(params, theta, original, factor):
+    """LongRoPE and its attention factor (explicit, else ``sqrt(1 + ln f/ln L)``) as a constant
+    :class:`~sia_theory.zoo.Temperature` of its square (it multiplies cos and sin)."""
+    from ..zoo import Temperature  # the zoo sits above attention: imported when needed
+
+    position = LongRoPE(_require(params, "short_factor", "longrope"),
+                        _require(params, "long_factor", "longrope"), original, theta)
+    factor_qk = params.get("attention_factor")
+    if factor_qk is None:
+        factor_qk = longrope_attention_factor(factor, original)
+    return position, (None if factor_qk == 1.0 else Temperature(factor_qk ** 2))
+
+
+def _yarn(params, theta, original, factor):
+    """YaRN's interpolation and its attention factor (the zoo's ``YaRNTemperature``)."""
+    from ..zoo import YaRNTemperature  # the zoo sits above attention: imported when needed
+
     position = YaRNRoPE(factor=factor, original_max_position_embeddings=original,
                         rope_theta=theta, beta_fast=params.get("beta_fast") or 32.0,
                         beta_slow=params.get("beta_slow") or 1.0,

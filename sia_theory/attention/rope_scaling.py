@@ -175,6 +175,8 @@ def _yarn_kept(head_dim, theta, rope_theta, length, beta_fast, beta_slow, trunca
     """The share ``γ_d`` of each frequency kept unscaled, ``(D/2,)`` (module docstring)."""
     if ramp == "rotations":
         turns = length * theta / (2.0 * math.pi)  # r_d = L/λ_d
+        if beta_fast == beta_slow:  # Llama 4's low = high = 1: a step, no medium band
+            return (turns > beta_fast).astype(np.float64)
         return np.clip((turns - beta_slow) / (beta_fast - beta_slow), 0.0, 1.0)
 
     def correction_dim(n_rotations):  # the dimension index with n rotations inside L
@@ -199,7 +201,9 @@ class YaRNRoPE:
     ``original_max_position_embeddings`` or ``train_length``, the base as ``rope_theta`` or
     ``base``, the ramp bounds as ``beta_fast``/``beta_slow`` or ``beta``/``alpha``. ``ramp``:
     ``"dimension"`` (the YaRN authors' code and transformers; default) or ``"rotations"`` (the
-    paper's text; Llama 3.1's ``llama3`` scaling). ``truncate``: floor/ceil the correction
+    paper's text; Llama 3.1's ``llama3`` scaling; ``beta_fast = beta_slow`` is allowed there and
+    is a step, as transformers' ``llama3`` with Llama 4's ``low_freq_factor = high_freq_factor =
+    1``). ``truncate``: floor/ceil the correction
     dimensions (transformers v5's ``truncate``, default ``True`` as in every earlier version;
     ``"dimension"`` ramp only). ``factor = 1`` is plain RoPE.
 
@@ -253,7 +257,7 @@ class YaRNRoPE:
         slow_name, slow = one_of(YARN_ALPHA, alpha=alpha, beta_slow=beta_slow)
         slow = check_real(slow_name, slow, lo=0, lo_open=ramp == "dimension")
         fast_name, fast = one_of(YARN_BETA, beta=beta, beta_fast=beta_fast)
-        fast = check_real(fast_name, fast, lo=slow, lo_open=True)
+        fast = check_real(fast_name, fast, lo=slow, lo_open=ramp == "dimension")
         for key, value in (("factor", scale), ("original_max_position_embeddings", length),
                            ("rope_theta", base), ("beta_fast", fast), ("beta_slow", slow),
                            ("truncate", bool(truncate)), ("ramp", ramp)):

@@ -1,0 +1,257 @@
+"""A model's ``config.json`` as the scheme the theory analyses: RoPE frequencies, the attention
+factor on cos/sin, and every query temperature shipped models use.
+
+:func:`from_hf_config` reads a Hugging Face config (a path to ``config.json`` or its dict; the
+``text_config`` of a multimodal one) the way transformers builds the model, following
+``src/transformers/modeling_rope_utils.py`` of the v5 ``rope_parameters`` line (its
+``standardize_rope_params``: a top-level ``original_max_position_embeddings`` wins, else
+``max_position_embeddings``) and of v4.4x (huggingface/transformers commit ef46806472a6:
+``rope_scaling`` beside a top-level ``rope_theta`` and ``partial_rotary_factor``):
+
+* the head dimension: ``qk_rope_head_dim`` for multi-head latent attention (DeepSeek-V2/V3,
+  Mistral-4: their transformers configs alias ``head_dim = qk_rope_head_dim``, the part that
+  rotates), else ``head_dim``, else
+  ``hidden_size // num_attention_heads``; ``partial_rotary_factor`` rotates the first
+  ``int(D·p)`` dimensions (all of them for ``proportional``, which zeroes frequencies instead);
+* the encoding and attention factor: :func:`~sia_theory.attention.from_rope_parameters`;
+* query temperatures: Llama 4's ``attn_temperature_tuning`` / ``floor_scale`` / ``attn_scale``
+  (``models/llama4/modeling_llama4.py``, NoPE layers only), Mistral's ``llama_4_scaling_beta``
+  (``get_llama_4_attn_scale``, at the position, llama.cpp's ``f_attn_temp_offset = 0``),
+  Qwen-1's ``use_logn_attn`` with ``seq_length``, Grok-2's ``attn_temperature_len`` (sglang);
+* DeepSeek's softmax scale ``get_mscale(factor, mscale_all_dim)²`` for latent-attention models
+  with a scaled RoPE (transformers ``DeepseekV3Attention``; vLLM ``DeepseekV2Attention``).
+
+Only the keys that set attention are read; those of the rope dict are checked against
+transformers' lists (plus Mistral's ``llama_4_scaling_beta`` and ``max_position_embeddings``,
+its ``ignore_keys_at_rope_validation``), and an unknown one is a ``ValueError`` naming it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from .._infra.validate import check_finite_array, check_int, check_real
+from ..attention.rope_config import from_rope_parameters
+from ..attention.rope_scaling import DynamicNTKRoPE
+from ..attention.rope_variants import longrope_attention_factor
+from ..attention.rotary import rope_frequencies
+from ..transforms import NoScale, Transform
+from ..zoo import Llama4Temperature, QwenLogN, Temperature, YaRNTemperature
+from ..zoo_models import DeepSeekMScale, Grok2Temperature, MultiplierProduct, mistral_temperature
+
+__all__ = ["HFScheme", "from_hf_config", "MISTRAL_ROPE_KEYS"]
+
+MISTRAL_ROPE_KEYS = frozenset({"llama_4_scaling_beta", "max_position_embeddings"})
+"""Keys Ministral-3 / Mistral-4 keep in ``rope_parameters`` that transformers' rope validation
+ignores (their configs' ``ignore_keys_at_rope_validation``)."""
+_SCALED = ("llama3", "yarn", "longrope")  # the types standardize_rope_params gives an original
+
+
+@dataclass(frozen=True)
+class HFScheme:
+    """One model's attention scheme, read from its config (:func:`from_hf_config`).
+
+    ``name``, ``encoding`` (a position encoding of :mod:`sia_theory.attention`), ``transform``
+    (the logit law on ``S = q·k/√d``: the attention factor squared, DeepSeek's softmax-scale
+    factor and the query temperature, multiplied), ``source`` (what was followed) and
+    ``extension`` (the ``rope_type`` when it is not ``default``) are the fields of the
+    library's scheme. ``inv_freq`` is what transformers computes at initialisation, float64,
+    shape ``(rotary_dim // 2,)``; ``attention_factor`` its factor on cos and sin (1 where none);
+    ``softmax_scale`` the factor on ``1/√d`` (DeepSeek's ``mscale²``, 1 where none);
+    ``query_temperature`` the law on the query alone (``None`` where none).
+    """
+
+    name: str
+    encoding: object
+    transform: Transform
+    source: str
+    extension: str | None
+    inv_freq: np.ndarray = field(repr=False, compare=False)
+    attention_factor: float = 1.0
+    softmax_scale: float = 1.0
+    query_temperature: Transform | None = None
+    head_dim: int = 0
+    rotary_dim: int = 0
+    max_position_embeddings: int | None = None
+
+    def query_scale(self, positions) -> np.ndarray:
+        """The multiplier of ``q`` at each 0-based absolute position (1 where the model has no
+        query temperature), shaped like ``positions``.
+
+        >>> s = from_hf_config({"hidden_size": 4096, "num_attention_heads": 32,
+        ...     "rope_parameters": {"rope_type": "yarn", "rope_theta": 1e6, "factor": 16.0,
+        ...     "original_max_position_embeddings": 16384, "llama_4_scaling_beta": 0.1}})
+        >>> s.query_scale([16383, 16384]).round(4).tolist()  # Ministral-3: at the position p
+        [1.0, 1.0693]
+        """
+        p = check_finite_array("positions", positions, dtype=np.float64, lo=0)
+        if self.query_temperature is None:
+            return np.ones_like(p)
+        return np.broadcast_to(self.query_temperature.multiplier(p + 1.0), p.shape).copy()
+
+
+def _load(config):
+    if isinstance(config, str | Path):
+        path = Path(config)
+        if not path.is_file():
+            raise ValueError(f"config must be a config.json path or a dict, got {config!r} "
+                             "(no such file)")
+        with open(path, encoding="utf-8") as handle:
+            data = json.load(handle)
+        name = path.parent.name if path.name == "config.json" else path.stem
+    elif isinstance(config, Mapping):
+        data, name = dict(config), None
+    else:
+        raise ValueError(f"config must be a config.json path or a dict, got {config!r}")
+    if not isinstance(data, Mapping):
+        raise ValueError(f"config must hold a JSON object, got {type(data).__name__}")
+    name = data.get("_name_or_path") or name or data.get("model_type") or "model"
+    text = data.get("text_config")
+    return (dict(text) if isinstance(text, Mapping) else dict(data)), str(name)
+
+
+def _head_dims(cfg, rope_type, partial):
+    """``(head_dim, rotary_dim)``: the dimension the frequencies are computed over."""
+    if cfg.get("qk_rope_head_dim"):
+        head_dim = check_int("qk_rope_head_dim", cfg["qk_rope_head_dim"], lo=2)
+    elif cfg.get("head_dim"):
+        head_dim = check_int("head_dim", cfg["head_dim"], lo=2)
+    else:
+        if cfg.get("hidden_size") is None or cfg.get("num_attention_heads") is None:
+            raise ValueError("config must give head_dim (or qk_rope_head_dim), or hidden_size "
+                             "and num_attention_heads")
+        head_dim = (check_int("hidden_size", cfg["hidden_size"], lo=1)
+                    // check_int("num_attention_heads", cfg["num_attention_heads"], lo=1))
+    if rope_type == "proportional" or partial is None:
+        return head_dim, head_dim
+    partial = check_real("partial_rotary_factor", partial, lo=0, hi=1, lo_open=True)
+    return head_dim, int(head_dim * partial)
+
+
+def _rope_dict(cfg):
+    """The rope dict (v5 ``rope_parameters``, else v4 ``rope_scaling``), its layer read (the
+    ``full_attention`` entry of a per-layer-type dict) and the ``rope_theta`` beside it."""
+    v5, v4 = cfg.get("rope_parameters"), cfg.get("rope_scaling")
+    if v5 is not None and v4 is not None and v5 != v4:
+        raise ValueError("config gives both rope_parameters and rope_scaling, with different "
+                         "contents: give one")
+    params, layer = dict(v5 if v5 is not None else (v4 or {})), None
+    if params and all(isinstance(v, Mapping) for v in params.values()):
+        layer = "full_attention" if "full_attention" in params else sorted(params)[0]
+        params = dict(params[layer])
+    theta = params.get("rope_theta", cfg.get("rope_theta"))
+    params.pop("rope_theta", None)
+    return params, layer, theta
+
+
+def _query_temperature(cfg, params, original):
+    """The query-only law: Llama 4, Mistral, Qwen-1 or Grok-2 (at most one)."""
+    found = []
+    if cfg.get("attn_temperature_tuning"):
+        found.append(("Llama 4 attn_temperature_tuning (NoPE layers; transformers "
+                      "modeling_llama4)", Llama4Temperature(cfg.get("floor_scale", 8192),
+                                                            cfg.get("attn_scale", 0.1))))
+    beta = params.get("llama_4_scaling_beta")
+    if beta:
+        found.append(("Mistral llama_4_scaling_beta at position p (get_llama_4_attn_scale)",
+                      mistral_temperature(beta, original)))
+    if cfg.get("use_logn_attn"):
+        found.append(("Qwen-1 use_logn_attn (modeling_qwen.py)",
+                      QwenLogN(seq_length=cfg.get("seq_length", 8192))))
+    if (cfg.get("attn_temperature_len") or -1) > 0:
+        found.append(("Grok-2 attn_temperature_len (sglang)",
+                      Grok2Temperature(attn_temperature_len=cfg["attn_temperature_len"])))
+    if len(found) > 1:
+        raise ValueError(f"config sets {len(found)} query temperatures "
+                         f"({'; '.join(f for f, _ in found)}): no shipped model has several")
+    return found[0] if found else (None, None)
+
+
+def _constant_factors(cfg, rope_type, params, score_mod, max_pos, original):
+    """``(attention_factor, softmax_scale, [their zoo members])``: YaRN's or LongRoPE's factor
+    on cos/sin (squared on the logit) and DeepSeek's ``mscale²`` on the softmax scale."""
+    factor_qk, members = 1.0, []
+    if isinstance(score_mod, YaRNTemperature):
+        factor_qk = score_mod.attention_factor
+    elif rope_type == "longrope":
+        factor_qk = params.get("attention_factor") or longrope_attention_factor(
+            params.get("factor") or max_pos / original, original)
+    if factor_qk != 1.0:
+        members.append(score_mod if isinstance(score_mod, YaRNTemperature)
+                       else Temperature(factor_qk ** 2))
+    softmax = 1.0
+    if cfg.get("qk_rope_head_dim") and rope_type != "default" and params.get("mscale_all_dim"):
+        mscale = DeepSeekMScale(params["factor"], params["mscale_all_dim"])
+        softmax = float(mscale.multiplier())
+        if softmax != 1.0:
+            members.append(mscale)
+    return float(factor_qk), softmax, members
+
+
+def from_hf_config(config) -> HFScheme:
+    """The attention scheme of a Hugging Face model config (module docstring).
+
+    Parameters
+    ----------
+    config : str, Path or dict
+        A ``config.json`` path, or its dict (v4 ``rope_scaling`` or v5 ``rope_parameters``).
+
+    Returns
+    -------
+    HFScheme
+
+    Raises
+    ------
+    ValueError
+        For a rope dict key transformers does not accept for its ``rope_type`` (named), an
+        unknown ``rope_type``, or missing dimensions.
+
+    Examples
+    --------
+    >>> s = from_hf_config({"hidden_size": 2048, "num_attention_heads": 32, "rope_theta": 1e4,
+    ...     "max_position_embeddings": 163840, "qk_rope_head_dim": 64,
+    ...     "rope_scaling": {"type": "yarn", "factor": 40, "mscale": 1.0, "mscale_all_dim": 1.0,
+    ...                      "original_max_position_embeddings": 4096}})
+    >>> s.inv_freq.shape, s.attention_factor, round(s.softmax_scale, 4)  # DeepSeek-V3's
+    ((32,), 1.0, 1.8739)
+    """
+    cfg, name = _load(config)
+    params, layer, theta = _rope_dict(cfg)
+    rope_type = params.get("rope_type") or params.get("type") or "default"
+    partial = params.pop("partial_rotary_factor", cfg.get("partial_rotary_factor"))
+    head_dim, rotary_dim = _head_dims(cfg, rope_type, partial)
+    if rope_type == "proportional" and partial is not None:
+        params["partial_rotary_factor"] = partial
+    inner = {key: params.pop(key) for key in MISTRAL_ROPE_KEYS & set(params)}
+    max_pos = cfg.get("max_position_embeddings") or inner.get("max_position_embeddings")
+    if rope_type in _SCALED and cfg.get("original_max_position_embeddings"):
+        params["original_max_position_embeddings"] = cfg["original_max_position_embeddings"]
+    encoding, score_mod = from_rope_parameters(params, rope_theta=theta,
+                                               max_position_embeddings=max_pos)
+    original = params.get("original_max_position_embeddings") or max_pos
+    note, temperature = _query_temperature(cfg, inner, original)
+    factor_qk, softmax, members = _constant_factors(cfg, rope_type, params, score_mod, max_pos,
+                                                    original)
+    if temperature is not None:
+        members.append(temperature)
+    transform = (NoScale() if not members else members[0] if len(members) == 1
+                 else MultiplierProduct(tuple(members)))
+    if isinstance(encoding, DynamicNTKRoPE):  # at initialisation seq_len = max_position_embeddings
+        inv_freq = rope_frequencies(rotary_dim, encoding.base_at(max_pos, rotary_dim))
+    else:
+        inv_freq = encoding.frequencies(rotary_dim)
+    source = (f"transformers modeling_rope_utils.py (v5 rope_parameters; v4.4x rope_scaling) "
+              f"rope_type {rope_type!r}"
+              + (f" ({layer} layers)" if layer else "") + (f"; {note}" if note else "")
+              + ("; DeepSeek softmax scale mscale_all_dim" if softmax != 1.0 else ""))
+    return HFScheme(name=name, encoding=encoding, transform=transform, source=source,
+                    extension=None if rope_type == "default" else rope_type,
+                    inv_freq=np.asarray(inv_freq, dtype=np.float64),
+                    attention_factor=float(factor_qk), softmax_scale=softmax,
+                    query_temperature=temperature, head_dim=head_dim, rotary_dim=rotary_dim,
+                    max_position_embeddings=None if max_pos is None else int(max_pos))
