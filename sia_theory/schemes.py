@@ -125,7 +125,8 @@ class BoundScheme(NamedTuple):
 
 @dataclass(frozen=True)
 class Scheme:
-    """A length scheme (module docstring): ``name``, ``position`` (a key of :data:`POSITIONS`),
+    """A length scheme (module docstring): ``name``, ``position`` (a key of :data:`POSITIONS`,
+    or an encoding object where a model's config fixes it: :func:`sia_theory.from_hf_config`),
     ``transform`` (a Transform, or a rule ``f(n_heads=…, train_length=…, length=…)`` returning
     one; a function of one other parameter is called with the head count), ``description``,
     ``source`` (the paper or implementation it follows) and ``extension`` (how it extends beyond
@@ -146,9 +147,10 @@ class Scheme:
     def __post_init__(self):
         if not isinstance(self.name, str) or not self.name:
             raise ValueError(f"scheme name must be a non-empty string, got {self.name!r}")
-        if self.position not in POSITIONS:
-            raise ValueError(f"position must be one of {', '.join(POSITIONS)}, got "
-                             f"{self.position!r}")
+        fixed = not isinstance(self.position, str) and callable(self.position)
+        if not fixed and self.position not in POSITIONS:
+            raise ValueError(f"position must be one of {', '.join(POSITIONS)} or an encoding "
+                             f"object encoding(x, positions), got {self.position!r}")
         if not (isinstance(self.transform, Transform) or callable(self.transform)):
             raise ValueError(f"transform must be a Transform or a function of n_heads, got "
                              f"{self.transform!r}")
@@ -178,10 +180,13 @@ class Scheme:
 
     def position_encoding(self, train_length: int, length: int, base: float = ROPE_BASE):
         """The encoding for sequences of ``length`` tokens, trained at ``train_length``, with
-        RoPE base ``base``."""
+        RoPE base ``base`` (a scheme whose ``position`` is an encoding object, as a model's
+        config fixes it, returns that object)."""
         train_length = check_int("train_length", train_length, lo=1)
         length = check_int("length", length, lo=1)
         base = check_real("base", base, lo=1, lo_open=True, hi=1e12)
+        if not isinstance(self.position, str):
+            return self.position
         return POSITIONS[self.position](train_length, length, base)
 
     def transform_for(self, n_heads: int = 1, train_length: int | None = None,

@@ -5,10 +5,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from paper_checks import cas as C1
-from paper_checks import cas_near_simplex as C
-from paper_checks.core import NEGATIVE_CONTROLS, REGISTRY, STATED
 from sia_theory.cas.config import PHASES
+from sia_theory.claims import cas as C1
+from sia_theory.claims import cas_near_simplex as C
+from sia_theory.claims.core import NEGATIVE_CONTROLS, REGISTRY, STATED
 
 CAS_IDS = [f"CAS-{i}" for i in range(1, 9)]
 

@@ -16,8 +16,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from paper_checks import cas as C1
-from paper_checks import cas_near_simplex as C
+from sia_theory.claims import cas as C1
+from sia_theory.claims import cas_near_simplex as C
 from sia_theory.studies.cas_depth import summarize_depth
 from sia_theory.studies.cas_fig1_phase_diagram import summarize_phase_diagram
 from sia_theory.studies.cas_fig2_jacobian import summarize_jacobian_sweep

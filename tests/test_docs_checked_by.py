@@ -36,7 +36,7 @@ def test_referenced_test_exists(path, name):
 
 
 def test_referenced_claims_are_registered():
-    from paper_checks.core import REGISTRY
+    from sia_theory.claims.core import REGISTRY
 
     assert len(TEST_REFS) >= 20 and {"EXT-1", "EXT-7"} <= set(CLAIM_REFS)
     missing = [c for c in CLAIM_REFS if c not in REGISTRY]

@@ -7,8 +7,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from paper_checks import ext_trichotomy as ext_entropy
 from sia_theory import ScaleInvariant, ScaleInvariantFamily, expected_entropy_exact
+from sia_theory.claims import ext_trichotomy as ext_entropy
 from sia_theory.gaussian.closed_forms import expected_negentropy, expected_total_attention
 from sia_theory.gaussian.estimate import assert_agree
 from sia_theory.gaussian.family import frozen_entropy_limit

@@ -8,10 +8,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from paper_checks import ext_si_on_cas as X6
-from paper_checks import ext_universality as X4
-from paper_checks import ext_zoo_phase as X5
-from paper_checks.core import NEGATIVE_CONTROLS, STATED
 from sia_theory._infra.seeding import rng_for
 from sia_theory.cas.tokens import normalise_rows, sample_tokens
 from sia_theory.cas.universality import (
@@ -22,6 +18,10 @@ from sia_theory.cas.universality import (
     simplex_beta50,
     simplex_participation,
 )
+from sia_theory.claims import ext_si_on_cas as X6
+from sia_theory.claims import ext_universality as X4
+from sia_theory.claims import ext_zoo_phase as X5
+from sia_theory.claims.core import NEGATIVE_CONTROLS, STATED
 from sia_theory.gaussian.phase import (
     context_spread,
     crossings,

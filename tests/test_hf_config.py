@@ -376,3 +376,18 @@ def test_qwen1_and_grok2_temperatures_are_read():
     np.testing.assert_allclose(grok.query_scale([1024, 4096]), [1.0, 12 / 10], rtol=1e-15)
     with pytest.raises(ValueError, match="positions"):
         grok.query_scale([-1])
+
+
+def test_a_config_scheme_is_the_librarys_one_scheme_type():
+    """from_hf_config returns a sia_theory.schemes.Scheme: its encoding and transform serve
+    wherever a scheme does (bound to a length, the encoding is the config's own)."""
+    from sia_theory.schemes import Scheme
+
+    s = from_hf_config({"hidden_size": 4096, "num_attention_heads": 32, "rope_parameters": {
+        "rope_type": "yarn", "rope_theta": 1e6, "factor": 16.0,
+        "original_max_position_embeddings": 16384, "llama_4_scaling_beta": 0.1}})
+    assert isinstance(s, Scheme)
+    bound = s.at(65536, 16384)
+    assert bound.position is s.encoding and bound.score_mod is s.transform
+    np.testing.assert_array_equal(s.position_encoding(16384, 65536).frequencies(128),
+                                  s.encoding.frequencies(128))

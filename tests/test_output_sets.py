@@ -33,11 +33,11 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def load_core():
-    """paper_checks/core.py on its own: the writer under test, without importing every claim."""
+    """sia_theory/claims/core.py alone: the writer under test, without importing every claim."""
     if "paper_checks_core_io" in sys.modules:
         return sys.modules["paper_checks_core_io"]
-    spec = importlib.util.spec_from_file_location("paper_checks_core_io", ROOT / "paper_checks"
-                                                  / "core.py")
+    spec = importlib.util.spec_from_file_location("paper_checks_core_io", ROOT / "sia_theory"
+                                                  / "claims" / "core.py")
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # dataclasses look their module up there
     spec.loader.exec_module(module)

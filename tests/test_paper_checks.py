@@ -15,8 +15,15 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-import paper_checks
-from paper_checks.core import COLUMNS, NEGATIVE_CONTROLS, REGISTRY, STATED, run_claims, write_table
+import sia_theory.claims as paper_checks
+from sia_theory.claims.core import (
+    COLUMNS,
+    NEGATIVE_CONTROLS,
+    REGISTRY,
+    STATED,
+    run_claims,
+    write_table,
+)
 
 SEEDED = sorted(c.claim_id for c in REGISTRY.values() if c.seeded)
 

@@ -32,11 +32,12 @@ def _pyproject() -> dict:
 
 def test_the_wheel_lists_every_package_of_the_library():
     """The explicit package list (needed to map experiments/ and benchmarks/ into the wheel)
-    misses no subpackage: every folder of sia_theory/ and paper_checks/ holding an __init__.py."""
+    misses no subpackage: every folder of sia_theory/ holding an __init__.py (the claims are
+    sia_theory.claims; the repository's paper_checks/ alias is not installed)."""
     config = _pyproject()["tool"]["setuptools"]
     listed = set(config["packages"])
     found = {".".join(p.parent.relative_to(ROOT).parts)
-             for top in ("sia_theory", "paper_checks") for p in (ROOT / top).rglob("__init__.py")
+             for top in ("sia_theory",) for p in (ROOT / top).rglob("__init__.py")
              if "__pycache__" not in p.parts}
     assert found <= listed, f"add to [tool.setuptools] packages: {sorted(found - listed)}"
     assert listed - found == {"sia_theory._experiments", "sia_theory._benchmarks"}
@@ -83,7 +84,8 @@ def test_the_wheel_works_outside_the_repository(tmp_path):
     names = zipfile.ZipFile(wheel).namelist()
     assert "sia_theory/_experiments/si_coefficients.py" in names
     assert "sia_theory/_benchmarks/bench_cas.py" in names
-    assert "paper_checks/core.py" in names
+    assert "sia_theory/claims/core.py" in names
+    assert not [n for n in names if n.startswith("paper_checks/")]  # a generic top-level name
     assert not [n for n in names if n.startswith(("tests/", "experiments/", "figures/"))
                 or "__pycache__" in n]
 
@@ -103,8 +105,8 @@ def test_the_wheel_works_outside_the_repository(tmp_path):
     work = tmp_path / "work"  # not a checkout, and none above it
     work.mkdir()
     command = [str(python), "-m", "sia_theory.command"]
-    where = _run([str(python), "-c", "import sia_theory, paper_checks; "
-                  "print(sia_theory.__file__); print(paper_checks.__file__)"], cwd=work, env=env)
+    where = _run([str(python), "-c", "import sia_theory, sia_theory.claims as c; "
+                  "print(sia_theory.__file__); print(c.__file__)"], cwd=work, env=env)
     assert all(line.startswith(str(site)) for line in where.split()), where
     assert _run(command + ["--version"], cwd=work, env=env).strip() == \
         f"sia-theory {sia_theory.__version__}"

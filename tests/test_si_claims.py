@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 from scipy.special import digamma
 
-from paper_checks import si as si_claims
-from paper_checks import si_montecarlo as mc_claims
+from sia_theory.claims import si as si_claims
+from sia_theory.claims import si_montecarlo as mc_claims
 from sia_theory.studies.si_entropy_scaling import fig6_settings
 from sia_theory.symbolic import si
 
@@ -111,7 +111,7 @@ def test_moment_decision_uses_the_claims_right_hand_side():
 def test_si_4_and_5_tie_the_library_routes_to_the_lemma():
     """SI-4/SI-5 also hold the library's closed forms of the α = 2, β = 3 transform against the
     hypothesis' digamma sums; a route mix-up (the E[Z] route with β) is caught."""
-    from paper_checks.si import LIMIT_TRANSFORM, library_route_error
+    from sia_theory.claims.si import LIMIT_TRANSFORM, library_route_error
 
     assert library_route_error(0, LIMIT_TRANSFORM.alpha) < 1e-12
     assert library_route_error(1, LIMIT_TRANSFORM.beta) < 1e-12

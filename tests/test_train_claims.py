@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from paper_checks import train as T
-from paper_checks.core import NEGATIVE_CONTROLS, REGISTRY
+from sia_theory.claims import train as T
+from sia_theory.claims.core import NEGATIVE_CONTROLS, REGISTRY
 
 
 def test_every_train_claim_is_registered_with_controls():
@@ -71,7 +71,7 @@ def test_fig1_features_from_a_long_table():
 
 
 def test_quick_rows_are_info_and_say_so():
-    from paper_checks.core import run_claims
+    from sia_theory.claims.core import run_claims
 
     table = run_claims(["TRAIN-1", "TRAIN-5"], quick=True, seed=0, progress=False)
     assert set(table["verdict"]) == {"INFO"}

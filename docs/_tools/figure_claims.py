@@ -3,7 +3,7 @@
 A figure ``figures/NAME.png`` is drawn by ``experiments/NAME.py``. Its claims are the union of
 
 * the claim IDs its script's docstring names (``EXT-7: needle retrieval ...``);
-* the claims whose check (``paper_checks/*.py``, the function registered with
+* the claims whose check (``sia_theory/claims/*.py``, the function registered with
   ``@claim("ID", ...)`` and the module-level helpers it calls) uses a name the script imports
   from ``sia_theory.studies.*`` (the same study, with the same settings, draws the figure and
   decides the claim);
@@ -63,11 +63,11 @@ def claim_study_names(paper_checks: Path) -> dict[str, set[str]]:
 
 
 def claim_modules(paper_checks: Path) -> dict[str, str]:
-    """Claim ID -> the ``paper_checks`` file that registers it."""
+    """Claim ID -> the ``sia_theory/claims`` file that registers it."""
     out = {}
     for path in sorted(paper_checks.glob("*.py")):
         for claim_id in re.findall(r'@claim\(\s*"([A-Z]+-\d+)"', path.read_text()):
-            out[claim_id] = f"paper_checks/{path.name}"
+            out[claim_id] = f"sia_theory/claims/{path.name}"
     return out
 
 
@@ -79,7 +79,7 @@ def figure_claims(root: Path, figure: str, claims_text: dict[str, str]) -> list[
         tree = ast.parse(script.read_text())
         found |= set(CLAIM_ID.findall(ast.get_docstring(tree) or ""))
         imported = set(_study_imports(tree))
-        for claim_id, names in claim_study_names(root / "paper_checks").items():
+        for claim_id, names in claim_study_names(root / "sia_theory" / "claims").items():
             if names & imported:
                 found.add(claim_id)
     for claim_id, text in claims_text.items():

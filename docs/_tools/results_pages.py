@@ -56,7 +56,7 @@ def figures_of_claims(root: Path, rows) -> dict[str, list[str]]:
 
 def claims_page(root: Path) -> str:
     rows = read_claims(root)
-    modules = fc.claim_modules(root / "paper_checks")
+    modules = fc.claim_modules(root / "sia_theory" / "claims")
     figures = figures_of_claims(root, rows)
     counts = {v: sum(r["verdict"] == v for r in rows) for v in VERDICTS}
     lines = [
@@ -79,7 +79,7 @@ def claims_page(root: Path) -> str:
         f"| {badge('ERROR')} | the check itself crashed (exit status 1) |", "",
         "Every check is a study (the library function that also draws the claim's figure) "
         "followed by a pure decision function of the measured numbers, registered with "
-        "`@claim(\"ID\", \"statement\", alternative=\"…\")` in `paper_checks/`; negative "
+        "`@claim(\"ID\", \"statement\", alternative=\"…\")` in `sia_theory/claims/`; negative "
         "controls (`@negative_control(\"ID\")` for the stated alternative, "
         "`@negative_control(\"ID\", name=\"…\")` for others) feed an alternative law (a "
         "bounded entropy curve, `β₅₀ ∝ (log n)²`, a mistyped formula, …) to the same decision "
@@ -92,13 +92,13 @@ def claims_page(root: Path) -> str:
         "table and the committed figure data report the same numbers. `claims.csv` carries the "
         "numbers as columns: `value` with `ci_low`/`ci_high` (a confidence interval where the "
         "quantity is random), `target` and `tolerance`. A new family of claims is a new module "
-        "in `paper_checks/`; its rows appear here at the next build.", "",
+        "in `sia_theory/claims/`; its rows appear here at the next build.", "",
         "```bash\n"
         "make check                         # full fidelity → "
         "paper_checks/results/claims.{md,csv}\n"
-        "python -m paper_checks --quick     # CI-sized (part of make test) → "
-        "build/paper_checks_quick/\n"
-        "python -m paper_checks --only SI-7,CAS-3 --seed 1\n```", "",
+        "sia-theory check --quick --out DIR # CI-sized (make test: DIR = "
+        "build/paper_checks_quick)\n"
+        "sia-theory check --quick --only SI-7 CAS-3 --seed 1\n```", "",
         "## Summary", "", "| claim | verdict | statement | measured |", "|---|---|---|---|"]
     for r in rows:
         lines.append(f"| [{r['id']}](#{r['id']}) | {badge(r['verdict'])} | {_cell(r['claim'])} "

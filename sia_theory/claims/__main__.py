@@ -1,4 +1,5 @@
-"""``python -m paper_checks [--quick] [--seed S] [--only ID,ID] [--out DIR]``; exit 1 on a FAIL or
+"""``python -m sia_theory.claims [--quick] [--seed S] [--only ID,ID] [--out DIR]`` (also
+``sia-theory check`` and, in the repository, ``python -m paper_checks``); exit 1 on a FAIL or
 ERROR row (DIVERGES and INFO rows are findings, not failures), exit 2 on a usage error.
 
 Every argument (the seed range, the output folder, the claim IDs) is checked before the first
@@ -11,19 +12,27 @@ import sys
 
 from sia_theory._infra.cli import OneLineArgumentParser, output_dir, seed
 
+DEFAULT_OUT = "sia-theory-claims"
+"""The default output folder (``-quick`` appended for ``--quick``): a hyphenated name, so it can
+never shadow an importable package in the folder the command runs in."""
+
 
 def main(argv=None) -> int:
-    parser = OneLineArgumentParser(prog="python -m paper_checks", description=__doc__)
+    parser = OneLineArgumentParser(prog="python -m sia_theory.claims", description=__doc__)
     parser.add_argument("--quick", action="store_true", help="CI-sized checks (seconds each)")
     parser.add_argument("--seed", type=seed, default=0, help="an integer in [0, 2**63 - 1]")
-    parser.add_argument("--only", default="", help="comma-separated claim IDs, e.g. SI-1,CAS-3")
+    parser.add_argument("--only", default=None,
+                        help="comma-separated claim IDs, e.g. SI-1,CAS-3 (default: every claim)")
     parser.add_argument("--out", type=output_dir, default=None,
-                        help="folder for claims.md/claims.csv (default: paper_checks/results for "
-                             "a full run, build/paper_checks_quick for --quick)")
+                        help=f"folder for claims.md/claims.csv (default: ./{DEFAULT_OUT} for a "
+                             f"full run, ./{DEFAULT_OUT}-quick for --quick; names no Python "
+                             "package can have)")
     args = parser.parse_args(argv)
-    ids = [x.strip() for x in args.only.split(",") if x.strip()]
-    out = args.out or output_dir("build/paper_checks_quick" if args.quick
-                                 else "paper_checks/results")
+    ids = None if args.only is None else [x.strip() for x in args.only.split(",")]
+    if ids is not None and (not ids or not all(ids)):
+        parser.error(f"--only: expected comma-separated claim IDs such as SI-7,CAS-3, got "
+                     f"{args.only!r}")
+    out = args.out or output_dir(DEFAULT_OUT + ("-quick" if args.quick else ""))
 
     from .core import run_claims, select, write_table  # the claim modules register on import
 

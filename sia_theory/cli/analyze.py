@@ -4,7 +4,8 @@ path), ``FILE.py:OBJECT`` (a file) or ``zoo:NAME`` (a :data:`~sia_theory.zoo.ZOO
 object is a Transform instance, a Transform class that takes no arguments, or a plain function
 with FlexAttention's ``score_mod(score, b, h, q_idx, kv_idx)`` signature (numpy), whose affine
 coefficients are probed (refused if it is not affine in the score). The target is loaded before
-any computation or output."""
+any computation or output. ``analyze --hf-config config.json`` gives the theory's verdict on the
+scheme a model's config ships (:func:`sia_theory.analysis.hf.hf_report`)."""
 
 from __future__ import annotations
 
@@ -12,11 +13,19 @@ import re
 
 from .._infra.cli import OneLineArgumentParser, int_range, output_dir, seed
 from ..targets import load_transform
+from .errors import CommandError
 
 __all__ = ["register"]
 
 
 def _handler(args) -> int:
+    if (args.target is None) == (args.hf_config is None):
+        raise CommandError("give a TARGET or --hf-config, one of them")
+    if args.hf_config is not None:  # the scheme a model config ships
+        from ..analysis.hf import hf_report  # the analysis layer: not for --help
+
+        print(hf_report(args.hf_config, quick=args.quick, seed=args.seed).line())
+        return 0
     transform, name = load_transform(args.target)  # before any computation or output
     from ..analysis import analyze  # the analysis layer loads numba and scipy: not for --help
 
@@ -54,7 +63,7 @@ def register(subparsers):
     p = subparsers.add_parser("analyze", help="analyse a transform (sia_theory.analyze)",
                               description="Analyse a transform under Gaussian base logits.")
     p.__class__ = _ZooHelpParser
-    p.add_argument("target", metavar="TARGET",
+    p.add_argument("target", metavar="TARGET", nargs="?",
                    help="MODULE:OBJECT, FILE.py:OBJECT (runs the file) or zoo:NAME (e.g. "
                         "zoo:logn; the names are listed below); OBJECT is a Transform or a "
                         "function score_mod(score, b, h, q_idx, kv_idx)")
@@ -70,5 +79,8 @@ def register(subparsers):
     p.add_argument("--head", type=int_range(0), default=None,
                    help="the head to analyse, for a transform with its own coefficients on each "
                         "head (e.g. ALiBi.standard(8))")
+    p.add_argument("--hf-config", default=None, metavar="CONFIG_JSON",
+                   help="analyse the scheme a Hugging Face config.json ships (its RoPE scaling "
+                        "and query temperature, sia_theory.from_hf_config) instead of a TARGET")
     p.set_defaults(handler=_handler)
     return p

@@ -1,5 +1,5 @@
 """``sia-theory check [--quick] [--only ID...] [--seed S] [--out DIR]``: the claims table
-(:mod:`paper_checks`): every claim's decision function on its measurement, written as
+(:mod:`sia_theory.claims`): every claim's decision function on its measurement, written as
 ``claims.md`` and ``claims.csv`` to ``--out``."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ def claim_id(text: str) -> str:
 
 def _handler(args) -> int:
     # the claims table registers every check on import (numba, scipy): not for --help
-    from paper_checks.__main__ import main as checks_main
+    from ..claims.__main__ import main as checks_main
 
     argv = ["--seed", str(args.seed)] + (["--quick"] if args.quick else [])
     if args.only:
@@ -33,7 +33,7 @@ def _handler(args) -> int:
 
 def register(subparsers):
     """Add ``check`` to the ``sia-theory`` subparsers."""
-    p = subparsers.add_parser("check", help="the claims table (paper_checks)",
+    p = subparsers.add_parser("check", help="the claims table (sia_theory.claims)",
                               description="Run the paper checks and write the claims table.")
     p.add_argument("--quick", action="store_true",
                    help="CI-sized checks (seconds each; wider intervals than the full table)")

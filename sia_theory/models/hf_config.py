@@ -40,6 +40,7 @@ from ..attention.rope_config import from_rope_parameters
 from ..attention.rope_scaling import DynamicNTKRoPE
 from ..attention.rope_variants import longrope_attention_factor
 from ..attention.rotary import rope_frequencies
+from ..schemes import Scheme
 from ..transforms import NoScale, Transform
 from ..zoo import Llama4Temperature, QwenLogN, Temperature, YaRNTemperature
 from ..zoo_models import DeepSeekMScale, Grok2Temperature, MultiplierProduct, mistral_temperature
@@ -53,10 +54,13 @@ _SCALED = ("llama3", "yarn", "longrope")  # the types standardize_rope_params gi
 
 
 @dataclass(frozen=True)
-class HFScheme:
-    """One model's attention scheme, read from its config (:func:`from_hf_config`).
+class HFScheme(Scheme):
+    """One model's attention scheme, read from its config (:func:`from_hf_config`): a
+    :class:`sia_theory.schemes.Scheme` (usable wherever a scheme is) whose ``position`` is the
+    encoding object the config fixes, with what transformers computes beside it.
 
-    ``name``, ``encoding`` (a position encoding of :mod:`sia_theory.attention`), ``transform``
+    ``name``, ``encoding`` (= ``position``, an encoding of :mod:`sia_theory.attention`),
+    ``transform``
     (the logit law on ``S = q·k/√d``: the attention factor squared, DeepSeek's softmax-scale
     factor and the query temperature, multiplied), ``source`` (what was followed) and
     ``extension`` (the ``rope_type`` when it is not ``default``) are the fields of the
@@ -66,18 +70,18 @@ class HFScheme:
     ``query_temperature`` the law on the query alone (``None`` where none).
     """
 
-    name: str
-    encoding: object
-    transform: Transform
-    source: str
-    extension: str | None
-    inv_freq: np.ndarray = field(repr=False, compare=False)
+    inv_freq: np.ndarray = field(default=None, repr=False, compare=False)
     attention_factor: float = 1.0
     softmax_scale: float = 1.0
     query_temperature: Transform | None = None
     head_dim: int = 0
     rotary_dim: int = 0
     max_position_embeddings: int | None = None
+
+    @property
+    def encoding(self):
+        """The position encoding the config fixes (the scheme's ``position``)."""
+        return self.position
 
     def query_scale(self, positions) -> np.ndarray:
         """The multiplier of ``q`` at each 0-based absolute position (1 where the model has no
@@ -249,7 +253,7 @@ def from_hf_config(config) -> HFScheme:
               f"rope_type {rope_type!r}"
               + (f" ({layer} layers)" if layer else "") + (f"; {note}" if note else "")
               + ("; DeepSeek softmax scale mscale_all_dim" if softmax != 1.0 else ""))
-    return HFScheme(name=name, encoding=encoding, transform=transform, source=source,
+    return HFScheme(name=name, position=encoding, transform=transform, source=source,
                     extension=None if rope_type == "default" else rope_type,
                     inv_freq=np.asarray(inv_freq, dtype=np.float64),
                     attention_factor=float(factor_qk), softmax_scale=softmax,
