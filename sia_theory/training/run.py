@@ -18,9 +18,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .._infra.cli import check_output_dir
+from .._infra.validate import check_int
 from .params import from_safetensors, parameter_count, to_decoder_layout, to_safetensors
 from .schemes import resolve_scheme
-from .settings import TrainSettings
+from .settings import MAX_LENGTH, TrainSettings
 
 __all__ = ["TrainedRun", "PARAMETERS_FILE"]
 
@@ -62,8 +64,9 @@ class TrainedRun:
 
     def validation_loss(self, length: int) -> float:
         """Mean validation loss (nats per token) at context ``length``: computed during
-        training for ``settings.eval_lengths``, else now (needs JAX)."""
-        length = int(length)
+        training for ``settings.eval_lengths``, else now (needs JAX). ``ValueError`` naming
+        ``length`` unless it is an integer from 1 to 2**17."""
+        length = check_int("length", length, lo=1, hi=MAX_LENGTH)
         if length in self.validation:
             return float(self.validation[length])
         if length not in self._extra:
@@ -81,7 +84,8 @@ class TrainedRun:
 
         s = self.settings
         scheme = self.resolved_scheme()
-        length = s.train_length if length is None else length
+        length = (s.train_length if length is None
+                  else check_int("length", length, lo=1, hi=MAX_LENGTH))
         config = DecoderConfig(vocab_size=s.effective_vocab, d_model=s.d_model,
                                n_heads=s.n_heads, n_layers=s.n_layers, mlp_hidden=4 * s.d_model,
                                position=scheme.position_encoding(s.train_length, length),
@@ -149,10 +153,15 @@ class TrainedRun:
 
     def save(self, folder) -> dict:
         """Write ``parameters.safetensors``, ``curves.csv``, ``run.json`` (and
-        ``tokenizer.json`` for BPE) into ``folder``, each atomically; returns the paths."""
+        ``tokenizer.json`` for BPE) into ``folder``, each atomically; returns the paths.
+        ``ValueError`` naming ``folder`` if it is (or would be inside) a regular file or
+        cannot be written; nothing is written then."""
         from .._infra.io import atomic_path, write_csv, write_text
 
-        folder = Path(os.fspath(folder))
+        try:
+            folder = check_output_dir(folder)
+        except (TypeError, ValueError) as err:
+            raise ValueError(f"folder: {err}") from None
         paths = {"parameters": folder / PARAMETERS_FILE, "curves": folder / "curves.csv",
                  "record": folder / "run.json"}
         with atomic_path(paths["parameters"]) as tmp:
@@ -166,7 +175,12 @@ class TrainedRun:
 
     @classmethod
     def load(cls, folder) -> TrainedRun:
-        """A run written by :meth:`save`."""
+        """A run written by :meth:`save`; ``ValueError`` naming the file if its parameters
+        file is damaged (empty, cut short, header overwritten)."""
         folder = Path(os.fspath(folder))
         frame = pd.read_csv(folder / "curves.csv")
-        return cls.from_stored(frame, (folder / PARAMETERS_FILE).read_bytes())
+        path = folder / PARAMETERS_FILE
+        try:
+            return cls.from_stored(frame, path.read_bytes())
+        except ValueError as err:
+            raise ValueError(f"{str(path)!r}: {err}") from None

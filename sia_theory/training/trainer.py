@@ -27,10 +27,11 @@ from .data import corpus as load_corpus
 from .evaluation import EVAL_TOKENS, SCORE_BYTES, evaluate, logits, scheme_arrays
 from .model import token_losses
 from .optim import make_optimizer
-from .params import init_parameters
+from .params import check_parameters, init_parameters
 from .run import TrainedRun
 from .schemes import resolve_scheme
 from .settings import TrainSettings
+from .tables import check_float32
 
 jax, jnp, optax = require()
 
@@ -59,6 +60,31 @@ def _step_function(settings: TrainSettings, masked: bool = False):
     return optimizer, jax.jit(step, donate_argnums=(0, 1))
 
 
+def _checked_batch(batches, index: int, s: TrainSettings):
+    """``batches(index)`` as ``(windows, mask)`` numpy arrays of the shapes and token ids
+    :func:`train` needs; ``ValueError`` naming ``batches`` and the expected shape otherwise."""
+    pair = batches(index)
+    if not isinstance(pair, tuple | list) or len(pair) != 2:
+        raise ValueError(f"batches({index}) must return a pair (windows, mask), got "
+                         f"{type(pair).__name__}")
+    windows, mask = np.asarray(pair[0]), np.asarray(pair[1])
+    expected = {"windows": (s.batch_size, s.train_length + 1),
+                "mask": (s.batch_size, s.train_length)}
+    for name, array in (("windows", windows), ("mask", mask)):
+        if array.shape != expected[name]:
+            raise ValueError(f"batches({index}): {name} must have shape {expected[name]} "
+                             f"(batch_size, train_length{' + 1' * (name == 'windows')}), got "
+                             f"{array.shape}")
+    if (windows.dtype.kind not in "iu" or windows.min() < 0
+            or windows.max() >= s.effective_vocab):
+        raise ValueError(f"batches({index}): windows must be integer token ids from 0 to "
+                         f"{s.effective_vocab - 1} (vocabulary of {s.effective_vocab})")
+    if mask.dtype.kind not in "biuf" or not np.isfinite(mask).all() or (mask < 0).any():
+        raise ValueError(f"batches({index}): mask must hold finite weights >= 0 (1 where a "
+                         f"position's loss counts)")
+    return windows, mask
+
+
 def train(scheme, settings: TrainSettings | None = None, *, seed: int = 0, tau=None,
           progress: bool = False, parameters=None, batches=None) -> TrainedRun:
     """Train one model of ``settings`` (default :meth:`TrainSettings.full`) with ``scheme``
@@ -78,12 +104,18 @@ def train(scheme, settings: TrainSettings | None = None, *, seed: int = 0, tau=N
         raise ValueError(f"settings must be a TrainSettings, got {type(settings).__name__}")
     seed = check_seed(seed)
     resolved = resolve_scheme(scheme, tau)
-    resolved.transform_for(settings.n_heads)  # a transform that cannot serve this model
-    corpus = load_corpus(settings)  # ValueError naming train_length if the data is too short
+    # a transform that cannot serve this model, or overflows float32 up to the longest length
+    check_float32(resolved.transform_for(settings.n_heads), settings.n_heads,
+                  settings.max_length)
     s = settings
+    start_from = (init_parameters(s, seed) if parameters is None
+                  else check_parameters(parameters, s))
+    if batches is not None and not callable(batches):
+        raise ValueError(f"batches must be a function of the step returning (windows, mask), "
+                         f"got {type(batches).__name__}")
+    corpus = load_corpus(settings)  # ValueError naming train_length if the data is too short
     optimizer, step = _step_function(s, batches is not None)
     tables, rotation = scheme_arrays(resolved, s, s.train_length)
-    start_from = init_parameters(s, seed) if parameters is None else parameters
     params = jax.tree.map(lambda x: jnp.array(x, jnp.float32), start_from)  # a copy: donated
     state = optimizer.init(params)
     train_losses, curve = [], []
@@ -100,7 +132,7 @@ def train(scheme, settings: TrainSettings | None = None, *, seed: int = 0, tau=N
             windows = jnp.asarray(corpus.batch(index, s.batch_size))
             params, state, loss = step(params, state, windows, tables, rotation)
         else:
-            windows, mask = batches(index)
+            windows, mask = _checked_batch(batches, index, s)  # the first before compiling
             params, state, loss = step(params, state, jnp.asarray(windows), tables, rotation,
                                        jnp.asarray(mask, jnp.float32))
         train_losses.append(loss)
