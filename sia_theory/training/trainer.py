@@ -85,6 +85,24 @@ def _checked_batch(batches, index: int, s: TrainSettings):
     return windows, mask
 
 
+def _checked_inputs(scheme, settings, seed, tau, parameters, batches):
+    """``(settings, seed, scheme, starting parameters)`` of :func:`train`, every argument
+    checked (``ValueError`` naming it)."""
+    s = TrainSettings.full() if settings is None else settings
+    if not isinstance(s, TrainSettings):
+        raise ValueError(f"settings must be a TrainSettings, got {type(s).__name__}")
+    seed = check_seed(seed)
+    resolved = resolve_scheme(scheme, tau)
+    # a transform that cannot serve this model, or overflows float32 up to the longest length
+    check_float32(resolved.transform_for(s.n_heads), s.n_heads, s.max_length)
+    start_from = (init_parameters(s, seed) if parameters is None
+                  else check_parameters(parameters, s))
+    if batches is not None and not callable(batches):
+        raise ValueError(f"batches must be a function of the step returning (windows, mask), "
+                         f"got {type(batches).__name__}")
+    return s, seed, resolved, start_from
+
+
 def train(scheme, settings: TrainSettings | None = None, *, seed: int = 0, tau=None,
           progress: bool = False, parameters=None, batches=None) -> TrainedRun:
     """Train one model of ``settings`` (default :meth:`TrainSettings.full`) with ``scheme``
@@ -99,21 +117,9 @@ def train(scheme, settings: TrainSettings | None = None, *, seed: int = 0, tau=N
 
     Everything is checked before any work (``ValueError`` naming the parameter). The same
     ``(scheme, settings, seed, tau)`` gives bit-identical parameters and losses."""
-    settings = TrainSettings.full() if settings is None else settings
-    if not isinstance(settings, TrainSettings):
-        raise ValueError(f"settings must be a TrainSettings, got {type(settings).__name__}")
-    seed = check_seed(seed)
-    resolved = resolve_scheme(scheme, tau)
-    # a transform that cannot serve this model, or overflows float32 up to the longest length
-    check_float32(resolved.transform_for(settings.n_heads), settings.n_heads,
-                  settings.max_length)
-    s = settings
-    start_from = (init_parameters(s, seed) if parameters is None
-                  else check_parameters(parameters, s))
-    if batches is not None and not callable(batches):
-        raise ValueError(f"batches must be a function of the step returning (windows, mask), "
-                         f"got {type(batches).__name__}")
-    corpus = load_corpus(settings)  # ValueError naming train_length if the data is too short
+    s, seed, resolved, start_from = _checked_inputs(scheme, settings, seed, tau, parameters,
+                                                    batches)
+    corpus = load_corpus(s)  # ValueError naming train_length if the data is too short
     optimizer, step = _step_function(s, batches is not None)
     tables, rotation = scheme_arrays(resolved, s, s.train_length)
     params = jax.tree.map(lambda x: jnp.array(x, jnp.float32), start_from)  # a copy: donated
