@@ -207,3 +207,55 @@ def test_a_transform_that_overflows_float32_is_refused_before_training(scale, ra
     with pytest.raises(ValueError, match=rf"SteepBias.*float32.*distance {at}\b") as err:
         train(scheme, QUICK, seed=0)
     assert "learning rate" not in str(err.value)
+
+
+# --- the other training surfaces -------------------------------------------------------------
+
+@pytest.mark.parametrize("make, match", [
+    (lambda: TrainSettings.from_dict(None), "settings must be a dict"),
+    (lambda: TrainSettings.from_dict([("steps", 2)]), "settings must be a dict"),
+    (lambda: TrainSettings(eval_multiples={1: 2}), "eval_multiples"),
+    (lambda: TrainSettings(eval_multiples="14"), "eval_multiples"),
+    (lambda: TrainSettings(eval_multiples=[]), "eval_multiples"),
+    (lambda: TrainSettings(eval_multiples=(4, 16)), "eval_multiples.*including 1"),
+])
+def test_train_settings_bad_input_names_the_field(make, match):
+    with pytest.raises(ValueError, match=match):
+        make()
+
+
+def test_needle_settings_bad_input_names_the_field():
+    from sia_theory.training.needle import NeedleSettings
+
+    for value in ({1: 2}, "14", [], None):
+        with pytest.raises(ValueError, match="eval_multiples"):
+            NeedleSettings(eval_multiples=value)
+    assert NeedleSettings(eval_multiples=[16, 1, 4, 4]).eval_multiples == (1, 4, 16)
+    with pytest.raises(ValueError, match="train must be a TrainSettings"):
+        NeedleSettings().tune_settings(None)
+
+
+def test_evaluate_needles_checks_its_parameters(quick_run):
+    from sia_theory.training.needle import NeedleSettings, evaluate_needles
+
+    long_run = TrainedRun(scheme="p-rope", tau=None, seed=0,
+                          settings=TrainSettings(**{**QUICK.to_dict(), "train_length": 256,
+                                                    "eval_multiples": (1,)}),
+                          parameters=quick_run.parameters, train_losses=np.zeros(1),
+                          validation_curve=())
+    with pytest.raises(ValueError, match="parameters.*layers"):
+        evaluate_needles(long_run, NeedleSettings.quick(), parameters={})
+
+
+def test_loading_a_folder_without_a_run_names_the_missing_file(quick_run, tmp_path):
+    with pytest.raises(ValueError, match="curves.csv"):
+        TrainedRun.load(tmp_path / "absent")
+    quick_run.save(tmp_path / "run")
+    (tmp_path / "run" / "curves.csv").write_text("")
+    with pytest.raises(ValueError, match="curves.csv"):
+        TrainedRun.load(tmp_path / "run")
+    (tmp_path / "run" / "curves.csv").write_text("a,b\n1,2\n")
+    with pytest.raises(ValueError, match="curves.csv.*split"):
+        TrainedRun.load(tmp_path / "run")
+    with pytest.raises(ValueError, match="frame"):
+        TrainedRun.from_stored(pd.DataFrame({"a": [1]}), quick_run.parameters_bytes())

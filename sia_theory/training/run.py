@@ -19,16 +19,18 @@ import numpy as np
 import pandas as pd
 
 from .._infra.cli import check_output_dir
-from .._infra.validate import check_int
+from .._infra.validate import check_columns, check_int
 from .params import from_safetensors, parameter_count, to_decoder_layout, to_safetensors
 from .schemes import resolve_scheme
 from .settings import MAX_LENGTH, TrainSettings
 
-__all__ = ["TrainedRun", "PARAMETERS_FILE"]
+__all__ = ["TrainedRun", "PARAMETERS_FILE", "CURVE_COLUMNS"]
 
 PARAMETERS_FILE = "parameters.safetensors"
 """File name of a run's parameters (safetensors, the run's record as metadata) beside its
 curves in a sweep store."""
+CURVE_COLUMNS = ("split", "step", "length", "loss")
+"""The columns of :meth:`TrainedRun.curves`."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -120,7 +122,7 @@ class TrainedRun:
                  for step, v in self.validation_curve[:-1]]
         rows += [("validation", s.steps, length, float(v))
                  for length, v in sorted(self.validation.items())]
-        return pd.DataFrame(rows, columns=["split", "step", "length", "loss"])
+        return pd.DataFrame(rows, columns=list(CURVE_COLUMNS))
 
     def record(self) -> dict:
         """The run's description (JSON-able): scheme, tau, seed, settings, validation,
@@ -137,7 +139,9 @@ class TrainedRun:
 
     @classmethod
     def from_stored(cls, frame: pd.DataFrame, data: bytes) -> TrainedRun:
-        """The run back from :meth:`curves` and :meth:`parameters_bytes`."""
+        """The run back from :meth:`curves` and :meth:`parameters_bytes`; ``ValueError``
+        naming ``frame`` or the parameters if either is not such output."""
+        check_columns("frame", frame, CURVE_COLUMNS)
         params, meta = from_safetensors(data)
         settings = TrainSettings.from_dict(meta["settings"])
         train = frame[frame["split"] == "train"].sort_values("step")
@@ -178,8 +182,16 @@ class TrainedRun:
         """A run written by :meth:`save`; ``ValueError`` naming the file if its parameters
         file is damaged (empty, cut short, header overwritten)."""
         folder = Path(os.fspath(folder))
-        frame = pd.read_csv(folder / "curves.csv")
-        path = folder / PARAMETERS_FILE
+        curves, path = folder / "curves.csv", folder / PARAMETERS_FILE
+        for needed in (curves, path):
+            if not needed.is_file():
+                raise ValueError(f"folder: {str(needed)!r} is missing (not a run written by "
+                                 "TrainedRun.save)")
+        try:
+            frame = pd.read_csv(curves)
+            check_columns("frame", frame, CURVE_COLUMNS)
+        except (ValueError, pd.errors.ParserError) as err:  # EmptyDataError is a ValueError
+            raise ValueError(f"{str(curves)!r}: not the curves of a run ({err})") from None
         try:
             return cls.from_stored(frame, path.read_bytes())
         except ValueError as err:
