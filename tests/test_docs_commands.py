@@ -65,3 +65,16 @@ def test_a_made_up_target_would_be_found():
     names = MAKE.findall(_code("Run `make figures-everything` then\n```bash\nmake tset\n```\n"))
     assert set(names) == {"figures-everything", "tset"}
     assert not set(names) & _make_targets()
+
+
+def test_the_citation_file_names_this_version_and_the_papers_the_readme_cites():
+    yaml = pytest.importorskip("yaml")
+    import sia_theory
+
+    cff = yaml.safe_load((ROOT / "CITATION.cff").read_text())
+    assert cff["cff-version"] == "1.2.0" and cff["version"] == sia_theory.__version__
+    ids = [i["value"] for ref in cff["references"] for i in ref["identifiers"]]
+    assert ids == ["arXiv:2505.17083", "arXiv:2510.05554", "arXiv:2410.07063"]
+    for page in ("README.md", "docs/index.md"):
+        cite = (ROOT / page).read_text().split("## Cite", 1)[1]
+        assert all(i in cite for i in ids), page
