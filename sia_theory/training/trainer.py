@@ -21,6 +21,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from .._infra.progress import progress_bar
 from .._infra.seeding import check_seed
 from ._jax import require
 from .data import corpus as load_corpus
@@ -129,9 +130,7 @@ def train(scheme, settings: TrainSettings | None = None, *, seed: int = 0, tau=N
     cpu_start = time.process_time()
     bar = None
     if progress:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=s.steps, desc=resolved.name, unit="step", leave=False)
+        bar = progress_bar(total=s.steps, desc=resolved.name, unit="step", leave=False)
     start = time.perf_counter()
     for index in range(s.steps):
         if batches is None:
