@@ -24,10 +24,25 @@ def bars_shown(stream=None) -> bool:
 
 
 def progress_bar(iterable=None, *, enabled: bool = True, **options):
-    """``tqdm(iterable, **options)`` on stderr, disabled unless ``enabled`` and stderr is a
-    terminal (:func:`bars_shown`); a disabled bar still iterates and counts (``update`` is a
-    no-op).
+    """A progress bar on stderr, drawn only on a terminal.
 
+    Parameters
+    ----------
+    iterable : iterable, optional
+        What to iterate (``None``: a bar advanced by ``update``, with ``total=``).
+    enabled : bool
+        ``False`` hides the bar even on a terminal (a ``progress=False`` option).
+    **options
+        Passed to ``tqdm`` (``total``, ``desc``, ``unit``, ``leave``, ...).
+
+    Returns
+    -------
+    tqdm.tqdm
+        Disabled unless ``enabled`` and stderr is a terminal (:func:`bars_shown`); a disabled
+        bar still iterates (``update`` does nothing).
+
+    Examples
+    --------
     >>> list(progress_bar(range(3), desc="demo"))  # stderr is not a terminal under doctest
     [0, 1, 2]
     """

@@ -55,9 +55,36 @@ def init_parameters(settings, seed: int) -> dict:
 
 
 def check_parameters(params, settings, name: str = "parameters") -> dict:
-    """``params`` as float32 numpy arrays if they have the layout and shapes of
-    :func:`init_parameters` for ``settings`` and finite entries; else ``ValueError`` naming
-    ``name``, the entry and its expected shape."""
+    """Check trained or starting parameters against the model of ``settings``.
+
+    Parameters
+    ----------
+    params : dict
+        ``embedding``, ``unembedding`` and ``layers`` (a dict of the
+        :data:`LAYER_WEIGHTS`, each stacked over layers), as :func:`init_parameters` makes.
+    settings : TrainSettings
+        The model they must fit (shapes from :func:`shapes_for`).
+    name : str
+        The argument's name in the error message.
+
+    Returns
+    -------
+    dict
+        The same layout with float32 numpy copies.
+
+    Raises
+    ------
+    ValueError
+        Naming ``name``, the entry and its expected shape, if an entry is missing, unknown,
+        of another shape or not finite.
+
+    Examples
+    --------
+    >>> from sia_theory.training import TrainSettings
+    >>> s = TrainSettings.quick()
+    >>> check_parameters(init_parameters(s, 0), s)["layers"]["w_q"].shape
+    (2, 32, 32)
+    """
     shapes = shapes_for(settings)
     layers = params.get("layers") if isinstance(params, dict) else None
     if not isinstance(layers, dict):

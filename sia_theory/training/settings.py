@@ -24,8 +24,29 @@ MAX_LENGTH = 2**17  # longest validation context (16 × 8192)
 
 
 def check_multiples(name: str, value) -> tuple:
-    """``value`` (an integer or a sequence of them, each 1 to 1024) as a sorted tuple of
-    distinct integers; ``ValueError`` naming ``name`` otherwise (empty included)."""
+    """Context multiples (of a training length) as a sorted tuple of distinct integers.
+
+    Parameters
+    ----------
+    name : str
+        The field's name in the error message.
+    value : int or sequence of int
+        Each from 1 to 1024 (integral floats accepted).
+
+    Returns
+    -------
+    tuple of int
+
+    Raises
+    ------
+    ValueError
+        Naming ``name`` for a string, a dict, an empty sequence or an entry out of range.
+
+    Examples
+    --------
+    >>> check_multiples("eval_multiples", [16, 1, 4, 4])
+    (1, 4, 16)
+    """
     values = (value,) if isinstance(value, int | float) else value
     if isinstance(values, str | dict) or not hasattr(values, "__iter__"):
         raise ValueError(f"{name} must be an integer or a sequence of integers from 1 to 1024, "

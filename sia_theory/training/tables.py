@@ -99,10 +99,26 @@ def _float32(transform, name, values, heads, where) -> np.ndarray:
 
 
 def check_float32(transform, n_heads: int, length: int) -> None:
-    """``ValueError`` (as :func:`coefficient_tables`) if the transform's coefficients for
-    queries ``0 … length−1`` overflow float32. Tables of distance and context are checked a
-    block of query rows at a time (bounded memory), so the longest validation length can be
-    checked before training."""
+    """Check that a transform's coefficients fit float32, the trainer's precision.
+
+    Tables of distance and context are checked a block of query rows at a time (bounded
+    memory), so the longest validation length can be checked before training.
+
+    Parameters
+    ----------
+    transform : Transform
+        The transform (already checked in float64 by its ``coefficients``).
+    n_heads : int
+        Heads of the model (a transform that depends on the head is checked for each).
+    length : int
+        Queries ``0 … length−1`` (the longest context the run will see).
+
+    Raises
+    ------
+    ValueError
+        Naming the transform, the coefficient and the first distance (or context) and head
+        where a finite float64 value overflows float32 (largest 3.4e38).
+    """
     if is_separable(transform):
         coefficient_tables(transform, n_heads, length)
         return
