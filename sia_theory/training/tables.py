@@ -87,7 +87,8 @@ def _full_tables(transform, heads, n_heads, first: int, stop: int) -> dict:
 def _float32(transform, name, values, heads, where) -> np.ndarray:
     """``values`` (float64) rounded to float32; ``ValueError`` naming the transform and the
     first entry where a finite coefficient overflows float32 (the trainer's precision)."""
-    out = values.astype(np.float32)
+    with np.errstate(over="ignore"):  # an overflow is reported below, naming where
+        out = values.astype(np.float32)
     bad = np.isfinite(values) & ~np.isfinite(out)
     if not bad.any():
         return out
