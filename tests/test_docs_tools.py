@@ -70,6 +70,7 @@ def test_browser_check_gives_up_on_chromium_within_its_deadline(tmp_path, body, 
      ["empty section 'Last'"]),
     ("<h1>T</h1><h2>A</h2><h3>B</h3><p>z</p><h2>C</h2><pre><code></code></pre>", []),
     ("<h1>T</h1><p>x</p><h2>Help</h2><pre><code>$ sia-theory --help</code></pre>", []),
+    ("<h1>m</h1><h2 class=\"doc doc-heading\">f</h2><h2 class=\"doc doc-heading\">g</h2>", []),
 ])
 def test_browser_check_flags_raw_markers_and_empty_sections(article, problems):
     check = _module("browser_check")

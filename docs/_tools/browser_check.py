@@ -60,7 +60,7 @@ class _Ids(HTMLParser):
 class _Sections(HTMLParser):
     """The ``h1``/``h2`` headings of a page's article and whether anything stands between each
     and the next heading of its level or above (text, a deeper heading, or an image, table,
-    figure, code block)."""
+    figure, code block). An API member's heading (class ``doc-heading``) counts as content."""
 
     CONTENT = {"img", "table", "pre", "svg", "figure", "iframe", "video", "h3", "h4", "h5", "h6"}
 
@@ -70,6 +70,8 @@ class _Sections(HTMLParser):
         self.heading: list[str] | None = None
 
     def handle_starttag(self, tag, attrs):
+        if tag in ("h1", "h2") and "doc-heading" in (dict(attrs).get("class") or ""):
+            tag = "h3"  # an API member's heading (mkdocstrings): content of its page
         if tag in ("h1", "h2"):
             level = int(tag[1])
             if self.sections and self.sections[-1][0] < level:
