@@ -9,11 +9,11 @@ import tracemalloc
 import numpy as np
 import pandas as pd
 from _plotting import plt
-from tqdm import tqdm
 
 from sia_theory import ScaleInvariant
 from sia_theory._infra.cli import run
 from sia_theory._infra.io import save_experiment
+from sia_theory._infra.progress import progress_bar
 from sia_theory._infra.seeding import rng_for
 from sia_theory.attention import Decoder, DecoderConfig, PRoPESI
 
@@ -125,8 +125,8 @@ def main(quick=False, seed=0, out_dir="figures"):
     layer_counts = [1, 2] if quick else [2, 4, 8]
     MODEL["transform"].coefficients(np.arange(4))  # solve/lambdify SI eq. 16 before tracing
     jobs = [(v, n, t) for v in VARIANTS for n in layer_counts for t in lengths]
-    rows = [measure(v, n, t, seed) for v, n, t in tqdm(jobs, desc="inattention_memory",
-                                                        unit="config")]
+    rows = [measure(v, n, t, seed) for v, n, t in progress_bar(jobs, desc="inattention_memory",
+                                                                unit="config")]
     data = pd.DataFrame(rows)
     return save_experiment(out_dir, "inattention_memory", plot(data), data, seed=seed,
                            quick=quick, model={k: repr(v) for k, v in MODEL.items()},

@@ -9,13 +9,13 @@ import numpy as np
 import pandas as pd
 from _plotting import plt
 from scipy import stats
-from tqdm import tqdm
 
 from sia_theory import LogN, NoScale, ScaleInvariant
 from sia_theory._infra.cli import run
 from sia_theory._infra.grids import log_spaced_integers
 from sia_theory._infra.io import save_experiment
 from sia_theory._infra.parallel import single_threaded_blas
+from sia_theory._infra.progress import progress_bar
 from sia_theory._infra.seeding import rng_for
 from sia_theory.attention import Decoder, DecoderConfig, PRoPESI, attention, attention_scores
 from sia_theory.gaussian.montecarlo import range_statistics, summarize
@@ -41,7 +41,7 @@ def qq_table(quick: bool, seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
     probabilities = np.linspace(0.0005, 0.9995, 401)
     quantiles, moments = [], []
     causal = np.tril(np.ones((n_ctx, n_ctx), dtype=bool))
-    for layer in tqdm(range(MODEL["n_layers"]), desc="reference_logits QQ", unit="layer"):
+    for layer in progress_bar(range(MODEL["n_layers"]), desc="reference_logits QQ", unit="layer"):
         raw = model.attention_logits(tokens, layer, last=n_ctx, transformed=False)
         values = raw[..., causal].ravel()  # (B * H * n_ctx (n_ctx + 1) / 2,)
         quantiles.append(pd.DataFrame({"layer": layer, "probability": probabilities,
@@ -65,7 +65,7 @@ def context_sweep(quick: bool, seed: int) -> tuple[pd.DataFrame, float]:
     records, lse_gap = [], 0.0
     rng = rng_for(seed, "reference_logits.sweep")
     token_sets = {n: rng.integers(0, MODEL["vocab_size"], (batch, n)) for n in lengths}
-    for label, transform in tqdm(TRANSFORMS.items(), desc="reference_logits sweep",
+    for label, transform in progress_bar(TRANSFORMS.items(), desc="reference_logits sweep",
                                  unit="transform"):
         model = Decoder(_config(transform, seed))
         for n in lengths:

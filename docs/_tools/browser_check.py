@@ -10,9 +10,14 @@ driven over the Chrome DevTools Protocol (``websocket-client``). For every page:
 * where the page has mathematics, KaTeX typeset every formula (a ``.katex`` element per
   ``.arithmatex`` one) and none failed (no ``.katex-error``);
 
+* no build hook's marker is left raw (``<!-- sia-theory help -->``) and no section (``h1`` /
+  ``h2``) is empty;
+
 and the site search returns a hit for ``ScaleInvariant``. Screenshots of the home page, one API
 page and one tutorial go into the screenshots folder. Prints the counts (pages, links, images)
-and exits 1 on any failure, listing them. Needs Debian's ``chromium`` package.
+and exits 1 on any failure, listing them; exits 2 with one line if chromium cannot be started
+(it must print its DevTools address within ``--start-timeout`` seconds, 60 by default).
+Needs Debian's ``chromium`` package.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import base64
 import functools
 import http.server
 import json
+import queue
 import re
 import shutil
 import subprocess
@@ -36,6 +42,8 @@ from urllib.parse import unquote, urlsplit
 SCREENSHOTS = {"home.png": "index.html", "api.png": "api/sia_theory.transforms.html",
                "tutorial.png": "tutorials/own_rule.html"}
 SEARCH_TERM = "ScaleInvariant"
+START_SECONDS = 60  # for chromium to print its DevTools address
+RAW_MARKER = re.compile(r"<!--\s*sia-theory\b[^>]*-->")  # a build hook's marker left in a page
 
 
 class _Ids(HTMLParser):
@@ -49,32 +57,121 @@ class _Ids(HTMLParser):
                 self.ids.add(value)
 
 
+class _Sections(HTMLParser):
+    """The ``h1``/``h2`` headings of a page's article and whether anything stands between each
+    and the next heading of its level or above (text, a deeper heading, or an image, table,
+    figure, code block). An API member's heading (class ``doc-heading``) counts as content."""
+
+    CONTENT = {"img", "table", "pre", "svg", "figure", "iframe", "video", "h3", "h4", "h5", "h6"}
+
+    def __init__(self):
+        super().__init__()
+        self.sections: list[list] = []  # [level, heading text, has content]
+        self.heading: list[str] | None = None
+
+    def handle_starttag(self, tag, attrs):
+        if tag in ("h1", "h2") and "doc-heading" in (dict(attrs).get("class") or ""):
+            tag = "h3"  # an API member's heading (mkdocstrings): content of its page
+        if tag in ("h1", "h2"):
+            level = int(tag[1])
+            if self.sections and self.sections[-1][0] < level:
+                self.sections[-1][2] = True  # a subsection
+            self.heading = []
+            self.sections.append([level, "", False])
+        elif tag in self.CONTENT and self.sections and self.heading is None:
+            self.sections[-1][2] = True
+
+    def handle_endtag(self, tag):
+        if tag in ("h1", "h2") and self.heading is not None:
+            self.sections[-1][1] = " ".join("".join(self.heading).replace("¶", "").split())
+            self.heading = None
+
+    def handle_data(self, data):
+        if self.heading is not None:
+            self.heading.append(data)
+        elif data.strip() and self.sections:
+            self.sections[-1][2] = True
+
+
+def page_problems(html: str) -> list[str]:
+    """What a reader would see as broken in a built page's HTML: a build hook's marker left raw
+    (``<!-- sia-theory ... -->``: the hook did not replace it) and a section (``h1``/``h2``)
+    with nothing before the next one or the end of the article."""
+    found = [f"raw build marker {m[0]!r} (a hook did not fill it)"
+             for m in RAW_MARKER.finditer(html)]
+    start, end = html.find("<article"), html.rfind("</article>")
+    parser = _Sections()
+    parser.feed(html[start:end] if 0 <= start < end else html)
+    found += [f"empty section {title!r}" for _, title, filled in parser.sections if not filled]
+    return found
+
+
+class BrowserError(RuntimeError):
+    """Chromium did not start or could not be driven (one line, for the report)."""
+
+
+def _pump(stream, lines: queue.Queue) -> None:
+    """Put each line of ``stream`` into ``lines``, then ``None`` at its end (a reader thread:
+    the main thread waits on the queue with a deadline, never on chromium's output)."""
+    for line in stream:
+        lines.put(line)
+    lines.put(None)
+
+
+def devtools_url(lines: queue.Queue, proc, seconds: float) -> str:
+    """The DevTools address chromium prints on stderr, waited for at most ``seconds``;
+    :class:`BrowserError` if it exits first or prints none in time."""
+    deadline, tail = time.monotonic() + seconds, []
+    while (left := deadline - time.monotonic()) > 0:
+        try:
+            line = lines.get(timeout=min(left, 0.5))
+        except queue.Empty:
+            continue
+        if line is None:  # stderr closed: chromium exited
+            try:
+                status = proc.wait(min(5, max(left, 0.1)))
+            except subprocess.TimeoutExpired:
+                status = "unknown"
+            last = f"; it printed: {tail[-1]}" if tail else ""
+            raise BrowserError(f"chromium exited (status {status}) before printing its DevTools "
+                               f"address{last}")
+        match = re.search(r"DevTools listening on (ws://\S+)", line)
+        if match:
+            return match[1]
+        if line.strip():
+            tail.append(" ".join(line.split())[:200])
+    raise BrowserError(f"chromium printed no DevTools address within {seconds:g} s")
+
+
 class Browser:
     """A headless Chromium and one page, over the DevTools websocket."""
 
-    def __init__(self, executable: str):
+    def __init__(self, executable: str, start_seconds: float = START_SECONDS):
         import websocket  # the docs extra
 
+        self.ws = None
         self.profile = tempfile.mkdtemp(prefix="sia-docs-chromium-")
-        self.proc = subprocess.Popen(
-            [executable, "--headless=new", "--remote-debugging-port=0",
-             f"--user-data-dir={self.profile}", "--no-first-run", "--no-default-browser-check",
-             "--disable-gpu", "--disable-extensions", "--no-sandbox", "--hide-scrollbars",
-             "--window-size=1280,900", "about:blank"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        url, deadline = None, time.time() + 60
-        while url is None and time.time() < deadline:
-            line = self.proc.stderr.readline()
-            match = re.search(r"DevTools listening on (ws://\S+)", line)
-            if match:
-                url = match[1]
-            elif not line and self.proc.poll() is not None:
-                break
-        if url is None:
+        try:
+            self.proc = subprocess.Popen(
+                [executable, "--headless=new", "--remote-debugging-port=0",
+                 f"--user-data-dir={self.profile}", "--no-first-run",
+                 "--no-default-browser-check", "--disable-gpu", "--disable-extensions",
+                 "--no-sandbox", "--hide-scrollbars", "--window-size=1280,900", "about:blank"],
+                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        except OSError as err:
+            shutil.rmtree(self.profile, ignore_errors=True)
+            raise BrowserError(f"chromium could not be run: {err}") from None
+        lines: queue.Queue = queue.Queue()
+        threading.Thread(target=_pump, args=(self.proc.stderr, lines), daemon=True).start()
+        try:  # the reader thread keeps draining stderr afterwards
+            url = devtools_url(lines, self.proc, start_seconds)
+            self.ws = websocket.create_connection(url, timeout=60, suppress_origin=True)
+        except Exception as err:
             self.close()
-            raise RuntimeError("chromium did not start (no DevTools address on stderr)")
-        threading.Thread(target=self.proc.stderr.read, daemon=True).start()  # drain
-        self.ws = websocket.create_connection(url, timeout=60, suppress_origin=True)
+            if isinstance(err, BrowserError):
+                raise
+            raise BrowserError(f"chromium's DevTools socket: {type(err).__name__}: "
+                               f"{err}") from None
         self.next_id, self.events = 0, []
         target = self.call("Target.createTarget", {"url": "about:blank"})["targetId"]
         self.session = self.call("Target.attachToTarget",
@@ -152,7 +249,8 @@ class Browser:
 
     def close(self):
         try:
-            self.ws.close()
+            if self.ws is not None:
+                self.ws.close()
         except Exception:  # noqa: BLE001
             pass
         self.proc.terminate()
@@ -199,7 +297,7 @@ SEARCH_JS = """(async () => {
 })()"""
 
 
-def check(site: Path, screenshots: Path | None) -> int:
+def check(site: Path, screenshots: Path | None, start_seconds: float = START_SECONDS) -> int:
     executable = shutil.which("chromium") or shutil.which("chromium-browser")
     if executable is None:
         print("docs-check: chromium not found; install Debian's chromium package "
@@ -219,9 +317,14 @@ def check(site: Path, screenshots: Path | None) -> int:
         return 1
     pages = sorted(p.relative_to(site).as_posix() for p in site.rglob("*.html")
                    if p.name != "404.html")
+    failures = [f"{page}: {problem}" for page in pages
+                for problem in page_problems((site / page).read_text(errors="replace"))]
+    try:
+        browser = Browser(executable, start_seconds)
+    except BrowserError as err:
+        print(f"docs-check: {err}", file=sys.stderr)
+        return 2
     server, base = serve(site)
-    browser = Browser(executable)
-    failures: list[str] = []
     links: set[str] = set()
     images: set[str] = set()
     math_pages = 0
@@ -284,8 +387,13 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--site", type=Path, default=Path("build/site"))
     parser.add_argument("--screenshots", type=Path, default=Path("build/docs-screenshots"))
+    parser.add_argument("--start-timeout", type=float, default=START_SECONDS,
+                        help="seconds for chromium to start (default %(default)s)")
     args = parser.parse_args(argv)
-    return check(args.site.resolve(), args.screenshots)
+    if not args.start_timeout > 0:
+        parser.error(f"--start-timeout must be a number of seconds > 0, got "
+                     f"{args.start_timeout}")
+    return check(args.site.resolve(), args.screenshots, args.start_timeout)
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@
   with its printed output and figures; a failing cell fails the build;
 * ``checks.md``: every test a page names (``tests/FILE.py::NAME``), with its source; in the
   hand-written pages those names and the claim IDs (``SI-7``) become links;
-* the ``sia-theory`` command's help, in place of ``<!-- sia-theory help -->``.
+* the ``sia-theory`` command's help, in place of ``<!-- sia-theory help -->`` (on any page).
 
 Tutorial results are cached in ``build/docs-cache`` under a key of the script, the runner, every
 ``sia_theory`` source file and the installed package versions, so an unchanged tutorial is not
@@ -229,10 +229,20 @@ def _claim_rows() -> frozenset:
         return frozenset(row["id"] for row in csv.DictReader(f))
 
 
+HELP_MARKER = "<!-- sia-theory help -->"
+"""Where a page gets the ``sia-theory`` command's help (:func:`_command_help`)."""
+
+
 def on_page_markdown(markdown, page, config, files):
     src = page.file.src_uri
-    if not LINKED_PAGES.match(src):
-        return markdown
+    text = _linked(markdown, src) if LINKED_PAGES.match(src) else markdown
+    if HELP_MARKER in text:  # on any page, linked or not
+        text = text.replace(HELP_MARKER, _command_help())
+    return text
+
+
+def _linked(markdown: str, src: str) -> str:
+    """``markdown`` with the test names and claim IDs as links (outside code and math)."""
     rel_dir = posixpath.dirname(src)
     out, fence, math = [], False, False
     for line in markdown.split("\n"):
@@ -250,10 +260,7 @@ def on_page_markdown(markdown, page, config, files):
         # outside inline code, math and existing links only
         pieces = re.split(r"(`[^`]*`|\$[^$]+\$|\[[^\]]*\]\([^)]*\))", line)
         out.append("".join(p if i % 2 else _link_text(p, rel_dir) for i, p in enumerate(pieces)))
-    text = "\n".join(out)
-    if "<!-- sia-theory help -->" in text:
-        text = text.replace("<!-- sia-theory help -->", _command_help())
-    return text
+    return "\n".join(out)
 
 
 def _command_help() -> str:

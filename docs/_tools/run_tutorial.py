@@ -6,7 +6,9 @@ are comments), so it also runs as ``python SCRIPT``. The cells run in order in o
 each code cell's printed output is captured, and every matplotlib figure open at its end is
 saved as a PNG and closed. The result is ``OUT_DIR/cells.json`` (kind, source, output, images,
 seconds per cell) beside the PNGs. A cell that raises stops the run: its traceback goes to
-stderr and the exit status is 1, which fails the site build.
+stderr and the exit status is 1, which fails the site build. A missing script or an output
+path that is (or is inside) a file is one line on stderr and exit status 2, before anything
+is created.
 """
 
 from __future__ import annotations
@@ -87,7 +89,36 @@ def run(script: Path, out_dir: Path) -> int:
     return 0
 
 
+def check_arguments(script: Path, out_dir: Path) -> str | None:
+    """Why ``script`` cannot be run into ``out_dir`` (one line), or ``None``: the script must
+    be a readable file and ``out_dir`` a folder or a path whose nearest existing ancestor is
+    one. Nothing is created."""
+    if not script.is_file():
+        return f"script {str(script)!r} is not a file"
+    if not os.access(script, os.R_OK):
+        return f"script {str(script)!r} cannot be read"
+    probe = out_dir
+    while not os.path.lexists(probe) and probe != probe.parent:
+        probe = probe.parent
+    if not probe.is_dir():
+        where = "is" if probe == out_dir else "would be inside"
+        return f"output folder {str(out_dir)!r} {where} {str(probe)!r}, which is not a folder"
+    if not os.access(probe, os.W_OK | os.X_OK):
+        return f"output folder {str(out_dir)!r}: {str(probe)!r} is not writable"
+    return None
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 2:
+        print("usage: python docs/_tools/run_tutorial.py SCRIPT OUT_DIR", file=sys.stderr)
+        return 2
+    script, out_dir = Path(argv[0]).resolve(), Path(argv[1]).resolve()
+    problem = check_arguments(script, out_dir)
+    if problem is not None:
+        print(f"run_tutorial: {problem}", file=sys.stderr)
+        return 2
+    return run(script, out_dir)
+
+
 if __name__ == "__main__":
-    if len(sys.argv) != 3:
-        sys.exit("usage: python docs/_tools/run_tutorial.py SCRIPT OUT_DIR")
-    sys.exit(run(Path(sys.argv[1]).resolve(), Path(sys.argv[2]).resolve()))
+    sys.exit(main(sys.argv[1:]))

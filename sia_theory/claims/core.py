@@ -22,6 +22,7 @@ from pathlib import Path
 import pandas as pd
 
 from sia_theory._infra.io import write_set
+from sia_theory._infra.progress import progress_bar
 
 VERDICTS = ("PASS", "FAIL", "DIVERGES", "INFO")
 """``PASS``: the measurement supports the claim. ``FAIL``: it does not. ``DIVERGES``: the paper's
@@ -143,9 +144,7 @@ def run_claims(ids=None, *, quick=False, seed=0, progress=True) -> pd.DataFrame:
     rows = []
     claims = select(ids)
     if progress:
-        from tqdm import tqdm
-
-        claims = tqdm(claims, desc="paper checks", unit="claim", leave=False)
+        claims = progress_bar(claims, desc="paper checks", unit="claim", leave=False)
     for c in claims:
         start = time.perf_counter()
         try:

@@ -26,9 +26,9 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from tqdm.auto import tqdm
 
 from .._infra.memory import check_memory
+from .._infra.progress import progress_bar
 from .._infra.seeding import check_seed
 from .._infra.stats import mean_se
 from .._infra.validate import check_finite_array, check_int
@@ -232,8 +232,8 @@ def _simulate(a, m, ranges, mass_ref, samples, seed, first_sample=0) -> RangeSta
     chunk = samples if samples * a.size <= PROGRESS_LOGITS else max(1, CHUNK_LOGITS // a.size)
     starts = range(0, samples, chunk)
     if len(starts) > 1:
-        starts = tqdm(starts, desc=f"Gaussian logits (n_ctx={a.size:,})", unit="chunk",
-                      leave=False)
+        starts = progress_bar(starts, desc=f"Gaussian logits (n_ctx={a.size:,})", unit="chunk",
+                              leave=False)
     parts = [kernels.simulate_rows(a, m, bounds, first_seg, stop_seg, mass_ref,
                                    min(chunk, samples - start), np.uint64(seed),
                                    np.uint64(first_sample + start))
@@ -350,8 +350,8 @@ def context_length_sweep(transform: Transform, n_ctx_values, *, samples, seed=0,
                                  user_ranges)
     else:
         records = []
-        for n in tqdm(values, desc=f"context sweep ({type(transform).__name__})",
-                      disable=len(values) < 2):
+        for n in progress_bar(values, desc=f"context sweep ({type(transform).__name__})",
+                              enabled=len(values) >= 2):
             a, m = _coefficients(transform, n)
             kept = user_ranges[user_ranges[:, 1] <= n]
             pairs, refs = _sweep_plan([n], recent, kept)

@@ -29,6 +29,7 @@ from .._infra.settings import StudySettings
 from .._infra.validate import check_int
 from ..schemes import SCHEMES, Scheme, resolve_scheme
 from ..sweeps import CellOutput
+from ..sweeps.store import finished_stems
 from ..training.run import PARAMETERS_FILE, TrainedRun
 from ..training.settings import TrainSettings
 from .base import study
@@ -196,11 +197,29 @@ def check_store_settings(store, train_settings: TrainSettings) -> Path | None:
     return path
 
 
-def _write_settings(path, train_settings):
+def _write_settings(path, train_settings) -> list:
+    """Write the settings file if absent; returns what it created (the file, and the store
+    folder if it was absent), for :func:`_undo_settings`."""
     if path is None or path.exists():
-        return
+        return []
+    created = [] if path.parent.exists() else [path.parent]
     write_text(path, json.dumps({"train": train_settings.to_dict(), "format": 1},
                                 indent=2) + "\n")
+    return [path, *created]
+
+
+def _undo_settings(created: list) -> None:
+    """A start that failed (no scheduler, a cell that raised) leaves nothing behind: remove the
+    settings file just written while the store holds no finished run, and the store folder if
+    this call created it and it is empty."""
+    if not created or finished_stems(created[0].parent):
+        return
+    created[0].unlink(missing_ok=True)
+    for folder in created[1:]:
+        try:
+            folder.rmdir()
+        except OSError:  # not empty: the store's own files of the attempt stay
+            pass
 
 
 def grid_runs(settings: TrainGridSettings, *, seed: int, execution,
@@ -219,10 +238,15 @@ def grid_runs(settings: TrainGridSettings, *, seed: int, execution,
     cells = [{"scheme": s, "seed": k, "tau": t} for s, k, t in settings.runs]
     if not read_only:
         corpus(settings.train)  # the data must hold this training length (ValueError) first
-        _write_settings(path, settings.train)
-    _, frames, absent, files = execution.run_cells(
-        partial(train_cell, settings.train, seed, dict(settings.schemes)), cells, seed=seed,
-        study=TRAIN_GRID_STUDY, with_files=True)
+        created = _write_settings(path, settings.train)
+    try:
+        _, frames, absent, files = execution.run_cells(
+            partial(train_cell, settings.train, seed, dict(settings.schemes)), cells,
+            seed=seed, study=TRAIN_GRID_STUDY, with_files=True)
+    except BaseException:
+        if not read_only:
+            _undo_settings(created)
+        raise
     if missing is not None:
         missing.extend(absent)
     return {(c["scheme"], c["seed"], c["tau"]):

@@ -33,9 +33,9 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import NamedTuple
 
 import pandas as pd
-from tqdm.auto import tqdm
 
 from .._infra.parallel import single_threaded_blas, worker_count
+from .._infra.progress import progress_bar
 from .._infra.seeding import check_seed
 from .._infra.validate import check_int
 from . import store as stores
@@ -263,8 +263,8 @@ def run_cells(fn, grid, *, seed, store=None, scheduler=None, force=False, progre
             close()
         raise
     errors = {}
-    bar = tqdm(total=len(cells), initial=len(cells) - len(todo), desc=study, unit="cell",
-               disable=not progress or None, leave=False)
+    bar = progress_bar(total=len(cells), initial=len(cells) - len(todo), desc=study,
+                       unit="cell", enabled=progress, leave=False)
 
     def record(i, outcome):
         if outcome[0] == "ok":

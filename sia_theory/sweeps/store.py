@@ -7,7 +7,9 @@ Layout of ``store``::
                             already output columns), ``cell_key`` and ``cell_seed``
     cells/<stem>.<name>     files the cell returned beside its rows (``CellOutput.files``, e.g.
                             ``parameters.safetensors``), written before the Parquet file, so a
-                            cell counts as finished only once all of them are in place
+                            cell counts as finished only once all of them are in place; the
+                            Parquet file records each one's SHA-256, and a cell whose file is
+                            missing or differs (damaged) counts as unfinished: it runs again
     errors/<stem>.json      one failed cell: parameters, key, seed, error line and traceback
 
 ``<stem>`` is a hash of the cell key (:func:`sia_theory.sweeps.grid.file_stem`); the key itself is
@@ -18,6 +20,7 @@ are those of ``open`` (``0o666 & ~umask``, 0644 under umask 022). One sweep at a
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -35,6 +38,7 @@ __all__ = ["CELL_COLUMNS", "check_store", "read_finished", "open_store", "finish
 CELL_COLUMNS = ("cell_key", "cell_seed")
 """The columns the store adds to each row a cell returns."""
 _ADDED = b"sia_theory.sweeps.added"  # Parquet metadata: the columns the store added to fn's rows
+_DIGESTS = b"sia_theory.sweeps.files"  # Parquet metadata: {file name: SHA-256} of the cell's files
 _MANIFEST = "sweep.json"
 
 
@@ -172,29 +176,50 @@ def write_cell(root: Path, stem: str, frame: pd.DataFrame, cell: dict, key: str,
         table = table.append_column(name, pa.array([value] * len(frame),
                                                    pa.int64() if name == "cell_seed" else None))
     added = [*added, *CELL_COLUMNS]
+    digests = {name: hashlib.sha256(data).hexdigest() for name, data in (files or {}).items()}
     table = table.replace_schema_metadata({**(table.schema.metadata or {}),
-                                           _ADDED: json.dumps(added).encode()})
+                                           _ADDED: json.dumps(added).encode(),
+                                           _DIGESTS: json.dumps(digests).encode()})
     _atomic_write(root / "cells" / f"{stem}.parquet", lambda tmp: pq.write_table(table, tmp),
                   durable=False)
     clear_error(root, stem)
 
 
-def _read(path: Path) -> tuple[pd.DataFrame, list]:
+def _read(path: Path, with_digests: bool = False):
     import pyarrow.parquet as pq
 
     table = pq.read_table(path)
-    added = json.loads((table.schema.metadata or {}).get(_ADDED, b"[]"))
+    metadata = table.schema.metadata or {}
+    added = json.loads(metadata.get(_ADDED, b"[]"))
+    if with_digests:  # stores written before digests were recorded: {} (nothing checked)
+        return table.to_pandas(), added, json.loads(metadata.get(_DIGESTS, b"{}"))
     return table.to_pandas(), added
+
+
+def _files_intact(root: Path, stem: str, digests: dict) -> bool:
+    for name, digest in digests.items():
+        try:
+            data = (root / "cells" / f"{stem}.{name}").read_bytes()
+        except OSError:
+            return False
+        if hashlib.sha256(data).hexdigest() != digest:
+            return False
+    return True
 
 
 def read_cell(root: Path, stem: str) -> pd.DataFrame | None:
     """fn's rows of a finished cell, exactly as fn returned them (added columns removed), or
-    ``None`` if the file cannot be read (cut short by a power loss: the cell runs again)."""
+    ``None`` if the file cannot be read (cut short by a power loss) or one of the cell's files
+    is missing or not the one written with it (damaged): the cell runs again."""
     import pyarrow as pa
 
     try:
-        frame, added = _read(root / "cells" / f"{stem}.parquet")
+        frame, added, digests = _read(root / "cells" / f"{stem}.parquet", with_digests=True)
+        if not isinstance(digests, dict):
+            return None
     except (OSError, pa.ArrowException, ValueError):
+        return None
+    if not _files_intact(root, stem, digests):
         return None
     return frame.drop(columns=added)
 

@@ -65,7 +65,8 @@ from .._infra.seeding import check_seed, rng_for
 from .._infra.settings import StudySettings
 from .._infra.stats import wilson_interval
 from .._infra.validate import check_int, check_real
-from .settings import TrainSettings
+from .params import check_parameters
+from .settings import TrainSettings, check_multiples
 
 __all__ = ["NEEDLE_TASK_STUDY", "WORDS", "DIGITS", "FORMS", "NeedleSettings", "NeedleTask",
            "NeedleExample", "needle_task", "fine_tune", "evaluate_needles", "accuracy_table",
@@ -132,14 +133,7 @@ class NeedleSettings(StudySettings):
         set_(self, "cooldown", check_real("cooldown", self.cooldown, lo=0, hi=1))
         set_(self, "eval_examples", check_int("eval_examples", self.eval_examples, lo=1,
                                               hi=10**5))
-        multiples = self.eval_multiples
-        if isinstance(multiples, int | float) or not hasattr(multiples, "__iter__"):
-            multiples = (multiples,)
-        multiples = tuple(sorted({check_int("eval_multiples", k, lo=1, hi=1024)
-                                  for k in multiples}))
-        if not multiples:
-            raise ValueError("eval_multiples must hold at least one integer >= 1")
-        set_(self, "eval_multiples", multiples)
+        set_(self, "eval_multiples", check_multiples("eval_multiples", self.eval_multiples))
         set_(self, "eval_tokens", check_int("eval_tokens", self.eval_tokens, lo=1,
                                             hi=2**24))
 
@@ -152,6 +146,8 @@ class NeedleSettings(StudySettings):
         """The :class:`TrainSettings` of the fine-tuning: the run's, with these ``steps``,
         ``batch_size`` and ``cooldown``, validation at ``train_length`` only, once at the
         end."""
+        if not isinstance(train, TrainSettings):
+            raise ValueError(f"train must be a TrainSettings, got {type(train).__name__}")
         return dataclasses.replace(train, steps=self.steps, batch_size=self.batch_size,
                                    cooldown=self.cooldown, eval_every=self.steps,
                                    eval_multiples=(1,))
@@ -363,7 +359,8 @@ def evaluate_needles(run, settings: NeedleSettings | None = None, *, seed: int =
     jax, jnp, _ = require()
     s = run.settings
     scheme = run.resolved_scheme()
-    params = jax.tree.map(jnp.asarray, run.parameters if parameters is None else parameters)
+    params = jax.tree.map(jnp.asarray, run.parameters if parameters is None
+                          else check_parameters(parameters, s))
     score = _scorer()
     rows = []
     for k in settings.eval_multiples:

@@ -17,8 +17,8 @@ import numpy as np
 from .._infra.seeding import rng_for
 from ..attention.model import Decoder, DecoderConfig, parameter_shapes
 
-__all__ = ["INIT_STUDY", "LAYER_WEIGHTS", "init_parameters", "to_decoder_layout",
-           "parameter_count", "to_safetensors", "from_safetensors"]
+__all__ = ["INIT_STUDY", "LAYER_WEIGHTS", "init_parameters", "shapes_for", "check_parameters",
+           "to_decoder_layout", "parameter_count", "to_safetensors", "from_safetensors"]
 
 INIT_STUDY = "training.init"
 """Study name of the initialisation's random stream (``rng_for(seed, INIT_STUDY)``)."""
@@ -28,24 +28,93 @@ LAYER_WEIGHTS = Decoder.LAYER_WEIGHTS
 _ZERO = ("w_o", "w_down")
 
 
-def init_parameters(settings, seed: int) -> dict:
-    """Float32 numpy parameters of a fresh model of ``settings`` (module docstring)."""
+def shapes_for(settings) -> dict:
+    """The parameter shapes of a model of ``settings``: ``{"embedding": (V, d), "unembedding":
+    (d, V), "layers": {name: (n_layers, fan_in, fan_out)}}``."""
     s = settings
-    rng = rng_for(seed, INIT_STUDY)
     shapes = parameter_shapes(DecoderConfig(vocab_size=s.effective_vocab, d_model=s.d_model,
                                             n_heads=s.n_heads, n_layers=s.n_layers,
                                             mlp_hidden=4 * s.d_model))
+    return {"embedding": tuple(shapes["embedding"]), "unembedding": tuple(shapes["unembedding"]),
+            "layers": {name: (s.n_layers, *shapes[name]) for name in LAYER_WEIGHTS}}
+
+
+def init_parameters(settings, seed: int) -> dict:
+    """Float32 numpy parameters of a fresh model of ``settings`` (module docstring)."""
+    rng = rng_for(seed, INIT_STUDY)
+    shapes = shapes_for(settings)
     embedding = rng.standard_normal(shapes["embedding"]).astype(np.float32)
     layers = {}
-    for name in LAYER_WEIGHTS:
-        fan_in, fan_out = shapes[name]
-        shape = (s.n_layers, fan_in, fan_out)
+    for name, shape in shapes["layers"].items():
         if name in _ZERO:
             layers[name] = np.zeros(shape, np.float32)
         else:
-            layers[name] = (rng.standard_normal(shape) / np.sqrt(fan_in)).astype(np.float32)
+            layers[name] = (rng.standard_normal(shape) / np.sqrt(shape[1])).astype(np.float32)
     return {"embedding": embedding, "unembedding": np.zeros(shapes["unembedding"], np.float32),
             "layers": layers}
+
+
+def check_parameters(params, settings, name: str = "parameters") -> dict:
+    """Check trained or starting parameters against the model of ``settings``.
+
+    Parameters
+    ----------
+    params : dict
+        ``embedding``, ``unembedding`` and ``layers`` (a dict of the
+        :data:`LAYER_WEIGHTS`, each stacked over layers), as :func:`init_parameters` makes.
+    settings : TrainSettings
+        The model they must fit (shapes from :func:`shapes_for`).
+    name : str
+        The argument's name in the error message.
+
+    Returns
+    -------
+    dict
+        The same layout with float32 numpy copies.
+
+    Raises
+    ------
+    ValueError
+        Naming ``name``, the entry and its expected shape, if an entry is missing, unknown,
+        of another shape or not finite.
+
+    Examples
+    --------
+    >>> from sia_theory.training import TrainSettings
+    >>> s = TrainSettings.quick()
+    >>> check_parameters(init_parameters(s, 0), s)["layers"]["w_q"].shape
+    (2, 32, 32)
+    """
+    shapes = shapes_for(settings)
+    layers = params.get("layers") if isinstance(params, dict) else None
+    if not isinstance(layers, dict):
+        raise ValueError(f"{name} must be a dict with 'embedding', 'unembedding' and 'layers' "
+                         f"(a dict of {', '.join(LAYER_WEIGHTS)}), got "
+                         f"{type(params).__name__} without 'layers'")
+    pairs = [(key, params.get(key), shapes[key]) for key in ("embedding", "unembedding")]
+    pairs += [(f"layers.{key}", layers.get(key), shape)
+              for key, shape in shapes["layers"].items()]
+    extra = sorted(set(layers) - set(LAYER_WEIGHTS)) + sorted(
+        set(params) - {"embedding", "unembedding", "layers"})
+    if extra:
+        raise ValueError(f"{name}: unknown entries {', '.join(map(str, extra))}")
+    out = {"layers": {}}
+    for key, value, shape in pairs:
+        try:
+            array = None if value is None else np.asarray(value, np.float32)
+        except (TypeError, ValueError):
+            array = None
+        if array is None or array.shape != shape:
+            got = "nothing" if value is None else f"shape {np.shape(value)}"
+            raise ValueError(f"{name}: {key} must have shape {shape} (the model of these "
+                             f"settings), got {got}")
+        if not np.isfinite(array).all():
+            raise ValueError(f"{name}: {key} must hold finite numbers only")
+        if key.startswith("layers."):
+            out["layers"][key[7:]] = array
+        else:
+            out[key] = array
+    return out
 
 
 def parameter_count(params, *, matmul_only=False) -> int:
@@ -80,12 +149,19 @@ def to_safetensors(params, metadata: dict | None = None) -> bytes:
 
 def from_safetensors(data: bytes) -> tuple[dict, dict]:
     """``(params, metadata)`` from :func:`to_safetensors` bytes (the metadata is read from the
-    file's JSON header: 8 bytes of length, then the header with its ``__metadata__``)."""
+    file's JSON header: 8 bytes of length, then the header with its ``__metadata__``).
+    ``ValueError`` if ``data`` is not such a file (empty, cut short, header overwritten)."""
+    from safetensors import SafetensorError
     from safetensors.numpy import load
 
-    flat = load(bytes(data))
-    params = {"embedding": flat.pop("embedding"), "unembedding": flat.pop("unembedding"),
-              "layers": {k.split(".", 1)[1]: v for k, v in flat.items()}}
-    size = int.from_bytes(data[:8], "little")
-    raw = json.loads(bytes(data[8:8 + size])).get("__metadata__", {})
-    return params, {k: json.loads(v) for k, v in raw.items()}
+    try:
+        flat = load(bytes(data))
+        params = {"embedding": flat.pop("embedding"), "unembedding": flat.pop("unembedding"),
+                  "layers": {k.split(".", 1)[1]: v for k, v in flat.items()}}
+        size = int.from_bytes(data[:8], "little")
+        raw = json.loads(bytes(data[8:8 + size])).get("__metadata__", {})
+        return params, {k: json.loads(v) for k, v in raw.items()}
+    except (SafetensorError, ValueError, KeyError, IndexError, TypeError,
+            AttributeError) as err:
+        raise ValueError(f"not a readable safetensors file of trained parameters "
+                         f"({type(err).__name__}: {err})") from None

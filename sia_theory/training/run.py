@@ -18,15 +18,19 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .._infra.cli import check_output_dir
+from .._infra.validate import check_columns, check_int
 from .params import from_safetensors, parameter_count, to_decoder_layout, to_safetensors
 from .schemes import resolve_scheme
-from .settings import TrainSettings
+from .settings import MAX_LENGTH, TrainSettings
 
-__all__ = ["TrainedRun", "PARAMETERS_FILE"]
+__all__ = ["TrainedRun", "PARAMETERS_FILE", "CURVE_COLUMNS"]
 
 PARAMETERS_FILE = "parameters.safetensors"
 """File name of a run's parameters (safetensors, the run's record as metadata) beside its
 curves in a sweep store."""
+CURVE_COLUMNS = ("split", "step", "length", "loss")
+"""The columns of :meth:`TrainedRun.curves`."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -62,8 +66,9 @@ class TrainedRun:
 
     def validation_loss(self, length: int) -> float:
         """Mean validation loss (nats per token) at context ``length``: computed during
-        training for ``settings.eval_lengths``, else now (needs JAX)."""
-        length = int(length)
+        training for ``settings.eval_lengths``, else now (needs JAX). ``ValueError`` naming
+        ``length`` unless it is an integer from 1 to 2**17."""
+        length = check_int("length", length, lo=1, hi=MAX_LENGTH)
         if length in self.validation:
             return float(self.validation[length])
         if length not in self._extra:
@@ -81,7 +86,8 @@ class TrainedRun:
 
         s = self.settings
         scheme = self.resolved_scheme()
-        length = s.train_length if length is None else length
+        length = (s.train_length if length is None
+                  else check_int("length", length, lo=1, hi=MAX_LENGTH))
         config = DecoderConfig(vocab_size=s.effective_vocab, d_model=s.d_model,
                                n_heads=s.n_heads, n_layers=s.n_layers, mlp_hidden=4 * s.d_model,
                                position=scheme.position_encoding(s.train_length, length),
@@ -117,7 +123,7 @@ class TrainedRun:
                  for step, v in self.validation_curve[:-1]]
         rows += [("validation", s.steps, length, float(v))
                  for length, v in sorted(self.validation.items())]
-        return pd.DataFrame(rows, columns=["split", "step", "length", "loss"])
+        return pd.DataFrame(rows, columns=list(CURVE_COLUMNS))
 
     def record(self) -> dict:
         """The run's description (JSON-able): scheme, tau, seed, settings, validation,
@@ -136,7 +142,9 @@ class TrainedRun:
     def from_stored(cls, frame: pd.DataFrame, data: bytes, scheme=None) -> TrainedRun:
         """The run back from :meth:`curves` and :meth:`parameters_bytes`; ``scheme``: its
         resolved :class:`~sia_theory.schemes.Scheme` when the caller holds it (else it is
-        resolved again from its name when needed)."""
+        resolved again from its name when needed). ``ValueError`` naming ``frame`` or the
+        parameters if either is not such output."""
+        check_columns("frame", frame, CURVE_COLUMNS)
         params, meta = from_safetensors(data)
         settings = TrainSettings.from_dict(meta["settings"])
         train = frame[frame["split"] == "train"].sort_values("step")
@@ -153,10 +161,15 @@ class TrainedRun:
 
     def save(self, folder) -> dict:
         """Write ``parameters.safetensors``, ``curves.csv``, ``run.json`` (and
-        ``tokenizer.json`` for BPE) into ``folder``, each atomically; returns the paths."""
+        ``tokenizer.json`` for BPE) into ``folder``, each atomically; returns the paths.
+        ``ValueError`` naming ``folder`` if it is (or would be inside) a regular file or
+        cannot be written; nothing is written then."""
         from .._infra.io import atomic_path, write_csv, write_text
 
-        folder = Path(os.fspath(folder))
+        try:
+            folder = check_output_dir(folder)
+        except (TypeError, ValueError) as err:
+            raise ValueError(f"folder: {err}") from None
         paths = {"parameters": folder / PARAMETERS_FILE, "curves": folder / "curves.csv",
                  "record": folder / "run.json"}
         with atomic_path(paths["parameters"]) as tmp:
@@ -170,7 +183,20 @@ class TrainedRun:
 
     @classmethod
     def load(cls, folder) -> TrainedRun:
-        """A run written by :meth:`save`."""
+        """A run written by :meth:`save`; ``ValueError`` naming the file if its parameters
+        file is damaged (empty, cut short, header overwritten)."""
         folder = Path(os.fspath(folder))
-        frame = pd.read_csv(folder / "curves.csv")
-        return cls.from_stored(frame, (folder / PARAMETERS_FILE).read_bytes())
+        curves, path = folder / "curves.csv", folder / PARAMETERS_FILE
+        for needed in (curves, path):
+            if not needed.is_file():
+                raise ValueError(f"folder: {str(needed)!r} is missing (not a run written by "
+                                 "TrainedRun.save)")
+        try:
+            frame = pd.read_csv(curves)
+            check_columns("frame", frame, CURVE_COLUMNS)
+        except (ValueError, pd.errors.ParserError) as err:  # EmptyDataError is a ValueError
+            raise ValueError(f"{str(curves)!r}: not the curves of a run ({err})") from None
+        try:
+            return cls.from_stored(frame, path.read_bytes())
+        except ValueError as err:
+            raise ValueError(f"{str(path)!r}: {err}") from None

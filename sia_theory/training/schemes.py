@@ -11,13 +11,11 @@ against 0.3.
 
 from __future__ import annotations
 
-import numpy as np
-
 from ..schemes import POSITIONS, ROPE_BASE, SCHEMES, SI_TAU, Scheme, resolve_scheme
 from ..score_mod_transform import ScoreModTransform
 from ..transforms import Transform
 from .settings import TrainSettings
-from .tables import coefficient_tables
+from .tables import check_float32
 
 __all__ = ["Scheme", "SCHEMES", "POSITIONS", "ROPE_BASE", "SI_TAU", "resolve_scheme",
            "trainable_transform", "check_trainable"]
@@ -39,23 +37,17 @@ def trainable_transform(scheme: Scheme, n_heads: int, train_length: int,
 
 def check_trainable(scheme: Scheme, settings: TrainSettings) -> None:
     """``ValueError`` naming the scheme unless its transform can train a model of ``settings``
-    and be validated at its longest length: its law in ``coefficients()``, and its float32
-    coefficient tables finite at the training length and at ``settings.max_length`` (a transform
-    that raises, returns NaN, inf, complex or wrongly shaped values, or overflows float32, is
-    refused here, before any store or compilation)."""
+    and be validated at its longest length: its law in ``coefficients()``, and its coefficients
+    finite in float32 at the training length and at ``settings.max_length``
+    (:func:`.tables.check_float32`). A transform that raises, returns NaN, inf, complex or
+    wrongly shaped values, or overflows float32, is refused here, before any store or
+    compilation."""
     for length in (settings.train_length, settings.max_length):
         t = trainable_transform(scheme, settings.n_heads, settings.train_length, length)
         try:
-            tables = coefficient_tables(t, settings.n_heads, length)
+            check_float32(t, settings.n_heads, length)
         except ValueError as err:
             raise ValueError(f"scheme {scheme.name!r}: {err}") from None
         except Exception as err:  # a user's transform can raise anything
             raise ValueError(f"scheme {scheme.name!r}: its transform raised {type(err).__name__}"
                              f": {err}") from None
-        for key, table in tables.items():
-            # m_full is -inf for the keys after each query, by construction
-            visible = table[~np.isneginf(table)] if key == "m_full" else table
-            if not np.isfinite(visible).all():
-                raise ValueError(f"scheme {scheme.name!r}: its transform's {key} table is not "
-                                 f"finite in float32 at length {length} (NaN, inf, or a value "
-                                 f"beyond float32's range)")

@@ -14,13 +14,47 @@ from dataclasses import dataclass
 from .._infra.settings import StudySettings
 from .._infra.validate import check_int, check_real
 
-__all__ = ["TrainSettings", "TOKENIZERS", "OPTIMIZERS"]
+__all__ = ["TrainSettings", "TOKENIZERS", "OPTIMIZERS", "check_multiples"]
 
 TOKENIZERS = ("bpe", "bytes")
 """Accepted ``tokenizer`` values: byte-level BPE or raw bytes."""
 OPTIMIZERS = ("muon", "adam")
 """Accepted ``optimizer`` values for the block matrices (embeddings and output layer: Adam)."""
 MAX_LENGTH = 2**17  # longest validation context (16 × 8192)
+
+
+def check_multiples(name: str, value) -> tuple:
+    """Context multiples (of a training length) as a sorted tuple of distinct integers.
+
+    Parameters
+    ----------
+    name : str
+        The field's name in the error message.
+    value : int or sequence of int
+        Each from 1 to 1024 (integral floats accepted).
+
+    Returns
+    -------
+    tuple of int
+
+    Raises
+    ------
+    ValueError
+        Naming ``name`` for a string, a dict, an empty sequence or an entry out of range.
+
+    Examples
+    --------
+    >>> check_multiples("eval_multiples", [16, 1, 4, 4])
+    (1, 4, 16)
+    """
+    values = (value,) if isinstance(value, int | float) else value
+    if isinstance(values, str | dict) or not hasattr(values, "__iter__"):
+        raise ValueError(f"{name} must be an integer or a sequence of integers from 1 to 1024, "
+                         f"got {value!r}")
+    out = tuple(sorted({check_int(name, k, lo=1, hi=1024) for k in values}))
+    if not out:
+        raise ValueError(f"{name} must hold at least one integer from 1 to 1024, got {value!r}")
+    return out
 
 
 @dataclass(frozen=True)
@@ -74,12 +108,8 @@ class TrainSettings(StudySettings):
         set_ = object.__setattr__
         set_(self, "train_length", check_int("train_length", self.train_length, lo=4,
                                              hi=MAX_LENGTH))
-        multiples = self.eval_multiples
-        if isinstance(multiples, int | float) or not hasattr(multiples, "__iter__"):
-            multiples = (multiples,)
-        multiples = tuple(sorted({check_int("eval_multiples", k, lo=1, hi=1024)
-                                  for k in multiples}))
-        if not multiples or multiples[0] != 1:
+        multiples = check_multiples("eval_multiples", self.eval_multiples)
+        if multiples[0] != 1:
             raise ValueError(f"eval_multiples must be distinct integers >= 1 including 1 (the "
                              f"training length), got {self.eval_multiples!r}")
         set_(self, "eval_multiples", multiples)
@@ -142,6 +172,9 @@ class TrainSettings(StudySettings):
     def from_dict(cls, values: dict) -> TrainSettings:
         """The settings of :meth:`to_dict`'s output (lists back to tuples); ``ValueError``
         naming unknown fields."""
+        if not isinstance(values, dict):
+            raise ValueError(f"settings must be a dict of TrainSettings fields, got "
+                             f"{type(values).__name__}")
         names = {f.name for f in dataclasses.fields(cls)}
         unknown = sorted(set(values) - names)
         if unknown:

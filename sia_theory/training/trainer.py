@@ -21,16 +21,18 @@ from functools import lru_cache
 
 import numpy as np
 
+from .._infra.progress import progress_bar
 from .._infra.seeding import check_seed
 from ._jax import require
 from .data import corpus as load_corpus
 from .evaluation import EVAL_TOKENS, SCORE_BYTES, evaluate, logits, scheme_arrays
 from .model import token_losses
 from .optim import make_optimizer
-from .params import init_parameters
+from .params import check_parameters, init_parameters
 from .run import TrainedRun
 from .schemes import resolve_scheme, trainable_transform
 from .settings import TrainSettings
+from .tables import check_float32
 
 jax, jnp, optax = require()
 
@@ -59,6 +61,50 @@ def _step_function(settings: TrainSettings, masked: bool = False):
     return optimizer, jax.jit(step, donate_argnums=(0, 1))
 
 
+def _checked_batch(batches, index: int, s: TrainSettings):
+    """``batches(index)`` as ``(windows, mask)`` numpy arrays of the shapes and token ids
+    :func:`train` needs; ``ValueError`` naming ``batches`` and the expected shape otherwise."""
+    pair = batches(index)
+    if not isinstance(pair, tuple | list) or len(pair) != 2:
+        raise ValueError(f"batches({index}) must return a pair (windows, mask), got "
+                         f"{type(pair).__name__}")
+    windows, mask = np.asarray(pair[0]), np.asarray(pair[1])
+    expected = {"windows": (s.batch_size, s.train_length + 1),
+                "mask": (s.batch_size, s.train_length)}
+    for name, array in (("windows", windows), ("mask", mask)):
+        if array.shape != expected[name]:
+            raise ValueError(f"batches({index}): {name} must have shape {expected[name]} "
+                             f"(batch_size, train_length{' + 1' * (name == 'windows')}), got "
+                             f"{array.shape}")
+    if (windows.dtype.kind not in "iu" or windows.min() < 0
+            or windows.max() >= s.effective_vocab):
+        raise ValueError(f"batches({index}): windows must be integer token ids from 0 to "
+                         f"{s.effective_vocab - 1} (vocabulary of {s.effective_vocab})")
+    if mask.dtype.kind not in "biuf" or not np.isfinite(mask).all() or (mask < 0).any():
+        raise ValueError(f"batches({index}): mask must hold finite weights >= 0 (1 where a "
+                         f"position's loss counts)")
+    return windows, mask
+
+
+def _checked_inputs(scheme, settings, seed, tau, parameters, batches):
+    """``(settings, seed, scheme, starting parameters)`` of :func:`train`, every argument
+    checked (``ValueError`` naming it)."""
+    s = TrainSettings.full() if settings is None else settings
+    if not isinstance(s, TrainSettings):
+        raise ValueError(f"settings must be a TrainSettings, got {type(s).__name__}")
+    seed = check_seed(seed)
+    resolved = resolve_scheme(scheme, tau)
+    # a transform that cannot serve this model, or overflows float32 up to the longest length
+    check_float32(trainable_transform(resolved, s.n_heads, s.train_length, s.max_length),
+                  s.n_heads, s.max_length)
+    start_from = (init_parameters(s, seed) if parameters is None
+                  else check_parameters(parameters, s))
+    if batches is not None and not callable(batches):
+        raise ValueError(f"batches must be a function of the step returning (windows, mask), "
+                         f"got {type(batches).__name__}")
+    return s, seed, resolved, start_from
+
+
 def train(scheme, settings: TrainSettings | None = None, *, seed: int = 0, tau=None,
           progress: bool = False, parameters=None, batches=None) -> TrainedRun:
     """Train one model of ``settings`` (default :meth:`TrainSettings.full`) with ``scheme``
@@ -73,18 +119,11 @@ def train(scheme, settings: TrainSettings | None = None, *, seed: int = 0, tau=N
 
     Everything is checked before any work (``ValueError`` naming the parameter). The same
     ``(scheme, settings, seed, tau)`` gives bit-identical parameters and losses."""
-    settings = TrainSettings.full() if settings is None else settings
-    if not isinstance(settings, TrainSettings):
-        raise ValueError(f"settings must be a TrainSettings, got {type(settings).__name__}")
-    seed = check_seed(seed)
-    resolved = resolve_scheme(scheme, tau)
-    # a transform that cannot serve this model, before any work
-    trainable_transform(resolved, settings.n_heads, settings.train_length, settings.train_length)
-    corpus = load_corpus(settings)  # ValueError naming train_length if the data is too short
-    s = settings
+    s, seed, resolved, start_from = _checked_inputs(scheme, settings, seed, tau, parameters,
+                                                    batches)
+    corpus = load_corpus(s)  # ValueError naming train_length if the data is too short
     optimizer, step = _step_function(s, batches is not None)
     tables, rotation = scheme_arrays(resolved, s, s.train_length)
-    start_from = init_parameters(s, seed) if parameters is None else parameters
     params = jax.tree.map(lambda x: jnp.array(x, jnp.float32), start_from)  # a copy: donated
     state = optimizer.init(params)
     train_losses, curve = [], []
@@ -92,16 +131,14 @@ def train(scheme, settings: TrainSettings | None = None, *, seed: int = 0, tau=N
     cpu_start = time.process_time()
     bar = None
     if progress:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=s.steps, desc=resolved.name, unit="step", leave=False)
+        bar = progress_bar(total=s.steps, desc=resolved.name, unit="step", leave=False)
     start = time.perf_counter()
     for index in range(s.steps):
         if batches is None:
             windows = jnp.asarray(corpus.batch(index, s.batch_size))
             params, state, loss = step(params, state, windows, tables, rotation)
         else:
-            windows, mask = batches(index)
+            windows, mask = _checked_batch(batches, index, s)  # the first before compiling
             params, state, loss = step(params, state, jnp.asarray(windows), tables, rotation,
                                        jnp.asarray(mask, jnp.float32))
         train_losses.append(loss)
