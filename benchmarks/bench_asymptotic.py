@@ -20,10 +20,9 @@ import sys
 import numba
 
 from sia_theory import ScaleInvariant
-from sia_theory._infra.cli import benchmark_parser, int_range
-from sia_theory._infra.timing import best_time
 from sia_theory.gaussian.asymptotic import simulate_gaussian_logits_asymptotic
 from sia_theory.gaussian.montecarlo import simulate_gaussian_logits
+from sia_theory.toolkit import benchmark_parser, best_time, int_range
 
 SAMPLER_T = (1e4, 1e10, 1e20, 1e30)
 BRUTE_T = (10**4, 10**5)

@@ -24,8 +24,6 @@ import tracemalloc
 import numpy as np
 
 from sia_theory import NoScale, ScaleInvariant
-from sia_theory._infra.cli import benchmark_parser, positive_int
-from sia_theory._infra.parallel import available_workers, run_tasks
 from sia_theory.attention import (
     Decoder,
     DecoderConfig,
@@ -36,6 +34,7 @@ from sia_theory.attention import (
     rms_norm,
 )
 from sia_theory.attention.core import block_shape
+from sia_theory.toolkit import available_workers, benchmark_parser, positive_int, run_tasks
 
 MIB = 2.0**20
 TARGET_RATE = {"float32": 0.60, "float64": 0.70}

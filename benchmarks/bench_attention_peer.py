@@ -49,7 +49,7 @@ from pathlib import Path
 import numpy as np
 
 from sia_theory import ScaleInvariant, Transform
-from sia_theory._infra.cli import benchmark_parser, positive_float, positive_int
+from sia_theory.toolkit import benchmark_parser, positive_float, positive_int
 
 TARGET_RATIO, TARGET_ERROR = 1.2, 2e-6
 N_HEADS, HEAD_DIM, MASK_MAX_T, ORACLE_ROWS = 8, 64, 4096, 256

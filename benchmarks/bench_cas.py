@@ -5,12 +5,10 @@ import sys
 
 import numpy as np
 
-from sia_theory._infra.cli import benchmark_parser
-from sia_theory._infra.parallel import worker_count
-from sia_theory._infra.timing import best_time
 from sia_theory.cas.dynamics import simulate_token_step
 from sia_theory.cas.jacobian import dense_jacobian, eta_from_jacobian, jacobian_eta
 from sia_theory.cas.tokens import sample_tokens, token_rng
+from sia_theory.toolkit import benchmark_parser, best_time, worker_count
 
 
 def main(quick=False, seed=0):

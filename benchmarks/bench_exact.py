@@ -14,8 +14,7 @@ import os
 import sys
 
 from sia_theory import ScaleInvariant, expected_entropy_exact, simulate_gaussian_logits
-from sia_theory._infra.cli import benchmark_parser, int_range
-from sia_theory._infra.timing import best_time
+from sia_theory.toolkit import benchmark_parser, best_time, int_range
 
 TARGET_FLAT = 2.0
 

@@ -23,7 +23,7 @@ import sys
 import time
 from pathlib import Path
 
-from sia_theory._infra.cli import benchmark_parser, int_range
+from sia_theory.toolkit import benchmark_parser, int_range
 
 # The checkout, whose package the probes import; run from an installed wheel (the package's
 # copy of this script), the installed package and the current folder.

@@ -26,9 +26,8 @@ import tracemalloc
 
 import numpy as np
 
-from sia_theory._infra.cli import benchmark_parser
-from sia_theory._infra.parallel import available_workers
 from sia_theory.models import load_pretrained
+from sia_theory.toolkit import available_workers, benchmark_parser
 
 GIB = 2.0**30
 TARGET_RATE, TARGET_BYTES, TARGET_DECODE = 0.60, 2 * GIB, 0.5

@@ -23,9 +23,8 @@ import numpy as np
 import pandas as pd
 
 from sia_theory import ScaleInvariant
-from sia_theory._infra.cli import benchmark_parser, int_range
-from sia_theory._infra.timing import best_time
 from sia_theory.gaussian.montecarlo import simulate_gaussian_logits
+from sia_theory.toolkit import benchmark_parser, best_time, int_range
 
 RANGES = [(0, 100), (10, 100), (100, 1000), (1000, 10000), (10000, 100000), (0, 100000),
           (500, 1000), (5000, 10000), (50000, 100000)]

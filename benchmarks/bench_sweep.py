@@ -11,9 +11,14 @@ import time
 import cloudpickle
 import numpy as np
 
-from sia_theory._infra.cli import OneLineArgumentParser, int_range, run, seed
-from sia_theory._infra.parallel import single_threaded_blas
-from sia_theory._infra.seeding import MAX_SEED
+from sia_theory.toolkit import (
+    MAX_SEED,
+    OneLineArgumentParser,
+    int_range,
+    run,
+    seed,
+    single_threaded_blas,
+)
 
 cloudpickle.register_pickle_by_value(sys.modules[__name__])  # workers cannot import this file
 

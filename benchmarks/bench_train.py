@@ -29,7 +29,7 @@ import time
 
 import numpy as np
 
-from sia_theory._infra.cli import benchmark_parser
+from sia_theory.toolkit import benchmark_parser
 from sia_theory.training import TrainSettings, resolve_scheme
 from sia_theory.training.params import init_parameters, parameter_count
 

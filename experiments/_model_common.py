@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sia_theory._infra.cli import experiment_parser
 from sia_theory.studies import sweep_store
+from sia_theory.toolkit import experiment_parser
 
 # The checkout (build/sweeps lives there); run from an installed wheel, the current folder.
 ROOT = Path(__file__).resolve().parents[1]

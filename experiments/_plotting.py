@@ -70,9 +70,9 @@ def entropy_scaling_experiment(settings, title: str, stem: str, *, quick: bool, 
     :func:`~sia_theory.studies.si_entropy_extension.entropy_extension_study`) also the
     asymptotic sampler to t = 1e30 (``_asymptotic.csv``) and the exact route (``_exact.csv``),
     plotted beside the brute force."""
-    from sia_theory._infra.io import save_experiment
     from sia_theory.studies.si_entropy_extension import entropy_extension_study
     from sia_theory.studies.si_entropy_scaling import entropy_scaling_study
+    from sia_theory.toolkit import save_experiment
 
     result = entropy_scaling_study(settings, seed=seed)
     data = dict(result.frames)

@@ -7,10 +7,9 @@ import sys
 import numpy as np
 from _plotting import plt
 
-from sia_theory._infra.cli import run
-from sia_theory._infra.io import save_experiment
 from sia_theory.cas.config import PHASE_LABELS
 from sia_theory.studies.cas_depth import DepthSettings, depth_study
+from sia_theory.toolkit import run, save_experiment
 
 PHASE_NAMES = dict(zip(DepthSettings().relative_gammas, PHASE_LABELS.values(), strict=True))
 

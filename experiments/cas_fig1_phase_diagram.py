@@ -7,10 +7,9 @@ import sys
 import numpy as np
 from _plotting import plt
 
-from sia_theory._infra.cli import run
-from sia_theory._infra.io import save_experiment
 from sia_theory.studies import Execution
 from sia_theory.studies.cas_fig1_phase_diagram import PhaseDiagramSettings, phase_diagram
+from sia_theory.toolkit import run, save_experiment
 
 
 def main(quick=False, seed=0, out_dir="figures"):

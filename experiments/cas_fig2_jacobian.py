@@ -6,11 +6,10 @@ import sys
 import numpy as np
 from _plotting import plt
 
-from sia_theory._infra.cli import run
-from sia_theory._infra.io import save_experiment
 from sia_theory.cas.simplex import critical_gamma, jacobian_limit
 from sia_theory.studies import Execution
 from sia_theory.studies.cas_fig2_jacobian import JacobianSweepSettings, jacobian_sweep
+from sia_theory.toolkit import run, save_experiment
 
 
 def main(quick=False, seed=0, out_dir="figures"):

@@ -7,10 +7,9 @@ import sys
 import numpy as np
 from _plotting import plt
 
-from sia_theory._infra.cli import run
-from sia_theory._infra.io import save_experiment
 from sia_theory.cas.config import PHASE_LABELS
 from sia_theory.studies.cas_finite_n import FiniteNSettings, finite_n_study
+from sia_theory.toolkit import run, save_experiment
 
 
 def main(quick=False, seed=0, out_dir="figures"):

@@ -6,14 +6,13 @@ import sys
 import numpy as np
 from _plotting import plt
 
-from sia_theory._infra.cli import run
-from sia_theory._infra.io import save_experiment
 from sia_theory.cas.config import PHASE_LABELS, PHASES
 from sia_theory.studies.cas_sparsity import (
     SparsitySettings,
     sparsity_study,
     summarize_sparsity,
 )
+from sia_theory.toolkit import run, save_experiment
 
 
 def main(quick=False, seed=0, out_dir="figures"):

@@ -7,13 +7,12 @@ import sys
 import numpy as np
 from _plotting import plt
 
-from sia_theory._infra.cli import run
-from sia_theory._infra.io import save_experiment
 from sia_theory.studies.cas_transition import (
     TransitionSettings,
     summarize_transition,
     transition_study,
 )
+from sia_theory.toolkit import run, save_experiment
 
 
 def main(quick=False, seed=0, out_dir="figures"):

@@ -8,10 +8,9 @@ import sys
 import numpy as np
 from _plotting import plt
 
-from sia_theory._infra.cli import run
-from sia_theory._infra.io import save_experiment
 from sia_theory.studies import Execution
 from sia_theory.studies.ext_needle import NeedleSettings, needle_study
+from sia_theory.toolkit import run, save_experiment
 
 T_LINE = 100  # the distance of the δ*-against-N panel
 

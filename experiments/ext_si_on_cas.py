@@ -10,8 +10,6 @@ import numpy as np
 import pandas as pd
 from _plotting import plt
 
-from sia_theory._infra.cli import run
-from sia_theory._infra.io import save_experiment
 from sia_theory.studies import Execution
 from sia_theory.studies.ext_si_on_cas import (
     SIOnCASSettings,
@@ -19,6 +17,7 @@ from sia_theory.studies.ext_si_on_cas import (
     si_on_cas_study,
     summarize_si_on_cas,
 )
+from sia_theory.toolkit import run, save_experiment
 
 STYLE = {"raw": ("tab:red", "o"), "centred": ("tab:blue", "s"), "iid": ("k", "^")}
 

@@ -8,8 +8,6 @@ import numpy as np
 import pandas as pd
 from _plotting import plt
 
-from sia_theory._infra.cli import run
-from sia_theory._infra.io import save_experiment
 from sia_theory.gaussian.family import CRITICAL_PREFACTOR, negentropy_slope_theory
 from sia_theory.studies.ext_trichotomy import (
     TrichotomySettings,
@@ -17,6 +15,7 @@ from sia_theory.studies.ext_trichotomy import (
     top_slope,
     trichotomy_study,
 )
+from sia_theory.toolkit import run, save_experiment
 
 
 def _summary(frame, settings):

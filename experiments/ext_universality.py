@@ -9,8 +9,6 @@ import sys
 import numpy as np
 from _plotting import plt
 
-from sia_theory._infra.cli import experiment_parser, run
-from sia_theory._infra.io import save_experiment
 from sia_theory.cas.universality import simplex_beta50
 from sia_theory.gaussian.phase import rem_max_location
 from sia_theory.studies import Execution
@@ -20,6 +18,7 @@ from sia_theory.studies.ext_universality import (
     summarize_universality,
     universality_study,
 )
+from sia_theory.toolkit import experiment_parser, run, save_experiment
 
 
 def main(quick=False, seed=0, out_dir="figures", store=None):

@@ -8,9 +8,8 @@ import sys
 import numpy as np
 from _plotting import plt
 
-from sia_theory._infra.cli import run
-from sia_theory._infra.io import save_experiment
 from sia_theory.studies.ext_zoo_phase import ZooPhaseSettings, zoo_phase_study
+from sia_theory.toolkit import run, save_experiment
 
 
 def main(quick=False, seed=0, out_dir="figures"):

@@ -11,11 +11,8 @@ import pandas as pd
 from _plotting import plt
 
 from sia_theory import ScaleInvariant
-from sia_theory._infra.cli import run
-from sia_theory._infra.io import save_experiment
-from sia_theory._infra.progress import progress_bar
-from sia_theory._infra.seeding import rng_for
 from sia_theory.attention import Decoder, DecoderConfig, PRoPESI
+from sia_theory.toolkit import progress_bar, rng_for, run, save_experiment
 
 MODEL = dict(vocab_size=1024, d_model=64, n_heads=2, position=PRoPESI(),
              transform=ScaleInvariant(10.0))

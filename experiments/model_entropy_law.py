@@ -11,11 +11,10 @@ import pandas as pd
 from _model_common import model_parser, resolve_store
 from _plotting import plt
 
-from sia_theory._infra.cli import run
-from sia_theory._infra.io import save_experiment
 from sia_theory.gaussian.laws import ENTROPY_LAWS
 from sia_theory.studies import Execution
 from sia_theory.studies.model_entropy_law import EntropyLawSettings, entropy_law_study
+from sia_theory.toolkit import run, save_experiment
 
 STEM = "model_entropy_law"
 COLOURS = {"logarithmic": "tab:blue", "sqrt-log": "tab:orange", "bounded": "tab:green"}

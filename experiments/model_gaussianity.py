@@ -10,11 +10,10 @@ import pandas as pd
 from _model_common import model_parser, resolve_store
 from _plotting import plt
 
-from sia_theory._infra.cli import run
-from sia_theory._infra.io import save_experiment
 from sia_theory.models.score_stats import GAUSSIAN_THRESHOLDS
 from sia_theory.studies import Execution
 from sia_theory.studies.model_gaussianity import GaussianitySettings, gaussianity_study
+from sia_theory.toolkit import run, save_experiment
 
 STEM = "model_gaussianity"
 

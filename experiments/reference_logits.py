@@ -11,14 +11,16 @@ from _plotting import plt
 from scipy import stats
 
 from sia_theory import LogN, NoScale, ScaleInvariant
-from sia_theory._infra.cli import run
-from sia_theory._infra.grids import log_spaced_integers
-from sia_theory._infra.io import save_experiment
-from sia_theory._infra.parallel import single_threaded_blas
-from sia_theory._infra.progress import progress_bar
-from sia_theory._infra.seeding import rng_for
 from sia_theory.attention import Decoder, DecoderConfig, PRoPESI, attention, attention_scores
 from sia_theory.gaussian.montecarlo import range_statistics, summarize
+from sia_theory.toolkit import (
+    log_spaced_integers,
+    progress_bar,
+    rng_for,
+    run,
+    save_experiment,
+    single_threaded_blas,
+)
 
 # Same labels, ranges and recent window as experiments/si_fig1_gaussian.py (the top row).
 TRANSFORMS = {"No scale": NoScale(), "LogN (s = 0.4)": LogN(0.4),

@@ -8,8 +8,7 @@ import pandas as pd
 from _plotting import plt
 
 from sia_theory import ScaleInvariant
-from sia_theory._infra.cli import run
-from sia_theory._infra.io import save_experiment
+from sia_theory.toolkit import run, save_experiment
 
 TAUS = (0.01, 0.1, 1.0, 10.0, 100.0)
 

@@ -6,9 +6,8 @@ import sys
 from _plotting import plt
 from matplotlib.lines import Line2D
 
-from sia_theory._infra.cli import run
-from sia_theory._infra.io import save_experiment
 from sia_theory.studies.si_fig1_gaussian import context_sweep_study, fig1_settings
+from sia_theory.toolkit import run, save_experiment
 
 SETTINGS = fig1_settings(False)
 TRANSFORMS = dict(SETTINGS.transforms)

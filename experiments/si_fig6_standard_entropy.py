@@ -5,9 +5,9 @@ import sys
 
 from _plotting import entropy_scaling_experiment
 
-from sia_theory._infra.cli import run
 from sia_theory.studies.si_entropy_extension import fig6_extension_settings
 from sia_theory.studies.si_entropy_scaling import fig6_settings
+from sia_theory.toolkit import run
 
 
 def main(quick=False, seed=0, out_dir="figures"):

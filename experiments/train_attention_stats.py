@@ -11,9 +11,8 @@ import numpy as np
 from _plotting import plt
 from _train_common import LABELS, colours, execution, missing_note, train_parser
 
-from sia_theory._infra.cli import run
-from sia_theory._infra.io import save_experiment
 from sia_theory.studies.train_attention_stats import FIG1_RECENT, FIG1_SCHEMES, trained_fig1
+from sia_theory.toolkit import run, save_experiment
 
 STEM = "train_attention_stats"
 SCHEMES = FIG1_SCHEMES

@@ -12,10 +12,9 @@ import numpy as np
 from _model_common import FINISHED_ONLY, ROOT, model_parser, resolve_store
 from _plotting import plt
 
-from sia_theory._infra.cli import run
-from sia_theory._infra.io import save_experiment
 from sia_theory.studies import Execution, sweep_store
 from sia_theory.studies.train_needle import TrainNeedleSettings, train_needle
+from sia_theory.toolkit import run, save_experiment
 
 STEM = "train_needle"
 GRID_STEM = "train_grid"  # the grid's store, shared with the other training figures

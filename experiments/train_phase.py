@@ -14,10 +14,9 @@ import numpy as np
 from _plotting import plt
 from _train_common import LABELS, colours, execution, missing_note, train_parser
 
-from sia_theory._infra.cli import run
-from sia_theory._infra.io import save_experiment
 from sia_theory.gaussian.phase import PHASE_BAND
 from sia_theory.studies.train_phase import PHASE_QUERIES, PHASE_SCHEMES, trained_phases
+from sia_theory.toolkit import run, save_experiment
 
 STEM = "train_phase"
 WINDOWS = 1

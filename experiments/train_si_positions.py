@@ -16,9 +16,8 @@ from _train_common import (
     train_parser,
 )
 
-from sia_theory._infra.cli import run
-from sia_theory._infra.io import save_experiment
 from sia_theory.studies.train_grid import SI_POSITION_SCHEMES, validation_summary
+from sia_theory.toolkit import run, save_experiment
 
 STEM = "train_si_positions"
 REFERENCES = {"si-nope": "nope", "si-rope": "rope", "si-p-rope": "p-rope"}

@@ -8,9 +8,8 @@ import numpy as np
 from _plotting import plt
 from _train_common import grid_result, length_axis, missing_note, train_parser
 
-from sia_theory._infra.cli import run
-from sia_theory._infra.io import save_experiment
 from sia_theory.studies.train_grid import TAU_SWEEP, validation_summary
+from sia_theory.toolkit import run, save_experiment
 
 STEM = "train_tau"
 

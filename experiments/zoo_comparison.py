@@ -6,10 +6,9 @@ import sys
 
 import _plotting  # noqa: F401  (the Agg backend, before anything draws)
 
-from sia_theory._infra.cli import run
-from sia_theory._infra.io import save_experiment, write_text
 from sia_theory.analysis import plot_studies, zoo_markdown
 from sia_theory.studies.zoo_comparison import zoo_comparison_study, zoo_studies
+from sia_theory.toolkit import run, save_experiment, write_text
 
 STEM = "zoo_comparison"
 

@@ -18,7 +18,7 @@ from sia_theory._infra.seeding import rng_for  # noqa: E402
 from sia_theory.studies import Execution  # noqa: E402
 from sia_theory.studies.train_needle import TrainNeedleSettings, train_needle  # noqa: E402
 from sia_theory.training import TrainedRun, TrainSettings  # noqa: E402
-from sia_theory.training.data import _tokenized, split  # noqa: E402
+from sia_theory.training.data import split, tokenized  # noqa: E402
 from sia_theory.training.needle import (  # noqa: E402
     DIGITS,
     QUESTION,
@@ -87,7 +87,7 @@ def test_prompt_holds_three_needles_in_place_and_the_answer_under_the_mask(task,
 
 def test_haystack_is_held_out_text_only(task):
     length = TRAIN.train_length
-    _, _, names, pool = _tokenized(TRAIN.tokenizer, TRAIN.vocab_size, TRAIN.max_train_documents)
+    _, _, names, pool = tokenized(TRAIN.tokenizer, TRAIN.vocab_size, TRAIN.max_train_documents)
     train_docs, pool_docs = split(TRAIN.max_train_documents)
     assert {n for n, _ in pool_docs} == set(names)
     assert not {n for n, _ in pool_docs} & {n for n, _ in train_docs}

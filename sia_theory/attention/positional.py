@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._infra.validate import check_finite_array, check_real
-from .rotary import RoPE, _check_head_dim, _check_x, _rotate, rope, rope_frequencies
+from .rotary import RoPE, check_head_dim, check_x, rope, rope_frequencies, rotate
 
 __all__ = ["rope", "rope_frequencies", "p_rope_si_frequencies", "p_rope_si", "rms_norm",
            "qk_norm", "NoPE", "RoPE", "PRoPESI", "P_ROPE_SI_BASE"]
@@ -53,7 +53,7 @@ def __getattr__(name):
 def p_rope_si_frequencies(head_dim) -> np.ndarray:
     """SI's p-RoPE frequencies (App. G, modded-nanogpt "half-truncate RoPE"): ``D/4`` frequencies
     geometric from 1 to ``1/1024`` inclusive, then ``D/4`` zeros. Shape ``(D/2,)``."""
-    head_dim = _check_head_dim(head_dim, multiple=4)
+    head_dim = check_head_dim(head_dim, multiple=4)
     n_rotating = head_dim // 4
     if n_rotating == 1:
         rotating = np.ones(1)
@@ -64,8 +64,8 @@ def p_rope_si_frequencies(head_dim) -> np.ndarray:
 
 def p_rope_si(x, positions):
     """p-RoPE exactly as in the SI experiments (App. G): see :func:`p_rope_si_frequencies`."""
-    x = _check_x(x, 4)
-    return _rotate(x, positions, p_rope_si_frequencies(x.shape[-1]))
+    x = check_x(x, 4)
+    return rotate(x, positions, p_rope_si_frequencies(x.shape[-1]))
 
 
 def rms_norm(x, eps=None):
@@ -99,7 +99,7 @@ class NoPE:
 
     def frequencies(self, head_dim) -> np.ndarray:
         """All ``D/2`` frequencies are 0 (no pair rotates), shape ``(D/2,)``."""
-        return np.zeros(_check_head_dim(head_dim) // 2)
+        return np.zeros(check_head_dim(head_dim) // 2)
 
     def __call__(self, x, positions):
         return x

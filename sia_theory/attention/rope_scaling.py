@@ -48,7 +48,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._infra.validate import check_int, check_real, one_of
-from .rotary import RoPE, _check_head_dim, _check_x, _rotate, rope, rope_frequencies
+from .rotary import RoPE, check_head_dim, check_x, rope, rope_frequencies, rotate
 
 __all__ = ["ntk_base", "NTKRoPE", "dynamic_ntk_base", "DynamicNTKRoPE", "yarn_frequencies",
            "YaRNRoPE", "YARN_ALPHA", "YARN_BETA", "YARN_RAMPS"]
@@ -66,7 +66,7 @@ YARN_RAMPS = ("dimension", "rotations")
 
 
 def _ntk_exponent(head_dim):
-    head_dim = _check_head_dim(head_dim)
+    head_dim = check_head_dim(head_dim)
     if head_dim == 2:
         raise ValueError("head_dim must be >= 4 for NTK scaling (exponent d/(d-2))")
     return head_dim / (head_dim - 2)
@@ -125,7 +125,7 @@ class NTKRoPE:
         return rope_frequencies(head_dim, scaled, self.fraction)
 
     def __call__(self, x, positions):
-        x = _check_x(x, 2)
+        x = check_x(x, 2)
         scaled = ntk_base(self.base, x.shape[-1], self.train_length, self.inference_length)
         return rope(x, positions, scaled, self.fraction)
 
@@ -162,7 +162,7 @@ class DynamicNTKRoPE:
                                 seq_len, self.factor)
 
     def __call__(self, x, positions):
-        x = _check_x(x, 2)
+        x = check_x(x, 2)
         positions = np.asarray(positions)
         if positions.ndim != 1 or positions.size == 0 or positions.dtype.kind not in "iu":
             raise ValueError(f"positions must be a non-empty 1-D integer array, got "
@@ -281,14 +281,14 @@ class YaRNRoPE:
 
     def kept(self, head_dim) -> np.ndarray:
         """``γ_d``, the share of each frequency kept unscaled (1: ``θ_d``, 0: ``θ_d/s``)."""
-        head_dim = _check_head_dim(head_dim)
+        head_dim = check_head_dim(head_dim)
         theta = self.rope_theta ** (-2.0 * np.arange(head_dim // 2) / head_dim)  # (D/2,)
         return _yarn_kept(head_dim, theta, self.rope_theta, self.original_max_position_embeddings,
                           self.beta_fast, self.beta_slow, self.truncate, self.ramp)
 
     def frequencies(self, head_dim) -> np.ndarray:
         """The interpolated angular frequencies ``(1 − γ_d)·θ_d/s + γ_d·θ_d``, ``(D/2,)``."""
-        head_dim = _check_head_dim(head_dim)
+        head_dim = check_head_dim(head_dim)
         theta = self.rope_theta ** (-2.0 * np.arange(head_dim // 2) / head_dim)  # (D/2,)
         if self.factor == 1.0:
             return theta  # exactly RoPE's (the blend below could differ in the last bit)
@@ -303,8 +303,8 @@ class YaRNRoPE:
         return YaRNTemperature(self.factor)
 
     def __call__(self, x, positions):
-        x = _check_x(x, 2)
-        return _rotate(x, positions, self.frequencies(x.shape[-1]))
+        x = check_x(x, 2)
+        return rotate(x, positions, self.frequencies(x.shape[-1]))
 
 
 def yarn_frequencies(head_dim, base, train_length, target_length, alpha=YARN_ALPHA,

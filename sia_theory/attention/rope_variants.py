@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._infra.validate import check_int, check_real
-from .rotary import _check_head_dim, _check_x, _rotate, rope_frequencies
+from .rotary import check_head_dim, check_x, rope_frequencies, rotate
 
 __all__ = ["LinearRoPE", "LongRoPE", "ProportionalRoPE", "longrope_attention_factor"]
 
@@ -69,8 +69,8 @@ class LinearRoPE:
         return rope_frequencies(head_dim, self.rope_theta) / self.factor
 
     def __call__(self, x, positions):
-        x = _check_x(x, 2)
-        return _rotate(x, positions, self.frequencies(x.shape[-1]))
+        x = check_x(x, 2)
+        return rotate(x, positions, self.frequencies(x.shape[-1]))
 
 
 def _factors(name, values):
@@ -116,7 +116,7 @@ class LongRoPE:
     def frequencies(self, head_dim, seq_len=None) -> np.ndarray:
         """``1/(ext·base^(2k/D))``, ``(D/2,)``: ``ext`` the long factors when ``seq_len >
         original_max_position_embeddings``, else the short ones."""
-        head_dim = _check_head_dim(head_dim)
+        head_dim = check_head_dim(head_dim)
         if head_dim // 2 != self._short.size:
             raise ValueError(f"head_dim must be {2 * self._short.size} (twice the number of "
                              f"LongRoPE factors), got {head_dim}")
@@ -126,13 +126,13 @@ class LongRoPE:
         return 1.0 / (ext * self.rope_theta ** (np.arange(0, head_dim, 2) / head_dim))
 
     def __call__(self, x, positions):
-        x = _check_x(x, 2)
+        x = check_x(x, 2)
         positions = np.asarray(positions)
         if positions.ndim != 1 or positions.size == 0 or positions.dtype.kind not in "iu":
             raise ValueError(f"positions must be a non-empty 1-D integer array, got "
                              f"{positions!r}")
         seq_len = int(positions.max()) + 1
-        return _rotate(x, positions, self.frequencies(x.shape[-1], seq_len))
+        return rotate(x, positions, self.frequencies(x.shape[-1], seq_len))
 
 
 @dataclass(frozen=True)
@@ -156,11 +156,11 @@ class ProportionalRoPE:
     def frequencies(self, head_dim) -> np.ndarray:
         """RoPE's ``base^(−2k/D)`` for ``k < int(p·D//2)``, 0 after, over ``factor``;
         ``(D/2,)``."""
-        head_dim = _check_head_dim(head_dim)
+        head_dim = check_head_dim(head_dim)
         n_rotating = int(self.partial_rotary_factor * head_dim // 2)
         theta = self.rope_theta ** (-np.arange(0, 2 * n_rotating, 2) / head_dim)  # (n_rot,)
         return np.concatenate([theta, np.zeros(head_dim // 2 - n_rotating)]) / self.factor
 
     def __call__(self, x, positions):
-        x = _check_x(x, 2)
-        return _rotate(x, positions, self.frequencies(x.shape[-1]))
+        x = check_x(x, 2)
+        return rotate(x, positions, self.frequencies(x.shape[-1]))

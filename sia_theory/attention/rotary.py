@@ -16,10 +16,10 @@ import numpy as np
 
 from .._infra.validate import check_int, check_real, one_of
 
-__all__ = ["rope", "rope_frequencies", "RoPE"]
+__all__ = ["rope", "rope_frequencies", "RoPE", "check_head_dim", "check_x", "rotate"]
 
 
-def _check_head_dim(head_dim, multiple=2):
+def check_head_dim(head_dim, multiple=2):
     head_dim = check_int("head_dim", head_dim, lo=multiple)
     if head_dim % multiple:
         raise ValueError(f"head_dim D must be a multiple of {multiple} for this rotary "
@@ -30,7 +30,7 @@ def _check_head_dim(head_dim, multiple=2):
 def rope_frequencies(head_dim, base=10000.0, fraction=1.0) -> np.ndarray:
     """Angular frequencies ``θ_k = base^(−2k/D)`` of RoPE (RoFormer eq. 15), shape ``(D/2,)``;
     p-RoPE (``fraction < 1``) sets all but the ``round(fraction·D/2)`` highest to 0."""
-    head_dim = _check_head_dim(head_dim)
+    head_dim = check_head_dim(head_dim)
     base = check_real("base", base, lo=1, lo_open=True)
     fraction = check_real("fraction", fraction, lo=0, hi=1, lo_open=True)
     n_pairs = head_dim // 2
@@ -43,7 +43,7 @@ def rope_frequencies(head_dim, base=10000.0, fraction=1.0) -> np.ndarray:
     return theta
 
 
-def _check_x(x, multiple):
+def check_x(x, multiple):
     x = np.asarray(x)
     if x.dtype not in (np.float32, np.float64):
         raise ValueError(f"x must be a float32 or float64 array, got dtype {x.dtype}")
@@ -57,7 +57,7 @@ def _check_x(x, multiple):
     return x
 
 
-def _rotate(x, positions, theta):
+def rotate(x, positions, theta):
     if x.shape[-1] != 2 * theta.size:
         raise ValueError(f"x must have head dimension D={2 * theta.size}, got shape {x.shape}")
     positions = np.asarray(positions)
@@ -88,8 +88,8 @@ def rope(x, positions, base=10000.0, fraction=1.0):
     preserved. ``fraction < 1`` is p-RoPE (Barbero et al. 2024): only the highest-frequency
     ``round(fraction·D/2)`` pairs rotate. ``D`` must be even; ``fraction`` in ``(0, 1]``.
     """
-    x = _check_x(x, 2)
-    return _rotate(x, positions, rope_frequencies(x.shape[-1], base, fraction))
+    x = check_x(x, 2)
+    return rotate(x, positions, rope_frequencies(x.shape[-1], base, fraction))
 
 
 @dataclass(frozen=True, init=False)

@@ -39,7 +39,7 @@ from ..models.corpus import prose_topics
 
 __all__ = ["PROSE_CHARS", "VALIDATION_POOL", "VALIDATION_MIN_CHARS", "SEPARATOR",
            "documents", "split", "TextTokenizer", "tokenizer", "Corpus", "corpus",
-           "DATA_STUDY"]
+           "DATA_STUDY", "tokenized"]
 
 PROSE_CHARS = 32_000
 """Consecutive ``pydoc_data.topics`` entries are joined into one prose document until it holds at
@@ -143,7 +143,7 @@ def tokenizer(kind: str, vocab_size: int, max_train_documents=None) -> TextToken
 
 
 @lru_cache(maxsize=4)
-def _tokenized(kind, vocab_size, max_train_documents):
+def tokenized(kind, vocab_size, max_train_documents):
     tok = tokenizer(kind, vocab_size, max_train_documents)
     train, pool = split(max_train_documents)
     ids = tok.encode_many([text for _, text in train])
@@ -188,7 +188,7 @@ def corpus(settings) -> Corpus:
     ``train_length`` if the data cannot fill a batch or the validation documents are shorter
     than ``max_length + 1`` tokens."""
     s = settings
-    tok, stream, names, pool_ids = _tokenized(s.tokenizer, s.vocab_size, s.max_train_documents)
+    tok, stream, names, pool_ids = tokenized(s.tokenizer, s.vocab_size, s.max_train_documents)
     need = s.max_length + 1
     chosen = [(n, ids) for n, ids in zip(names, pool_ids) if ids.size >= need]
     if len(chosen) < s.validation_documents:

@@ -23,7 +23,7 @@ from .tables import coefficient_tables, rotation_tables
 
 jax, jnp, _ = require()
 
-__all__ = ["evaluate", "logits", "scheme_arrays", "SCORE_BYTES", "EVAL_TOKENS"]
+__all__ = ["evaluate", "logits", "scheme_arrays", "block_for", "SCORE_BYTES", "EVAL_TOKENS"]
 
 SCORE_BYTES = 64 * 2**20  # scores of one attention block (float32) during validation
 """Bytes of attention scores held at once during validation: sets the query block size."""
@@ -58,7 +58,7 @@ def _logits(params, tokens, tables, rotation, *, n_heads, block):
     return forward(params, tokens, tables, rotation, n_heads=n_heads, block=block)
 
 
-def _block_for(settings, rows, length):
+def block_for(settings, rows, length):
     """Query rows per attention block: the largest divisor of ``length`` whose scores
     ``(rows, H, block, length)`` fit in :data:`SCORE_BYTES`."""
     return _largest_divisor(length, max(1, SCORE_BYTES // (4 * rows * settings.n_heads * length)))
@@ -77,7 +77,7 @@ def logits(params, scheme, settings: TrainSettings, tokens) -> np.ndarray:
     tables, rotation = scheme_arrays(scheme, settings, length)
     out = _logits(jax.tree.map(jnp.asarray, params), jnp.asarray(tokens, jnp.int32), tables,
                   rotation, n_heads=settings.n_heads,
-                  block=_block_for(settings, n_batch, length))
+                  block=block_for(settings, n_batch, length))
     return np.asarray(out)
 
 
@@ -91,7 +91,7 @@ def evaluate(params, scheme, settings: TrainSettings, length: int, corpus=None) 
     corpus = load_corpus(s) if corpus is None else corpus
     windows = corpus.validation_windows(length)  # (N, length + 1)
     rows = _largest_divisor(windows.shape[0], max(1, EVAL_TOKENS // length))
-    block = _block_for(s, rows, length)
+    block = block_for(s, rows, length)
     tables, rotation = scheme_arrays(scheme, s, length)
     jparams = jax.tree.map(jnp.asarray, params)
     total = 0.0

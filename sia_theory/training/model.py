@@ -35,9 +35,9 @@ def rms_norm(x):
     return x / jnp.sqrt(jnp.mean(x * x, axis=-1, keepdims=True) + EPS)
 
 
-def _rotate(x, cos, sin):
+def rotate(x, cos, sin):
     """Rotate pair ``(k, k + D/2)`` of ``x`` ``(B, H, T, D)`` by the angles of ``cos, sin``
-    ``(T, D/2)``, as the reference's ``_rotate``."""
+    ``(T, D/2)``, as the reference's ``rotate``."""
     half = cos.shape[-1]
     x1, x2 = x[..., :half], x[..., half:]  # (B, H, T, D/2) each
     return jnp.concatenate([x1 * cos - x2 * sin, x1 * sin + x2 * cos], axis=-1)
@@ -115,8 +115,8 @@ def forward(params, tokens, tables, rotation, *, n_heads: int, block: int | None
 
     def layer(x, w):
         hidden = rms_norm(x)  # (B, T, d)
-        q = _rotate(rms_norm(heads(hidden @ w["w_q"])), cos, sin) * scale  # (B, H, T, Dh)
-        k = _rotate(rms_norm(heads(hidden @ w["w_k"])), cos, sin)
+        q = rotate(rms_norm(heads(hidden @ w["w_q"])), cos, sin) * scale  # (B, H, T, Dh)
+        k = rotate(rms_norm(heads(hidden @ w["w_k"])), cos, sin)
         v = heads(hidden @ w["w_v"])
         mixed = _attention(q, k, v, tables, block, coefficients)  # (B, H, T, Dh)
         x = x + mixed.transpose(0, 2, 1, 3).reshape(n_batch, n_pos, d_model) @ w["w_o"]

@@ -65,6 +65,7 @@ from .._infra.seeding import check_seed, rng_for
 from .._infra.settings import StudySettings
 from .._infra.stats import wilson_interval
 from .._infra.validate import check_int, check_real
+from .data import tokenized
 from .params import check_parameters
 from .settings import TrainSettings, check_multiples
 
@@ -173,10 +174,8 @@ class NeedleTask:
     ``max_train_documents``): :meth:`example` builds one, :meth:`batch` a fine-tuning batch."""
 
     def __init__(self, settings: TrainSettings):
-        from .data import _tokenized
-
         s = settings
-        tok, _, _, pool_ids = _tokenized(s.tokenizer, s.vocab_size, s.max_train_documents)
+        tok, _, _, pool_ids = tokenized(s.tokenizer, s.vocab_size, s.max_train_documents)
         self.tokenizer = tok
 
         def stream(docs):
@@ -354,7 +353,7 @@ def evaluate_needles(run, settings: NeedleSettings | None = None, *, seed: int =
     settings = NeedleSettings.full() if settings is None else settings
     task, seed = _check(run, settings, seed)
     from ._jax import require
-    from .evaluation import _block_for, scheme_arrays
+    from .evaluation import block_for, scheme_arrays  # imports JAX: only where a run is scored
 
     jax, jnp, _ = require()
     s = run.settings
@@ -372,7 +371,7 @@ def evaluate_needles(run, settings: NeedleSettings | None = None, *, seed: int =
             chunk = examples[first:first + per_call]
             windows = np.stack([e.window for e in chunk])
             top, log_p = score(params, jnp.asarray(windows), tables, rotation,
-                               n_heads=s.n_heads, block=_block_for(s, len(chunk), length))
+                               n_heads=s.n_heads, block=block_for(s, len(chunk), length))
             top, log_p = np.asarray(top), np.asarray(log_p, np.float64)
             for i, e in enumerate(chunk):
                 for j, (a, d, b) in enumerate(e.segments):
