@@ -1,0 +1,156 @@
+"""A transform as arrays: the per-position coefficient tables every framework route reads.
+
+The logit of SI eq. 16 and of every zoo member is ``L = a(t, n)·S + m(t, n)`` with
+``t = q_idx − kv_idx``, ``n = q_idx + 1`` (FlexAttention's ``score_mod`` convention). The tables
+come from the transform's own ``coefficients`` in float64, rounded to ``dtype`` once, following
+its declared ``depends_on`` exactly as the numpy reference does
+(:mod:`sia_theory.attention.score_mods`):
+
+* no ``"context"``: per distance, ``coefficients(t, h=h)`` for ``t = 0 … T−1``
+  (``a_dist, m_dist``; one row per head with ``"head"``, else one row repeated);
+* ``"context"`` without ``"distance"``: per query row, ``coefficients(0, n_ctx=n, h=h)`` for
+  ``n = 1 … T`` (``a_row, m_row``);
+* both: the full ``(H, T, T)`` tables ``a_full, m_full`` (``m = −inf`` after the query).
+
+A separable scheme has all four of ``a_dist, m_dist, a_row, m_row`` (the unused pair is exactly
+``1`` and ``0``, so ``a = a_row·a_dist`` and ``m = m_row + m_dist`` are exact): every such
+scheme has the same array shapes, and one compiled function serves them all. The JAX trainer
+(:mod:`sia_theory.training`), the FlexAttention ``score_mod`` (:mod:`.torch_flex`) and the JAX
+routes (:mod:`.jax_nn`) all read these tables.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._infra.memory import check_memory
+from .._infra.validate import check_int
+from ..transforms import Transform, declared_dependence
+
+__all__ = ["coefficient_tables", "is_separable", "heads_for", "table_score_mod"]
+
+
+def is_separable(transform) -> bool:
+    """Whether the transform's tables are per distance or per query row (not both)."""
+    return not {"distance", "context"} <= declared_dependence(transform)
+
+
+def coefficient_tables(transform, n_heads: int, length: int, dtype=np.float32) -> dict:
+    """The coefficient tables of ``transform`` for ``n_heads`` heads and queries ``0 … length−1``
+    (module docstring).
+
+    Parameters
+    ----------
+    transform : Transform
+        Any :class:`~sia_theory.transforms.Transform` (a zoo member, ``ScaleInvariant``, ...).
+    n_heads : int >= 1
+        Heads of the attention layer (the tables have one row per head).
+    length : int >= 1
+        The longest sequence: distances ``0 … length−1`` and contexts ``1 … length``.
+    dtype : numpy float dtype
+        The tables' dtype (default float32, what the trainer uses); computed in float64 and
+        rounded once.
+
+    Returns
+    -------
+    dict
+        ``{"a_dist", "m_dist", "a_row", "m_row"}`` each ``(H, T)`` for a separable transform,
+        else ``{"a_full", "m_full"}`` each ``(H, T, T)``.
+
+    Examples
+    --------
+    >>> from sia_theory import ScaleInvariant
+    >>> tables = coefficient_tables(ScaleInvariant(tau=10), n_heads=1, length=11)
+    >>> round(float(tables["a_dist"][0, 10] ** 2), 5)  # a_10² = 1 + 2 log 2
+    2.38629
+    """
+    if not isinstance(transform, Transform):
+        raise ValueError(f"transform must be a sia_theory Transform, got {transform!r}")
+    n_heads = check_int("n_heads", n_heads, lo=1)
+    length = check_int("length", length, lo=1)
+    dtype = np.dtype(dtype)
+    if dtype.kind != "f":
+        raise ValueError(f"dtype must be a float dtype, got {dtype}")
+    deps = declared_dependence(transform)
+    heads = list(range(n_heads)) if "head" in deps else [None]
+    ones, zeros = np.ones((n_heads, length), dtype), np.zeros((n_heads, length), dtype)
+
+    def per_head(fn):
+        rows = [fn(h) for h in heads]
+        a = np.stack([r[0] for r in rows]).astype(dtype)  # (H or 1, T...)
+        m = np.stack([r[1] for r in rows]).astype(dtype)
+        shape = (n_heads,) + a.shape[1:]
+        return np.broadcast_to(a, shape).copy(), np.broadcast_to(m, shape).copy()
+
+    if "context" not in deps:
+        t = np.arange(length, dtype=np.float64)  # (T,)
+        a, m = per_head(lambda h: transform.coefficients(t, h=h))  # (H, T)
+        return {"a_dist": a, "m_dist": m, "a_row": ones, "m_row": zeros}
+    if "distance" not in deps:
+        n = np.arange(1, length + 1, dtype=np.float64)  # (T,) keys seen by each query
+        a, m = per_head(lambda h: transform.coefficients(np.zeros(length), n_ctx=n, h=h))
+        return {"a_dist": ones, "m_dist": zeros, "a_row": a, "m_row": m}
+    check_memory("length", length,
+                 2 * dtype.itemsize * n_heads * length * length + 3 * 8 * length * length)
+    q = np.arange(length, dtype=np.float64)[:, None]  # (T, 1)
+    k = np.arange(length, dtype=np.float64)[None, :]  # (1, T)
+    t = np.maximum(q - k, 0.0)  # (T, T)
+    n = np.broadcast_to(q + 1.0, t.shape)
+    a, m = per_head(lambda h: transform.coefficients(t, n_ctx=n, h=h))  # (H, T, T)
+    m[:, k > q] = -np.inf  # keys after the query
+    return {"a_full": a, "m_full": m}
+
+
+def heads_for(transform, n_heads):
+    """The number of table rows: ``n_heads`` (or the transform's own ``n_heads``) for a
+    head-dependent transform, else ``None`` (one row serves every head)."""
+    if not isinstance(transform, Transform):
+        raise ValueError(f"transform must be a sia_theory Transform, got {transform!r}")
+    if "head" not in declared_dependence(transform):
+        return None if n_heads is None else check_int("n_heads", n_heads, lo=1)
+    n_heads = transform.n_heads if n_heads is None else check_int("n_heads", n_heads, lo=1)
+    if n_heads is None:
+        raise ValueError(f"n_heads is required: {transform!r} depends on the head")
+    if transform.n_heads is not None and transform.n_heads != n_heads:
+        raise ValueError(f"n_heads must be {transform.n_heads} for {transform!r}, got {n_heads}")
+    return n_heads
+
+
+def table_score_mod(transform, n_heads, length, dtype, asarray):
+    """The closure ``score_mod(score, b, h, q_idx, kv_idx) = a·score + m`` over the
+    :func:`coefficient_tables` of ``transform`` (float64 rounded to ``dtype``), each table
+    passed through ``asarray`` (``torch.as_tensor`` or ``jnp.asarray``) once.
+
+    The closure gathers ``a, m`` at ``t = |q_idx − kv_idx|`` (the package's convention for keys
+    after the query, as :meth:`~sia_theory.transforms.Transform.score_mod`) and ``n = q_idx + 1``;
+    indices are clipped to ``length − 1`` (an array framework's compiled gather has no bounds
+    check), so positions must stay below ``length``. Index arrays only need the ``abs`` and
+    ``clip(max=...)`` of torch tensors and JAX arrays, so one closure serves both; it runs on
+    broadcast index grids, as FlexAttention's ``score_mod`` does. A separable scheme reads only
+    the half of its tables it uses (the other is exactly ``1`` and ``0``).
+    """
+    per_head = "head" in declared_dependence(transform)
+    tables = coefficient_tables(transform, n_heads if per_head else 1, length, dtype)
+    top = length - 1
+    if "a_full" in tables:
+        a, m = (asarray(tables[k] if per_head else tables[k][0]) for k in ("a_full", "m_full"))
+
+        def full_mod(score, b, h, q_idx, kv_idx):
+            q, kv = q_idx.clip(max=top), kv_idx.clip(max=top)
+            return score * a[h, q, kv] + m[h, q, kv] if per_head else score * a[q, kv] + m[q, kv]
+        return full_mod
+    if "context" in declared_dependence(transform):
+        # one multiplier and bias per query row (LogN, the zoo's temperatures)
+        a, m = (asarray(tables[k] if per_head else tables[k][0]) for k in ("a_row", "m_row"))
+
+        def row_mod(score, b, h, q_idx, kv_idx):
+            q = q_idx.clip(max=top)
+            return score * a[h, q] + m[h, q] if per_head else score * a[q] + m[q]
+        return row_mod
+    # one multiplier and bias per distance (ScaleInvariant, ALiBi, NoScale)
+    a, m = (asarray(tables[k] if per_head else tables[k][0]) for k in ("a_dist", "m_dist"))
+
+    def distance_mod(score, b, h, q_idx, kv_idx):
+        t = abs(q_idx - kv_idx).clip(max=top)
+        return score * a[h, t] + m[h, t] if per_head else score * a[t] + m[t]
+    return distance_mod
