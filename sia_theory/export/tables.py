@@ -35,6 +35,16 @@ def is_separable(transform) -> bool:
     return not {"distance", "context"} <= declared_dependence(transform)
 
 
+def _checked(transform, n_heads, length, dtype):
+    """``(n_heads, length, dtype)`` checked (``ValueError`` naming the parameter)."""
+    if not isinstance(transform, Transform):
+        raise ValueError(f"transform must be a sia_theory Transform, got {transform!r}")
+    dtype = np.dtype(dtype)
+    if dtype.kind != "f":
+        raise ValueError(f"dtype must be a float dtype, got {dtype}")
+    return check_int("n_heads", n_heads, lo=1), check_int("length", length, lo=1), dtype
+
+
 def coefficient_tables(transform, n_heads: int, length: int, dtype=np.float32) -> dict:
     """The coefficient tables of ``transform`` for ``n_heads`` heads and queries ``0 … length−1``
     (module docstring).
@@ -64,13 +74,7 @@ def coefficient_tables(transform, n_heads: int, length: int, dtype=np.float32) -
     >>> round(float(tables["a_dist"][0, 10] ** 2), 5)  # a_10² = 1 + 2 log 2
     2.38629
     """
-    if not isinstance(transform, Transform):
-        raise ValueError(f"transform must be a sia_theory Transform, got {transform!r}")
-    n_heads = check_int("n_heads", n_heads, lo=1)
-    length = check_int("length", length, lo=1)
-    dtype = np.dtype(dtype)
-    if dtype.kind != "f":
-        raise ValueError(f"dtype must be a float dtype, got {dtype}")
+    n_heads, length, dtype = _checked(transform, n_heads, length, dtype)
     deps = declared_dependence(transform)
     heads = list(range(n_heads)) if "head" in deps else [None]
     ones, zeros = np.ones((n_heads, length), dtype), np.zeros((n_heads, length), dtype)
