@@ -35,6 +35,7 @@ from .rope_scaling import (
     ntk_base,
     yarn_frequencies,
 )
+from .stats import QueryStats
 
 __all__ = ["DEFAULT_BLOCK_SIZE", "attention", "attention_dense", "attention_partial",
            "merge_partials", "attention_scores", "P_ROPE_SI_BASE", "NoPE",
@@ -42,4 +43,4 @@ __all__ = ["DEFAULT_BLOCK_SIZE", "attention", "attention_dense", "attention_part
            "qk_norm", "rms_norm", "rope", "rope_frequencies", "YaRNRoPE", "yarn_frequencies",
            "DynamicNTKRoPE", "dynamic_ntk_base", "from_rope_parameters",
            "Decoder",
-           "DecoderConfig", "DecodingCache"]
+           "DecoderConfig", "DecodingCache", "QueryStats"]
