@@ -13,6 +13,12 @@ on every grid it is evaluated on, and once at construction on a small grid of ca
 function that raises, returns complex, non-finite or wrongly shaped values is refused the same
 way: one ``ValueError`` naming the function and what is wrong. Its declared dependence is the
 safe default (distance, context and head); ``h = None`` is read as head 0 and ``b`` is 0.
+
+A function written for torch tensors (attention-gym's mods as written, e.g. ALiBi's
+``score + (kv_idx − q_idx)·torch.exp2(−(h + 1)·8/H)``) fails on numpy arrays; when torch is
+installed it is then evaluated on torch copies of the same grids, in float64 scores and int64
+indices, and its result read back as numpy. A function that works on numpy arrays is evaluated
+on them, as before.
 """
 
 from __future__ import annotations
@@ -43,7 +49,8 @@ def _name(fn) -> str:
 
 @dataclass(frozen=True, eq=False)
 class ScoreModTransform(Transform):
-    """``fn(score, b, h, q_idx, kv_idx)`` (numpy, elementwise) as a transform (module docstring).
+    """``fn(score, b, h, q_idx, kv_idx)`` (numpy or torch, elementwise) as a transform (module
+    docstring).
 
     ``n_heads``: how many heads ``fn`` supports (``None``: any; the construction probe then
     uses head 0 only). Equality is identity of ``fn`` and ``n_heads``.
@@ -89,15 +96,24 @@ class ScoreModTransform(Transform):
     def __repr__(self):
         return f"ScoreModTransform({_name(self.fn)}, n_heads={self.n_heads})"
 
+    def _apply(self, *args):
+        """``fn(*args)`` on numpy arrays, or on torch tensors for a function written for torch
+        (decided by the first evaluation, see :meth:`_evaluate`)."""
+        return _call_torch(self.fn, args) if getattr(self, "_on_torch", False) else self.fn(*args)
+
     def _evaluate(self, s, b, h, q_idx, kv_idx, shape):
         where = f"score_mod {_name(self.fn)}"
+        args = (np.full(shape, s), b, h, q_idx, kv_idx)
         try:
             with np.errstate(all="ignore"):  # non-finite results are refused below
-                out = self.fn(np.full(shape, s), b, h, q_idx, kv_idx)
+                out = self._apply(*args)
         except Exception as err:  # the user's function can raise anything
-            raise ValueError(f"{where} failed on numpy index grids (FlexAttention signature "
-                             f"score_mod(score, b, h, q_idx, kv_idx), elementwise): "
-                             f"{type(err).__name__}: {err}") from None
+            out = self._try_torch(args)
+            if out is None:
+                raise ValueError(f"{where} failed on numpy index grids (FlexAttention signature "
+                                 f"score_mod(score, b, h, q_idx, kv_idx), elementwise"
+                                 f"{'' if _torch() is None else ', and on torch tensors'}): "
+                                 f"{type(err).__name__}: {err}") from None
         out = np.asarray(out)
         if out.dtype.kind == "c":
             raise ValueError(f"{where} returned complex values (dtype {out.dtype}); a logit "
@@ -150,17 +166,47 @@ class ScoreModTransform(Transform):
         return self._probe(np.zeros(1, np.int64), 0 if h is None else np.asarray(h), q_idx,
                            kv_idx)
 
+    def _try_torch(self, args):
+        """``fn`` on torch tensors after it failed on numpy arrays (a mod written for torch,
+        such as attention-gym's): the result, from now on the way ``fn`` is called, or ``None``
+        when torch is not installed, is already in use, or fails too."""
+        if getattr(self, "_on_torch", False) or _torch() is None:
+            return None
+        try:
+            out = _call_torch(self.fn, args)
+        except Exception:  # the numpy failure is the one reported
+            return None
+        object.__setattr__(self, "_on_torch", True)
+        return out
+
     def score_mod(self, score, b, h, q_idx, kv_idx):
-        """``fn`` itself (one evaluation per score; its affinity was probed on construction).
-        Floating-point warnings are silenced: attention evaluates it on keys after the query
-        too, which the causal mask then drops (a mod written for ``kv_idx <= q_idx`` may give
-        ``nan`` there)."""
+        """``fn`` itself (one evaluation per score; its affinity was probed on construction),
+        on torch tensors for a function written for torch. Floating-point warnings are
+        silenced: attention evaluates it on keys after the query too, which the causal mask
+        then drops (a mod written for ``kv_idx <= q_idx`` may give ``nan`` there)."""
         with np.errstate(all="ignore"):
-            out = np.asarray(self.fn(score, b, h, q_idx, kv_idx))
+            out = np.asarray(self._apply(score, b, h, q_idx, kv_idx))
         if out.dtype.kind not in "fiu":
             raise ValueError(f"score_mod {_name(self.fn)} must return real numbers, got dtype "
                              f"{out.dtype}")
         return out
+
+
+def _torch():
+    """``torch`` if it is installed, else ``None`` (an optional dependency, imported here)."""
+    try:
+        import torch  # optional: only for score mods written for torch
+    except ImportError:
+        return None
+    return torch
+
+
+def _call_torch(fn, args):
+    """``fn`` on torch copies of the numpy ``args``; the result as a numpy array."""
+    torch = _torch()
+    with torch.no_grad():
+        out = fn(*(torch.from_numpy(np.array(x)) for x in args))
+    return out.numpy(force=True) if isinstance(out, torch.Tensor) else out
 
 
 def as_transform(obj, what: str = "transform"):

@@ -180,3 +180,57 @@ def test_command_analyzes_a_function_and_refuses_a_non_affine_one(tmp_path):
     good = sia("analyze", "mods:si", "--quick", "--no-zoo", "--out", str(out))
     assert good.returncode == 0, good.stderr
     assert "11.428" in good.stdout and (out / "analysis_si.md").exists()
+
+
+# attention-gym's mods as written, for torch tensors (attn_gym/mods/alibi.py
+# generate_alibi_bias; attn_gym/mods/softcapping.py generate_tanh_softcap): they fail on numpy
+# arrays (torch.exp2 and torch.tanh take tensors only) and run on torch copies of the grids.
+def gym_alibi(H):
+    torch = pytest.importorskip("torch")
+
+    def alibi_mod(score, b, h, q_idx, kv_idx):
+        scale = torch.exp2(-((h + 1) * 8.0 / H))
+        bias = (kv_idx - q_idx) * scale
+        return score + bias
+
+    return alibi_mod
+
+
+def gym_softcap(soft_cap):
+    torch = pytest.importorskip("torch")
+
+    def soft_cap_mod(score, b, h, q_idx, kv_idx):
+        return soft_cap * torch.tanh(score / soft_cap)
+
+    return soft_cap_mod
+
+
+def test_torch_alibi_of_attention_gym_is_alibi():
+    transform = ScoreModTransform(gym_alibi(8), n_heads=8)
+    t = np.array([0.0, 1.0, 5.0, 1000.0])
+    for h in range(8):
+        a, m = transform.coefficients(t, 2000, h)
+        assert np.array_equal(a, np.ones(4))
+        assert np.array_equal(m, -ALIBI_SLOPES[h] * t)  # exact: slopes are powers of two
+    rng = np.random.default_rng(4)
+    q, k, v = (rng.standard_normal((1, 8, 96, 16)) for _ in range(3))
+    got = attention(q, k, v, score_mod=transform)
+    want = attention(q, k, v, score_mod=ALiBi.standard(8))
+    assert np.max(np.abs(got - want)) <= 1e-12
+
+
+def test_torch_softcap_of_attention_gym_is_refused_as_not_affine():
+    with pytest.raises(ValueError, match="not affine in the score"):
+        ScoreModTransform(gym_softcap(20.0))
+
+
+def test_numpy_score_mod_stays_on_numpy():
+    seen = set()
+
+    def recording(score, b, h, q_idx, kv_idx):
+        seen.add(type(q_idx))
+        return alibi_mod(score, b, h, q_idx, kv_idx)
+
+    a, m = ScoreModTransform(recording, n_heads=8).coefficients(np.array([3.0]), 10, 2)
+    assert m.tolist() == [-3 * ALIBI_SLOPES[2]]
+    assert seen == {np.ndarray}

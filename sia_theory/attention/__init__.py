@@ -36,6 +36,7 @@ from .rope_scaling import (
     yarn_frequencies,
 )
 from .rope_variants import LinearRoPE, LongRoPE, ProportionalRoPE
+from .stats import QueryStats
 
 __all__ = ["DEFAULT_BLOCK_SIZE", "attention", "attention_dense", "attention_partial",
            "merge_partials", "attention_scores", "P_ROPE_SI_BASE", "NoPE",
@@ -44,4 +45,4 @@ __all__ = ["DEFAULT_BLOCK_SIZE", "attention", "attention_dense", "attention_part
            "DynamicNTKRoPE", "dynamic_ntk_base", "from_rope_parameters", "LinearRoPE",
            "LongRoPE", "ProportionalRoPE",
            "Decoder",
-           "DecoderConfig", "DecodingCache"]
+           "DecoderConfig", "DecodingCache", "QueryStats"]

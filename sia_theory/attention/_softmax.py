@@ -36,8 +36,8 @@ from numba.extending import overload
 
 from .._infra.fastexp import EXP_FLOOR, exp_nonpositive, exp_nonpositive32, maxnum
 
-__all__ = ["softmax_block", "accumulate", "finish", "REFINE_NATS", "FINISHED", "MASKED_ROW",
-           "NOT_FINITE"]
+__all__ = ["softmax_block", "accumulate", "tilt_block", "finish", "REFINE_NATS", "FINISHED",
+           "MASKED_ROW", "NOT_FINITE"]
 
 # Entries whose float32 weight is above e^-REFINE_NATS of the row's running maximum are
 # recomputed in float64 (measured: see the module docstring and tests/test_attention_kernel.py).
@@ -204,6 +204,31 @@ def accumulate(acc, rescale, weighted):
             ratio = rescale[s, i]
             for d in range(n_values):
                 acc[s, i, d] = acc[s, i, d] * ratio + weighted[s, i, d]
+
+
+@numba.njit(cache=True, nogil=True, fastmath=_FLAGS)
+def tilt_block(weights, old_max, old_sum, row_max, rescale, tilted):
+    """Update the running tilted sums ``Y = Σ_j e^{L_j − M}(L_j − M)`` of each row after
+    :func:`softmax_block` turned a block into the weights ``w = e^{L − M'}`` (``M'`` the new
+    running maximum ``row_max``): ``Y' = r·(Y + (M − M')·Z) + Σ_j w_j log w_j`` with ``r`` the
+    block's ``rescale``, ``M`` and ``Z`` the maximum and sum before the block (``old_max``,
+    ``old_sum``), entries without weight (masked) skipped (:mod:`.stats`). ``weights`` ``(S, R,
+    N)`` in the working dtype, the rest ``(S, R)`` float64; ``tilted`` is updated in place.
+    ``log w`` recovers ``L − M'`` to the rounding of ``w``; only ``return_stats`` calls this."""
+    n_slabs, n_rows, n_keys = weights.shape
+    for s in range(n_slabs):
+        for i in range(n_rows):
+            row = weights[s, i]
+            block = 0.0
+            for j in range(n_keys):
+                w = np.float64(row[j])
+                if w > 0.0:
+                    block += w * math.log(w)
+            carried = 0.0
+            if old_sum[s, i] > 0.0:
+                carried = rescale[s, i] * (tilted[s, i]
+                                           + (old_max[s, i] - row_max[s, i]) * old_sum[s, i])
+            tilted[s, i] = carried + block
 
 
 FINISHED, MASKED_ROW, NOT_FINITE = 0, 1, 2

@@ -33,6 +33,7 @@ from .._infra.parallel import available_workers, run_tasks
 from .._infra.validate import check_int, check_real
 from .kernel import Problem, plan_tasks, run_task
 from .score_mods import ScoreModifier
+from .stats import QueryStats
 
 __all__ = ["attention", "attention_dense", "attention_partial", "merge_partials",
            "attention_scores", "cached_attention", "cached_attention_partial",
@@ -152,7 +153,7 @@ def _dense_logits(q, k, score_mod, causal, scale, starts):
 
 
 def attention(q, k, v, *, score_mod=None, causal=True, block_size=None, scale=None,
-              return_lse=False, workers=None):
+              return_lse=False, workers=None, return_stats=False):
     """Attention with FlexAttention's conventions; the SI transform enters as ``score_mod``.
 
     Parameters
@@ -183,6 +184,16 @@ def attention(q, k, v, *, score_mod=None, causal=True, block_size=None, scale=No
     workers : int >= 1 or None
         Worker threads (default :func:`~sia_theory._infra.parallel.available_workers`: the
         CPUs this process may use, or ``NUMBA_NUM_THREADS``). The result does not depend on it.
+    return_stats : bool
+        Also return a :class:`~sia_theory.attention.stats.QueryStats` ``(lse, entropy,
+        max_weight)`` of ``(B, H, Tq)`` arrays in ``q``'s dtype: the log-sum-exp, the entropy
+        of the attention weights (nats) and the largest weight of each query row, kept in the
+        same streaming pass (:mod:`sia_theory.attention.stats`). The result is then ``(out,
+        stats)``, or ``(out, lse, stats)`` with ``return_lse``.
+
+    Returns
+    -------
+    out : array ``(B, H, Tq, Dv)``; with ``return_lse`` and ``return_stats`` as described above.
 
     Raises
     ------
@@ -206,6 +217,11 @@ def attention(q, k, v, *, score_mod=None, causal=True, block_size=None, scale=No
     >>> bool(np.allclose(out[:, :, 0], v[:, :, 0]))  # causal: the first query sees only its key
     True
     """
+    if not isinstance(return_stats, bool | np.bool_):
+        raise ValueError(f"return_stats must be True or False, got {return_stats!r}")
+    if return_stats:
+        return _attention(q, k, v, score_mod, causal, block_size, scale, return_lse, workers,
+                          stats=True)
     return _attention(q, k, v, score_mod, causal, block_size, scale, return_lse, workers)
 
 
@@ -326,7 +342,7 @@ def _block_sizes(q, k, block_size, split_heads):
 
 
 def _attention(q, k, v, score_mod, causal, block_size, scale, return_lse, workers, starts=None,
-               trusted_kv=False):
+               trusted_kv=False, stats=False):
     if not isinstance(causal, bool | np.bool_):
         raise ValueError(f"causal must be True or False, got {causal!r}")
     scale, block_size = _check_inputs(q, k, v, scale, block_size, trusted_kv)
@@ -339,11 +355,15 @@ def _attention(q, k, v, score_mod, causal, block_size, scale, return_lse, worker
     q_block, k_block = _block_sizes(q, k, block_size, split_heads)
     problem = Problem(_scaled_query(q, scale, q.dtype), q, _scale(q, scale), k, v, score_mod,
                       bool(causal), offset, kv_offset, q_block, k_block,
-                      allow_masked=starts is not None)
+                      allow_masked=starts is not None, stats=stats)
     out_dtype = np.float64 if starts is not None else q.dtype
     out = np.empty((n_batch, n_heads, n_queries, v.shape[3]), out_dtype)  # (B, H, Tq, Dv)
     lse = np.empty((n_batch, n_heads, n_queries), out_dtype)  # (B, H, Tq)
+    row_stats = (np.empty_like(lse), np.empty_like(lse)) if stats else None  # (B, H, Tq) each
     tasks = plan_tasks(problem, split_heads)
-    run_tasks(lambda task: run_task(problem, task, out, lse), tasks,
+    run_tasks(lambda task: run_task(problem, task, out, lse, row_stats), tasks,
               workers if split_heads else 1)
+    if stats:
+        found = QueryStats(lse, *row_stats)
+        return (out, lse, found) if return_lse else (out, found)
     return (out, lse) if return_lse else out

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .score_mods import ScoreModifier
+from .stats import stats_from_sums
 
 __all__ = ["Problem", "run_task", "plan_tasks", "REFINE"]
 
@@ -52,6 +53,7 @@ class Problem:
     q_block: int
     k_block: int
     allow_masked: bool
+    stats: bool = False  # also the entropy and the largest weight of each row (return_stats)
     modifier: ScoreModifier = field(init=False)
     _promoted: Problem | None = field(default=None, init=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
@@ -81,7 +83,7 @@ class Problem:
                     self.q.astype(np.float64), self.query.astype(np.float64), self.scale,
                     self.k.astype(np.float64), self.v.astype(np.float64), self.score_mod,
                     self.causal, self.offset, self.kv_offset, self.q_block, self.k_block,
-                    self.allow_masked)
+                    self.allow_masked, self.stats)
             return self._promoted
 
 
@@ -104,6 +106,31 @@ def plan_tasks(problem: Problem, split_heads: bool) -> list[tuple]:
             for h in range(0, n_heads, group) for q0, q1 in blocks]
 
 
+class _Tilt:
+    """A task's running tilted sums ``Σ w·(L − max)`` (``return_stats`` only; :mod:`.stats`),
+    with the running maximum and sum saved before each key block, all ``(S, nq)`` float64."""
+
+    def __init__(self, n_slabs, n_rows):
+        self.tilted, self.old_max, self.old_sum = (np.zeros((n_slabs, n_rows)) for _ in range(3))
+
+    def before(self, row_max, total):
+        np.copyto(self.old_max, row_max)
+        np.copyto(self.old_sum, total)
+
+    def after(self, weights, row_max, rescale):
+        from ._softmax import tilt_block  # numba
+
+        tilt_block(weights, self.old_max, self.old_sum, row_max, rescale, self.tilted)
+
+    def write(self, stats, rows, total, row_max):
+        """``entropy`` and ``max_weight`` of the finished task into ``stats[0][rows]`` and
+        ``stats[1][rows]``."""
+        _, entropy, max_weight = stats_from_sums(total, self.tilted, row_max)  # (S, nq)
+        shape = stats[0][rows].shape  # (nb, nh, nq)
+        stats[0][rows] = entropy.reshape(shape)
+        stats[1][rows] = max_weight.reshape(shape)
+
+
 def _overflow_message(problem):
     if problem.modifier.kind == "none":
         return ("q·k·scale overflowed to ±inf, or v is too large for the weighted sum: "
@@ -111,17 +138,19 @@ def _overflow_message(problem):
     return "score_mod produced NaN or +inf scores (or q·k·scale or the weighted sum overflowed)"
 
 
-def run_task(problem: Problem, task, out, lse):
-    """Compute one task and write ``out[b0:b1, h0:h1, q0:q1]`` and ``lse[...]``."""
+def run_task(problem: Problem, task, out, lse, stats=None):
+    """Compute one task and write ``out[b0:b1, h0:h1, q0:q1]`` and ``lse[...]`` (and, when
+    ``problem.stats``, ``entropy[...]`` and ``max_weight[...]`` of ``stats``, a pair of
+    ``(B, H, Tq)`` arrays)."""
     with np.errstate(over="ignore", invalid="ignore"):  # overflow is detected and recomputed
-        done = _stream(problem, task, out, lse)
+        done = _stream(problem, task, out, lse, stats)
         if not done and problem.q.dtype == np.float32:
-            done = _stream(problem.promoted(), task, out, lse)
+            done = _stream(problem.promoted(), task, out, lse, stats)
     if not done:
         raise ValueError(_overflow_message(problem))
 
 
-def _stream(problem, task, out, lse):
+def _stream(problem, task, out, lse, stats=None):
     """Compute one task into its slice of ``out`` and ``lse``; ``False`` if a score or the
     output overflowed (what it wrote is then overwritten by the float64 retry or discarded)."""
     from ._softmax import MASKED_ROW, NOT_FINITE, accumulate, finish, softmax_block  # numba
@@ -148,6 +177,7 @@ def _stream(problem, task, out, lse):
     total = np.zeros((n_slabs, n_rows))  # (S, nq) float64: running row sums
     row_max = np.full((n_slabs, n_rows), -np.inf)  # (S, nq) float64: running row maxima
     rescale = np.empty((n_slabs, n_rows))  # (S, nq): e^(old max - new max) of each block
+    tilt = _Tilt(n_slabs, n_rows) if problem.stats else None
     block = problem.k_block
     buffer = np.empty(n_slabs * n_rows * min(block, max(key_end, 1)), q_block.dtype)
     # the diagonal block first: the running maxima settle early (fewer weights to refine)
@@ -159,11 +189,15 @@ def _stream(problem, task, out, lse):
                   out=flat.reshape(n_batch, n_kv, group * n_rows, k1 - k0))
         scores = flat.reshape(n_batch, n_heads, n_rows, k1 - k0)  # (nb, nh, nq, nk)
         scores = np.ascontiguousarray(modifier.prepare(scores, q0, q1, k0, k1, batches, heads))
+        if tilt is not None:
+            tilt.before(row_max, total)
         if not softmax_block(scores.reshape(n_slabs, n_rows, k1 - k0), a_tab, m_tab, affine,
                              h0, per_head_tab, modifier.n_queries - 1 - q0 + k0,
                              modifier.key_shift + q0 - k0 + 1, problem.causal, row_max, total,
                              rescale, queries, keys, group, a64, m64, problem.scale, refine):
             return False  # a +inf score
+        if tilt is not None:
+            tilt.after(scores.reshape(n_slabs, n_rows, k1 - k0), row_max, rescale)
         values = problem.v[batches, kv_heads, k0:k1]  # (nb, nkv, nk, Dv)
         weighted = scores.reshape(n_batch, n_kv, group * n_rows, k1 - k0) @ values
         accumulate(acc, rescale, weighted.reshape(n_slabs, n_rows, value_dim))
@@ -172,4 +206,6 @@ def _stream(problem, task, out, lse):
     if status == MASKED_ROW:
         raise ValueError("a query row is fully masked (every score is -inf after score_mod and "
                          "the mask); its softmax is undefined")
+    if tilt is not None and status != NOT_FINITE:
+        tilt.write(stats, rows, total, row_max)
     return status != NOT_FINITE

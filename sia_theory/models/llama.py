@@ -2,7 +2,8 @@
 
 Architecture (Touvron et al. 2023, LLaMA; SmolLM2 follows it): token embedding → [RMSNorm →
 grouped-query attention with RoPE → residual → RMSNorm → SwiGLU MLP → residual] × L → RMSNorm →
-tied output embedding. RMSNorm is ``x / sqrt(mean(x²) + eps) · g`` (Zhang & Sennrich 2019);
+tied output embedding (or the file's own ``output.weight``, an untied head). RMSNorm is
+``x / sqrt(mean(x²) + eps) · g`` (Zhang & Sennrich 2019);
 SwiGLU is ``W_down (silu(W_gate h) ⊙ W_up h)`` (Shazeer 2020); attention is
 :func:`sia_theory.attention.core.cached_attention` (streaming, causal, GQA without repeating the
 key-value heads), with an optional ``score_mod`` (any :class:`~sia_theory.transforms.Transform`
@@ -126,6 +127,9 @@ class LlamaModel(Readouts):
         self.config = config
         self.dtype = np.dtype(dtype)
         self.embedding = np.ascontiguousarray(tensors["token_embd.weight"], dtype=self.dtype)
+        # the output head: the tied embedding, or a file's own output.weight (an untied head)
+        self.output_weight = (np.ascontiguousarray(tensors["output.weight"], dtype=self.dtype)
+                              if "output.weight" in tensors else self.embedding)  # (V, d)
         self.output_norm = tensors["output_norm.weight"].astype(self.dtype)  # (d,)
         self.layers = [_Layer(tensors, i, config, self.dtype) for i in range(config.n_layers)]
         self.default_position = RoPE(config.rope_base)

@@ -9,6 +9,7 @@ taken and how long it took.
 
 from __future__ import annotations
 
+import os
 import time
 import warnings
 from dataclasses import dataclass
@@ -16,11 +17,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from .gguf_file import GGUFContents, check_model_file, locate_packaged_file, read_gguf
+from .hf_folder import read_hf_folder
 from .llama import LlamaConfig, LlamaModel
 from .tokenizer import Tokenizer
 from .weight_cache import cache_path, default_cache_dir, load_cached, store_cached
 
-__all__ = ["ModelSpec", "MODELS", "load_pretrained", "load_contents"]
+__all__ = ["ModelSpec", "MODELS", "load_pretrained", "load_contents", "load_hf_folder"]
 
 
 @dataclass(frozen=True)
@@ -90,7 +92,8 @@ def load_contents(name: str, *, cache_dir=None, path=None) -> tuple[GGUFContents
 
 def load_pretrained(name: str = "smollm2-135m", dtype=np.float32, *, cache_dir=None,
                     path=None) -> tuple[LlamaModel, Tokenizer]:
-    """``(model, tokenizer)`` of the registry model ``name`` (see :data:`MODELS`).
+    """``(model, tokenizer)`` of the registry model ``name`` (see :data:`MODELS`), or of a
+    Hugging Face LLaMA folder when ``name`` is a folder (:func:`load_hf_folder`).
 
     ``dtype`` is ``np.float32`` (default) or ``np.float64`` (the float32 weights widened).
     ``cache_dir`` overrides the weight cache directory (default: ``$SIA_THEORY_CACHE``,
@@ -99,10 +102,37 @@ def load_pretrained(name: str = "smollm2-135m", dtype=np.float32, *, cache_dir=N
     wrong checksum, or an unsupported quantisation type.
     """
     dtype = _check_dtype(dtype)
+    if isinstance(name, str | os.PathLike) and os.path.isdir(name):
+        return load_hf_folder(name, dtype)
     started = time.perf_counter()
     contents, info = load_contents(name, cache_dir=cache_dir, path=path)
     config = LlamaConfig.from_metadata(contents.metadata)
     model = LlamaModel(config, contents.tensors, dtype)
     tokenizer = Tokenizer(contents.metadata)
     model.load_info = {**info, "seconds_total": time.perf_counter() - started}
+    return model, tokenizer
+
+
+def load_hf_folder(path, dtype=np.float32):
+    """``(model, tokenizer)`` of a Hugging Face folder of the LLaMA architecture (``config.json``
+    and ``*.safetensors``, as ``save_pretrained`` writes them; :mod:`.hf_folder`).
+
+    ``tokenizer`` is the folder's ``tokenizer.json`` read by the ``tokenizers`` library
+    (``tokenizers.Tokenizer``: ``encode(text).ids``, ``decode(ids)``), or ``None`` when the
+    folder has none. ``model.load_info`` records the source and the time taken. Raises
+    ``ValueError`` for a folder without those files, another architecture, a setting the model
+    does not implement, or missing or extra tensors. ``load_pretrained(folder)`` calls it.
+    """
+    dtype = _check_dtype(dtype)
+    started = time.perf_counter()
+    config, tensors = read_hf_folder(path)
+    model = LlamaModel(config, tensors, dtype)
+    tokenizer = None
+    if os.path.isfile(os.path.join(path, "tokenizer.json")):
+        from tokenizers import Tokenizer as HFTokenizer  # optional dependency (the model extra)
+
+        tokenizer = HFTokenizer.from_file(os.path.join(path, "tokenizer.json"))
+    model.load_info = {"source": str(path), "cache": None, "from_cache": False,
+                       "seconds": time.perf_counter() - started,
+                       "seconds_total": time.perf_counter() - started}
     return model, tokenizer

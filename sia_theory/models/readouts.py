@@ -2,10 +2,11 @@
 
 :class:`Readouts` is the half of :class:`~sia_theory.models.LlamaModel` built on its one
 forward pass (:meth:`~sia_theory.models.LlamaModel.forward_hidden`, final hidden states of
-tokens continuing a KV cache): the tied output head (``hidden @ E^T``) run ``HEAD_ROWS``
-positions per task, so a long input never forms a ``(T, vocab)`` array unless the caller asks
-for the logits themselves; KV-cache prefill and continuation; greedy generation; and the
-queries, keys and raw scores ``q·k/√D`` of chosen layers (SI App. J on a real model).
+tokens continuing a KV cache): the output head (``hidden @ W^T``, ``W`` the tied embedding
+or an untied head) run ``HEAD_ROWS`` positions per task, so a long input never forms a
+``(T, vocab)`` array unless the caller asks for the logits themselves; KV-cache prefill and
+continuation; greedy generation; and the queries, keys and raw scores ``q·k/√D`` of chosen
+layers (SI App. J on a real model).
 """
 
 from __future__ import annotations
@@ -38,15 +39,16 @@ def run_rows(fn, blocks):
 
 
 class Readouts:
-    """Readouts of a model with ``config``, ``dtype``, ``embedding``, ``max_bytes``,
+    """Readouts of a model with ``config``, ``dtype``, ``output_weight``, ``max_bytes``,
     ``check_ids``, ``new_cache``, ``forward_hidden`` and ``check_fits`` (LlamaModel)."""
 
     def _head(self, hidden):
-        """Logits ``hidden @ E^T`` of the tied output embedding: ``(n, vocab)``."""
+        """Logits ``hidden @ W^T`` of the output head (the tied embedding or its own weight):
+        ``(n, vocab)``."""
         logits = np.empty((hidden.shape[0], self.config.vocab_size), self.dtype)
 
         def rows_of(rows):
-            np.matmul(hidden[rows], self.embedding.T, out=logits[rows])
+            np.matmul(hidden[rows], self.output_weight.T, out=logits[rows])
 
         run_rows(rows_of, row_blocks(hidden.shape[0], HEAD_ROWS))
         return logits
@@ -102,7 +104,7 @@ class Readouts:
         losses = np.empty(targets.size)
 
         def rows_of(rows):
-            logits = hidden[rows] @ self.embedding.T  # (n, vocab)
+            logits = hidden[rows] @ self.output_weight.T  # (n, vocab)
             logits -= logits.max(axis=1, keepdims=True)
             picked = logits[np.arange(logits.shape[0]), targets[rows]].astype(np.float64)
             np.exp(logits, out=logits)

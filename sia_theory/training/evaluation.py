@@ -3,8 +3,9 @@
 Validation at length ``E`` scores the same tokens at every ``E`` (:meth:`.data.Corpus.
 validation_windows`), a few windows per call, attention in blocks of query rows sized so that
 one block's scores take at most :data:`SCORE_BYTES` (never the whole ``T × T`` matrix of a long
-context). A scheme's tables are built in numpy per length (:mod:`.tables`): RoPE + NTK gets
-its NTK base for ``E``, LogN its ``log n`` up to ``E``. Used by the trainer during and after
+context). A scheme's tables are built in numpy per length (the public
+:func:`sia_theory.export.coefficient_tables`; rotations in :mod:`.tables`): RoPE + NTK gets its
+NTK base for ``E``, LogN its ``log n`` up to ``E``. Used by the trainer during and after
 training, and by :meth:`.run.TrainedRun.validation_loss` afterwards.
 """
 
@@ -14,12 +15,13 @@ from functools import partial
 
 import numpy as np
 
+from ..export import coefficient_tables
 from ._jax import require
 from .data import corpus as load_corpus
 from .model import forward, token_losses
 from .schemes import resolve_scheme, trainable_transform
 from .settings import TrainSettings
-from .tables import coefficient_tables, rotation_tables
+from .tables import rotation_tables
 
 jax, jnp, _ = require()
 
