@@ -242,3 +242,56 @@ def test_every_subcommand_is_a_module_of_the_cli_package():
 def test_console_script_is_declared():
     text = (ROOT / "pyproject.toml").read_text()
     assert 'sia-theory = "sia_theory.cli:main"' in text
+
+
+def test_sweep_lists_exactly_the_studies_on_the_sweep_engine(capsys):
+    """The static list the parser offers (no study module is imported to parse) is the set of
+    studies whose `sweepable` is true; the others are refused as choices."""
+    from sia_theory.studies import STUDIES, SWEEPABLE, get_study
+
+    assert set(SWEEPABLE) == {n for n in STUDIES if get_study(n).sweepable}
+    with pytest.raises(SystemExit) as stop:
+        command.main(["sweep", "zoo_comparison"])
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and "invalid choice" in err and "train-grid" not in err
+
+
+@pytest.mark.parametrize("argv", [["check", "--only", ""], ["check", "--only", "SI-1,"]])
+def test_check_refuses_an_empty_claim_selection(argv, tmp_path, capsys):
+    out = tmp_path / "claims"
+    with pytest.raises(SystemExit) as stop:
+        command.main([*argv, "--quick", "--out", str(out)])
+    assert stop.value.code == 2 and not out.exists()
+    assert capsys.readouterr().err.count("\n") == 1
+
+
+def test_claims_module_refuses_an_empty_only(tmp_path):
+    out = tmp_path / "claims"
+    run = subprocess.run([sys.executable, "-m", "sia_theory.claims", "--quick", "--only", "",
+                          "--out", str(out)], capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert run.returncode == 2 and run.stderr.count("\n") == 1 and "--only" in run.stderr
+    assert not out.exists()
+
+
+BAD_TRANSFORMS = {
+    "raises": "def rule(score, b, h, q_idx, kv_idx):\n    raise RuntimeError('boom')\n",
+    "nan": "import numpy as np\n\ndef rule(score, b, h, q_idx, kv_idx):\n"
+           "    return score * np.nan\n",
+    "float32-overflow": "import numpy as np\n\ndef rule(score, b, h, q_idx, kv_idx):\n"
+                        "    return score + 1e39 * (q_idx - kv_idx > 20)\n",
+}
+
+
+@pytest.mark.parametrize("kind", sorted(BAD_TRANSFORMS))
+def test_train_refuses_a_bad_transform_before_writing_anything(kind, tmp_path, capsys):
+    """A user's transform that raises, is NaN, or overflows float32 only beyond the training
+    length is one line and exit status 2, and the store is never created."""
+    path = tmp_path / f"bad_{kind.replace('-', '_')}.py"
+    path.write_text(BAD_TRANSFORMS[kind])
+    out = tmp_path / "store"
+    assert command.main(["train", "--scheme", f"{path}:rule", "--quick", "--out", str(out),
+                         "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "sia-theory train: error:" in err
+    assert not out.exists()

@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import time
+import warnings
 
 from .._infra.cli import OneLineArgumentParser, output_dir, positive_int, seed
 from ..studies import ALIASES, DEPRECATED_NAMES, SWEEPABLE, get_study
@@ -145,6 +146,16 @@ def settings_from_args(study, args):
     return dataclasses.replace(base, **derived, **given)
 
 
+def _study_name(text: str) -> str:
+    """argparse type: a study name; a name of 0.3 (:data:`DEPRECATED_NAMES`) becomes the new one
+    with a DeprecationWarning."""
+    if text in DEPRECATED_NAMES:
+        warnings.warn(f"study name {text!r} is deprecated; use {DEPRECATED_NAMES[text]!r}",
+                      DeprecationWarning, stacklevel=2)
+        return DEPRECATED_NAMES[text]
+    return text
+
+
 def register(subparsers) -> argparse.ArgumentParser:
     """Add ``sweep STUDY ...`` to ``subparsers``; the namespace's ``handler(args)`` runs it
     and returns the exit status."""
@@ -155,7 +166,7 @@ def register(subparsers) -> argparse.ArgumentParser:
                     "Parquet store. `sia-theory sweep STUDY --help` lists the study's flags (its "
                     "settings' fields). Aliases: " + ", ".join(
                         f"{a} = {n}" for a, n in ALIASES.items()) + ".")
-    p.add_argument("study", metavar="STUDY", choices=names + list(DEPRECATED_NAMES),
+    p.add_argument("study", metavar="STUDY", choices=names, type=_study_name,
                    help="one of: " + ", ".join(names))
     p.add_argument("options", nargs=argparse.REMAINDER, help="the study's flags")
     p.set_defaults(handler=_handler)
