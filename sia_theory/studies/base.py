@@ -30,7 +30,7 @@ import pandas as pd
 
 from .._infra.seeding import check_seed
 
-__all__ = ["Execution", "StudyResult", "Study", "study", "DEFAULT_EXECUTION"]
+__all__ = ["Execution", "StudyResult", "Study", "study", "DEFAULT_EXECUTION", "sweep_store"]
 
 
 @dataclass(frozen=True)
