@@ -2,12 +2,16 @@
 claim and fails the named alternatives, the nearest ones (the judged quantity 20 % beyond its
 tolerance) included; the quick rows are INFO and say why."""
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
 
 from paper_checks import train as T
 from paper_checks.core import NEGATIVE_CONTROLS, REGISTRY
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_every_train_claim_is_registered_with_controls():
@@ -79,11 +83,44 @@ def test_quick_rows_are_info_and_say_so():
     assert table["value"].notna().all()
 
 
-def test_sis_own_table2_passes_and_our_miniature_reading_is_possible():
+def test_sis_own_table2_passes_and_an_unlearned_scheme_is_untested_not_failed():
     assert T.decide_train6(T.synthetic_needles()).verdict == "PASS"
     unlearned = T.synthetic_needles(**{"p-rope": (0.01, 0.0, 0.0)})
     m = T.decide_train6(unlearned)
-    assert m.verdict == "FAIL" and "p-rope not learned at L" in m.detail
+    assert m.verdict == "UNTESTED"
+    assert "premise unmet" in m.detail and "p-rope (worst seed 0.010)" in m.detail
+
+
+def test_train6_the_committed_cpu_run_reads_untested():
+    """The committed CPU needle run learned nothing at L (pooled over 3 seeds: SI 0.076,
+    p-RoPE 0.010, LogN 0.007, NoPE 0): UNTESTED, not FAIL, whatever it kept beyond L."""
+    table = pd.read_csv(ROOT / "figures" / "train_needle_table.csv")
+    m = T.decide_train6(table)
+    assert m.verdict == "UNTESTED", m.detail
+    assert "nope (pooled 0.000)" in m.detail  # the committed table has no per-seed column
+
+
+@pytest.mark.parametrize("scale", [0.8, 0.999])
+def test_train6_one_seed_short_of_the_premise_is_untested(scale):
+    """The premise is per seed: pooled accuracies of SI Table 2 with one seed of NoPE at
+    ``scale`` × the bound (20 % short, and just short) still leave the claim untested."""
+    table = T.synthetic_needles(worst_seed={"nope": scale * T.LEARNED})
+    m = T.decide_train6(table)
+    assert m.verdict == "UNTESTED" and "nope (worst seed" in m.detail
+
+
+@pytest.mark.parametrize("hold, lose, expected", [
+    (True, True, "PASS"), (False, True, "FAIL"), (True, False, "FAIL")])
+def test_train6_a_met_premise_reaches_pass_or_fail(hold, lose, expected):
+    """Every seed exactly at the premise's bound (0.8 at L): the claim is judged. SI holding
+    (16L = L) or dropping to 0.6 × L; p-RoPE losing (16L = 0) or keeping 0.6 × L."""
+    at_l = T.LEARNED
+    table = T.synthetic_needles(
+        worst_seed=dict.fromkeys(T.NEEDLE_HOLD + T.NEEDLE_LOSE, at_l),
+        **{"si-p-rope": (at_l, at_l, at_l if hold else 0.6 * at_l),
+           "logn-p-rope": (at_l, at_l, at_l),
+           "p-rope": (at_l, 0.2, 0.0 if lose else 0.6 * at_l), "nope": (at_l, 0.2, 0.0)})
+    assert T.decide_train6(table).verdict == expected
 
 
 def test_train6_a_missing_scheme_fails_its_checks():

@@ -135,7 +135,8 @@ def _summary(cells: pd.DataFrame, needles: pd.DataFrame, train_length: int) -> p
         multiple = length // train_length
         paper = TABLE2.get(scheme)
         rows.append({"scheme": scheme, "length": length, "multiple": multiple,
-                     "seeds": len(group), "accuracy": mean, "se": se, "correct": k,
+                     "seeds": len(group), "accuracy": mean, "se": se,
+                     "min_seed_accuracy": float(group["accuracy"].min()), "correct": k,
                      "needles": n, "pooled_accuracy": k / n, "ci_low": lo, "ci_high": hi,
                      "digit_token_accuracy": float(group["digit_token_accuracy"].mean()),
                      "paper_accuracy": (paper[{1: 0, 4: 1, 16: 2}[multiple]]
@@ -150,7 +151,8 @@ def train_needle(settings: TrainNeedleSettings, seed: int, execution):
     first ``L`` tokens of each validation document, and its seconds), ``cells`` (per scheme,
     seed and length: ``accuracy`` with its 95 % Wilson interval over needles,
     ``number_accuracy``, ``digit_token_accuracy``) and ``table`` (per scheme and length: the
-    mean accuracy over seeds with its standard error, the pooled accuracy with its Wilson
+    mean accuracy over seeds with its standard error, the worst seed's
+    (``min_seed_accuracy``), the pooled accuracy with its Wilson
     interval, and SI Table 2's value at the same multiple of the training length); metadata
     ``missing`` (cells not in the store under ``finished_only``) and ``grid_store``."""
     s = settings
