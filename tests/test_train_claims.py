@@ -85,10 +85,10 @@ def test_quick_rows_are_info_and_say_so():
 
 def test_sis_own_table2_passes_and_an_unlearned_scheme_is_untested_not_failed():
     assert T.decide_train6(T.synthetic_needles()).verdict == "PASS"
-    unlearned = T.synthetic_needles(**{"p-rope": (0.01, 0.0, 0.0)})
+    unlearned = T.synthetic_needles(**{"si-p-rope": (0.01, 0.0, 0.0)})
     m = T.decide_train6(unlearned)
     assert m.verdict == "UNTESTED"
-    assert "premise unmet" in m.detail and "p-rope (worst seed 0.010)" in m.detail
+    assert "premise unmet" in m.detail and "si-p-rope (worst seed 0.010)" in m.detail
 
 
 def test_train6_the_committed_cpu_run_reads_untested():
@@ -101,12 +101,27 @@ def test_train6_the_committed_cpu_run_reads_untested():
 
 
 @pytest.mark.parametrize("scale", [0.8, 0.999])
-def test_train6_one_seed_short_of_the_premise_is_untested(scale):
-    """The premise is per seed: pooled accuracies of SI Table 2 with one seed of NoPE at
-    ``scale`` × the bound (20 % short, and just short) still leave the claim untested."""
-    table = T.synthetic_needles(worst_seed={"nope": scale * T.LEARNED})
+def test_train6_si_one_seed_short_of_the_premise_is_untested(scale):
+    """The premise is per seed: SI Table 2's pooled accuracies with one seed of SI + p-RoPE at
+    ``scale`` × the bound (20 % short, and just short) leave the claim untested."""
+    m = T.decide_train6(T.synthetic_needles(worst_seed={"si-p-rope": scale * T.LEARNED}))
+    assert m.verdict == "UNTESTED" and "si-p-rope (worst seed" in m.detail
+
+
+def test_train6_without_a_learned_losing_scheme_is_untested():
+    m = T.decide_train6(T.synthetic_needles(worst_seed={"p-rope": 0.5, "nope": 0.7}))
+    assert m.verdict == "UNTESTED"
+
+
+@pytest.mark.parametrize("si16, expected", [(0.965, "PASS"), (0.3, "FAIL")])
+def test_train6_an_unlearned_scheme_is_left_out_not_counted(si16, expected):
+    """NoPE short of the premise in one seed (0.7) is left out and named; the other three are
+    judged: SI holding passes, SI at 0.3 at 16L fails."""
+    table = T.synthetic_needles(worst_seed={"nope": 0.7},
+                                **{"si-p-rope": (0.965, 0.9, si16)})
     m = T.decide_train6(table)
-    assert m.verdict == "UNTESTED" and "nope (worst seed" in m.detail
+    assert m.verdict == expected
+    assert "Left out" in m.detail and "nope (worst seed 0.700)" in m.detail
 
 
 @pytest.mark.parametrize("hold, lose, expected", [
@@ -150,3 +165,15 @@ def test_train7_the_critical_edge_is_inclusive_and_the_next_value_below_fails(n)
     below = max(r for r in set(np.round(T._exact_rhos(n), 9)) if r < critical - 1e-9)
     worse = T.ranking_with_rho(below, n)
     assert T.decide_train7(T.synthetic_phase_summary(order=worse, n=n)).verdict == "FAIL"
+
+
+def test_train6_on_the_committed_gpu_probe_fails_with_nope_left_out():
+    """figures/train_gpu/table2.csv (5 seeds, 480 needles per length): every seed of SI, LogN
+    and p-RoPE retrieves ≥ 0.99 at L, NoPE's worst seed 0.094 (left out); SI keeps 0.404 and
+    LogN 0.346 at 16L (< 0.8 × their L accuracy), p-RoPE 0: FAIL on the schemes that learned."""
+    table = pd.read_csv(ROOT / "figures" / "train_gpu" / "table2.csv")
+    m = T.decide_train6(table)
+    assert m.verdict == "FAIL"
+    assert "nope (worst seed 0.094)" in m.detail and "si-p-rope does not hold" in m.detail
+    assert "p-rope keeps" not in m.detail
+    assert m.value == pytest.approx(194 / 480)
