@@ -125,3 +125,16 @@ def test_exported_tokens_are_the_same_after_import(tmp_path):
         np.testing.assert_array_equal(held[0].encode(text), made[0].encode(text))
     finally:
         D._IMPORTED.clear()
+
+
+def test_figure_metadata_records_the_training_stack():
+    """Every figure's ``versions`` (:func:`sia_theory._infra.io.package_versions`) carry JAX,
+    jaxlib, optax, the XLA flags and the CPU model."""
+    import jax
+    import optax
+
+    from sia_theory._infra.io import package_versions
+
+    v = package_versions()
+    assert v["jax"] == jax.__version__ and v["optax"] == optax.__version__
+    assert v["jaxlib"] and v["cpu"] and "xla_flags" in v

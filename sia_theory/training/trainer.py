@@ -76,7 +76,9 @@ def train(scheme, settings: TrainSettings | None = None, *, seed: int = 0, tau=N
     contexts or :func:`.copying.copy_test`; it must not modify them).
 
     Everything is checked before any work (``ValueError`` naming the parameter). The same
-    ``(scheme, settings, seed, tau)`` gives bit-identical parameters and losses."""
+    ``(scheme, settings, seed, tau)`` gives bit-identical parameters and losses within one
+    process (across processes on a CPU validation losses differ by about 1e-5 nats, on a GPU by
+    up to 4e-4: ``docs/guide/reproducibility.md``)."""
     settings = TrainSettings.full() if settings is None else settings
     if not isinstance(settings, TrainSettings):
         raise ValueError(f"settings must be a TrainSettings, got {type(settings).__name__}")
