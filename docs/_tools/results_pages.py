@@ -12,7 +12,7 @@ from pathlib import Path
 
 import figure_claims as fc
 
-VERDICTS = ("PASS", "FAIL", "DIVERGES", "INFO", "ERROR")
+VERDICTS = ("PASS", "FAIL", "DIVERGES", "UNTESTED", "INFO", "ERROR")
 FAMILIES = {"SI": "Scale-invariant attention (SI)", "CAS": "Critical attention scaling (CAS)",
             "INA": "InAttention (INA)", "REF": "The attention reference (REF)",
             "EXT": "Beyond the papers (EXT)", "TRAIN": "Training (TRAIN)"}
@@ -75,6 +75,10 @@ def claims_page(root: Path) -> str:
         f"| {badge('FAIL')} | it does not (exit status 1) |",
         f"| {badge('DIVERGES')} | the paper's statement is contradicted by the measurement, and "
         "the row says how (a finding, reported with its evidence; not a failure of the toolkit) |",
+        f"| {badge('UNTESTED')} | the experiment could not test the claim: a premise it rests "
+        "on was not met (for example the models never learned the task whose transfer the claim "
+        "is about), and the row names that premise (neither support nor contradiction; not a "
+        "failure) |",
         f"| {badge('INFO')} | reported without a verdict |",
         f"| {badge('ERROR')} | the check itself crashed (exit status 1) |", "",
         "Every check is a study (the library function that also draws the claim's figure) "

@@ -86,11 +86,28 @@ def save_figure(fig, path, dpi: int = 150) -> Path:
     return path
 
 
+def cpu_model() -> str:
+    """The processor's model name (``/proc/cpuinfo``; ``platform.processor()`` elsewhere)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor()
+
+
 def package_versions() -> dict:
+    """Python, platform, CPU model, ``XLA_FLAGS`` and the versions of the packages the numbers
+    depend on (``None`` for one not installed; JAX, jaxlib and optax for the training
+    figures)."""
     from importlib.metadata import PackageNotFoundError, version
 
-    out = {"python": sys.version.split()[0], "platform": platform.platform()}
-    for name in ("sia-theory", "numpy", "scipy", "sympy", "numba", "pandas", "matplotlib"):
+    out = {"python": sys.version.split()[0], "platform": platform.platform(),
+           "cpu": cpu_model(), "xla_flags": os.environ.get("XLA_FLAGS", "")}
+    for name in ("sia-theory", "numpy", "scipy", "sympy", "numba", "pandas", "matplotlib",
+                 "jax", "jaxlib", "optax"):
         try:
             out[name] = version(name)
         except PackageNotFoundError:

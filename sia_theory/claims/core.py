@@ -24,11 +24,13 @@ import pandas as pd
 from sia_theory._infra.io import write_set
 from sia_theory._infra.progress import progress_bar
 
-VERDICTS = ("PASS", "FAIL", "DIVERGES", "INFO")
+VERDICTS = ("PASS", "FAIL", "DIVERGES", "UNTESTED", "INFO")
 """``PASS``: the measurement supports the claim. ``FAIL``: it does not. ``DIVERGES``: the paper's
 statement is contradicted by the measurement and the row says how (an honest finding, not a
-defect of the toolkit). ``INFO``: reported without judging. A check that crashes is an ``ERROR``
-row, written by the runner."""
+defect of the toolkit). ``UNTESTED``: a premise of the experiment was not met (for example the
+models never learned the task whose transfer the claim is about), so the measurement can neither
+support nor contradict the claim; the row names the unmet premise. ``INFO``: reported without
+judging. A check that crashes is an ``ERROR`` row, written by the runner."""
 
 NAN = float("nan")
 
@@ -177,10 +179,11 @@ def to_markdown(table: pd.DataFrame, *, quick: bool, seed: int) -> str:
     mode = "quick (CI)" if quick else "full"
     lines = [f"# Paper claims: {mode} run, seed {seed}", "",
              "Verdicts: PASS (the measurement supports the claim), FAIL (it does not), DIVERGES "
-             "(the paper's statement is contradicted and the row says how), INFO (reported, not "
-             "judged), ERROR (the check crashed). Each row names the alternative law it rejects; "
-             "a negative-control test feeds that law to the row's decision function and sees "
-             "FAIL.", "",
+             "(the paper's statement is contradicted and the row says how), UNTESTED (a premise "
+             "of the experiment was not met, named in the row: the claim was not tested), INFO "
+             "(reported, not judged), ERROR (the check crashed). Each row names the alternative "
+             "law it rejects; a negative-control test feeds that law to the row's decision "
+             "function and sees FAIL.", "",
              "| ID | verdict | claim | measured | value [CI] | target ± tol | rejects | detail |",
              "|---|---|---|---|---|---|---|---|"]
     for row in table.itertuples(index=False):

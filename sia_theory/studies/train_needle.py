@@ -110,8 +110,11 @@ def _needle_cell(settings, study_seed, grid_store, cell, rng_seed):
     grid = TrainGridSettings(train=settings.train, runs=((cell["scheme"], cell["seed"], None),))
     (run,) = grid_runs(grid, seed=study_seed,
                        execution=Execution(store=grid_store)).values()
-    needles, tuned, seconds = tune_and_evaluate(run, settings.needle, seed=study_seed)
+    from ..training.copying import copy_test
     from ..training.evaluation import evaluate
+
+    copied = copy_test(run)  # the premise: can the pretrained model copy from its context?
+    needles, tuned, seconds = tune_and_evaluate(run, settings.needle, seed=study_seed)
 
     length = settings.train.train_length
     before = evaluate(run.parameters, run.resolved_scheme(), tuned.settings, length)
@@ -122,6 +125,7 @@ def _needle_cell(settings, study_seed, grid_store, cell, rng_seed):
         answer_loss_last=float(np.mean(tuned.train_losses[-tail:])),
         text_loss_before=float(before),
         text_loss_after=float(tuned.validation[length]),
+        copy_random_drop=copied["random_drop"], copy_text_drop=copied["text_drop"],
         seconds_tune=seconds["tune"], seconds_evaluate=seconds["evaluate"])
 
 
@@ -135,7 +139,8 @@ def _summary(cells: pd.DataFrame, needles: pd.DataFrame, train_length: int) -> p
         multiple = length // train_length
         paper = TABLE2.get(scheme)
         rows.append({"scheme": scheme, "length": length, "multiple": multiple,
-                     "seeds": len(group), "accuracy": mean, "se": se, "correct": k,
+                     "seeds": len(group), "accuracy": mean, "se": se,
+                     "min_seed_accuracy": float(group["accuracy"].min()), "correct": k,
                      "needles": n, "pooled_accuracy": k / n, "ci_low": lo, "ci_high": hi,
                      "digit_token_accuracy": float(group["digit_token_accuracy"].mean()),
                      "paper_accuracy": (paper[{1: 0, 4: 1, 16: 2}[multiple]]
@@ -147,11 +152,13 @@ def _summary(cells: pd.DataFrame, needles: pd.DataFrame, train_length: int) -> p
 def train_needle(settings: TrainNeedleSettings, seed: int, execution):
     """Frames ``needles`` (one row per evaluated needle and cell, with the cell's answer loss
     at the start and end of fine-tuning, its validation loss on text before and after, on the
-    first ``L`` tokens of each validation document, and its seconds), ``cells`` (per scheme,
-    seed and length: ``accuracy`` with its 95 % Wilson interval over needles,
-    ``number_accuracy``, ``digit_token_accuracy``) and ``table`` (per scheme and length: the
-    mean accuracy over seeds with its standard error, the pooled accuracy with its Wilson
-    interval, and SI Table 2's value at the same multiple of the training length); metadata
+    first ``L`` tokens of each validation document, the pretrained run's copy drops on random
+    tokens and on text (:func:`~sia_theory.training.copying.copy_test`) and its seconds),
+    ``cells`` (per scheme, seed and length: ``accuracy`` with its 95 % Wilson interval over
+    needles, ``number_accuracy``, ``digit_token_accuracy``) and ``table`` (per scheme and
+    length: the mean accuracy over seeds with its standard error, the worst seed's
+    (``min_seed_accuracy``), the pooled accuracy with its Wilson interval, and SI Table 2's
+    value at the same multiple of the training length); metadata
     ``missing`` (cells not in the store under ``finished_only``) and ``grid_store``."""
     s = settings
     grid_store = grid_store_for(s, seed, execution)
@@ -159,7 +166,7 @@ def train_needle(settings: TrainNeedleSettings, seed: int, execution):
             Path(os.fspath(execution.store)).resolve() == grid_store.resolve():
         raise ValueError("grid_store must differ from the needle study's own store")
     key = {"train": json.dumps(s.train.to_dict(), sort_keys=True),
-           "needle": json.dumps(dataclasses.asdict(s.needle), sort_keys=True)}
+           "needle": json.dumps(s.needle.to_dict(), sort_keys=True)}
     cells = [{"scheme": scheme, "seed": k, **key} for scheme in s.schemes for k in s.seeds]
     _, frames, missing = execution.run_cells(
         partial(_needle_cell, s, seed, None if grid_store is None else str(grid_store)),

@@ -39,7 +39,7 @@ from ..models.corpus import prose_topics
 
 __all__ = ["PROSE_CHARS", "VALIDATION_POOL", "VALIDATION_MIN_CHARS", "SEPARATOR",
            "documents", "split", "TextTokenizer", "tokenizer", "Corpus", "corpus",
-           "DATA_STUDY", "tokenized"]
+           "DATA_STUDY", "tokenized", "export_tokenized", "import_tokenized"]
 
 PROSE_CHARS = 32_000
 """Consecutive ``pydoc_data.topics`` entries are joined into one prose document until it holds at
@@ -142,8 +142,18 @@ def tokenizer(kind: str, vocab_size: int, max_train_documents=None) -> TextToken
     return TextTokenizer("bpe", vocab_size, backend)
 
 
-@lru_cache(maxsize=4)
+_IMPORTED: dict = {}  # (kind, vocab_size, max_train_documents) -> the tokenized data
+
+
 def tokenized(kind, vocab_size, max_train_documents):
+    """``(tokenizer, stream, validation pool names, pool ids)``: imported
+    (:func:`import_tokenized`) or made here."""
+    held = _IMPORTED.get((kind, vocab_size, max_train_documents))
+    return held if held is not None else _tokenize(kind, vocab_size, max_train_documents)
+
+
+@lru_cache(maxsize=4)
+def _tokenize(kind, vocab_size, max_train_documents):
     tok = tokenizer(kind, vocab_size, max_train_documents)
     train, pool = split(max_train_documents)
     ids = tok.encode_many([text for _, text in train])
@@ -152,6 +162,50 @@ def tokenized(kind, vocab_size, max_train_documents):
     stream.setflags(write=False)
     pool_ids = tuple(tok.encode_many([text for _, text in pool]))
     return tok, stream, tuple(name for name, _ in pool), pool_ids
+
+
+def export_tokenized(settings, folder) -> Path:
+    """Write the tokenized data of ``settings`` (a :class:`~.settings.TrainSettings`; its
+    ``tokenizer``, ``vocab_size``, ``max_train_documents``) to ``folder/tokenized.npz`` (with
+    the BPE as ``tokenizer.json``), so that another machine, whose Python has another standard
+    library or ``tokenizers`` another version, trains on the same tokens
+    (:func:`import_tokenized`). Returns the ``.npz`` path."""
+    s = settings
+    tok, stream, names, pool_ids = tokenized(s.tokenizer, s.vocab_size, s.max_train_documents)
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    if tok.backend is not None:
+        (folder / "tokenizer.json").write_text(tok.to_json())
+    path = folder / "tokenized.npz"
+    np.savez_compressed(path, stream=stream, pool=np.concatenate(pool_ids),
+                        pool_sizes=np.array([p.size for p in pool_ids], np.int64),
+                        names=np.array(names), key=np.array([s.tokenizer, str(s.vocab_size),
+                                                             str(s.max_train_documents)]))
+    return path
+
+
+def import_tokenized(folder) -> tuple:
+    """Use the data that :func:`export_tokenized` wrote to ``folder`` for its settings' key
+    from now on in this process (training, validation, needles); returns that key
+    ``(tokenizer, vocab_size, max_train_documents)``."""
+    folder = Path(folder)
+    with np.load(folder / "tokenized.npz") as held:
+        kind, vocab, max_docs = (str(x) for x in held["key"])
+        key = (kind, int(vocab), None if max_docs == "None" else int(max_docs))
+        stream = held["stream"].astype(np.int32)
+        cuts = np.cumsum(held["pool_sizes"])[:-1]
+        pool_ids = tuple(p.astype(np.int32) for p in np.split(held["pool"], cuts))
+        names = tuple(str(n) for n in held["names"])
+    if kind == "bytes":
+        tok = TextTokenizer("bytes", 257)
+    else:
+        from tokenizers import Tokenizer
+
+        tok = TextTokenizer("bpe", key[1],
+                            Tokenizer.from_str((folder / "tokenizer.json").read_text()))
+    stream.setflags(write=False)
+    _IMPORTED[key] = (tok, stream, names, pool_ids)
+    return key
 
 
 @dataclass(frozen=True)

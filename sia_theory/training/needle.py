@@ -98,7 +98,8 @@ class NeedleSettings(StudySettings):
     """Needle fine-tuning and evaluation of one pretrained run.
 
     ``steps`` optimiser steps of ``batch_size`` prompts of ``train_length + 1`` tokens (the
-    run's training length), the run's optimiser and rates, linear cool-down over the last
+    run's training length), the run's optimiser and rates, a linear warm-up over the first
+    ``warmup`` steps (SI: 100 of 300; default 0) and a linear cool-down over the last
     ``cooldown`` of the steps; then ``eval_examples`` prompts (three needles each) at every
     ``train_length × k``, ``k`` in ``eval_multiples``; ``eval_tokens`` bounds the tokens per
     evaluation call; ``form``: the answer's form, ``"query"`` or ``"list"`` (module
@@ -120,6 +121,7 @@ class NeedleSettings(StudySettings):
     steps: int = 180
     batch_size: int = 16
     cooldown: float = 0.3
+    warmup: int = 0
     eval_examples: int = 32
     eval_multiples: tuple = (1, 4, 16)
     eval_tokens: int = 8192
@@ -132,6 +134,7 @@ class NeedleSettings(StudySettings):
         set_(self, "steps", check_int("steps", self.steps, lo=1, hi=10**6))
         set_(self, "batch_size", check_int("batch_size", self.batch_size, lo=1, hi=4096))
         set_(self, "cooldown", check_real("cooldown", self.cooldown, lo=0, hi=1))
+        set_(self, "warmup", check_int("warmup", self.warmup, lo=0, hi=self.steps - 1))
         set_(self, "eval_examples", check_int("eval_examples", self.eval_examples, lo=1,
                                               hi=10**5))
         set_(self, "eval_multiples", check_multiples("eval_multiples", self.eval_multiples))
@@ -145,13 +148,22 @@ class NeedleSettings(StudySettings):
 
     def tune_settings(self, train: TrainSettings) -> TrainSettings:
         """The :class:`TrainSettings` of the fine-tuning: the run's, with these ``steps``,
-        ``batch_size`` and ``cooldown``, validation at ``train_length`` only, once at the
-        end."""
+        ``batch_size``, ``cooldown`` and ``warmup``, validation at ``train_length`` only, once
+        at the end."""
         if not isinstance(train, TrainSettings):
             raise ValueError(f"train must be a TrainSettings, got {type(train).__name__}")
         return dataclasses.replace(train, steps=self.steps, batch_size=self.batch_size,
-                                   cooldown=self.cooldown, eval_every=self.steps,
-                                   eval_multiples=(1,))
+                                   cooldown=self.cooldown, warmup=self.warmup,
+                                   eval_every=self.steps, eval_multiples=(1,))
+
+    def to_dict(self) -> dict:
+        """The fields (tuples as lists); ``warmup`` only where it is not 0, so that the
+        stores' keys of the fine-tunings without one stay as they were."""
+        values = {k: list(v) if isinstance(v, tuple) else v
+                  for k, v in dataclasses.asdict(self).items()}
+        if not values["warmup"]:
+            del values["warmup"]
+        return values
 
 
 @dataclass(frozen=True)

@@ -6,8 +6,10 @@
 * token embedding: Adam at ``embedding_learning_rate``; unembedding: Adam at
   ``head_learning_rate``; Adam's ``β = (0.9, 0.95)``.
 
-Schedule (SI App. G: "constant learning rate … and linear cooldown", no warm-up): every rate is
-constant for the first ``(1 − cooldown)·steps`` steps, then falls linearly towards 0.
+Schedule (SI App. G: "constant learning rate … and linear cooldown", no warm-up in
+pretraining): every rate rises linearly over the first ``warmup`` steps (0 by default; SI's
+needle fine-tuning warms up for 100 of its 300 steps), is constant until ``(1 − cooldown)·steps``
+and then falls linearly towards 0.
 """
 
 from __future__ import annotations
@@ -24,14 +26,19 @@ MUON_MOMENTUM = 0.95
 """Muon's (Nesterov) momentum for the block matrices (SI App. G)."""
 
 
-def schedule(rate: float, steps: int, cooldown: float):
-    """``rate × min(1, (steps − step)/(cooldown·steps))`` (constant without cooldown)."""
+def schedule(rate: float, steps: int, cooldown: float, warmup: int = 0):
+    """``rate × min(1, (step + 1)/warmup, (steps − step)/(cooldown·steps))`` (the warm-up and
+    cool-down terms only where ``warmup`` and ``cooldown`` are positive; constant without
+    either)."""
     span = cooldown * steps
-    if span <= 0:
+    if span <= 0 and warmup <= 0:
         return optax.constant_schedule(rate)
 
     def fn(step):
-        return rate * jnp.minimum(1.0, (steps - step) / span)
+        factor = jnp.minimum(1.0, (steps - step) / span) if span > 0 else 1.0
+        if warmup > 0:
+            factor = jnp.minimum(factor, (step + 1.0) / warmup)
+        return rate * factor
 
     return fn
 
@@ -41,15 +48,15 @@ def make_optimizer(settings):
     s = settings
 
     def adam(rate):
-        return optax.adam(schedule(rate, s.steps, s.cooldown), b1=ADAM_BETAS[0],
+        return optax.adam(schedule(rate, s.steps, s.cooldown, s.warmup), b1=ADAM_BETAS[0],
                           b2=ADAM_BETAS[1])
 
     if s.optimizer == "muon":
         from optax.contrib import MuonDimensionNumbers, muon
 
         dims = MuonDimensionNumbers(reduction_axis=1, output_axis=2)  # (layer, in, out)
-        matrices = muon(schedule(s.learning_rate, s.steps, s.cooldown), beta=MUON_MOMENTUM,
-                        nesterov=True,
+        matrices = muon(schedule(s.learning_rate, s.steps, s.cooldown, s.warmup),
+                        beta=MUON_MOMENTUM, nesterov=True,
                         muon_weight_dimension_numbers=lambda tree: jax.tree.map(
                             lambda _: dims, tree))
     else:

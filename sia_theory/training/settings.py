@@ -75,8 +75,9 @@ class TrainSettings(StudySettings):
     Optimiser (SI App. G): ``optimizer="muon"``: Muon (momentum 0.95, Nesterov) at
     ``learning_rate`` on the block matrices, Adam (β = 0.9, 0.95) at
     ``embedding_learning_rate`` on the embeddings and at ``head_learning_rate`` on the output
-    layer; ``"adam"``: Adam on the matrices too. The rate is constant, then falls linearly to
-    0 over the last ``cooldown`` fraction of ``steps``. ``eval_every``: steps between points of
+    layer; ``"adam"``: Adam on the matrices too. The rate rises linearly over the first
+    ``warmup`` steps (default 0: none, as SI's pretraining), is constant, then falls linearly
+    to 0 over the last ``cooldown`` fraction of ``steps``. ``eval_every``: steps between points of
     the validation curve (at ``train_length``).
 
     Defaults (``full()``): SI's rates except the output layer's, 0.008 instead of 0.002 (the
@@ -101,6 +102,7 @@ class TrainSettings(StudySettings):
     head_learning_rate: float = 0.008
     cooldown: float = 0.3
     eval_every: int = 60
+    warmup: int = 0
     validation_documents: int = 4
     max_train_documents: int | None = None
 
@@ -139,6 +141,7 @@ class TrainSettings(StudySettings):
                                                     self.head_learning_rate, lo=0, hi=1,
                                                     lo_open=True))
         set_(self, "cooldown", check_real("cooldown", self.cooldown, lo=0, hi=1))
+        set_(self, "warmup", check_int("warmup", self.warmup, lo=0, hi=self.steps - 1))
         if self.max_train_documents is not None:
             set_(self, "max_train_documents",
                  check_int("max_train_documents", self.max_train_documents, lo=1))
@@ -164,9 +167,13 @@ class TrainSettings(StudySettings):
         return 257 if self.tokenizer == "bytes" else self.vocab_size
 
     def to_dict(self) -> dict:
-        """The fields as JSON-able values (tuples as lists)."""
-        return {k: list(v) if isinstance(v, tuple) else v
-                for k, v in dataclasses.asdict(self).items()}
+        """The fields as JSON-able values (tuples as lists); ``warmup`` only where it is not 0,
+        so that the stores' keys of the runs without one stay as they were."""
+        values = {k: list(v) if isinstance(v, tuple) else v
+                  for k, v in dataclasses.asdict(self).items()}
+        if not values["warmup"]:
+            del values["warmup"]
+        return values
 
     @classmethod
     def from_dict(cls, values: dict) -> TrainSettings:

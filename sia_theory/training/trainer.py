@@ -106,7 +106,8 @@ def _checked_inputs(scheme, settings, seed, tau, parameters, batches):
 
 
 def train(scheme, settings: TrainSettings | None = None, *, seed: int = 0, tau=None,
-          progress: bool = False, parameters=None, batches=None) -> TrainedRun:
+          progress: bool = False, parameters=None, batches=None,
+          on_checkpoint=None) -> TrainedRun:
     """Train one model of ``settings`` (default :meth:`TrainSettings.full`) with ``scheme``
     (a name of :data:`~.schemes.SCHEMES`, ``MODULE:OBJECT[@position]`` or a
     :class:`~.schemes.Scheme`; ``tau`` overrides an SI scheme's τ) from ``seed``.
@@ -115,10 +116,15 @@ def train(scheme, settings: TrainSettings | None = None, *, seed: int = 0, tau=N
     ``seed``'s initialisation (a fresh optimiser state); ``batches(step) -> (windows, mask)``
     replaces the corpus's batches, ``windows`` ``(B, train_length + 1)`` and ``mask``
     ``(B, train_length)`` (1 where a position's next-token loss counts; the step minimises the
-    mean over those). Validation is the corpus's, as without them.
+    mean over those). Validation is the corpus's, as without them. ``on_checkpoint(step,
+    params)``, if given, is called at every point of the validation curve with the JAX
+    parameters of that step (for measurements beside the curve, e.g. validation at longer
+    contexts or :func:`.copying.copy_test`; it must not modify them).
 
     Everything is checked before any work (``ValueError`` naming the parameter). The same
-    ``(scheme, settings, seed, tau)`` gives bit-identical parameters and losses."""
+    ``(scheme, settings, seed, tau)`` gives bit-identical parameters and losses within one
+    process (across processes on a CPU validation losses differ by about 1e-5 nats, on a GPU by
+    up to 4e-4: ``docs/guide/reproducibility.md``)."""
     s, seed, resolved, start_from = _checked_inputs(scheme, settings, seed, tau, parameters,
                                                     batches)
     corpus = load_corpus(s)  # ValueError naming train_length if the data is too short
@@ -156,6 +162,8 @@ def train(scheme, settings: TrainSettings | None = None, *, seed: int = 0, tau=N
                                          f"{done} (scheme {resolved.name}, seed {seed}); lower "
                                          "the learning rates")
             curve.append((done, value))
+            if on_checkpoint is not None:
+                on_checkpoint(done, params)
             start = time.perf_counter()
             clock["evaluate"] += start - t0
         if bar is not None:
