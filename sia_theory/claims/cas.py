@@ -1,6 +1,6 @@
 """Claims CAS-1 … CAS-3: critical attention scaling on the exact simplex and the Jacobian
 (THEORY.md §2; Chen, Lin, Polyanskiy, Rigollet, ICLR 2026, arXiv 2510.05554). CAS-4 … CAS-8
-(near-simplex tokens) are in :mod:`paper_checks.cas_near_simplex`.
+(near-simplex tokens) are in :mod:`sia_theory.claims.cas_near_simplex`.
 
 Each check runs the library study behind the claim's figure (``Settings.quick()`` or
 ``Settings.full()``, the same as ``python experiments/<figure>.py [--quick]``), summarises it with

@@ -1,7 +1,7 @@
 """Claims CAS-4 … CAS-8: critical attention scaling on near-simplex (Gaussian) tokens (THEORY.md
 §2; Chen, Lin, Polyanskiy, Rigollet, ICLR 2026, arXiv 2510.05554).
 
-As in :mod:`paper_checks.cas`: each check runs the library study behind the claim's figure
+As in :mod:`sia_theory.claims.cas`: each check runs the library study behind the claim's figure
 (``Settings.quick()`` or ``Settings.full()``), summarises it with the library's summary function
 and hands the numbers to a pure ``decide_cas*`` function; each negative control feeds the
 alternative law to that function. Intervals are 95 %.
