@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from sia_theory.claims.train import PAPER_TABLE2, decide_train6
+from sia_theory.claims.train_needle import PAPER_TABLE2, decide_train6
 from sia_theory.toolkit import OneLineArgumentParser, mean_se, wilson_interval
 
 FILES = ("curves", "copy", "needles", "tune", "runs")

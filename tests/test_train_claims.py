@@ -9,6 +9,8 @@ import pandas as pd
 import pytest
 
 from sia_theory.claims import train as T
+from sia_theory.claims import train_needle as N
+from sia_theory.claims import train_phase as P
 from sia_theory.claims.core import NEGATIVE_CONTROLS, REGISTRY
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -84,9 +86,9 @@ def test_quick_rows_are_info_and_say_so():
 
 
 def test_sis_own_table2_passes_and_an_unlearned_scheme_is_untested_not_failed():
-    assert T.decide_train6(T.synthetic_needles()).verdict == "PASS"
-    unlearned = T.synthetic_needles(**{"si-p-rope": (0.01, 0.0, 0.0)})
-    m = T.decide_train6(unlearned)
+    assert N.decide_train6(N.synthetic_needles()).verdict == "PASS"
+    unlearned = N.synthetic_needles(**{"si-p-rope": (0.01, 0.0, 0.0)})
+    m = N.decide_train6(unlearned)
     assert m.verdict == "UNTESTED"
     assert "premise unmet" in m.detail and "si-p-rope (worst seed 0.010)" in m.detail
 
@@ -95,7 +97,7 @@ def test_train6_the_committed_cpu_run_reads_untested():
     """The committed CPU needle run learned nothing at L (pooled over 3 seeds: SI 0.076,
     p-RoPE 0.010, LogN 0.007, NoPE 0): UNTESTED, not FAIL, whatever it kept beyond L."""
     table = pd.read_csv(ROOT / "figures" / "train_needle_table.csv")
-    m = T.decide_train6(table)
+    m = N.decide_train6(table)
     assert m.verdict == "UNTESTED", m.detail
     assert "nope (pooled 0.000)" in m.detail  # the committed table has no per-seed column
 
@@ -104,12 +106,12 @@ def test_train6_the_committed_cpu_run_reads_untested():
 def test_train6_si_one_seed_short_of_the_premise_is_untested(scale):
     """The premise is per seed: SI Table 2's pooled accuracies with one seed of SI + p-RoPE at
     ``scale`` × the bound (20 % short, and just short) leave the claim untested."""
-    m = T.decide_train6(T.synthetic_needles(worst_seed={"si-p-rope": scale * T.LEARNED}))
+    m = N.decide_train6(N.synthetic_needles(worst_seed={"si-p-rope": scale * N.LEARNED}))
     assert m.verdict == "UNTESTED" and "si-p-rope (worst seed" in m.detail
 
 
 def test_train6_without_a_learned_losing_scheme_is_untested():
-    m = T.decide_train6(T.synthetic_needles(worst_seed={"p-rope": 0.5, "nope": 0.7}))
+    m = N.decide_train6(N.synthetic_needles(worst_seed={"p-rope": 0.5, "nope": 0.7}))
     assert m.verdict == "UNTESTED"
 
 
@@ -117,9 +119,9 @@ def test_train6_without_a_learned_losing_scheme_is_untested():
 def test_train6_an_unlearned_scheme_is_left_out_not_counted(si16, expected):
     """NoPE short of the premise in one seed (0.7) is left out and named; the other three are
     judged: SI holding passes, SI at 0.3 at 16L fails."""
-    table = T.synthetic_needles(worst_seed={"nope": 0.7},
+    table = N.synthetic_needles(worst_seed={"nope": 0.7},
                                 **{"si-p-rope": (0.965, 0.9, si16)})
-    m = T.decide_train6(table)
+    m = N.decide_train6(table)
     assert m.verdict == expected
     assert "Left out" in m.detail and "nope (worst seed 0.700)" in m.detail
 
@@ -129,18 +131,18 @@ def test_train6_an_unlearned_scheme_is_left_out_not_counted(si16, expected):
 def test_train6_a_met_premise_reaches_pass_or_fail(hold, lose, expected):
     """Every seed exactly at the premise's bound (0.8 at L): the claim is judged. SI holding
     (16L = L) or dropping to 0.6 × L; p-RoPE losing (16L = 0) or keeping 0.6 × L."""
-    at_l = T.LEARNED
-    table = T.synthetic_needles(
-        worst_seed=dict.fromkeys(T.NEEDLE_HOLD + T.NEEDLE_LOSE, at_l),
+    at_l = N.LEARNED
+    table = N.synthetic_needles(
+        worst_seed=dict.fromkeys(N.NEEDLE_HOLD + N.NEEDLE_LOSE, at_l),
         **{"si-p-rope": (at_l, at_l, at_l if hold else 0.6 * at_l),
            "logn-p-rope": (at_l, at_l, at_l),
            "p-rope": (at_l, 0.2, 0.0 if lose else 0.6 * at_l), "nope": (at_l, 0.2, 0.0)})
-    assert T.decide_train6(table).verdict == expected
+    assert N.decide_train6(table).verdict == expected
 
 
 def test_train6_a_missing_scheme_fails_its_checks():
-    table = T.synthetic_needles()
-    assert T.decide_train6(table[table["scheme"] != "nope"]).verdict == "FAIL"
+    table = N.synthetic_needles()
+    assert N.decide_train6(table[table["scheme"] != "nope"]).verdict == "FAIL"
 
 
 @pytest.mark.parametrize("n, published", [(5, 0.900), (6, 0.829), (7, 0.714), (8, 0.643),
@@ -148,23 +150,23 @@ def test_train6_a_missing_scheme_fails_its_checks():
 def test_spearman_critical_values_match_the_published_table(n, published):
     """One-sided α = 0.05 critical values of Spearman's ρ (Zar 1972, Table 1; also Ramsey
     1989): ours, from the exact distribution over all n! rankings, to the table's 3 decimals."""
-    assert T.spearman_critical(n) == pytest.approx(published, abs=6e-4)
+    assert P.spearman_critical(n) == pytest.approx(published, abs=6e-4)
 
 
 def test_train7_the_same_ranking_passes():
-    assert T.decide_train7(T.synthetic_phase_summary()).verdict == "PASS"
+    assert P.decide_train7(P.synthetic_phase_summary()).verdict == "PASS"
 
 
 @pytest.mark.parametrize("n", range(5, 11))
 def test_train7_the_critical_edge_is_inclusive_and_the_next_value_below_fails(n):
     """With fewer schemes (runs missing) too: ρ at the published critical value passes, the
     next attainable value below it fails."""
-    critical = T.spearman_critical(n)
-    edge = T.ranking_with_rho(critical, n)
-    assert T.decide_train7(T.synthetic_phase_summary(order=edge, n=n)).verdict == "PASS"
-    below = max(r for r in set(np.round(T._exact_rhos(n), 9)) if r < critical - 1e-9)
-    worse = T.ranking_with_rho(below, n)
-    assert T.decide_train7(T.synthetic_phase_summary(order=worse, n=n)).verdict == "FAIL"
+    critical = P.spearman_critical(n)
+    edge = P.ranking_with_rho(critical, n)
+    assert P.decide_train7(P.synthetic_phase_summary(order=edge, n=n)).verdict == "PASS"
+    below = max(r for r in set(np.round(P._exact_rhos(n), 9)) if r < critical - 1e-9)
+    worse = P.ranking_with_rho(below, n)
+    assert P.decide_train7(P.synthetic_phase_summary(order=worse, n=n)).verdict == "FAIL"
 
 
 @pytest.mark.parametrize("folder, worst_nope, si", [("train_gpu", 0.094, 194 / 480),
@@ -175,7 +177,7 @@ def test_train6_on_the_committed_gpu_probe_fails_with_nope_left_out(folder, wors
     0.404 / 0.496 and LogN 0.346 / 0.469 at 16L (< 0.8 × their L accuracy), p-RoPE 0: FAIL
     on the schemes that learned."""
     table = pd.read_csv(ROOT / "figures" / folder / "table2.csv")
-    m = T.decide_train6(table)
+    m = N.decide_train6(table)
     assert m.verdict == "FAIL"
     assert f"nope (worst seed {worst_nope:.3f})" in m.detail
     assert "si-p-rope does not hold" in m.detail and "logn-p-rope does not hold" in m.detail

@@ -1,4 +1,5 @@
-"""Claims TRAIN-1 … TRAIN-7: SI §5 and App. G–I in miniature (THEORY.md §7; docs/training.md).
+"""Claims TRAIN-1 … TRAIN-5: SI §5 and App. G–I in miniature (THEORY.md §7; docs/training.md);
+TRAIN-6 is in :mod:`.train_needle`, TRAIN-7 in :mod:`.train_phase`, on the helpers here.
 
 Every row reads the one training grid of :func:`sia_theory.studies.train_grid.figure_grid`
 through the study ``train_grid`` (full: the store ``build/sweeps/train_grid-seed<seed>``, shared
@@ -6,11 +7,6 @@ with ``make figures-train``; missing runs are trained, finished ones read back),
 summary table (:func:`~sia_theory.studies.train_grid.validation_summary`: ``scheme, tau,
 multiple, mean, se, n``) to a pure decision function. In miniature the claims are orderings and
 shapes, judged with stated tolerances in nats per token.
-
-TRAIN-6 reads the needle study ``train_needle`` (SI Table 2; full: its store
-``build/sweeps/train_needle-seed<seed>`` beside the grid's), TRAIN-7 the heads' REM phases of
-:mod:`sia_theory.studies.train_phase` (the toolkit's own question: does the Gaussian theory's
-phase shift rank the schemes' loss change?).
 
 Quick mode trains 8-step models (seconds), which cannot order anything: the quick rows run the
 same study, summary and decision function (the mechanics), report what the decision would be and
@@ -34,43 +30,38 @@ from sia_theory.studies.train_grid import (
     train_grid,
     validation_summary,
 )
-from sia_theory.studies.train_phase import trained_phases
 
 from .core import Measurement, claim, negative_control, verdict
 
-ROOT = Path(__file__).resolve().parents[1]
 FLAT_TOL = 0.10  # nats: |loss(16L) − loss(L)| of a scheme that "stays flat"
 BLOWUP = 0.30  # nats: the rise from L to 16L of a scheme that "blows up"
 K_SE = 2.0  # "within s.e.": within K_SE standard errors of the difference
 MIN_NOISE = 0.01  # nats: floor of the run-to-run noise of a single-seed comparison
 NEAR_TOL = 0.05  # nats: "nearly matches" at L (SI + RoPE against SI + p-RoPE)
 RESOLVED = 0.05  # TRAIN-5: a theory difference counts if > 5 % of the larger value (and 2 s.e.)
-LEARNED = 0.8  # TRAIN-6's premise: the needle task is learned at L when every seed is at least this
-HOLD = 0.8  # TRAIN-6: a scheme holds when its 16L accuracy is at least HOLD x its L accuracy
-LOSE = 0.5  # TRAIN-6: a scheme loses the needles when its 16L accuracy is at most LOSE x at L
-ALPHA = 0.05  # TRAIN-7: one-sided level of the exact permutation test of Spearman's rho
 QUICK_NOTE = ("quick: 8-step models of width 32 cannot order schemes; the study, summary and "
               "decision ran (mechanics only), verdict not judged: ")
 
 
-def _store(name: str, seed: int) -> Path:
-    """The full runs' store of study ``name``, shared with the figures."""
-    return sweep_store(name, seed, ROOT / "build" / "sweeps")
+def sweep_store_for(name: str, seed: int) -> Path:
+    """The full runs' store of study ``name`` in ``./build/sweeps`` (run from the repository's
+    root, as ``make check`` does, it is the figures' store)."""
+    return sweep_store(name, seed, Path.cwd() / "build" / "sweeps")
 
 
-def _execution(quick: bool, seed: int, name: str = "train_grid") -> Execution:
+def execution_for(quick: bool, seed: int, name: str = "train_grid") -> Execution:
     """Quick: in memory; full: the store of ``name`` shared with the figures, two runs at a
     time."""
     if quick:
         return Execution()
-    return Execution(store=_store(name, seed), scheduler=None, n_workers=2, progress=True)
+    return Execution(store=sweep_store_for(name, seed), scheduler=None, n_workers=2, progress=True)
 
 
 @lru_cache(maxsize=4)
 def grid_validation(quick: bool, seed: int) -> pd.DataFrame:
     """The ``validation`` frame of the figure grid (trained once per process and mode)."""
     return train_grid(figure_grid(quick), seed=seed,
-                      execution=_execution(quick, seed))["validation"]
+                      execution=execution_for(quick, seed))["validation"]
 
 
 def _row(summary, scheme, multiple, tau=10.0):
@@ -228,125 +219,9 @@ def decide_train5(model: pd.DataFrame, theory: pd.DataFrame) -> Measurement:
                        "agrees.")
 
 
-NEEDLE_HOLD = ("si-p-rope", "logn-p-rope")
-"""SI Table 2: the schemes that keep retrieving at 4× and 16× the fine-tuning length."""
-NEEDLE_LOSE = ("p-rope", "nope")
-"""SI Table 2: the schemes that lose the needles beyond it."""
-PAPER_TABLE2 = {"p-rope": (0.966, 0.250, 0.000), "nope": (0.964, 0.303, 0.000),
-                "logn-p-rope": (0.969, 0.962, 0.939), "si-p-rope": (0.965, 0.969, 0.969)}
-"""SI Table 2: accuracy at 4k / 16k / 64k after fine-tuning at 4k (the decision's own test)."""
-
-
-def _needle_accuracy(table, scheme, multiple):
-    g = table[(table["scheme"] == scheme) & (table["multiple"] == multiple)]
-    return float(g["pooled_accuracy"].iloc[0]) if len(g) else float("nan")
-
-
-def _premise_accuracy(table, scheme) -> tuple[float, str]:
-    """The worst seed's accuracy at L (column ``min_seed_accuracy``; the pooled accuracy where
-    the table has no per-seed column) and which of the two it is."""
-    column, label = (("min_seed_accuracy", "worst seed") if "min_seed_accuracy" in table
-                     else ("pooled_accuracy", "pooled"))
-    g = table[(table["scheme"] == scheme) & (table["multiple"] == 1)]
-    return (float(g[column].iloc[0]) if len(g) else float("nan")), label
-
-
-def decide_train6(table: pd.DataFrame) -> Measurement:
-    """The premise first: a scheme of SI Table 2 learned the needle task at L when every seed
-    retrieves ``≥ LEARNED`` of the needles there (SI's models: 0.965). A scheme that did not is
-    left out of the comparison (named in the row, not counted as a loss); without SI +
-    p-RoPE or without any of p-RoPE and NoPE the claim cannot be judged: UNTESTED. Otherwise
-    PASS iff each learned scheme of SI + p-RoPE and LogN + p-RoPE holds the needles at 16L
-    (pooled accuracy ``≥ HOLD`` × its L accuracy) and each learned one of p-RoPE and NoPE
-    loses them (``≤ LOSE`` × its own), else FAIL. ``table``: the needle study's ``table``
-    (``scheme, multiple, pooled_accuracy`` and ``min_seed_accuracy``, the worst seed's); a
-    scheme missing from it fails. Value: SI + p-RoPE's 16L accuracy over its L accuracy."""
-    schemes = NEEDLE_HOLD + NEEDLE_LOSE
-    at = {s: (_needle_accuracy(table, s, 1), _needle_accuracy(table, s, 16)) for s in schemes}
-    missing = [s for s in schemes if not (table["scheme"] == s).any()]
-    premise = {s: _premise_accuracy(table, s) for s in schemes if s not in missing}
-    unlearned = {s: (a, label) for s, (a, label) in premise.items() if not a >= LEARNED}
-    judged = [s for s in schemes if s not in unlearned]
-    failed = [f"{s} missing from the table" for s in missing]
-    failed += [f"{s} does not hold ({a16:.3f} < {HOLD} × {a1:.3f})"
-               for s, (a1, a16) in at.items()
-               if s in NEEDLE_HOLD and s in judged and not a16 >= HOLD * a1]
-    failed += [f"{s} keeps the needles ({a16:.3f} > {LOSE} × {a1:.3f})"
-               for s, (a1, a16) in at.items()
-               if s in NEEDLE_LOSE and s in judged and not a16 <= LOSE * a1]
-    si1, si16 = at["si-p-rope"]
-    retention = si16 / si1 if si1 > 0 else float("nan")
-    shown = "; ".join(f"{s} {a1:.3f} → {a16:.3f}" for s, (a1, a16) in at.items())
-    digits = ""
-    if "digit_token_accuracy" in table:
-        d = table.set_index(["scheme", "multiple"])["digit_token_accuracy"]
-        digits = " Digit tokens right at L → 16L: " + "; ".join(
-            f"{s} {d.get((s, 1), np.nan):.2f} → {d.get((s, 16), np.nan):.2f}" for s in at) + "."
-    short = ", ".join(f"{s} ({label} {a:.3f})" for s, (a, label) in unlearned.items())
-    left_out = (f" Left out, not learned at L (every seed ≥ {LEARNED}): {short}."
-                if unlearned else "")
-    measured = f"needles retrieved at L → 16L (pooled over seeds): {shown}"
-    testable = "si-p-rope" in judged and any(s in judged for s in NEEDLE_LOSE)
-    if not testable and not missing:
-        return Measurement("UNTESTED", measured, value=retention, target=1.0,
-                           tolerance=1 - HOLD,
-                           detail=f"premise unmet: retrieval not learned at L (every seed ≥ "
-                                  f"{LEARNED}) by {short}, so what they keep beyond L says "
-                                  "nothing about the claim. The sub-checks would say: "
-                                  + ("; ".join(failed) if failed else "all hold") + "." + digits)
-    return Measurement(verdict(not failed), measured, value=retention, target=1.0,
-                       tolerance=1 - HOLD,
-                       detail=("failed: " + "; ".join(failed) + "." if failed else
-                               "all sub-checks hold.") + left_out + digits)
-
-
-def spearman_critical(n: int, alpha: float = ALPHA) -> float:
-    """The smallest Spearman ρ of ``n`` distinct pairs whose exact one-sided permutation
-    p-value is ``≤ alpha`` (all ``n!`` rankings; ``n ≤ 10``)."""
-    if not 3 <= n <= 10:
-        raise ValueError(f"n must be in [3, 10] for the exact distribution, got {n}")
-    rho = np.round(_exact_rhos(n), 12)
-    values, counts = np.unique(rho, return_counts=True)  # ascending
-    p_at_least = np.cumsum(counts[::-1])[::-1] / rho.size  # P(ρ >= value) under the null
-    ok = values[p_at_least <= alpha]
-    return float(ok.min()) if ok.size else float("inf")
-
-
-@lru_cache(maxsize=8)
-def _exact_rhos(n: int) -> np.ndarray:
-    from itertools import permutations
-
-    ranks = np.array(list(permutations(range(n))), dtype=np.int64)  # (n!, n)
-    d2 = ((ranks - np.arange(n)) ** 2).sum(axis=1)
-    return 1 - 6 * d2 / (n * (n * n - 1))
-
-
-def decide_train7(summary: pd.DataFrame) -> Measurement:
-    """PASS iff the schemes' phase shift (median over heads of ``|log r(16L)/r(L)|``) ranks
-    their loss change from L to 16L: Spearman's ρ at or above the exact one-sided critical value
-    at ``ALPHA`` (:func:`spearman_critical`). ``summary``: ``scheme, phase_shift, loss_change,
-    phase_changed`` (:func:`~sia_theory.studies.train_phase.phase_shift_summary`). Value: ρ."""
-    from scipy.stats import spearmanr
-
-    n = len(summary)
-    rho = float(spearmanr(summary["phase_shift"], summary["loss_change"]).statistic)
-    critical = spearman_critical(n)
-    p_value = float(np.mean(_exact_rhos(n) >= rho - 1e-12))
-    shown = ", ".join(f"{r.scheme} {r.phase_shift:.2f} / {r.loss_change:+.3f}"
-                      for r in summary.sort_values("loss_change").itertuples())
-    # decided on the exact p-value (the critical value is the same decision, but a ρ equal to
-    # it must not fail on a rounding of the two)
-    return Measurement(verdict(p_value <= ALPHA), f"ρ = {rho:+.2f} over {n} schemes (exact "
-                       f"one-sided p = {p_value:.3f}; critical {critical:.3f} at {ALPHA}); phase "
-                       f"shift / loss change: {shown}", value=rho, target=critical,
-                       detail="share of heads that changed phase: " + ", ".join(
-                           f"{r.scheme} {r.phase_changed:.2f}" for r in summary.itertuples())
-                       + ".")
-
-
 # --- the rows -------------------------------------------------------------------------------
 
-def _judged(m: Measurement, quick: bool) -> Measurement:
+def judged(m: Measurement, quick: bool) -> Measurement:
     if not quick:
         return m
     return Measurement("INFO", QUICK_NOTE + f"decision {m.verdict}; " + m.measured,
@@ -362,7 +237,7 @@ def _summary(quick, seed):
        alternative="SI + p-RoPE rises beyond L like p-RoPE")
 def train_1(quick, seed):
     """SI Table 1 / Fig. 3 (figures/train_table1)."""
-    return _judged(decide_train1(_summary(quick, seed)), quick)
+    return judged(decide_train1(_summary(quick, seed)), quick)
 
 
 @claim("TRAIN-2", "Table 1 / Fig. 3: SI + p-RoPE is the best scheme at 16L and not worse than "
@@ -370,7 +245,7 @@ def train_1(quick, seed):
        alternative="another scheme beats SI + p-RoPE at 16L (e.g. LogN + p-RoPE lower)")
 def train_2(quick, seed):
     """SI Table 1 (figures/train_table1)."""
-    return _judged(decide_train2(_summary(quick, seed)), quick)
+    return judged(decide_train2(_summary(quick, seed)), quick)
 
 
 @claim("TRAIN-3", "Fig. 8 / App. I.3: under SI, p-RoPE beats RoPE at 16L while nearly matching "
@@ -378,7 +253,7 @@ def train_2(quick, seed):
        alternative="SI + RoPE generalises as well as SI + p-RoPE")
 def train_3(quick, seed):
     """SI App. I.3 (figures/train_si_positions)."""
-    return _judged(decide_train3(_summary(quick, seed)), quick)
+    return judged(decide_train3(_summary(quick, seed)), quick)
 
 
 @claim("TRAIN-4", "Fig. 5 / App. H: of τ ∈ {0.1, 1, 10, 100}, SI + p-RoPE with τ = 10 is best "
@@ -386,7 +261,7 @@ def train_3(quick, seed):
        alternative="another τ (e.g. τ = 1) clearly best at 16L")
 def train_4(quick, seed):
     """SI Fig. 5 (figures/train_tau)."""
-    return _judged(decide_train4(_summary(quick, seed)), quick)
+    return judged(decide_train4(_summary(quick, seed)), quick)
 
 
 @claim("TRAIN-5", "Fig. 1 bottom row: the trained models' attention (no scaling, LogN, SI; "
@@ -395,45 +270,10 @@ def train_4(quick, seed):
        alternative="SI's attention behaves like LogN's (their statistics swapped)")
 def train_5(quick, seed):
     """SI Fig. 1 bottom row (figures/train_attention_stats), seed 0's runs."""
-    train, model, theory, _ = trained_fig1(bool(quick), seed, _execution(bool(quick), seed))
+    train, model, theory, _ = trained_fig1(bool(quick), seed, execution_for(bool(quick), seed))
     m = decide_train5(fig1_features(model, train.train_length),
                       fig1_features(theory, train.train_length))
-    return _judged(m, quick)
-
-
-@lru_cache(maxsize=4)
-def needle_table(quick: bool, seed: int) -> pd.DataFrame:
-    """The needle study's ``table`` (full: its store beside the grid's; quick: in memory)."""
-    import dataclasses
-
-    from sia_theory.studies.train_needle import TrainNeedleSettings, train_needle
-
-    s = TrainNeedleSettings.of(quick)
-    if not quick:
-        s = dataclasses.replace(s, grid_store=_store("train_grid", seed))
-    return train_needle(s, seed=seed, execution=_execution(quick, seed, "train_needle"))["table"]
-
-
-@claim("TRAIN-6", "Table 2: after needle fine-tuning at L every scheme retrieves at L; SI + "
-                  "p-RoPE and LogN + p-RoPE keep retrieving at 16L while p-RoPE and NoPE lose "
-                  f"the needles (in miniature: a scheme not learned at L, ≥ {LEARNED} in every "
-                  "seed, is left out, and without SI or without p-RoPE and NoPE the row is "
-                  f"UNTESTED; hold ≥ {HOLD} × and lose ≤ {LOSE} × the L accuracy)",
-       alternative="SI + p-RoPE loses the needles beyond L like p-RoPE")
-def train_6(quick, seed):
-    """SI Table 2 (figures/train_needle)."""
-    return _judged(decide_train6(needle_table(bool(quick), seed)), quick)
-
-
-@claim("TRAIN-7", "Theory beside practice (the toolkit's question, not a paper's): the size of a "
-                  "trained scheme's REM phase shift from L to 16L ranks its loss change "
-                  f"(Spearman ρ significant at {ALPHA}, one-sided, exact, over the nine "
-                  "schemes)",
-       alternative="no relation, or the reverse ranking")
-def train_7(quick, seed):
-    """figures/train_phase, seed 0's runs."""
-    _, summary, _ = trained_phases(bool(quick), seed, _execution(bool(quick), seed))
-    return _judged(decide_train7(summary), quick)
+    return judged(m, quick)
 
 
 # --- negative controls: synthetic tables ------------------------------------------------------
@@ -538,58 +378,3 @@ negative_control("TRAIN-4", "τ = 10 20 % beyond the noise above the best")(
                                                   ("si-p-rope", 100.0): 0.0})))
 negative_control("TRAIN-5", "SI's recent-token attention 20 % below LogN's")(
     lambda: decide_train5(*synthetic_fig1(si_recent_scale=0.8)))
-
-
-def synthetic_needles(worst_seed=None, **accuracy) -> pd.DataFrame:
-    """A needle table following SI Table 2 (:data:`PAPER_TABLE2`); ``accuracy`` overrides a
-    scheme's ``(L, 4L, 16L)``, ``worst_seed`` a scheme's worst seed at L (default: its L
-    accuracy, every seed alike)."""
-    rows = []
-    worst_seed = worst_seed or {}
-    for scheme, values in {**PAPER_TABLE2, **accuracy}.items():
-        for multiple, a in zip((1, 4, 16), values, strict=True):
-            rows.append({"scheme": scheme, "multiple": multiple, "pooled_accuracy": a,
-                         "min_seed_accuracy": worst_seed.get(scheme, a) if multiple == 1
-                         else a})
-    return pd.DataFrame(rows)
-
-
-negative_control("TRAIN-6")(lambda: decide_train6(synthetic_needles(
-    **{"si-p-rope": (0.965, 0.250, 0.000)})))
-negative_control("TRAIN-6", "SI's 16L accuracy 20 % beyond the hold tolerance")(
-    lambda: decide_train6(synthetic_needles(
-        **{"si-p-rope": (0.965, 0.9, 0.965 * (1 - 1.2 * (1 - HOLD)))})))
-negative_control("TRAIN-6", "p-RoPE's 16L accuracy 20 % above the lose bound")(
-    lambda: decide_train6(synthetic_needles(**{"p-rope": (0.966, 0.8, 0.966 * 1.2 * LOSE)})))
-negative_control("TRAIN-6", "SI's 16L accuracy 20 % beyond the hold tolerance, premise just met")(
-    lambda: decide_train6(synthetic_needles(
-        worst_seed=dict.fromkeys(NEEDLE_HOLD + NEEDLE_LOSE, LEARNED),
-        **{"si-p-rope": (LEARNED, 0.7, LEARNED * (1 - 1.2 * (1 - HOLD)))})))
-
-
-def synthetic_phase_summary(order=None, n=9) -> pd.DataFrame:
-    """``n`` schemes with phase shifts ``0.1 … 0.1 n`` and loss changes ranked by ``order``
-    (a permutation of ``range(n)``; default: the same ranking, ρ = 1)."""
-    order = list(range(n)) if order is None else list(order)
-    return pd.DataFrame({"scheme": [f"s{k}" for k in range(n)],
-                         "phase_shift": 0.1 * (1 + np.arange(n)),
-                         "loss_change": 0.05 * np.asarray(order, float),
-                         "phase_changed": 0.0})
-
-
-def ranking_with_rho(rho: float, n: int = 9) -> tuple:
-    """The first permutation (lexicographic) of ``range(n)`` whose Spearman ρ against the
-    identity is the attainable value nearest to ``rho`` (:func:`_exact_rhos` lists them in
-    that order)."""
-    from itertools import islice, permutations
-
-    k = int(np.argmin(np.abs(_exact_rhos(n) - rho)))
-    return next(islice(permutations(range(n)), k, None))
-
-
-negative_control("TRAIN-7")(lambda: decide_train7(synthetic_phase_summary(order=range(8, -1, -1))))
-negative_control("TRAIN-7", "no relation (ρ = 0)")(
-    lambda: decide_train7(synthetic_phase_summary(order=ranking_with_rho(0.0))))
-negative_control("TRAIN-7", "ρ 20 % below the critical value")(
-    lambda: decide_train7(synthetic_phase_summary(
-        order=ranking_with_rho(0.8 * spearman_critical(9)))))
