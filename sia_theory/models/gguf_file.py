@@ -6,7 +6,10 @@ numpy routines); this module adds the checks a user needs: the file exists, has 
 size and SHA-256, parses, and holds only quantisation types we accept. Every failure is one
 ``ValueError`` naming the cause and the fix.
 
-Block formats of the types we accept (llama.cpp ``ggml-common.h``; 32 weights per block):
+The K-quants ``Q4_K``, ``Q5_K`` and ``Q6_K`` (256 weights per super-block) are dequantized by
+:mod:`.kquants`, written from llama.cpp's reference; the other types by ``gguf.quants``.
+
+Block formats of the other types we accept (llama.cpp ``ggml-common.h``; 32 weights per block):
 ``Q4_1`` = fp16 scale ``d``, fp16 minimum ``m``, 16 bytes of nibbles (weight ``j`` is the low
 nibble of byte ``j`` for ``j < 16``, the high nibble of byte ``j − 16`` otherwise), value
 ``d·q + m``; ``Q8_0`` = fp16 ``d``, 32 int8 ``q``, value ``d·q``. ``F32``/``F16`` are plain.
@@ -21,10 +24,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .kquants import KQUANT_TYPES, dequantize_kquant
+
 __all__ = ["SUPPORTED_TYPES", "GGUFContents", "locate_packaged_file", "file_sha256",
            "check_model_file", "read_gguf"]
 
-SUPPORTED_TYPES = ("F32", "F16", "Q8_0", "Q4_1")
+SUPPORTED_TYPES = ("F32", "F16", "Q8_0", "Q4_1", *KQUANT_TYPES)
 """The GGUF tensor types the loader dequantizes (anything else is refused by name)."""
 _HASH_CHUNK = 1 << 22
 
@@ -88,12 +93,14 @@ def _field_value(field):
     return field.contents()
 
 
-def read_gguf(path: str, install_hint: str = "") -> GGUFContents:
+def read_gguf(path: str, install_hint: str = "", validate=None) -> GGUFContents:
     """Parse the GGUF file at ``path`` and dequantize every tensor to float32.
 
-    Raises ``ValueError`` if the file does not parse as GGUF or holds a tensor whose
-    quantisation type is not in :data:`SUPPORTED_TYPES` (checked for every tensor before any
-    is dequantized)."""
+    ``validate(metadata, shapes)``, if given, is called with the metadata and the tensors'
+    numpy shapes (name -> ``(rows, cols)``) before any tensor is dequantized, to refuse a file
+    early (it raises ``ValueError``). Raises ``ValueError`` if the file does not parse as GGUF
+    or holds a tensor whose quantisation type is not in :data:`SUPPORTED_TYPES` (checked for
+    every tensor before any is dequantized)."""
     import gguf
 
     fix = f"; fix: {install_hint} --force-reinstall" if install_hint else ""
@@ -111,9 +118,14 @@ def read_gguf(path: str, install_hint: str = "") -> GGUFContents:
                          f"supported: {', '.join(SUPPORTED_TYPES)}")
     metadata = {name: _field_value(field) for name, field in reader.fields.items()
                 if not name.startswith("GGUF.")}
+    shapes = {t.name: tuple(int(n) for n in reversed(t.shape)) for t in reader.tensors}
+    if validate is not None:
+        validate(metadata, shapes)
     tensors = {}
     for tensor in reader.tensors:
-        shape = tuple(int(n) for n in reversed(tensor.shape))  # numpy order: (ne1, ne0)
-        values = gguf.quants.dequantize(tensor.data, tensor.tensor_type)
-        tensors[tensor.name] = np.ascontiguousarray(values, dtype=np.float32).reshape(shape)
+        kind = tensor.tensor_type.name
+        values = (dequantize_kquant(tensor.data, kind) if kind in KQUANT_TYPES
+                  else gguf.quants.dequantize(tensor.data, tensor.tensor_type))
+        # numpy order: (ne1, ne0)
+        tensors[tensor.name] = np.ascontiguousarray(values, np.float32).reshape(shapes[tensor.name])
     return GGUFContents(metadata, tensors)

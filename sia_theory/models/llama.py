@@ -68,16 +68,18 @@ class LlamaConfig:
     @classmethod
     def from_metadata(cls, meta: dict) -> LlamaConfig:
         """The configuration read from a GGUF file's metadata (``llama.*`` keys); ``ValueError`` for
-        another architecture."""
+        another architecture. As in llama.cpp, a file without ``head_count_kv`` has as many
+        key-value heads as query heads, and one without ``rope.freq_base`` has base 10000."""
         if meta.get("general.architecture") != "llama":
             raise ValueError(f"the model file's architecture is "
                              f"{meta.get('general.architecture')!r}; supported: 'llama'")
         return cls(n_layers=int(meta["llama.block_count"]),
                    d_model=int(meta["llama.embedding_length"]),
                    n_heads=int(meta["llama.attention.head_count"]),
-                   n_kv_heads=int(meta["llama.attention.head_count_kv"]),
+                   n_kv_heads=int(meta.get("llama.attention.head_count_kv",
+                                           meta["llama.attention.head_count"])),
                    ffn=int(meta["llama.feed_forward_length"]),
-                   rope_base=float(meta["llama.rope.freq_base"]),
+                   rope_base=float(meta.get("llama.rope.freq_base", 10000.0)),
                    rms_eps=float(meta["llama.attention.layer_norm_rms_epsilon"]),
                    context_length=int(meta["llama.context_length"]),
                    vocab_size=len(meta["tokenizer.ggml.tokens"]))

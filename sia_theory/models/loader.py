@@ -17,12 +17,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from .gguf_file import GGUFContents, check_model_file, locate_packaged_file, read_gguf
+from .gguf_llama import check_llama_gguf
 from .hf_folder import read_hf_folder
 from .llama import LlamaConfig, LlamaModel
 from .tokenizer import Tokenizer
 from .weight_cache import cache_path, default_cache_dir, load_cached, store_cached
 
-__all__ = ["ModelSpec", "MODELS", "load_pretrained", "load_contents", "load_hf_folder"]
+__all__ = ["ModelSpec", "MODELS", "load_pretrained", "load_contents", "load_hf_folder",
+           "load_gguf_file"]
 
 
 @dataclass(frozen=True)
@@ -92,8 +94,10 @@ def load_contents(name: str, *, cache_dir=None, path=None) -> tuple[GGUFContents
 
 def load_pretrained(name: str = "smollm2-135m", dtype=np.float32, *, cache_dir=None,
                     path=None) -> tuple[LlamaModel, Tokenizer]:
-    """``(model, tokenizer)`` of the registry model ``name`` (see :data:`MODELS`), or of a
-    Hugging Face LLaMA folder when ``name`` is a folder (:func:`load_hf_folder`).
+    """``(model, tokenizer)`` of the registry model ``name`` (see :data:`MODELS`), of a
+    Hugging Face LLaMA folder when ``name`` is a folder (:func:`load_hf_folder`), or of a LLaMA
+    GGUF file when ``name`` is a path ending in ``.gguf`` or an existing file
+    (:func:`load_gguf_file`; no checksum: only the registry's files are pinned).
 
     ``dtype`` is ``np.float32`` (default) or ``np.float64`` (the float32 weights widened).
     ``cache_dir`` overrides the weight cache directory (default: ``$SIA_THEORY_CACHE``,
@@ -104,6 +108,9 @@ def load_pretrained(name: str = "smollm2-135m", dtype=np.float32, *, cache_dir=N
     dtype = _check_dtype(dtype)
     if isinstance(name, str | os.PathLike) and os.path.isdir(name):
         return load_hf_folder(name, dtype)
+    if isinstance(name, os.PathLike) or (isinstance(name, str) and name not in MODELS and (
+            name.endswith(".gguf") or os.path.isfile(name))):
+        return load_gguf_file(name, dtype)
     started = time.perf_counter()
     contents, info = load_contents(name, cache_dir=cache_dir, path=path)
     config = LlamaConfig.from_metadata(contents.metadata)
@@ -135,4 +142,59 @@ def load_hf_folder(path, dtype=np.float32):
     model.load_info = {"source": str(path), "cache": None, "from_cache": False,
                        "seconds": time.perf_counter() - started,
                        "seconds_total": time.perf_counter() - started}
+    return model, tokenizer
+
+
+def load_gguf_file(path, dtype=np.float32):
+    """``(model, tokenizer)`` of a LLaMA-architecture GGUF file (llama.cpp's format), by path.
+
+    Parameters
+    ----------
+    path : str or PathLike
+        The ``.gguf`` file. Its tensors may be F32, F16, Q8_0, Q4_1, Q4_K, Q5_K or Q6_K
+        (:data:`~.gguf_file.SUPPORTED_TYPES`); they are dequantized to float32 on every load
+        (no weight cache, no checksum).
+    dtype : numpy.float32 or numpy.float64
+        The model's working precision.
+
+    Returns
+    -------
+    tuple
+        ``(LlamaModel, Tokenizer or None)``: the configuration (shapes, RoPE base, RMSNorm
+        epsilon, context length) comes from the file's ``llama.*`` metadata; the tokenizer is
+        ``None`` (with a ``RuntimeWarning`` saying why) when the file's vocabulary is not one
+        :class:`~.tokenizer.Tokenizer` reproduces. ``model.load_info`` records the source and
+        the time taken.
+
+    Raises
+    ------
+    ValueError
+        Naming the path, before any tensor is dequantized: a missing file, a file that is not
+        GGUF, another architecture, a setting the model does not implement, missing or
+        misshapen tensors, an unsupported quantisation type.
+    """
+    dtype = _check_dtype(dtype)
+    path = os.fspath(path)
+    if not os.path.isfile(path):
+        raise ValueError(f"the model file {path} does not exist (path must be a GGUF file, a "
+                         f"Hugging Face folder or one of {', '.join(sorted(MODELS))})")
+    with open(path, "rb") as fh:
+        magic = fh.read(4)
+    if magic != b"GGUF":
+        raise ValueError(f"the model file {path} is not a GGUF file: it starts with {magic!r}, "
+                         "not b'GGUF'")
+    started = time.perf_counter()
+    found = {}
+    contents = read_gguf(path, validate=lambda meta, shapes: found.setdefault(
+        "config", check_llama_gguf(path, meta, shapes)))
+    model = LlamaModel(found["config"], contents.tensors, dtype)
+    try:
+        tokenizer = Tokenizer(contents.metadata)
+    except (ValueError, KeyError) as error:
+        tokenizer = None
+        warnings.warn(f"sia-theory: the tokenizer of {path} is not supported ({error}); the "
+                      "model loads without one (pass token ids)", RuntimeWarning, stacklevel=3)
+    seconds = time.perf_counter() - started
+    model.load_info = {"source": path, "cache": None, "from_cache": False, "seconds": seconds,
+                       "seconds_total": seconds}
     return model, tokenizer
