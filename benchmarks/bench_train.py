@@ -202,13 +202,13 @@ def section_validation(quick: bool):
                          + (["--quick"] if quick else []), capture_output=True, text=True,
                          check=True, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
     length, tokens, seconds, peak, rss, _ = out.stdout.split()[-6:]
-    from sia_theory.training.evaluation import EVAL_TOKENS, _block_for, _largest_divisor
+    from sia_theory.training.evaluation import EVAL_TOKENS, block_for, _largest_divisor
 
     s = TrainSettings.quick() if quick else TrainSettings.full()
     length = int(length)
     rows = _largest_divisor(s.validation_documents * (s.max_length // length),
                             max(1, EVAL_TOKENS // length))
-    block = _block_for(s, rows, length)
+    block = block_for(s, rows, length)
     print(f"{int(tokens)} tokens at length {length}: {float(seconds):.1f} s "
           f"({int(tokens) / float(seconds) / 1e3:.1f} k tokens/s); peak resident memory "
           f"{int(peak) / 2**20:.0f} MiB (resident before the call {int(rss) / 2**20:.0f} MiB); "
