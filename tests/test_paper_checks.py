@@ -124,6 +124,13 @@ TWENTY_PERCENT = {
                "agnostic δ* growth −20 %"),
               "SI's growth on √(2 log N) is 0 by the claim: 20 % of it is 0, the nearest "
               "alternative is the agnostic law (stated control)"),
+    "SPH-1": ("the exponent p of β_c ∝ n^p against 2/(d − 1)",
+              ("exponent 2/(d−1) +20 %", "exponent 2/(d−1) −20 %"), ""),
+    "GAP-1": ("k of β_c ∝ (log n)^k (the REM's a_n)", ("exponent k +20 %", "exponent k −20 %"),
+              ""),
+    "GAP-2": ("k of β_c ∝ (log n)^k (simplex: log(n − 1))",
+              ("exponent k +20 %", "exponent k −20 %"), ""),
+    "GAP-3": ("k of β_c ∝ (log n)^k (2)", ("exponent k +20 %", "exponent k −20 %"), ""),
     "TRAIN-1": ("the rise of the loss from L to 16L against the flat / blow-up thresholds",
                 ("SI rise 20 % beyond the flat tolerance", "p-RoPE rise 20 % short of a blow-up",
                  "NoPE rise 20 % short of a blow-up"), ""),

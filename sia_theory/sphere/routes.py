@@ -1,0 +1,140 @@
+"""Two routes to the order parameters of sphere attention at ``β = λ β*_n``, one result type.
+
+``order_parameter(quantity, law, n, lam, route=...)`` returns an
+:class:`~sia_theory.gaussian.estimate.Estimate` (the engine's one route result type), so the
+routes are held against each other by :func:`~sia_theory.gaussian.estimate.assert_agree`:
+
+* ``"monte_carlo"``: every one of the ``n`` cosines drawn exactly
+  (:func:`~.model.sample_cosines`), softmax of ``β·cos`` per row; cost ``O(samples·n)``.
+* ``"asymptotic"``: the extreme-value / Poisson-process route. The ``top_k`` nearest keys are
+  drawn exactly from their order statistics (:func:`~.model.top_cosines`, cost independent of
+  ``n``); the remaining ``n − K`` keys, iid beyond ``u_K`` (``u = 1 − cos``), enter by their
+  conditional expectation under the local law ``F(u) ≈ C u^{k/2}`` (the intensity of the
+  Poisson limit, :mod:`.model`):
+  ``Σ_{j>K} e^{−βu_j} ≈ m (k/2) C β^{−k/2} Γ(k/2, βu_K)`` and
+  ``Σ_{j>K} βu_j e^{−βu_j} ≈ m (k/2) C β^{−k/2} Γ(k/2 + 1, βu_K)`` with
+  ``m = (n − K)/(1 − F(u_K))`` and ``Γ(s, x)`` the upper incomplete gamma function. The tail is
+  then deterministic given ``u_K``: the route drops its fluctuations (relative ``O(K^{−1/2})``
+  of a tail share that is itself ``e^{−λ K^{2/k}}``-small near the critical scale) and the
+  power law's ``O(u)`` correction (none for ``d = 3``, where ``F(u) = u/2`` exactly).
+
+``quantity``: one of :data:`~.model.ORDER_PARAMETERS`; the error is the standard error over
+``samples`` independent rows.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import special
+
+from .._infra.seeding import check_seed, rng_for
+from .._infra.stats import mean_se
+from .._infra.validate import check_int, check_real
+from ..gaussian.estimate import Estimate
+from .model import ORDER_PARAMETERS, DistanceLaw, order_parameters, sample_cosines, top_cosines
+
+__all__ = ["SPHERE_ROUTES", "SPHERE_STUDY", "order_parameter", "asymptotic_order_parameters"]
+
+SPHERE_ROUTES = ("monte_carlo", "asymptotic")
+"""The routes of :func:`order_parameter`."""
+SPHERE_STUDY = "sphere.routes"
+"""The study key of the routes' random streams."""
+CHUNK = 2**22  # cosines per Monte Carlo block
+
+
+def _monte_carlo(law, n, beta, samples, seed) -> dict:
+    rows = max(1, CHUNK // n)
+    out = {q: [] for q in ORDER_PARAMETERS}
+    for block, start in enumerate(range(0, samples, rows)):
+        rng = rng_for(seed, SPHERE_STUDY, 0, block)
+        cos = sample_cosines(law, n, min(rows, samples - start), rng)  # (rows, n)
+        for q, v in order_parameters(beta * cos).items():
+            out[q].append(v)
+    return {q: np.concatenate(v) for q, v in out.items()}
+
+
+def asymptotic_order_parameters(law: DistanceLaw, n, beta, top_cos: np.ndarray) -> dict:
+    """The order parameters of rows whose ``K`` nearest cosines are ``top_cos`` (``(rows, K)``,
+    decreasing) with the other ``n − K`` keys as the tail expectation (module docstring)."""
+    s = law.k / 2
+    u = 1.0 - top_cos  # (rows, K), increasing
+    u1, uk = u[:, :1], u[:, -1]
+    w = np.exp(-beta * (u - u1))  # (rows, K) head weights, top = 1
+    m = (n - u.shape[1]) / special.betaincc(s, law.b, uk / 2)
+    x = beta * uk
+    with np.errstate(divide="ignore", under="ignore"):
+        log_pre = np.log(m * s * law.C) - s * np.log(beta) + beta * u1[:, 0]
+        t0 = np.exp(log_pre + np.log(special.gammaincc(s, x)) + special.gammaln(s))
+        t1 = np.exp(log_pre + np.log(special.gammaincc(s + 1, x)) + special.gammaln(s + 1))
+    head = w.sum(axis=1)
+    z = head + t0
+    tilted = np.einsum("ij,ij->i", w, beta * (u - u1)) + t1 - beta * u1[:, 0] * t0
+    cum = np.cumsum(w, axis=1)
+    inside = cum[:, -1] >= 0.5 * z
+    count = np.argmax(cum >= 0.5 * z[:, None], axis=1) + 1.0
+    need = np.clip((0.5 * z - head) / np.where(t0 > 0, t0, 1.0), 0.0, 1.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        x_half = special.gammainccinv(s, special.gammaincc(s, x) * (1 - need))
+        extra = m * law.C * ((x_half / beta) ** s - uk**s)
+    count = np.where(inside, count, u.shape[1] + extra)
+    return {"top_mass": 1.0 / z, "half_count": count, "entropy": np.log(z) + tilted / z}
+
+
+def order_parameter(quantity: str, law: DistanceLaw, n, lam, *, route: str, samples=2000,
+                    seed=0, top_k: int = 2048) -> Estimate:
+    """``E[quantity]`` for one query and ``n`` keys of ``law`` at ``β = lam·β*_n``.
+
+    Parameters
+    ----------
+    quantity : {"top_mass", "half_count", "entropy"}
+    law : DistanceLaw
+    n : int
+        Keys (``>= 2``; the Monte Carlo route holds ``n`` cosines per row in memory).
+    lam : float
+        ``β/β*_n > 0`` (:meth:`DistanceLaw.critical_beta`).
+    route : {"monte_carlo", "asymptotic"}
+    samples, seed : int
+        Independent rows and the seed (streams ``(seed, "sphere.routes", route, block)``).
+    top_k : int
+        Nearest keys drawn exactly by the asymptotic route.
+
+    Returns
+    -------
+    Estimate
+        Mean over rows with its standard error, ``kind`` the route.
+
+    Raises
+    ------
+    ValueError
+        An unknown quantity or route, ``n < 2``, ``lam <= 0``, ``samples < 2``.
+
+    Examples
+    --------
+    >>> from sia_theory.gaussian.estimate import assert_agree
+    >>> law = DistanceLaw.uniform(3)
+    >>> mc = order_parameter("top_mass", law, 4096, 1.0, route="monte_carlo", samples=400)
+    >>> ev = order_parameter("top_mass", law, 4096, 1.0, route="asymptotic", samples=400)
+    >>> assert_agree(mc, ev)
+    """
+    if quantity not in ORDER_PARAMETERS:
+        raise ValueError(f"quantity must be one of {ORDER_PARAMETERS}, got {quantity!r}")
+    if route not in SPHERE_ROUTES:
+        raise ValueError(f"route must be one of {SPHERE_ROUTES}, got {route!r}")
+    if not isinstance(law, DistanceLaw):
+        raise ValueError(f"law must be a DistanceLaw, got {type(law).__name__}")
+    n = check_int("n", n, lo=2)
+    lam = check_real("lam", lam, 0.0, lo_open=True)
+    samples = check_int("samples", samples, lo=2)
+    seed = check_seed(seed)
+    top_k = check_int("top_k", top_k, lo=2)
+    beta = lam * law.critical_beta(n)
+    if route == "monte_carlo":
+        values = _monte_carlo(law, n, beta, samples, seed)[quantity]
+    else:
+        top = top_cosines(law, n, top_k, samples, rng_for(seed, SPHERE_STUDY, 1))
+        if top.shape[1] == n:  # every key drawn: nothing left for the tail
+            values = order_parameters(beta * top)[quantity]
+        else:
+            values = asymptotic_order_parameters(law, n, beta, top)[quantity]
+    mean, se = mean_se(values)
+    return Estimate(mean, se, route, samples=samples)
