@@ -2,49 +2,50 @@
 gap-counting diagnostic's three laws (arXiv 2605.08505 and 2605.12697; only their abstracts are
 public, so each row checks what the abstract states, with the families built here).
 
-Every row measures through the one diagnostic :func:`sia_theory.gaps.critical_scale` (the
-median over rows of the half-mass point ``β_½``, with a seeded bootstrap interval over rows) and
-hands the fitted exponent to a pure decision function; negative controls feed that function the
-same fit of synthetic half-mass points that follow the alternative laws.
+Every row runs :func:`sia_theory.studies.ext_sphere.sphere_study` (the study behind
+``experiments/ext_sphere.py``, same settings), whose one diagnostic is
+:func:`sia_theory.gaps.critical_scale` (the median over rows of the half-mass point ``β_½``,
+with a seeded bootstrap interval over rows), and hands the fitted exponent to a pure decision
+function; negative controls feed that function the same fit of synthetic half-mass points that
+follow the alternative laws.
 """
 
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 import numpy as np
-from scipy import stats
 
 from sia_theory._infra.seeding import rng_for
-from sia_theory.cas.tokens import normalise_rows, sample_tokens
-from sia_theory.gaps import critical_scale, half_mass_beta, top_scores
+from sia_theory.gaps import critical_scale
 from sia_theory.gaussian.phase import rem_max_location
-from sia_theory.sphere.model import DistanceLaw, top_cosines
+from sia_theory.studies.ext_sphere import SphereSettings, log2_grid, sphere_study
 
 from .core import Measurement, claim, negative_control
 
 STUDY = "claims.sphere"
 TOL = 0.10  # |k − k_law| allowed, relative to the law's limiting exponent (finite-n drift)
 SPH_TOL = 0.03  # |p − 2/(d − 1)| allowed, relative
-DIMS = (3, 4, 6)
-TOP_K = 512  # nearest keys drawn exactly (the others carry < 1e-6 of S(β) at β_½)
-RHO = 0.5
+FULL = SphereSettings.full()
 
 
-def _ns(quick: bool, lo: int, hi: int) -> list[int]:
-    return [int(2**k) for k in np.linspace(lo, hi, 5 if quick else 7).round()]
-
-
-def _rows(quick: bool) -> int:
-    return 200 if quick else 800
+@lru_cache(maxsize=4)
+def _study(quick: bool, seed: int):
+    """One run of the study per (mode, seed), shared by the four rows."""
+    settings = SphereSettings.of(quick)
+    return settings, sphere_study(settings, seed=seed)["fits"].set_index("family")
 
 
 def _fit(half_mass: dict, seed: int):
     return critical_scale(dict.fromkeys(half_mass), half_mass=half_mass, boots=400, seed=seed)
 
 
-# --- SPH-1 -------------------------------------------------------------------------------------
+def _interval(row, key: str) -> dict:
+    return {"value": row[key], "ci_low": row[f"{key}_ci_low"], "ci_high": row[f"{key}_ci_high"]}
 
+
+# --- SPH-1 -------------------------------------------------------------------------------------
 def decide_sph1(fits: dict) -> Measurement:
     """``fits``: ``d -> power`` (``value, ci_low, ci_high`` of ``β_c ∝ n^p``). PASS iff for every
     ``d`` the interval contains ``2/(d − 1)`` or ``p`` is within ``SPH_TOL`` (relative) of it,
@@ -71,19 +72,14 @@ def decide_sph1(fits: dict) -> Measurement:
        alternative="β_c ∝ (log n)^{1/2} (REM) or ∝ log n (simplex tokens): exponent on n < 0.1")
 def sph_1(quick, seed):
     """Exact nearest cosines (order statistics) for d = 3, 4, 6 over n = 2⁸ … 2³²."""
-    ns, fits = _ns(quick, 8, 32), {}
-    for d in DIMS:
-        law = DistanceLaw.uniform(d)
-        hm = {n: half_mass_beta(top_cosines(law, n, TOP_K, _rows(quick),
-                                            rng_for(seed, STUDY, d, i)))
-              for i, n in enumerate(ns)}
-        fits[d] = _fit(hm, seed).power
-    m = decide_sph1(fits)
+    settings, fits = _study(quick, seed)
+    m = decide_sph1({d: _interval(fits.loc[f"sphere d={d}"], "p") for d in settings.dims})
     return Measurement(**{**m.__dict__, "detail": (
-        f"n = {ns[0]} … 2^{round(math.log2(ns[-1]))}, {_rows(quick)} queries per n, the "
-        f"{TOP_K} nearest keys drawn exactly (1 − cos = 2·Beta((d−1)/2, (d−1)/2) order "
-        "statistics); 95 % bootstrap intervals over queries. β*_n = (Cn)^{2/k} with k = d − 1 "
-        "the local exponent of the distance law (sia_theory.sphere.model).")})
+        f"n = 2^{settings.sphere_n[0]} … 2^{settings.sphere_n[1]}, {settings.rows} queries "
+        f"per n, the {settings.top_k} nearest keys drawn exactly (order statistics of "
+        "1 − cos = 2·Beta((d−1)/2, (d−1)/2)); 95 % bootstrap intervals over queries. "
+        "β*_n = (Cn)^{2/k} with k = d − 1 the local exponent of the distance law "
+        "(sia_theory.sphere.model).")})
 
 
 def synthetic_half_mass(law, ns, seed: int, rows: int = 800, scatter: float = 0.3) -> dict:
@@ -94,9 +90,9 @@ def synthetic_half_mass(law, ns, seed: int, rows: int = 800, scatter: float = 0.
 
 
 def _sph_control(law_of_d) -> Measurement:
-    ns = _ns(False, 8, 32)
+    ns = log2_grid(*FULL.sphere_n, FULL.points)
     return decide_sph1({d: _fit(synthetic_half_mass(law_of_d(d), ns, 0), 0).power
-                        for d in DIMS})
+                        for d in FULL.dims})
 
 
 negative_control("SPH-1")(lambda: _sph_control(lambda d: lambda n: math.sqrt(math.log(n))))
@@ -146,18 +142,6 @@ def decide_gap(fit: dict, law: str, ns) -> Measurement:
                        tolerance=TOL * LAWS[law][0])
 
 
-def _iid_half_mass(isf, quick, seed, tag, lo=8) -> tuple[list, dict]:
-    ns = _ns(quick, lo, 56 if lo == 8 else 60)
-    return ns, {n: half_mass_beta(top_scores(isf, n, TOP_K, _rows(quick),
-                                             rng_for(seed, STUDY, tag, i)))
-                for i, n in enumerate(ns)}
-
-
-def bounded_isf(p):
-    """Inverse survival function of the ``(log n)²`` family: ``P(s > 1 − x) = e^{−1/x}``."""
-    return 1.0 + 1.0 / np.log(p)
-
-
 def _gap_control(law: str, scale_law, ns) -> Measurement:
     return decide_gap(_fit(synthetic_half_mass(scale_law, ns, 0), 0).log_power, law, ns)
 
@@ -168,8 +152,7 @@ def _gap_control(law: str, scale_law, ns) -> Measurement:
        alternative="β_c ∝ log n (the simplex law) or ∝ (log n)²")
 def gap_1(quick, seed):
     """The 512 largest of n iid normals (exact order statistics), n = 2⁸ … 2⁵⁶."""
-    ns, hm = _iid_half_mass(stats.norm.isf, quick, seed, 1)
-    return decide_gap(_fit(hm, seed).log_power, "rem", ns)
+    return _gap_row(quick, seed, "iid normal", "rem")
 
 
 @claim("GAP-2", "Simplex tokens (CAS's Gaussian near-simplex tokens, ρ = ½, d = 512; self "
@@ -178,12 +161,7 @@ def gap_1(quick, seed):
 def gap_2(quick, seed):
     """Cosine rows of 64 queries against the first n of 2¹³ tokens (2¹² quick; self key
     included; one draw, so the contexts are nested and share the realised ρ)."""
-    ns = _ns(quick, 8, 12 if quick else 13)
-    x = sample_tokens(n=ns[-1], d=512, rho=RHO, rng=rng_for(seed, STUDY, 2))
-    y, _ = normalise_rows(x)  # (n_max, d)
-    gram = y[:64] @ y.T  # (64, n_max): self cosine 1
-    hm = {n: half_mass_beta(gram[:, :n]) for n in ns}
-    return decide_gap(_fit(hm, seed).log_power, "simplex", ns)
+    return _gap_row(quick, seed, "simplex tokens", "simplex")
 
 
 @claim("GAP-3", "iid scores bounded by 1 with P(s > 1 − x) = e^{−1/x} (constructed from the "
@@ -191,14 +169,20 @@ def gap_2(quick, seed):
                 "grows like (log n)², the hazard 1/x_n² at the 1/n quantile x_n = 1/log n",
        alternative="β_c ∝ (log n)^{1/2} (REM) or ∝ log n (the simplex law)")
 def gap_3(quick, seed):
-    """The 512 largest of n iid scores s = 1 − 1/E (E ~ Exp(1)), n = 2¹⁶ … 2⁶⁰ (the
-    top gaps' curvature ``O(1/log n)`` is the finite-n drift)."""
-    ns, hm = _iid_half_mass(bounded_isf, quick, seed, 3, lo=16)
-    return decide_gap(_fit(hm, seed).log_power, "squared", ns)
+    """The 512 largest of n iid scores s = 1 − 1/E (E ~ Exp(1)), n = 2¹⁶ … 2⁶⁰ (the top
+    gaps' curvature, O(1/log n), is the finite-n drift)."""
+    return _gap_row(quick, seed, "bounded e^(-1/x)", "squared")
 
 
-def _register_gap_controls(claim_id: str, law: str, lo: int, hi: int) -> None:
-    ns = _ns(False, lo, hi)
+def _gap_row(quick: bool, seed: int, family: str, law: str) -> Measurement:
+    settings, fits = _study(quick, seed)
+    row = fits.loc[family]
+    ns = log2_grid(int(math.log2(row["n_min"])), int(math.log2(row["n_max"])), settings.points)
+    return decide_gap(_interval(row, "k"), law, ns)
+
+
+def _register_gap_controls(claim_id: str, law: str, span: tuple) -> None:
+    ns = log2_grid(*span, FULL.points)
     scale = LAWS[law][1]
     others = [o for o in LAWS if o != law]
     negative_control(claim_id)(lambda: _gap_control(law, LAWS[others[0]][1], ns))
@@ -209,5 +193,6 @@ def _register_gap_controls(claim_id: str, law: str, lo: int, hi: int) -> None:
             lambda f=f: _gap_control(law, lambda n: scale(n) ** f, ns))
 
 
-for _cid, _law, _hi in (("GAP-1", "rem", 56), ("GAP-2", "simplex", 13), ("GAP-3", "squared", 60)):
-    _register_gap_controls(_cid, _law, 16 if _law == "squared" else 8, _hi)
+for _cid, _law, _span in (("GAP-1", "rem", FULL.iid_n), ("GAP-2", "simplex", FULL.token_n),
+                          ("GAP-3", "squared", FULL.bounded_n)):
+    _register_gap_controls(_cid, _law, _span)
