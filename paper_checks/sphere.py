@@ -19,8 +19,13 @@ import numpy as np
 
 from sia_theory._infra.seeding import rng_for
 from sia_theory.gaps import critical_scale
-from sia_theory.gaussian.phase import rem_max_location
-from sia_theory.studies.ext_sphere import SphereSettings, log2_grid, sphere_study
+from sia_theory.studies.ext_sphere import (
+    LAWS,
+    SphereSettings,
+    law_exponent,
+    log2_grid,
+    sphere_study,
+)
 
 from .core import Measurement, claim, negative_control
 
@@ -105,21 +110,6 @@ negative_control("SPH-1", "exponent 2/(d−1) −20 %")(
 
 
 # --- GAP-1 … GAP-3 -----------------------------------------------------------------------------
-
-LAWS = {"rem": (0.5, lambda n: float(rem_max_location(n))),
-        "simplex": (1.0, lambda n: math.log(n - 1)),
-        "squared": (2.0, lambda n: math.log(n) ** 2)}
-"""Law -> (limiting exponent k of β_c ∝ (log n)^k, the law's finite-n scale)."""
-
-
-def law_exponent(law: str, ns) -> float:
-    """The exponent on ``log n`` of the law's finite-``n`` scale over ``ns`` (least squares in
-    ``log log n``): REM ``a_n`` (the location of the maximum), simplex ``log(n − 1)``,
-    ``(log n)²``."""
-    scale = LAWS[law][1]
-    x = np.log(np.log(np.asarray(ns, dtype=np.float64)))
-    return float(np.polyfit(x, np.log([scale(n) for n in ns]), 1)[0])
-
 
 def decide_gap(fit: dict, law: str, ns) -> Measurement:
     """``fit``: ``value, ci_low, ci_high`` of ``k`` in ``β_c ∝ (log n)^k`` over ``ns``. PASS iff

@@ -17,13 +17,15 @@ a seeded bootstrap interval) over a range of context lengths ``n``:
 
 Frames: ``critical_scale`` (per family and ``n``: ``beta_c`` and its interval; ``beta_star``,
 :meth:`~sia_theory.sphere.model.DistanceLaw.critical_beta`, for the sphere), ``fits`` (per
-family: the exponents ``p`` on ``n`` and ``k`` on ``log n`` with their intervals) and
+family: the exponents ``p`` on ``n`` and ``k`` on ``log n`` with their intervals, and the law's:
+``p_law = 2/(d − 1)``, ``k_law`` its finite-``n`` exponent over the same ``n``) and
 ``regimes`` (top mass, keys holding half the mass and entropy against ``λ = β/β*_n`` for uniform
 keys on ``S²``, by the extreme-value route at several ``n`` and by Monte Carlo at the smallest).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -34,16 +36,33 @@ from .._infra.seeding import rng_for
 from .._infra.settings import StudySettings
 from ..cas.tokens import normalise_rows, sample_tokens
 from ..gaps import critical_scale, half_mass_beta, top_scores
+from ..gaussian.phase import rem_max_location
 from ..sphere.model import ORDER_PARAMETERS, DistanceLaw, top_cosines
 from ..sphere.routes import order_parameter
 from .base import study
 
 __all__ = ["SPHERE_CLAIMS_STUDY", "SphereSettings", "sphere_study", "bounded_isf",
-           "family_label", "log2_grid"]
+           "family_label", "log2_grid", "LAWS", "LAW_OF_FAMILY", "law_exponent"]
 
 SPHERE_CLAIMS_STUDY = "ext.sphere"
 """The study key of the families' random streams."""
 QUERIES = 64  # token queries per context
+
+LAWS = {"rem": (0.5, lambda n: float(rem_max_location(n))),
+        "simplex": (1.0, lambda n: math.log(n - 1)),
+        "squared": (2.0, lambda n: math.log(n) ** 2)}
+"""Law -> (limiting exponent k of ``β_c ∝ (log n)^k``, the law's finite-``n`` scale: the REM's
+``a_n``, the simplex's ``log(n − 1)``, ``(log n)²``)."""
+LAW_OF_FAMILY = {"iid normal": "rem", "simplex tokens": "simplex", "bounded e^(-1/x)": "squared"}
+"""The law each log-family follows."""
+
+
+def law_exponent(law: str, ns) -> float:
+    """The exponent on ``log n`` of ``law``'s finite-``n`` scale over ``ns`` (least squares in
+    ``log log n``; :data:`LAWS`)."""
+    scale = LAWS[law][1]
+    x = np.log(np.log(np.asarray(ns, dtype=np.float64)))
+    return float(np.polyfit(x, np.log([scale(n) for n in ns]), 1)[0])
 
 
 def bounded_isf(p):
@@ -139,6 +158,10 @@ def sphere_study(settings: SphereSettings, seed: int, execution):
                      "p": fit.power["value"], "p_ci_low": fit.power["ci_low"],
                      "p_ci_high": fit.power["ci_high"], "k": fit.log_power["value"],
                      "k_ci_low": fit.log_power["ci_low"],
-                     "k_ci_high": fit.log_power["ci_high"]})
+                     "k_ci_high": fit.log_power["ci_high"],
+                     "p_law": 2 / (int(label.split("=")[1]) - 1) if label.startswith("sphere")
+                     else math.nan,
+                     "k_law": law_exponent(LAW_OF_FAMILY[label], ns) if label in LAW_OF_FAMILY
+                     else math.nan})
     return {"critical_scale": pd.concat(tables, ignore_index=True), "fits": pd.DataFrame(fits),
             "regimes": _regimes(settings, seed)}
