@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from sia_theory.gaps import critical_scale, half_mass_beta
 from sia_theory.sphere.model import (
     DistanceLaw,
     order_parameters,
@@ -76,3 +77,19 @@ def test_order_parameters_by_hand():
 def test_bad_input_names_the_parameter(call, name):
     with pytest.raises(ValueError, match=rf"^{name} must"):
         call()
+
+
+def test_head_dimension_64_is_far_from_its_sphere_law_at_practical_n():
+    """Uniform keys on S^63, n = 2⁸ … 2²⁰ (300 queries each): the measured critical scale grows
+    like a power of log n (k ≈ 0.9, between the REM's and the simplex's), not like n^{2/63}
+    (p ≈ 0.03 would be flat), and β_c is ~15× the sphere law's β*_n: the Poisson regime
+    needs log n ≫ d/2. (Measured: p = 0.10 [0.09, 0.11], k = 0.93 [0.82, 1.03].)"""
+    law = DistanceLaw.uniform(64)
+    rng = np.random.default_rng(0)
+    ns = [2**8, 2**11, 2**14, 2**17, 2**20]
+    hm = {n: half_mass_beta(top_cosines(law, n, 512, 300, rng)) for n in ns}
+    fit = critical_scale(dict.fromkeys(ns), half_mass=hm, boots=100)
+    assert 0.6 < fit.log_power["value"] < 1.2
+    assert fit.power["ci_low"] > 2 / 63 * 2
+    ratio = fit.table["beta_c"] / [law.critical_beta(n) for n in ns]
+    assert np.all(ratio > 10)
