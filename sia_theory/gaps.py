@@ -206,6 +206,17 @@ def _interval(point: float, draws: np.ndarray) -> dict:
     return {"value": float(point), "ci_low": float(lo), "ci_high": float(hi)}
 
 
+def _half_mass_points(rows_by_n, half_mass, n: int) -> np.ndarray:
+    """The given half-mass points of ``n``, or those of its rows."""
+    if half_mass is not None and n in half_mass:
+        return check_finite_array("half_mass", np.asarray(half_mass[n], dtype=np.float64),
+                                  ndim=1, lo=0, min_size=1)
+    rows = check_scores(rows_by_n[n])
+    if rows.shape[1] != n:
+        raise ValueError(f"rows_by_n[{n}] must have n = {n} columns, got {rows.shape}")
+    return half_mass_beta(rows)
+
+
 def critical_scale(rows_by_n: Mapping, *, boots: int = 400, seed: int = 0,
                    half_mass: Mapping | None = None) -> CriticalScale:
     """How the critical inverse temperature of a score family grows with ``n``.
@@ -241,25 +252,15 @@ def critical_scale(rows_by_n: Mapping, *, boots: int = 400, seed: int = 0,
     1.01
     """
     boots = check_int("boots", boots, lo=20)
+    seed = check_seed(seed)
     ns = sorted(check_int("n", n, lo=3) for n in rows_by_n)
     if len(ns) < 3:
         raise ValueError(f"rows_by_n must hold at least 3 context lengths, got {len(ns)}")
-    betas = []
-    for n in ns:
-        if half_mass is not None and n in half_mass:
-            b = check_finite_array("half_mass", np.asarray(half_mass[n], dtype=np.float64),
-                                   ndim=1, lo=0, min_size=1)
-        else:
-            rows = check_scores(rows_by_n[n])
-            if rows.shape[1] != n:
-                raise ValueError(f"rows_by_n[{n}] must have n = {n} columns, got {rows.shape}")
-            b = half_mass_beta(rows)
-        betas.append(b)
+    betas = [_half_mass_points(rows_by_n, half_mass, n) for n in ns]
     med = np.array([np.median(b) for b in betas])  # (K,)
-    boot = np.empty((boots, len(ns)))
+    boot = np.empty((boots, len(ns)))  # bootstrap medians
     for i, b in enumerate(betas):
-        rng = rng_for(seed, GAPS_STUDY, i)
-        idx = rng.integers(0, b.size, size=(boots, b.size))
+        idx = rng_for(seed, GAPS_STUDY, i).integers(0, b.size, size=(boots, b.size))
         boot[:, i] = np.median(b[idx], axis=1)
     ok = np.all(np.isfinite(boot), axis=0) & np.isfinite(med) & (med > 0)
     lo, hi = np.percentile(boot, [2.5, 97.5], axis=0)
@@ -273,4 +274,4 @@ def critical_scale(rows_by_n: Mapping, *, boots: int = 400, seed: int = 0,
     power = _interval(_slope(x, y[None])[0], _slope(x, yb))
     lx = np.log(x)
     log_power = _interval(_slope(lx, y[None])[0], _slope(lx, yb))
-    return CriticalScale(table, power, log_power, boots, check_seed(seed))
+    return CriticalScale(table, power, log_power, boots, seed)

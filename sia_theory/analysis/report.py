@@ -157,7 +157,7 @@ class Report:
     seconds: float
     parameters: dict = field(default_factory=dict)
     _figure: object = field(default=None, repr=False)
-    gaps: CriticalScale | None = None
+    _gaps: object = field(default=None, repr=False)
 
     entropy_law = property(lambda self: self.study.entropy_law)
     """The entropy law of the transform: ``"logarithmic"``, ``"sqrt-log"`` or ``"bounded"`` (the
@@ -184,13 +184,22 @@ class Report:
     evidence = property(lambda self: self.study.evidence)
     """The law tests behind :attr:`entropy_law` (an ``EntropyLawEvidence``)."""
     @property
-    def gap_phase(self) -> str | None:
+    def gaps(self) -> CriticalScale:
+        """The gap-counting critical scale of the transform's logits
+        (:func:`transform_critical_scale` up to ``min(n_ctx, 2¹⁵)`` with 128 rows per context,
+        quick: ``2¹²`` and 32; computed on first use)."""
+        if self._gaps is None:
+            n_max = min(self.study.settings.n_ctx, 2**12 if self.quick else 2**15)
+            self._gaps = transform_critical_scale(self.study.transform, n_max,
+                                                  rows=32 if self.quick else 128, seed=self.seed)
+        return self._gaps
+
+    @property
+    def gap_phase(self) -> str:
         """The half-mass phase of the logits at the largest gap-diagnostic context:
         :func:`~sia_theory.gaussian.phase.phase_of_ratio` of ``1/β_c`` (``"frozen"``: the
         top key holds more than half the mass at the transform's own temperature, by more
         than the band; ``"liquid"``: less)."""
-        if self.gaps is None:
-            return None
         return str(phase_of_ratio(1.0 / self.gaps.table["beta_c"].iloc[-1]))
 
     zoo = property(lambda self: self.zoo_rows)
@@ -235,9 +244,8 @@ class Report:
                f"* **At N = {s.N:,}**: global entropy {s.global_entropy:.3f} ± "
                f"{s.global_entropy_se:.3f} nats; attention on the {st.settings.recent} newest "
                f"tokens {s.recent_mass:.4f} ± {s.recent_mass_se:.4f}.", ""]
-        if self.gaps is not None:
-            g, last = self.gaps, self.gaps.table.iloc[-1]
-            out.insert(-1, f"* **Gap-counting critical scale** (sia_theory.gaps): the "
+        g, last = self.gaps, self.gaps.table.iloc[-1]
+        out.insert(-1, f"* **Gap-counting critical scale** (sia_theory.gaps): the "
                        f"median half-mass point β_c of the logits grows like n^p, p = "
                        f"{g.power['value']:.3f} [{g.power['ci_low']:.3f}, "
                        f"{g.power['ci_high']:.3f}], or (log n)^k, k = "
@@ -256,8 +264,7 @@ class Report:
                "sweep": self.sweep, "phases": self.phases}
         if self.zoo_rows is not None:
             out["zoo"] = self.zoo_rows
-        if self.gaps is not None:
-            out["gap_scale"] = self.gaps.table
+        out["gap_scale"] = self.gaps.table
         return out
 
     def write(self, out_dir, stem: str = "analysis") -> dict:
@@ -340,7 +347,4 @@ def analyze(transform, *, n_ctx: int = 2**20, seed: int = 0, quick: bool = False
     params = {"n_ctx": n_ctx, "zoo": zoo, "settings": json.loads(json.dumps(
         {k: v for k, v in settings.__dict__.items() if k not in ("transform", "name")},
         default=str))}
-    gaps = transform_critical_scale(transform, min(n_ctx, 2**12 if quick else 2**15),
-                                    rows=32 if quick else 128, seed=seed)
-    return Report(study, rows, seed, bool(quick), time.perf_counter() - start, params,
-                  gaps=gaps)
+    return Report(study, rows, seed, bool(quick), time.perf_counter() - start, params)

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
+from .._infra.memory import check_memory
 from .._infra.validate import check_int, check_real
 from ..cas.tokens import check_rng, normalise_rows
 from ..gaps import top_scores
@@ -49,8 +50,9 @@ K_MAX = 1e4  # local exponents beyond this have no mass near 0 at any float64 di
 
 
 def check_dimension(d) -> int:
-    """``d`` as an int >= 2 (the ambient dimension of ``S^{d−1}``), else ``ValueError``."""
-    return check_int("d", d, lo=2)
+    """``d`` as an int in ``[2, 10001]`` (the ambient dimension of ``S^{d−1}``; local exponent
+    ``d − 1 <= 10⁴``), else ``ValueError``."""
+    return check_int("d", d, lo=2, hi=int(K_MAX) + 1)
 
 
 @dataclass(frozen=True)
@@ -109,6 +111,8 @@ def _rows(n, rows) -> tuple[int, int]:
 def sample_cosines(law: DistanceLaw, n, rows, rng) -> np.ndarray:
     """``(rows, n)`` exact draws of ``cos(q, x_j)`` (module docstring): ``1 − 2·Beta(k/2, b)``."""
     n, rows = _rows(n, rows)
+    check_memory("n", n, 16 * n)
+    check_memory("rows", rows, 16 * n * rows)
     return 1.0 - 2.0 * check_rng(rng).beta(law.k / 2, law.b, size=(rows, n))
 
 
@@ -117,6 +121,7 @@ def sample_cosines_by_vectors(d, n, rows, rng) -> np.ndarray:
     against the query ``e_1`` (``(rows, n)``; memory ``rows·n·d`` floats)."""
     d = check_dimension(d)
     n, rows = _rows(n, rows)
+    check_memory("n", n, 8 * n * (2 * d + rows))
     rng = check_rng(rng)
     out = np.empty((rows, n))
     for i in range(rows):

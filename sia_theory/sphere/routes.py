@@ -27,6 +27,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import special
 
+from .._infra.memory import check_memory
 from .._infra.seeding import check_seed, rng_for
 from .._infra.stats import mean_se
 from .._infra.validate import check_int, check_real
@@ -80,6 +81,15 @@ def asymptotic_order_parameters(law: DistanceLaw, n, beta, top_cos: np.ndarray) 
     return {"top_mass": 1.0 / z, "half_count": count, "entropy": np.log(z) + tilted / z}
 
 
+def _check_choices(quantity, law, route) -> None:
+    if quantity not in ORDER_PARAMETERS:
+        raise ValueError(f"quantity must be one of {ORDER_PARAMETERS}, got {quantity!r}")
+    if route not in SPHERE_ROUTES:
+        raise ValueError(f"route must be one of {SPHERE_ROUTES}, got {route!r}")
+    if not isinstance(law, DistanceLaw):
+        raise ValueError(f"law must be a DistanceLaw, got {type(law).__name__}")
+
+
 def order_parameter(quantity: str, law: DistanceLaw, n, lam, *, route: str, samples=2000,
                     seed=0, top_k: int = 2048) -> Estimate:
     """``E[quantity]`` for one query and ``n`` keys of ``law`` at ``β = lam·β*_n``.
@@ -116,17 +126,14 @@ def order_parameter(quantity: str, law: DistanceLaw, n, lam, *, route: str, samp
     >>> ev = order_parameter("top_mass", law, 4096, 1.0, route="asymptotic", samples=400)
     >>> assert_agree(mc, ev)
     """
-    if quantity not in ORDER_PARAMETERS:
-        raise ValueError(f"quantity must be one of {ORDER_PARAMETERS}, got {quantity!r}")
-    if route not in SPHERE_ROUTES:
-        raise ValueError(f"route must be one of {SPHERE_ROUTES}, got {route!r}")
-    if not isinstance(law, DistanceLaw):
-        raise ValueError(f"law must be a DistanceLaw, got {type(law).__name__}")
+    _check_choices(quantity, law, route)
     n = check_int("n", n, lo=2)
     lam = check_real("lam", lam, 0.0, lo_open=True)
     samples = check_int("samples", samples, lo=2)
     seed = check_seed(seed)
     top_k = check_int("top_k", top_k, lo=2)
+    if route == "monte_carlo":
+        check_memory("n", n, 48 * n)  # one row's cosines, logits, weights, sorted weights
     beta = lam * law.critical_beta(n)
     if route == "monte_carlo":
         values = _monte_carlo(law, n, beta, samples, seed)[quantity]

@@ -103,6 +103,7 @@ class SphereSettings(StudySettings):
 
     @classmethod
     def quick(cls):
+        """Seconds-long settings: 5 contexts per family, 200 rows, fewer ``λ``."""
         return cls(points=5, rows=200, token_n=(8, 12), lams=(0.03, 0.3, 1.0, 3.0, 30.0),
                    regime_n=(10, 40), regime_samples=200)
 
