@@ -1,6 +1,7 @@
-"""Claims SPH-1 and GAP-1 … GAP-3: the critical scale of bounded scores on the sphere and the
-gap-counting diagnostic's three laws (arXiv 2605.08505 and 2605.12697; only their abstracts are
-public, so each row checks what the abstract states, with the families built here).
+"""Claims SPH-1, SPH-2 and GAP-1 … GAP-3: the critical scale of bounded scores on the sphere
+and the gap-counting diagnostic's three laws (arXiv 2605.08505 and 2605.12697; only their
+abstracts are public, so each row checks what the abstract states, with the families built
+here).
 
 Every row runs :func:`sia_theory.studies.ext_sphere.sphere_study` (the study behind
 ``experiments/ext_sphere.py``, same settings), whose one diagnostic is
@@ -19,11 +20,13 @@ import numpy as np
 
 from sia_theory._infra.seeding import rng_for
 from sia_theory.gaps import critical_scale
+from sia_theory.sphere.model import DistanceLaw
 from sia_theory.studies.ext_sphere import (
     LAWS,
     SphereSettings,
     law_exponent,
     log2_grid,
+    sphere_laws,
     sphere_study,
 )
 
@@ -51,24 +54,33 @@ def _interval(row, key: str) -> dict:
 
 
 # --- SPH-1 -------------------------------------------------------------------------------------
-def decide_sph1(fits: dict) -> Measurement:
-    """``fits``: ``d -> power`` (``value, ci_low, ci_high`` of ``β_c ∝ n^p``). PASS iff for every
-    ``d`` the interval contains ``2/(d − 1)`` or ``p`` is within ``SPH_TOL`` (relative) of it,
-    and the interval excludes ``0.8·2/(d−1)``, ``1.2·2/(d−1)`` and the REM and simplex laws'
-    exponents on ``n`` (``p < 0.1`` over the same ``n``: ``(log n)^{1/2}``, ``log n``)."""
+def decide_power(fits: dict, targets: dict, others: dict) -> Measurement:
+    """``fits``: label -> ``value, ci_low, ci_high`` of ``p`` in ``β_c ∝ n^p``; ``targets``:
+    label -> the law's ``p``; ``others``: label -> exponents of alternative laws. PASS iff for
+    every label the interval contains the target or ``p`` is within ``SPH_TOL`` (relative) of
+    it, and the interval excludes ``0.8×`` and ``1.2×`` the target and every alternative."""
     ok, parts = True, []
-    for d, p in sorted(fits.items()):
-        target = 2 / (d - 1)
+    for label, p in fits.items():
+        target = targets[label]
         near = p["ci_low"] <= target <= p["ci_high"] or abs(p["value"] - target) <= SPH_TOL * target
         apart = all(not p["ci_low"] <= x <= p["ci_high"]
-                    for x in (0.8 * target, 1.2 * target, 0.1))
-        ok &= near and apart and p["ci_low"] > 0.1
-        parts.append(f"d = {d}: p = {p['value']:.4f} [{p['ci_low']:.4f}, {p['ci_high']:.4f}] "
-                     f"(2/(d−1) = {target:.4f})")
-    first = fits[min(fits)]
-    return Measurement("PASS" if ok else "FAIL", "; ".join(parts), value=first["value"],
-                       ci_low=first["ci_low"], ci_high=first["ci_high"],
-                       target=2 / (min(fits) - 1), tolerance=SPH_TOL * 2 / (min(fits) - 1))
+                    for x in (0.8 * target, 1.2 * target, *others[label]))
+        ok &= near and apart
+        parts.append(f"{label}: p = {p['value']:.4f} [{p['ci_low']:.4f}, {p['ci_high']:.4f}] "
+                     f"(law {target:.4f})")
+    first = next(iter(fits))
+    return Measurement("PASS" if ok else "FAIL", "; ".join(parts), value=fits[first]["value"],
+                       ci_low=fits[first]["ci_low"], ci_high=fits[first]["ci_high"],
+                       target=targets[first], tolerance=SPH_TOL * targets[first])
+
+
+def decide_sph1(fits: dict) -> Measurement:
+    """``fits``: ``d -> power`` of uniform keys on ``S^{d−1}``. :func:`decide_power` against
+    ``2/(d − 1)``, the alternatives the REM's and the simplex's laws (exponents on ``n`` below
+    0.1 over ``n = 2⁸ … 2³²``: the interval must lie above 0.1)."""
+    return decide_power({f"d = {d}": p for d, p in sorted(fits.items())},
+                        {f"d = {d}": 2 / (d - 1) for d in fits},
+                        {f"d = {d}": (0.1, 0.05, 0.0) for d in fits})
 
 
 @claim("SPH-1", "Uniform keys on S^{d−1}, scores β·cos to a fixed query: the critical inverse "
@@ -107,6 +119,53 @@ negative_control("SPH-1", "exponent 2/(d−1) +20 %")(
     lambda: _sph_control(lambda d: lambda n: n ** (1.2 * 2 / (d - 1))))
 negative_control("SPH-1", "exponent 2/(d−1) −20 %")(
     lambda: _sph_control(lambda d: lambda n: n ** (0.8 * 2 / (d - 1))))
+
+
+def variance_matched_exponent(law: DistanceLaw) -> float:
+    """``2/(d_eff − 1)`` with ``d_eff = 1/Var(cos)``: the exponent of uniform keys with the same
+    global spread of the cosines (``Var(cos) = 1/d`` on ``S^{d−1}``), for
+    ``(1 − cos)/2 ~ Beta(k/2, b)``: ``Var(cos) = 4ab/((a + b)²(a + b + 1))``, ``a = k/2``."""
+    a, b = law.k / 2, law.b
+    return 2 / ((a + b) ** 2 * (a + b + 1) / (4 * a * b) - 1)
+
+
+def decide_sph2(fits: dict, laws: dict) -> Measurement:
+    """``fits``: label -> ``p`` of a distance law ``laws[label]``. :func:`decide_power` against
+    ``2/k``; the alternative, the global spread setting the exponent
+    (:func:`variance_matched_exponent`), must lie outside each interval."""
+    return decide_power(fits, {x: 2 / laws[x].k for x in fits},
+                        {x: (variance_matched_exponent(laws[x]),) for x in fits})
+
+
+@claim("SPH-2", "The critical scale is set by the local exponent k of the query–key distance law "
+                "near 0 (P(r ≤ ρ) ~ cρ^k), not by its global shape: β_c ∝ n^{2/k} for keys with "
+                "(1 − cos)/2 ~ Beta(k/2, b) far from the uniform sphere (arXiv 2605.08505, "
+                "abstract)",
+       alternative="the exponent of the uniform sphere with the same cosine variance, "
+                   "2/(1/Var(cos) − 1)")
+def sph_2(quick, seed):
+    """k = 2, b = 8 and k = 3, b = 12 (global spread of S^24 and S^35), n = 2⁸ … 2³²."""
+    settings, fits = _study(quick, seed)
+    laws = {label: law for label, law in sphere_laws(settings).items()
+            if label.startswith("law")}
+    m = decide_sph2({x: _interval(fits.loc[x], "p") for x in laws}, laws)
+    alt = ", ".join(f"{x}: {variance_matched_exponent(law):.3f}" for x, law in laws.items())
+    return Measurement(**{**m.__dict__, "detail": f"variance-matched exponents {alt}"})
+
+
+def _sph2_control(exponent) -> Measurement:
+    ns = log2_grid(*FULL.sphere_n, FULL.points)
+    laws = {x: law for x, law in sphere_laws(FULL).items() if x.startswith("law")}
+    fits = {}
+    for x, law in laws.items():
+        p = exponent(law)
+        fits[x] = _fit(synthetic_half_mass(lambda n, p=p: n ** p, ns, 0), 0).power
+    return decide_sph2(fits, laws)
+
+
+negative_control("SPH-2")(lambda: _sph2_control(variance_matched_exponent))
+negative_control("SPH-2", "exponent 2/k +20 %")(lambda: _sph2_control(lambda law: 2.4 / law.k))
+negative_control("SPH-2", "exponent 2/k −20 %")(lambda: _sph2_control(lambda law: 1.6 / law.k))
 
 
 # --- GAP-1 … GAP-3 -----------------------------------------------------------------------------

@@ -7,6 +7,9 @@ a seeded bootstrap interval) over a range of context lengths ``n``:
 * ``sphere d=…``: uniform keys on ``S^{d−1}``, scores ``cos`` to a fixed query; the
   ``top_k`` nearest keys drawn exactly (:func:`sia_theory.sphere.model.top_cosines`; the
   others carry a negligible share of ``S(β)`` at ``β_½``). Law ``β*_n ∝ n^{2/(d−1)}``.
+* ``law k=… b=…``: keys with ``(1 − cos)/2 ~ Beta(k/2, b)``, local exponent ``k`` and a
+  global shape ``b`` far from the uniform sphere's ``k/2`` (``shapes``). Law ``n^{2/k}``: the
+  local exponent, not the global spread of the cosines, sets it.
 * ``iid normal``: the ``top_k`` largest of ``n`` iid ``N(0, 1)`` scores (exact order
   statistics). Law ``(log n)^{1/2}`` (``a_n``).
 * ``simplex tokens``: CAS's Gaussian near-simplex tokens (``ρ``, ``token_d``), cosine rows of
@@ -16,9 +19,10 @@ a seeded bootstrap interval) over a range of context lengths ``n``:
   Law ``(log n)²``.
 
 Frames: ``critical_scale`` (per family and ``n``: ``beta_c`` and its interval; ``beta_star``,
-:meth:`~sia_theory.sphere.model.DistanceLaw.critical_beta`, for the sphere), ``fits`` (per
-family: the exponents ``p`` on ``n`` and ``k`` on ``log n`` with their intervals, and the law's:
-``p_law = 2/(d − 1)``, ``k_law`` its finite-``n`` exponent over the same ``n``) and
+:meth:`~sia_theory.sphere.model.DistanceLaw.critical_beta`, for the sphere-like families),
+``fits`` (per family: the exponents ``p`` on ``n`` and ``k`` on ``log n`` with their intervals,
+and the law's: ``p_law = 2/k`` (``k = d − 1`` for uniform keys), ``k_law`` its finite-``n``
+exponent over the same ``n``) and
 ``regimes`` (top mass, keys holding half the mass and entropy against ``λ = β/β*_n`` for uniform
 keys on ``S²``, by the extreme-value route at several ``n`` and by Monte Carlo at the smallest).
 """
@@ -42,7 +46,8 @@ from ..sphere.routes import order_parameter
 from .base import study
 
 __all__ = ["SPHERE_CLAIMS_STUDY", "SphereSettings", "sphere_study", "bounded_isf",
-           "family_label", "log2_grid", "LAWS", "LAW_OF_FAMILY", "law_exponent"]
+           "family_label", "shape_label", "sphere_laws", "log2_grid", "LAWS", "LAW_OF_FAMILY",
+           "law_exponent"]
 
 SPHERE_CLAIMS_STUDY = "ext.sphere"
 """The study key of the families' random streams."""
@@ -75,6 +80,18 @@ def family_label(kind: str, d: int | None = None) -> str:
     return f"sphere d={d}" if kind == "sphere" else kind
 
 
+def shape_label(k: float, b: float) -> str:
+    """``"law k=2 b=8"``: the distance law ``(1 − cos)/2 ~ Beta(k/2, b)``."""
+    return f"law k={k:g} b={b:g}"
+
+
+def sphere_laws(settings) -> dict:
+    """label -> :class:`~sia_theory.sphere.model.DistanceLaw` of the sphere-like families:
+    uniform keys for each of ``dims``, and each ``(k, b)`` of ``shapes``."""
+    laws = {family_label("sphere", d): DistanceLaw.uniform(d) for d in settings.dims}
+    return laws | {shape_label(k, b): DistanceLaw(k, b) for k, b in settings.shapes}
+
+
 def log2_grid(lo: int, hi: int, points: int) -> list[int]:
     """``points`` context lengths ``2^k``, ``k`` evenly from ``lo`` to ``hi`` (rounded)."""
     return [int(2**k) for k in np.linspace(lo, hi, points).round()]
@@ -87,6 +104,7 @@ class SphereSettings(StudySettings):
     ``lams``, ``regime_n`` (``log₂ n``) and ``regime_samples``."""
 
     dims: tuple = (3, 4, 6)
+    shapes: tuple = ((2.0, 8.0), (3.0, 12.0))
     sphere_n: tuple = (8, 32)
     iid_n: tuple = (8, 56)
     bounded_n: tuple = (16, 60)
@@ -110,11 +128,10 @@ class SphereSettings(StudySettings):
 
 def _families(s: SphereSettings, seed: int) -> dict:
     """label -> (ns, {n: half-mass points}) for every family."""
-    out = {}
-    for d in s.dims:
-        law, ns = DistanceLaw.uniform(d), log2_grid(*s.sphere_n, s.points)
-        out[family_label("sphere", d)] = (ns, {n: half_mass_beta(top_cosines(
-            law, n, s.top_k, s.rows, rng_for(seed, SPHERE_CLAIMS_STUDY, 0, d, i)))
+    out, ns = {}, log2_grid(*s.sphere_n, s.points)
+    for j, (label, law) in enumerate(sphere_laws(s).items()):
+        out[label] = (ns, {n: half_mass_beta(top_cosines(
+            law, n, s.top_k, s.rows, rng_for(seed, SPHERE_CLAIMS_STUDY, 0, j, i)))
             for i, n in enumerate(ns)})
     for tag, (label, isf, span) in enumerate((("iid normal", stats.norm.isf, s.iid_n),
                                               ("bounded e^(-1/x)", bounded_isf, s.bounded_n))):
@@ -147,21 +164,19 @@ def _regimes(s: SphereSettings, seed: int) -> pd.DataFrame:
 @study("ext_sphere", SphereSettings)
 def sphere_study(settings: SphereSettings, seed: int, execution):
     """Frames ``critical_scale``, ``fits`` and ``regimes`` (module docstring)."""
-    tables, fits = [], []
+    tables, fits, laws = [], [], sphere_laws(settings)
     for label, (ns, hm) in _families(settings, seed).items():
         fit = critical_scale(dict.fromkeys(ns), half_mass=hm, boots=settings.boots, seed=seed)
         table = fit.table.assign(family=label)
-        if label.startswith("sphere"):
-            law = DistanceLaw.uniform(int(label.split("=")[1]))
-            table["beta_star"] = [law.critical_beta(n) for n in ns]
+        if label in laws:
+            table["beta_star"] = [laws[label].critical_beta(n) for n in ns]
         tables.append(table)
         fits.append({"family": label, "n_min": ns[0], "n_max": ns[-1],
                      "p": fit.power["value"], "p_ci_low": fit.power["ci_low"],
                      "p_ci_high": fit.power["ci_high"], "k": fit.log_power["value"],
                      "k_ci_low": fit.log_power["ci_low"],
                      "k_ci_high": fit.log_power["ci_high"],
-                     "p_law": 2 / (int(label.split("=")[1]) - 1) if label.startswith("sphere")
-                     else math.nan,
+                     "p_law": 2 / laws[label].k if label in laws else math.nan,
                      "k_law": law_exponent(LAW_OF_FAMILY[label], ns) if label in LAW_OF_FAMILY
                      else math.nan})
     return {"critical_scale": pd.concat(tables, ignore_index=True), "fits": pd.DataFrame(fits),
