@@ -187,11 +187,11 @@ class Report:
     def gaps(self) -> CriticalScale:
         """The gap-counting critical scale of the transform's logits
         (:func:`transform_critical_scale` up to ``min(n_ctx, 2¹⁵)`` with 128 rows per context,
-        quick: ``2¹²`` and 32; computed on first use)."""
+        quick: ``2¹²`` and 64; computed on first use)."""
         if self._gaps is None:
             n_max = min(self.study.settings.n_ctx, 2**12 if self.quick else 2**15)
             self._gaps = transform_critical_scale(self.study.transform, n_max,
-                                                  rows=32 if self.quick else 128, seed=self.seed)
+                                                  rows=64 if self.quick else 128, seed=self.seed)
         return self._gaps
 
     @property
