@@ -251,7 +251,7 @@ class Report:
                        f"{g.power['ci_high']:.3f}], or (log n)^k, k = "
                        f"{g.log_power['value']:.3f} [{g.log_power['ci_low']:.3f}, "
                        f"{g.log_power['ci_high']:.3f}], over n = {g.table['n'].iloc[0]:,} … "
-                       f"{last['n']:,}; β_c = {last['beta_c']:.3f} at n = {last['n']:,}: "
+                       f"{int(last['n']):,}; β_c = {last['beta_c']:.3f} at n = {int(last['n']):,}: "
                        f"{self.gap_phase} (1/β_c against 1 ± {PHASE_BAND}).")
         if self.zoo_rows is not None:
             out += ["## Against the zoo", "", zoo_markdown(self.zoo_rows)]
