@@ -62,7 +62,9 @@ def test_order_parameters_by_hand():
     logits = np.log([[2.0, 1.0, 1.0]])
     op = order_parameters(logits)
     assert op["top_mass"][0] == pytest.approx(0.5)
-    assert op["half_count"][0] == 1
+    assert op["share_count"][0] == 1
+    assert order_parameters(logits, share=0.6)["share_count"][0] == 2
+    assert order_parameters(logits, share=0.8)["share_count"][0] == 3
     assert op["entropy"][0] == pytest.approx(1.5 * math.log(2))
 
 

@@ -43,9 +43,9 @@ from ..gaps import top_scores
 __all__ = ["DistanceLaw", "sample_cosines", "sample_cosines_by_vectors", "top_cosines",
            "order_parameters", "ORDER_PARAMETERS", "check_dimension"]
 
-ORDER_PARAMETERS = ("top_mass", "half_count", "entropy")
-"""Per-row order parameters: the nearest key's weight, the number of keys holding half the
-mass, the entropy (nats)."""
+ORDER_PARAMETERS = ("top_mass", "share_count", "entropy")
+"""Per-row order parameters: the nearest key's weight, the fewest keys holding a given share
+of the mass (½ unless said), the entropy (nats)."""
 K_MAX = 1e4  # local exponents beyond this have no mass near 0 at any float64 distance
 
 
@@ -137,16 +137,17 @@ def top_cosines(law: DistanceLaw, n, top_k, rows, rng) -> np.ndarray:
     return top_scores(law.gap_isf, n, top_k, rows, check_rng(rng))
 
 
-def order_parameters(logits: np.ndarray) -> dict:
-    """``top_mass``, ``half_count`` (the fewest keys whose weights sum to at least ½) and
-    ``entropy`` of ``softmax(row)`` for each row of ``logits`` (``(rows, n)``): arrays
+def order_parameters(logits: np.ndarray, share: float = 0.5) -> dict:
+    """``top_mass``, ``share_count`` (the fewest keys whose weights sum to at least ``share``)
+    and ``entropy`` of ``softmax(row)`` for each row of ``logits`` (``(rows, n)``): arrays
     ``(rows,)``."""
+    share = check_real("share", share, 0.0, 1.0, lo_open=True, hi_open=True)
     z = logits - logits.max(axis=1, keepdims=True)  # (rows, n)
     w = np.exp(z)
     total = w.sum(axis=1, keepdims=True)
     p = w / total
     entropy = np.log(total[:, 0]) - np.einsum("ij,ij->i", p, z)
     ranked = -np.sort(-p, axis=1)
-    half = np.argmax(np.cumsum(ranked, axis=1) >= 0.5, axis=1) + 1
-    return {"top_mass": ranked[:, 0], "half_count": half.astype(np.float64),
+    count = np.argmax(np.cumsum(ranked, axis=1) >= share, axis=1) + 1
+    return {"top_mass": ranked[:, 0], "share_count": count.astype(np.float64),
             "entropy": entropy}

@@ -43,20 +43,23 @@ SPHERE_STUDY = "sphere.routes"
 CHUNK = 2**22  # cosines per Monte Carlo block
 
 
-def _monte_carlo(law, n, beta, samples, seed) -> dict:
+def _monte_carlo(law, n, beta, samples, seed, share) -> dict:
     rows = max(1, CHUNK // n)
     out = {q: [] for q in ORDER_PARAMETERS}
     for block, start in enumerate(range(0, samples, rows)):
         rng = rng_for(seed, SPHERE_STUDY, 0, block)
         cos = sample_cosines(law, n, min(rows, samples - start), rng)  # (rows, n)
-        for q, v in order_parameters(beta * cos).items():
+        for q, v in order_parameters(beta * cos, share).items():
             out[q].append(v)
     return {q: np.concatenate(v) for q, v in out.items()}
 
 
-def asymptotic_order_parameters(law: DistanceLaw, n, beta, top_cos: np.ndarray) -> dict:
+def asymptotic_order_parameters(law: DistanceLaw, n, beta, top_cos: np.ndarray,
+                                share: float = 0.5) -> dict:
     """The order parameters of rows whose ``K`` nearest cosines are ``top_cos`` (``(rows, K)``,
-    decreasing) with the other ``n − K`` keys as the tail expectation (module docstring)."""
+    decreasing) with the other ``n − K`` keys as the tail expectation (module docstring); a
+    share reached only in the tail is counted by the tail's expected number of keys below the
+    gap where its expected mass completes the share."""
     s = law.k / 2
     u = 1.0 - top_cos  # (rows, K), increasing
     u1, uk = u[:, :1], u[:, -1]
@@ -71,14 +74,14 @@ def asymptotic_order_parameters(law: DistanceLaw, n, beta, top_cos: np.ndarray) 
     z = head + t0
     tilted = np.einsum("ij,ij->i", w, beta * (u - u1)) + t1 - beta * u1[:, 0] * t0
     cum = np.cumsum(w, axis=1)
-    inside = cum[:, -1] >= 0.5 * z
-    count = np.argmax(cum >= 0.5 * z[:, None], axis=1) + 1.0
-    need = np.clip((0.5 * z - head) / np.where(t0 > 0, t0, 1.0), 0.0, 1.0)
+    inside = cum[:, -1] >= share * z
+    count = np.argmax(cum >= share * z[:, None], axis=1) + 1.0
+    need = np.clip((share * z - head) / np.where(t0 > 0, t0, 1.0), 0.0, 1.0)
     with np.errstate(divide="ignore", invalid="ignore"):
         x_half = special.gammainccinv(s, special.gammaincc(s, x) * (1 - need))
         extra = m * law.C * ((x_half / beta) ** s - uk**s)
     count = np.where(inside, count, u.shape[1] + extra)
-    return {"top_mass": 1.0 / z, "half_count": count, "entropy": np.log(z) + tilted / z}
+    return {"top_mass": 1.0 / z, "share_count": count, "entropy": np.log(z) + tilted / z}
 
 
 def _check_choices(quantity, law, route) -> None:
@@ -91,12 +94,13 @@ def _check_choices(quantity, law, route) -> None:
 
 
 def order_parameter(quantity: str, law: DistanceLaw, n, lam, *, route: str, samples=2000,
-                    seed=0, top_k: int = 2048) -> Estimate:
+                    seed=0, top_k: int = 2048, share: float = 0.5) -> Estimate:
     """``E[quantity]`` for one query and ``n`` keys of ``law`` at ``β = lam·β*_n``.
 
     Parameters
     ----------
-    quantity : {"top_mass", "half_count", "entropy"}
+    quantity : {"top_mass", "share_count", "entropy"}
+        The nearest key's weight, the fewest keys holding ``share`` of the mass, the entropy.
     law : DistanceLaw
     n : int
         Keys (``>= 2``; the Monte Carlo route holds ``n`` cosines per row in memory).
@@ -107,6 +111,8 @@ def order_parameter(quantity: str, law: DistanceLaw, n, lam, *, route: str, samp
         Independent rows and the seed (streams ``(seed, "sphere.routes", route, block)``).
     top_k : int
         Nearest keys drawn exactly by the asymptotic route.
+    share : float
+        The share of the mass ``share_count`` counts keys for, in ``(0, 1)``.
 
     Returns
     -------
@@ -116,7 +122,8 @@ def order_parameter(quantity: str, law: DistanceLaw, n, lam, *, route: str, samp
     Raises
     ------
     ValueError
-        An unknown quantity or route, ``n < 2``, ``lam <= 0``, ``samples < 2``.
+        An unknown quantity or route, ``n < 2``, ``lam <= 0``, ``samples < 2``, ``share``
+        outside ``(0, 1)``.
 
     Examples
     --------
@@ -132,16 +139,17 @@ def order_parameter(quantity: str, law: DistanceLaw, n, lam, *, route: str, samp
     samples = check_int("samples", samples, lo=2)
     seed = check_seed(seed)
     top_k = check_int("top_k", top_k, lo=2)
+    share = check_real("share", share, 0.0, 1.0, lo_open=True, hi_open=True)
     if route == "monte_carlo":
         check_memory("n", n, 48 * n)  # one row's cosines, logits, weights, sorted weights
     beta = lam * law.critical_beta(n)
     if route == "monte_carlo":
-        values = _monte_carlo(law, n, beta, samples, seed)[quantity]
+        values = _monte_carlo(law, n, beta, samples, seed, share)[quantity]
     else:
         top = top_cosines(law, n, top_k, samples, rng_for(seed, SPHERE_STUDY, 1))
         if top.shape[1] == n:  # every key drawn: nothing left for the tail
-            values = order_parameters(beta * top)[quantity]
+            values = order_parameters(beta * top, share)[quantity]
         else:
-            values = asymptotic_order_parameters(law, n, beta, top)[quantity]
+            values = asymptotic_order_parameters(law, n, beta, top, share)[quantity]
     mean, se = mean_se(values)
     return Estimate(mean, se, route, samples=samples)

@@ -23,8 +23,9 @@ Frames: ``critical_scale`` (per family and ``n``: ``beta_c`` and its interval; `
 ``fits`` (per family: the exponents ``p`` on ``n`` and ``k`` on ``log n`` with their intervals,
 and the law's: ``p_law = 2/k`` (``k = d − 1`` for uniform keys), ``k_law`` its finite-``n``
 exponent over the same ``n``) and
-``regimes`` (top mass, keys holding half the mass and entropy against ``λ = β/β*_n`` for uniform
-keys on ``S²``, by the extreme-value route at several ``n`` and by Monte Carlo at the smallest).
+``regimes`` (top mass, the fewest keys holding half the mass, entropy against ``λ = β/β*_n``
+for uniform keys on ``S²``, by the extreme-value route at several ``n`` and by Monte Carlo at
+the smallest).
 """
 
 from __future__ import annotations
