@@ -45,7 +45,8 @@ def _study(quick: bool, seed: int):
     return settings, sphere_study(settings, seed=seed)["fits"].set_index("family")
 
 
-def _fit(half_mass: dict, seed: int):
+def fit_half_mass(half_mass: dict, seed: int):
+    """:func:`~sia_theory.gaps.critical_scale` of given half-mass points (400 resamples)."""
     return critical_scale(dict.fromkeys(half_mass), half_mass=half_mass, boots=400, seed=seed)
 
 
@@ -108,7 +109,7 @@ def synthetic_half_mass(law, ns, seed: int, rows: int = 800, scatter: float = 0.
 
 def _sph_control(law_of_d) -> Measurement:
     ns = log2_grid(*FULL.sphere_n, FULL.points)
-    return decide_sph1({d: _fit(synthetic_half_mass(law_of_d(d), ns, 0), 0).power
+    return decide_sph1({d: fit_half_mass(synthetic_half_mass(law_of_d(d), ns, 0), 0).power
                         for d in FULL.dims})
 
 
@@ -159,7 +160,7 @@ def _sph2_control(exponent) -> Measurement:
     fits = {}
     for x, law in laws.items():
         p = exponent(law)
-        fits[x] = _fit(synthetic_half_mass(lambda n, p=p: n ** p, ns, 0), 0).power
+        fits[x] = fit_half_mass(synthetic_half_mass(lambda n, p=p: n ** p, ns, 0), 0).power
     return decide_sph2(fits, laws)
 
 
@@ -192,7 +193,7 @@ def decide_gap(fit: dict, law: str, ns) -> Measurement:
 
 
 def _gap_control(law: str, scale_law, ns) -> Measurement:
-    return decide_gap(_fit(synthetic_half_mass(scale_law, ns, 0), 0).log_power, law, ns)
+    return decide_gap(fit_half_mass(synthetic_half_mass(scale_law, ns, 0), 0).log_power, law, ns)
 
 
 @claim("GAP-1", "iid N(0, 1) scores: the gap-counting critical scale grows like (log n)^{1/2} "
