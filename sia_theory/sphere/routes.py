@@ -147,13 +147,14 @@ def asymptotic_order_parameters(law: DistanceLaw, n, beta, top_cos: np.ndarray,
     return {"top_mass": 1.0 / z, "share_count": count, "entropy": np.log(z) + tilted / z}
 
 
-def _check_choices(quantity, law, route) -> None:
+def _check_choices(quantity, law, route, share) -> float:
     if quantity not in ORDER_PARAMETERS:
         raise ValueError(f"quantity must be one of {ORDER_PARAMETERS}, got {quantity!r}")
     if route not in SPHERE_ROUTES:
         raise ValueError(f"route must be one of {SPHERE_ROUTES}, got {route!r}")
     if not isinstance(law, DistanceLaw):
         raise ValueError(f"law must be a DistanceLaw, got {type(law).__name__}")
+    return check_real("share", share, 0.0, 1.0, lo_open=True, hi_open=True)
 
 
 def order_parameter(quantity: str, law: DistanceLaw, n, lam, *, route: str, samples=2000,
@@ -196,13 +197,12 @@ def order_parameter(quantity: str, law: DistanceLaw, n, lam, *, route: str, samp
     >>> ev = order_parameter("top_mass", law, 4096, 1.0, route="asymptotic", samples=400)
     >>> assert_agree(mc, ev)
     """
-    _check_choices(quantity, law, route)
+    share = _check_choices(quantity, law, route, share)
     n = check_int("n", n, lo=2)
     lam = check_real("lam", lam, 0.0, lo_open=True)
     samples = check_int("samples", samples, lo=2)
     seed = check_seed(seed)
     top_k = check_int("top_k", top_k, lo=2)
-    share = check_real("share", share, 0.0, 1.0, lo_open=True, hi_open=True)
     if route == "monte_carlo":
         check_memory("n", n, 48 * n)  # one row's cosines, logits, weights, sorted weights
     beta = lam * law.critical_beta(n)
