@@ -66,8 +66,13 @@ _EXPORTS = {
     **dict.fromkeys(["REM_PHASES", "CAS_PHASES"], ".phases"),
     "get_study": ".studies",
     **dict.fromkeys(["Scheme", "SCHEMES", "resolve_scheme"], ".schemes"),
+    # bounded scores: the gap-counting diagnostic and keys on a sphere
+    **dict.fromkeys(["gap_counts", "half_mass_beta", "critical_scale"], ".gaps"),
+    **dict.fromkeys(["DistanceLaw"], ".sphere.model"),
+    "order_parameter": ".sphere.routes",
 }
-_SUBPACKAGES = ("analysis", "attention", "cas", "gaussian", "models", "studies", "symbolic")
+_SUBPACKAGES = ("analysis", "attention", "cas", "gaussian", "models", "sphere", "studies",
+                "symbolic")
 
 __all__ = [
     # transforms
@@ -112,8 +117,10 @@ __all__ = [
     "Scheme", "SCHEMES", "resolve_scheme",
     # the studies (one contract: study(settings, *, seed) -> StudyResult)
     "get_study",
+    # bounded scores: the gap-counting diagnostic and keys on a sphere
+    "gap_counts", "half_mass_beta", "critical_scale", "DistanceLaw", "order_parameter",
     # subpackages
-    "analysis", "attention", "cas", "gaussian", "models", "studies", "symbolic",
+    "analysis", "attention", "cas", "gaussian", "models", "sphere", "studies", "symbolic",
 ]
 __version__ = "0.3.0"
 

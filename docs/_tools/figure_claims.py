@@ -16,7 +16,7 @@ import ast
 import re
 from pathlib import Path
 
-CLAIM_ID = re.compile(r"\b((?:SI|CAS|EXT|INA|REF|TRAIN)-\d+)\b")
+CLAIM_ID = re.compile(r"\b((?:SI|CAS|EXT|INA|REF|TRAIN|SPH|GAP)-\d+)\b")
 
 
 def _study_imports(tree: ast.Module) -> dict[str, str]:

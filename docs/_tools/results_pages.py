@@ -15,7 +15,8 @@ import figure_claims as fc
 VERDICTS = ("PASS", "FAIL", "DIVERGES", "UNTESTED", "INFO", "ERROR")
 FAMILIES = {"SI": "Scale-invariant attention (SI)", "CAS": "Critical attention scaling (CAS)",
             "INA": "InAttention (INA)", "REF": "The attention reference (REF)",
-            "EXT": "Beyond the papers (EXT)", "TRAIN": "Training (TRAIN)"}
+            "EXT": "Beyond the papers (EXT)", "TRAIN": "Training (TRAIN)",
+            "SPH": "Keys on a sphere (SPH)", "GAP": "The gap-counting diagnostic (GAP)"}
 
 
 def badge(verdict: str) -> str:

@@ -22,7 +22,9 @@ from .._infra.cli import check_output_dir
 from .._infra.io import metadata_text, write_set
 from .._infra.seeding import check_seed
 from .._infra.validate import check_int
-from ..gaussian.phase import PHASE_BAND
+from ..gaps import CriticalScale, critical_scale
+from ..gaussian.montecarlo import gaussian_logits_reference
+from ..gaussian.phase import PHASE_BAND, phase_of_ratio
 from ..score_mod_transform import ScoreModTransform, as_transform
 from ..studies.zoo_comparison import (
     AnalysisSettings,
@@ -33,7 +35,21 @@ from ..studies.zoo_comparison import (
 )
 from ..transforms import Transform, at_head, declared_dependence, describe
 
-__all__ = ["Report", "analyze", "plot_studies", "zoo_markdown"]
+__all__ = ["Report", "analyze", "plot_studies", "zoo_markdown", "transform_critical_scale"]
+
+
+def transform_critical_scale(transform: Transform, n_max: int, *, rows: int, seed: int,
+                             points: int = 5) -> CriticalScale:
+    """The gap-counting critical scale (:func:`sia_theory.gaps.critical_scale`) of a
+    transform's Gaussian logits rows ``a(t, n)·L̄_t + m(t, n)``, ``t < n``, for ``points``
+    context lengths ``n`` from 2⁸ to ``n_max`` (the Monte Carlo's logit matrix,
+    :func:`~sia_theory.gaussian.montecarlo.gaussian_logits_reference`, seed ``seed + i`` at the
+    ``i``-th ``n``). The logits are taken as they are (``β = 1``): a median half-mass point
+    below 1 means their top key already holds more than half the mass."""
+    ns = np.unique(np.geomspace(2**8, max(n_max, 2**9), points).round().astype(int))
+    rows_by_n = {int(n): gaussian_logits_reference(transform, int(n), rows, seed + i)
+                 for i, n in enumerate(ns)}
+    return critical_scale(rows_by_n, boots=200, seed=seed)
 
 
 def plot_studies(studies, title: str, highlight: str | None = None):
@@ -131,7 +147,8 @@ class Report:
     sums converge), ``phase``; DataFrames ``closed_forms``, ``entropy``, ``slopes``, ``fits``,
     ``sweep``, ``phases``, ``summary`` (one row) and ``zoo`` (one row per scheme: the
     transform first, then every ZOO member; ``None`` without the zoo); ``figure`` (four
-    panels); :meth:`write`."""
+    panels); :meth:`write`. ``gaps``: the gap-counting critical scale of the logits
+    (:func:`transform_critical_scale`) with its phase :attr:`gap_phase`."""
 
     study: SchemeStudy
     zoo_rows: pd.DataFrame | None
@@ -140,6 +157,7 @@ class Report:
     seconds: float
     parameters: dict = field(default_factory=dict)
     _figure: object = field(default=None, repr=False)
+    _gaps: object = field(default=None, repr=False)
 
     entropy_law = property(lambda self: self.study.entropy_law)
     """The entropy law of the transform: ``"logarithmic"``, ``"sqrt-log"`` or ``"bounded"`` (the
@@ -165,6 +183,25 @@ class Report:
     """The phase table: ``σ/√(2 log M)`` per range and for the whole context."""
     evidence = property(lambda self: self.study.evidence)
     """The law tests behind :attr:`entropy_law` (an ``EntropyLawEvidence``)."""
+    @property
+    def gaps(self) -> CriticalScale:
+        """The gap-counting critical scale of the transform's logits
+        (:func:`transform_critical_scale` up to ``min(n_ctx, 2¹⁵)`` with 128 rows per context,
+        quick: ``2¹²`` and 64; computed on first use)."""
+        if self._gaps is None:
+            n_max = min(self.study.settings.n_ctx, 2**12 if self.quick else 2**15)
+            self._gaps = transform_critical_scale(self.study.transform, n_max,
+                                                  rows=64 if self.quick else 128, seed=self.seed)
+        return self._gaps
+
+    @property
+    def gap_phase(self) -> str:
+        """The half-mass phase of the logits at the largest gap-diagnostic context:
+        :func:`~sia_theory.gaussian.phase.phase_of_ratio` of ``1/β_c`` (``"frozen"``: the
+        top key holds more than half the mass at the transform's own temperature, by more
+        than the band; ``"liquid"``: less)."""
+        return str(phase_of_ratio(1.0 / self.gaps.table["beta_c"].iloc[-1]))
+
     zoo = property(lambda self: self.zoo_rows)
     """One row per scheme (the transform first, then every ZOO member), or ``None`` without the
     zoo."""
@@ -207,6 +244,15 @@ class Report:
                f"* **At N = {s.N:,}**: global entropy {s.global_entropy:.3f} ± "
                f"{s.global_entropy_se:.3f} nats; attention on the {st.settings.recent} newest "
                f"tokens {s.recent_mass:.4f} ± {s.recent_mass_se:.4f}.", ""]
+        g, last = self.gaps, self.gaps.table.iloc[-1]
+        out.insert(-1, f"* **Gap-counting critical scale** (sia_theory.gaps): the "
+                       f"median half-mass point β_c of the logits grows like n^p, p = "
+                       f"{g.power['value']:.3f} [{g.power['ci_low']:.3f}, "
+                       f"{g.power['ci_high']:.3f}], or (log n)^k, k = "
+                       f"{g.log_power['value']:.3f} [{g.log_power['ci_low']:.3f}, "
+                       f"{g.log_power['ci_high']:.3f}], over n = {g.table['n'].iloc[0]:,} … "
+                       f"{int(last['n']):,}; β_c = {last['beta_c']:.3f} at n = {int(last['n']):,}: "
+                       f"{self.gap_phase} (1/β_c against 1 ± {PHASE_BAND}).")
         if self.zoo_rows is not None:
             out += ["## Against the zoo", "", zoo_markdown(self.zoo_rows)]
         return "\n".join(out)
@@ -218,6 +264,7 @@ class Report:
                "sweep": self.sweep, "phases": self.phases}
         if self.zoo_rows is not None:
             out["zoo"] = self.zoo_rows
+        out["gap_scale"] = self.gaps.table
         return out
 
     def write(self, out_dir, stem: str = "analysis") -> dict:

@@ -29,6 +29,7 @@ STUDIES = {
     "ext_trichotomy": "ext_trichotomy",
     "ext_universality": "ext_universality",
     "ext_zoo_phase": "ext_zoo_phase",
+    "ext_sphere": "ext_sphere",
     "model_gaussianity": "model_gaussianity",
     "model_entropy_law": "model_entropy_law",
     "model_extrapolation": "model_extrapolation",
