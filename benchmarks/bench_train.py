@@ -202,7 +202,7 @@ def section_validation(quick: bool):
                          + (["--quick"] if quick else []), capture_output=True, text=True,
                          check=True, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
     length, tokens, seconds, peak, rss, _ = out.stdout.split()[-6:]
-    from sia_theory.training.evaluation import EVAL_TOKENS, block_for, _largest_divisor
+    from sia_theory.training.evaluation import EVAL_TOKENS, _largest_divisor, block_for
 
     s = TrainSettings.quick() if quick else TrainSettings.full()
     length = int(length)
