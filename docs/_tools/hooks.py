@@ -187,7 +187,7 @@ def _checks_page() -> str:
     lines = ["# Where the formulas are checked", "",
              "Every test that a page of this site names as the check of a formula "
              "(`checked by:`), with its docstring and source. The names are verified by "
-             "`tests/test_docs_checked_by.py` (a renamed test fails there).", ""]
+             "`tests/docs/test_docs_checked_by.py` (a renamed test fails there).", ""]
     for (path, name), pages in sorted(_referenced_tests().items()):
         file = ROOT / path
         source, doc = "", ""

@@ -1,6 +1,6 @@
 """What counts as the public API of ``sia_theory``, and where each public name is documented.
 
-Shared by the API reference generator (``hooks.py``) and ``tests/test_docstrings.py``, so the
+Shared by the API reference generator (``hooks.py``) and ``tests/docs/test_docstrings.py``, so the
 test holds exactly the names the site documents. Standard library only.
 
 Public modules: every module under ``sia_theory`` with no path component starting with ``_``.

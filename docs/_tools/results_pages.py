@@ -91,7 +91,7 @@ def claims_page(root: Path) -> str:
         "function and a test requires `FAIL`, so no row can pass by construction. Among them are "
         "the nearest alternatives: the quantity each decision judges (a limit, a prefactor, an "
         "exponent, a threshold) 20 % off in both directions; the table `TWENTY_PERCENT` in "
-        "`tests/test_paper_checks.py` lists them for every claim, and says why where 20 % means "
+        "`tests/claims/test_paper_checks.py` lists them for every claim, and says why where 20 % means "
         "nothing (an exact identity, a lower bound). `make test` runs the quick table for seed "
         "0 and `make test-all` also for seeds 1 and 2; a test checks that the committed claims "
         "table and the committed figure data report the same numbers. `claims.csv` carries the "

@@ -100,7 +100,7 @@ def tail_normals(log_tail, u) -> np.ndarray:
 BIN_TOL = 0.05
 """Largest spread of a logit across one bin, ``|Δa|·x_ref + |Δm|`` (nats). The bin takes the
 midpoint's coefficients, so the error is second order: the bin's ``E[Z]`` is off by about
-``BIN_TOL²/24`` relative (measured in tests/test_si_asymptotic.py)."""
+``BIN_TOL²/24`` relative (measured in tests/gaussian/test_si_asymptotic.py)."""
 NEGLIGIBLE_NATS = 60.0
 """A bin whose largest plausible weight (``n·e^{m + a·x_ref}``, and ``n·E[W]``) lies this many
 nats below the expected total of the bins before it may be as wide as it likes (e.g. ALiBi far

@@ -197,7 +197,7 @@ def jacobian_terms():
       ``|C P̄|² = tr C² − |C y|²``, ``tr C² = β²(aᵀ(G∘G)a − 2 Σ_j A_ij K_ij² + |o|⁴)``,
       ``|C y|² = β²(|b|² − 2m b·o + m²|o|²)``, ``b_i = Σ_j A_ij G_ij y_j``.
 
-    Checked against a complex-step dense Jacobian in ``tests/test_cas_jacobian.py``.
+    Checked against a complex-step dense Jacobian in ``tests/cas/test_cas_jacobian.py``.
     """
     pair = A_ik**2 / r_k**2 * ((d - 1) + 2 * beta * (G_ik * K_ik - m_i)
                                + beta**2 * (1 - 2 * K_ik + oo_i) * (1 - G_ik**2))

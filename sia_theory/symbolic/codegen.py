@@ -9,7 +9,7 @@ imports numpy only and pays no solving cost::
     python -m sia_theory.symbolic.codegen           # rewrite sia_theory/symbolic/generated.py
     python -m sia_theory.symbolic.codegen --check   # exit 1 if the committed file is stale
 
-``tests/test_codegen.py`` re-derives everything and fails if the committed module differs from
+``tests/symbolic/test_codegen.py`` re-derives everything and fails if the committed module differs from
 :func:`render`'s output.
 """
 
@@ -126,7 +126,7 @@ def constants() -> list[tuple[str, object, str]]:
 
 HEADER = '''"""Numeric closed forms printed from :mod:`sia_theory.symbolic.si` (sympy derivations).
 
-DO NOT EDIT: regenerate with ``python -m sia_theory.symbolic.codegen``. ``tests/test_codegen.py``
+DO NOT EDIT: regenerate with ``python -m sia_theory.symbolic.codegen``. ``tests/symbolic/test_codegen.py``
 re-derives every expression and fails if this file differs from the generator's output. Numpy
 only at import (scipy is imported inside the one function that needs it); no sympy.
 """

@@ -1,6 +1,6 @@
 """Numeric closed forms printed from :mod:`sia_theory.symbolic.si` (sympy derivations).
 
-DO NOT EDIT: regenerate with ``python -m sia_theory.symbolic.codegen``. ``tests/test_codegen.py``
+DO NOT EDIT: regenerate with ``python -m sia_theory.symbolic.codegen``. ``tests/symbolic/test_codegen.py``
 re-derives every expression and fails if this file differs from the generator's output. Numpy
 only at import (scipy is imported inside the one function that needs it); no sympy.
 """

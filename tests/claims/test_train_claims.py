@@ -1,0 +1,186 @@
+"""Claims TRAIN-1 … TRAIN-7: each decision function passes synthetic tables that follow the
+claim and fails the named alternatives, the nearest ones (the judged quantity 20 % beyond its
+tolerance) included; the quick rows are INFO and say why."""
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from sia_theory.claims import train as T
+from sia_theory.claims import train_needle as N
+from sia_theory.claims import train_phase as P
+from sia_theory.claims.core import NEGATIVE_CONTROLS, REGISTRY
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_every_train_claim_is_registered_with_controls():
+    ids = {f"TRAIN-{k}" for k in range(1, 8)}
+    assert ids <= set(REGISTRY)
+    for claim_id in ids:
+        assert len(NEGATIVE_CONTROLS[claim_id]) >= 2, claim_id
+
+
+@pytest.mark.parametrize("decide", [T.decide_train1, T.decide_train2, T.decide_train3,
+                                    T.decide_train4])
+@pytest.mark.parametrize("se", [0.001, 0.01])
+def test_the_claimed_table_passes(decide, se):
+    assert decide(T.synthetic_summary(se=se)).verdict == "PASS"
+
+
+def test_the_claimed_fig1_pattern_passes_and_a_scaled_model_too():
+    model, theory = T.synthetic_fig1()
+    assert T.decide_train5(model, theory).verdict == "PASS"
+    assert T.decide_train5(model * 0.5, theory).verdict == "PASS"  # the pattern, not the values
+
+
+@pytest.mark.parametrize("claim_id, name", sorted(
+    (c, n) for c, named in NEGATIVE_CONTROLS.items() if c.startswith("TRAIN") for n in named))
+def test_each_named_alternative_fails(claim_id, name):
+    assert NEGATIVE_CONTROLS[claim_id][name]().verdict == "FAIL", name
+
+
+def test_train1_tolerances_are_inclusive_at_the_edges():
+    edge = T.synthetic_summary(rise={("si-p-rope", 10.0): 0.99 * T.FLAT_TOL,
+                                     ("p-rope", None): 1.01 * T.BLOWUP})
+    assert T.decide_train1(edge).verdict == "PASS"
+    falling = T.synthetic_summary(rise={("si-p-rope", 10.0): -1.2 * T.FLAT_TOL})
+    assert T.decide_train1(falling).verdict == "FAIL"  # "flat" is two-sided
+
+
+def test_train2_a_tie_within_the_standard_error_passes():
+    tie = T.synthetic_summary(rise={("alibi", None): -0.5 * T.K_SE * np.hypot(0.01, 0.01)})
+    assert T.decide_train2(tie).verdict == "PASS"
+
+
+def test_single_seed_tables_use_the_noise_floor():
+    one = T.synthetic_summary(se=np.nan, n=1)
+    assert T._noise(one, 16) == T.MIN_NOISE
+    assert T.decide_train4(one).verdict == "PASS"
+
+
+def test_fig1_features_from_a_long_table():
+    rows = []
+    for scheme, h, mass in (("p-rope", 1.0, 0.5), ("logn-p-rope", 0.8, 0.3),
+                            ("si-p-rope", 0.7, 0.6)):
+        for n in (8, 32, 512):
+            rows += [{"scheme": scheme, "n_ctx": n, "quantity": "global_entropy",
+                      "mean": h * np.log(n), "se": 0.01},
+                     {"scheme": scheme, "n_ctx": n, "quantity": "recent_mass", "mean": mass,
+                      "se": 0.01}]
+    f = T.fig1_features(pd.DataFrame(rows), train_length=32)
+    assert f.loc["p-rope", "growth"] == pytest.approx(np.log(512 / 32))
+    assert f.loc["si-p-rope", "recent"] == 0.6
+    assert T.decide_train5(f, f).verdict == "PASS"
+
+
+def test_quick_rows_are_info_and_say_so():
+    from sia_theory.claims.core import run_claims
+
+    table = run_claims(["TRAIN-1", "TRAIN-5"], quick=True, seed=0, progress=False)
+    assert set(table["verdict"]) == {"INFO"}
+    assert table["measured"].str.contains("cannot order schemes").all()
+    assert table["value"].notna().all()
+
+
+def test_sis_own_table2_passes_and_an_unlearned_scheme_is_untested_not_failed():
+    assert N.decide_train6(N.synthetic_needles()).verdict == "PASS"
+    unlearned = N.synthetic_needles(**{"si-p-rope": (0.01, 0.0, 0.0)})
+    m = N.decide_train6(unlearned)
+    assert m.verdict == "UNTESTED"
+    assert "premise unmet" in m.detail and "si-p-rope (worst seed 0.010)" in m.detail
+
+
+def test_train6_the_committed_cpu_run_reads_untested():
+    """The committed CPU needle run learned nothing at L (pooled over 3 seeds: SI 0.076,
+    p-RoPE 0.010, LogN 0.007, NoPE 0): UNTESTED, not FAIL, whatever it kept beyond L."""
+    table = pd.read_csv(ROOT / "figures" / "train_needle_table.csv")
+    m = N.decide_train6(table)
+    assert m.verdict == "UNTESTED", m.detail
+    assert "nope (pooled 0.000)" in m.detail  # the committed table has no per-seed column
+
+
+@pytest.mark.parametrize("scale", [0.8, 0.999])
+def test_train6_si_one_seed_short_of_the_premise_is_untested(scale):
+    """The premise is per seed: SI Table 2's pooled accuracies with one seed of SI + p-RoPE at
+    ``scale`` × the bound (20 % short, and just short) leave the claim untested."""
+    m = N.decide_train6(N.synthetic_needles(worst_seed={"si-p-rope": scale * N.LEARNED}))
+    assert m.verdict == "UNTESTED" and "si-p-rope (worst seed" in m.detail
+
+
+def test_train6_without_a_learned_losing_scheme_is_untested():
+    m = N.decide_train6(N.synthetic_needles(worst_seed={"p-rope": 0.5, "nope": 0.7}))
+    assert m.verdict == "UNTESTED"
+
+
+@pytest.mark.parametrize("si16, expected", [(0.965, "PASS"), (0.3, "FAIL")])
+def test_train6_an_unlearned_scheme_is_left_out_not_counted(si16, expected):
+    """NoPE short of the premise in one seed (0.7) is left out and named; the other three are
+    judged: SI holding passes, SI at 0.3 at 16L fails."""
+    table = N.synthetic_needles(worst_seed={"nope": 0.7},
+                                **{"si-p-rope": (0.965, 0.9, si16)})
+    m = N.decide_train6(table)
+    assert m.verdict == expected
+    assert "Left out" in m.detail and "nope (worst seed 0.700)" in m.detail
+
+
+@pytest.mark.parametrize("hold, lose, expected", [
+    (True, True, "PASS"), (False, True, "FAIL"), (True, False, "FAIL")])
+def test_train6_a_met_premise_reaches_pass_or_fail(hold, lose, expected):
+    """Every seed exactly at the premise's bound (0.8 at L): the claim is judged. SI holding
+    (16L = L) or dropping to 0.6 × L; p-RoPE losing (16L = 0) or keeping 0.6 × L."""
+    at_l = N.LEARNED
+    table = N.synthetic_needles(
+        worst_seed=dict.fromkeys(N.NEEDLE_HOLD + N.NEEDLE_LOSE, at_l),
+        **{"si-p-rope": (at_l, at_l, at_l if hold else 0.6 * at_l),
+           "logn-p-rope": (at_l, at_l, at_l),
+           "p-rope": (at_l, 0.2, 0.0 if lose else 0.6 * at_l), "nope": (at_l, 0.2, 0.0)})
+    assert N.decide_train6(table).verdict == expected
+
+
+def test_train6_a_missing_scheme_fails_its_checks():
+    table = N.synthetic_needles()
+    assert N.decide_train6(table[table["scheme"] != "nope"]).verdict == "FAIL"
+
+
+@pytest.mark.parametrize("n, published", [(5, 0.900), (6, 0.829), (7, 0.714), (8, 0.643),
+                                          (9, 0.600), (10, 0.564)])
+def test_spearman_critical_values_match_the_published_table(n, published):
+    """One-sided α = 0.05 critical values of Spearman's ρ (Zar 1972, Table 1; also Ramsey
+    1989): ours, from the exact distribution over all n! rankings, to the table's 3 decimals."""
+    assert P.spearman_critical(n) == pytest.approx(published, abs=6e-4)
+
+
+def test_train7_the_same_ranking_passes():
+    assert P.decide_train7(P.synthetic_phase_summary()).verdict == "PASS"
+
+
+@pytest.mark.parametrize("n", range(5, 11))
+def test_train7_the_critical_edge_is_inclusive_and_the_next_value_below_fails(n):
+    """With fewer schemes (runs missing) too: ρ at the published critical value passes, the
+    next attainable value below it fails."""
+    critical = P.spearman_critical(n)
+    edge = P.ranking_with_rho(critical, n)
+    assert P.decide_train7(P.synthetic_phase_summary(order=edge, n=n)).verdict == "PASS"
+    below = max(r for r in set(np.round(P._exact_rhos(n), 9)) if r < critical - 1e-9)
+    worse = P.ranking_with_rho(below, n)
+    assert P.decide_train7(P.synthetic_phase_summary(order=worse, n=n)).verdict == "FAIL"
+
+
+@pytest.mark.parametrize("folder, worst_nope, si", [("train_gpu", 0.094, 194 / 480),
+                                                     ("train_gpu400", 0.281, 238 / 480)])
+def test_train6_on_the_committed_gpu_probe_fails_with_nope_left_out(folder, worst_nope, si):
+    """figures/train_gpu*/table2.csv (5 seeds, 480 needles per length): every seed of SI, LogN
+    and p-RoPE retrieves ≥ 0.96 at L, NoPE's worst seed 0.094 / 0.281 (left out); SI keeps
+    0.404 / 0.496 and LogN 0.346 / 0.469 at 16L (< 0.8 × their L accuracy), p-RoPE 0: FAIL
+    on the schemes that learned."""
+    table = pd.read_csv(ROOT / "figures" / folder / "table2.csv")
+    m = N.decide_train6(table)
+    assert m.verdict == "FAIL"
+    assert f"nope (worst seed {worst_nope:.3f})" in m.detail
+    assert "si-p-rope does not hold" in m.detail and "logn-p-rope does not hold" in m.detail
+    assert "p-rope keeps" not in m.detail
+    assert m.value == pytest.approx(si / table.query("scheme == 'si-p-rope' and multiple == 1")
+                                    ["pooled_accuracy"].iloc[0])

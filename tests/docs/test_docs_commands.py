@@ -1,0 +1,80 @@
+"""The commands the documentation tells a reader to type exist: every ``make TARGET`` in the
+code of docs/*.md (and below) and README.md is a target of the Makefile, and every
+``sia-theory SUBCOMMAND`` is a subcommand of the command's parser."""
+
+import argparse
+import re
+from pathlib import Path
+
+import pytest
+
+from sia_theory.cli import build_parser
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGES = sorted([ROOT / "README.md", *(ROOT / "docs").rglob("*.md")])
+FENCE = re.compile(r"^(```|~~~).*?^\1", re.M | re.S)
+INLINE = re.compile(r"`([^`\n]+)`")
+MAKE = re.compile(r"(?:^|[\s;&|(])make ([A-Za-z][\w-]*)", re.M)
+COMMAND = re.compile(r"(?:^|[\s/;&|(])sia-theory ([a-z][\w-]*)", re.M)
+
+
+def _code(text: str) -> str:
+    """The code of a Markdown page: its fenced blocks and inline code spans."""
+    blocks = [m[0] for m in FENCE.finditer(text)]
+    return "\n".join(blocks + INLINE.findall(FENCE.sub("", text)))
+
+
+def _named(pattern) -> dict:
+    found: dict[str, list[str]] = {}
+    for page in PAGES:
+        for name in pattern.findall(_code(page.read_text())):
+            found.setdefault(name, []).append(str(page.relative_to(ROOT)))
+    return found
+
+
+def _make_targets() -> set:
+    text = (ROOT / "Makefile").read_text()
+    return {m[1] for m in re.finditer(r"^([A-Za-z][\w-]*)\s*:(?!=)", text, re.M)}
+
+
+def _subcommands() -> set:
+    parser = build_parser()
+    return {name for action in parser._actions
+            if isinstance(action, argparse._SubParsersAction) for name in action.choices}
+
+
+def test_the_pages_name_commands_at_all():
+    """The patterns find what the pages really say (a test of the test)."""
+    assert {"test", "docs-check", "figures-train"} <= set(_named(MAKE))
+    assert {"analyze", "train", "sweep"} <= set(_named(COMMAND))
+    assert "it" not in _named(MAKE)  # prose ("make it") is not code
+
+
+@pytest.mark.parametrize("pattern, known, what", [
+    (MAKE, _make_targets, "Makefile target"),
+    (COMMAND, _subcommands, "sia-theory subcommand"),
+])
+def test_every_command_a_page_names_exists(pattern, known, what):
+    targets = known()
+    missing = {name: pages for name, pages in _named(pattern).items() if name not in targets}
+    assert not missing, f"no such {what}: {missing}"
+
+
+def test_a_made_up_target_would_be_found():
+    """Negative control: a page naming a target the Makefile lacks is caught."""
+    names = MAKE.findall(_code("Run `make figures-everything` then\n```bash\nmake tset\n```\n"))
+    assert set(names) == {"figures-everything", "tset"}
+    assert not set(names) & _make_targets()
+
+
+def test_the_citation_file_names_this_version_and_the_papers_the_readme_cites():
+    yaml = pytest.importorskip("yaml")
+    import sia_theory
+
+    cff = yaml.safe_load((ROOT / "CITATION.cff").read_text())
+    assert cff["cff-version"] == "1.2.0" and cff["version"] == sia_theory.__version__
+    ids = [i["value"] for ref in cff["references"] for i in ref["identifiers"]]
+    assert ids == ["arXiv:2505.17083", "arXiv:2510.05554", "arXiv:2410.07063"]
+    for page in ("README.md", "docs/index.md"):
+        cite = (ROOT / page).read_text().split("## Cite", 1)[1]
+        assert all(i in cite for i in ids), page

@@ -1,0 +1,128 @@
+"""The documentation tools fail fast and clearly: the browser check gives up on a chromium that
+prints nothing or exits at once within its own deadline (one line, exit 2), and fails a page
+with a build marker left raw or an empty section; the tutorial runner refuses a missing
+script or an output path that is a file before creating anything; the site's build hook
+fills the command-line page's help section."""
+
+import importlib.util
+import os
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+TOOLS = ROOT / "docs" / "_tools"
+
+
+def _module(name):
+    spec = importlib.util.spec_from_file_location(f"docs_tools_{name}", TOOLS / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _fake_chromium(folder: Path, body: str) -> dict:
+    folder.mkdir()
+    path = folder / "chromium"
+    path.write_text(f"#!/bin/sh\n{body}\n")
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    return {**os.environ, "PATH": f"{folder}{os.pathsep}{os.environ['PATH']}"}
+
+
+def _site(folder: Path) -> Path:
+    site = folder / "site"
+    site.mkdir()
+    (site / "index.html").write_text("<html><body><article><h1>Home</h1><p>Hello.</p>"
+                                     "</article></body></html>")
+    return site
+
+
+@pytest.mark.parametrize("body, says", [
+    ("exec sleep 30", "no DevTools address within 2 s"),  # prints nothing: the old hang
+    ("echo 'cannot open display' >&2; exit 3", "exited (status 3)"),
+])
+def test_browser_check_gives_up_on_chromium_within_its_deadline(tmp_path, body, says):
+    pytest.importorskip("websocket")
+    env = _fake_chromium(tmp_path / "bin", body)
+    start = time.monotonic()
+    proc = subprocess.run([sys.executable, str(TOOLS / "browser_check.py"), "--site",
+                           str(_site(tmp_path)), "--screenshots", str(tmp_path / "shots"),
+                           "--start-timeout", "2"], capture_output=True, text=True,
+                          env=env, timeout=60)
+    assert time.monotonic() - start < 20
+    assert proc.returncode == 2, proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1 and says in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert not (tmp_path / "shots").exists()
+
+
+@pytest.mark.parametrize("article, problems", [
+    ("<h1>T</h1><p>x</p><h2>Help</h2><p>Generated:</p><!-- sia-theory help -->",
+     ["raw build marker '<!-- sia-theory help -->' (a hook did not fill it)"]),
+    ("<h1>T</h1><p>x</p><h2>Every subcommand's help</h2><h2>Next</h2><p>y</p>",
+     ["empty section \"Every subcommand's help\""]),
+    ("<h1>T</h1><p>x</p><h2>Last<a class=\"headerlink\">¶</a></h2>\n  ",
+     ["empty section 'Last'"]),
+    ("<h1>T</h1><h2>A</h2><h3>B</h3><p>z</p><h2>C</h2><pre><code></code></pre>", []),
+    ("<h1>T</h1><p>x</p><h2>Help</h2><pre><code>$ sia-theory --help</code></pre>", []),
+    ("<h1>m</h1><h2 class=\"doc doc-heading\">f</h2><h2 class=\"doc doc-heading\">g</h2>", []),
+])
+def test_browser_check_flags_raw_markers_and_empty_sections(article, problems):
+    check = _module("browser_check")
+    html = (f"<html><head><!-- sia-theory ok --></head><body><nav><h2>Nav</h2></nav>"
+            f"<article class=\"md-content__inner\">{article}</article></body></html>")
+    expected = problems[:]
+    if "sia-theory ok" in html:  # a marker outside the article is still a raw marker
+        expected.insert(0, "raw build marker '<!-- sia-theory ok -->' (a hook did not fill it)")
+    assert check.page_problems(html) == expected
+
+
+def test_the_build_hook_fills_the_help_section_of_the_command_line_page():
+    hooks = _module("hooks")
+    page = SimpleNamespace(file=SimpleNamespace(src_uri="command-line.md"))
+    text = (ROOT / "docs" / "command-line.md").read_text()
+    assert hooks.HELP_MARKER in text
+    out = hooks.on_page_markdown(text, page, None, None)
+    assert hooks.HELP_MARKER not in out
+    assert "$ sia-theory --help" in out and "### `sia-theory analyze`" in out
+
+
+def _tutorial(*args):
+    return subprocess.run([sys.executable, str(TOOLS / "run_tutorial.py"), *map(str, args)],
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_run_tutorial_refuses_a_missing_script_before_creating_its_output(tmp_path):
+    out = tmp_path / "out" / "deeper"
+    proc = _tutorial(tmp_path / "missing.py", out)
+    assert proc.returncode == 2 and "missing.py" in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("under", [False, True])
+def test_run_tutorial_refuses_an_output_path_that_is_a_file(tmp_path, under):
+    script = tmp_path / "t.py"
+    script.write_text("# %%\nprint(1)\n")
+    blocker = tmp_path / "blocker"
+    blocker.write_text("x")
+    proc = _tutorial(script, blocker / "sub" if under else blocker)
+    assert proc.returncode == 2 and "blocker" in proc.stderr and "not a folder" in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
+    assert blocker.read_text() == "x"
+
+
+def test_run_tutorial_runs_a_script(tmp_path):
+    script = tmp_path / "t.py"
+    script.write_text("# %% [markdown]\n# Hi\n# %%\nprint(6 * 7)\n")
+    proc = _tutorial(script, tmp_path / "out")
+    assert proc.returncode == 0, proc.stderr
+    import json
+
+    cells = json.loads((tmp_path / "out" / "cells.json").read_text())["cells"]
+    assert [c["kind"] for c in cells] == ["markdown", "code"] and cells[1]["output"] == "42\n"
