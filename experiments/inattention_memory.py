@@ -27,7 +27,8 @@ def _filled_cache(model, tokens, rng):
     """A decoding cache holding ``tokens``. InAttention's is exact (it depends only on the
     embeddings). A standard cache needs an O(T²) prefill per layer, infeasible here at 64k, so
     it is filled with placeholder keys/values of the exact shape and dtype: bytes and memory
-    depend only on those (tests/attention/test_attention_model.py checks decoding on real caches)."""
+    depend only on those (tests/attention/test_attention_model.py checks decoding on real
+    caches)."""
     n_ctx = tokens.shape[1]
     if model.config.inattention:
         return model.inattention_cache(tokens, capacity=n_ctx + 2)

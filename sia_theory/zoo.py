@@ -15,7 +15,8 @@ disagree on two conventions, and each class states and tests its own:
   so the logit gets ``f²``.
 
 Each member's docstring names the implementation and version it follows, and the tests
-(``tests/core/test_zoo.py``) hold it against that source's formula written out independently. Where a
+(``tests/core/test_zoo.py``) hold it against that source's formula written out independently.
+Where a
 user would pass a member the reference's own parameter name is accepted as well (``seq_length``
 for Qwen's ``train_len``, ``factor`` / ``mscale`` / ``mscale_all_dim`` / ``attention_factor`` for
 YaRN, ``original_max_position_embeddings`` for dynamic YaRN).

@@ -78,7 +78,8 @@ def index_page(modules: list[str]) -> str:
              "Generated from the docstrings (numpy style) when the site is built: one page per "
              "public module of `sia_theory` (a module or package whose path has no component "
              "starting with `_`). Public names are a module's `__all__`, or the names it "
-             "defines not starting with `_`; `tests/docs/test_docstrings.py` fails when one of them "
+             "defines not starting with `_`; `tests/docs/test_docstrings.py` fails when one of "
+             "them "
              "has no docstring. Each object is documented on the page of the module that "
              "defines it; packages that re-export list their exports with links.", "",
              "Start with [`sia_theory`](sia_theory.md) (everything `from sia_theory import X` "

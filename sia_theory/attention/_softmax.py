@@ -40,7 +40,8 @@ __all__ = ["softmax_block", "accumulate", "tilt_block", "finish", "REFINE_NATS",
            "MASKED_ROW", "NOT_FINITE"]
 
 # Entries whose float32 weight is above e^-REFINE_NATS of the row's running maximum are
-# recomputed in float64 (measured: see the module docstring and tests/attention/test_attention_kernel.py).
+# recomputed in float64 (measured: see the module docstring and
+# tests/attention/test_attention_kernel.py).
 REFINE_NATS = 2.0
 
 # Vectorised sums and maxima (partial sums in SIMD lanes; the order is fixed by the compiled

@@ -9,8 +9,8 @@ imports numpy only and pays no solving cost::
     python -m sia_theory.symbolic.codegen           # rewrite sia_theory/symbolic/generated.py
     python -m sia_theory.symbolic.codegen --check   # exit 1 if the committed file is stale
 
-``tests/symbolic/test_codegen.py`` re-derives everything and fails if the committed module differs from
-:func:`render`'s output.
+``tests/symbolic/test_codegen.py`` re-derives everything and fails if the committed module
+differs from :func:`render`'s output.
 """
 
 from __future__ import annotations
@@ -126,8 +126,9 @@ def constants() -> list[tuple[str, object, str]]:
 
 HEADER = '''"""Numeric closed forms printed from :mod:`sia_theory.symbolic.si` (sympy derivations).
 
-DO NOT EDIT: regenerate with ``python -m sia_theory.symbolic.codegen``. ``tests/symbolic/test_codegen.py``
-re-derives every expression and fails if this file differs from the generator's output. Numpy
+DO NOT EDIT: regenerate with ``python -m sia_theory.symbolic.codegen``.
+``tests/symbolic/test_codegen.py`` re-derives every expression and fails if this file differs
+from the generator's output. Numpy
 only at import (scipy is imported inside the one function that needs it); no sympy.
 """
 

@@ -1,7 +1,8 @@
 """Numeric closed forms printed from :mod:`sia_theory.symbolic.si` (sympy derivations).
 
-DO NOT EDIT: regenerate with ``python -m sia_theory.symbolic.codegen``. ``tests/symbolic/test_codegen.py``
-re-derives every expression and fails if this file differs from the generator's output. Numpy
+DO NOT EDIT: regenerate with ``python -m sia_theory.symbolic.codegen``.
+``tests/symbolic/test_codegen.py`` re-derives every expression and fails if this file differs
+from the generator's output. Numpy
 only at import (scipy is imported inside the one function that needs it); no sympy.
 """
 

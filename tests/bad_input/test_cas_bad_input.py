@@ -3,7 +3,8 @@
 The table :data:`CAS_CASES` uses the bad-value strategies of
 ``tests/bad_input/test_bad_input.py`` (same ``Case`` rows and kinds) plus two CAS kinds:
 ``cas_n`` (the closed forms take any real ``n >= 2``, up to the float range, so only values
-below 2, fractional, non-finite or not numbers are bad) and ``gamma_array`` (a sequence of ``γ`` with one bad entry). Huge sizes must fail
+below 2, fractional, non-finite or not numbers are bad) and ``gamma_array`` (a sequence of
+``γ`` with one bad entry). Huge sizes must fail
 before any allocation with the parameter, the estimate and the limit in the message.
 """
 
