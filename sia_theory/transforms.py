@@ -45,6 +45,7 @@ __all__ = ["DEPENDENCES", "Transform", "NoScale", "LogN", "ScaleInvariant",
            "TransformNotDefined"]
 
 
+@dataclass(frozen=True)
 class NoScale(Transform):
     """Standard attention: ``L = S`` (the baseline of SI Fig. 1 and Fig. 6)."""
 
