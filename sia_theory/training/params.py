@@ -100,21 +100,28 @@ def check_parameters(params, settings, name: str = "parameters") -> dict:
         raise ValueError(f"{name}: unknown entries {', '.join(map(str, extra))}")
     out = {"layers": {}}
     for key, value, shape in pairs:
-        try:
-            array = None if value is None else np.asarray(value, np.float32)
-        except (TypeError, ValueError):
-            array = None
-        if array is None or array.shape != shape:
-            got = "nothing" if value is None else f"shape {np.shape(value)}"
-            raise ValueError(f"{name}: {key} must have shape {shape} (the model of these "
-                             f"settings), got {got}")
-        if not np.isfinite(array).all():
-            raise ValueError(f"{name}: {key} must hold finite numbers only")
+        array = _checked_array(name, key, value, shape)
         if key.startswith("layers."):
             out["layers"][key[7:]] = array
         else:
             out[key] = array
     return out
+
+
+def _checked_array(name, key, value, shape) -> np.ndarray:
+    """``value`` as a float32 array of ``shape`` with finite entries, else ``ValueError`` naming
+    ``name`` and ``key``."""
+    try:
+        array = None if value is None else np.asarray(value, np.float32)
+    except (TypeError, ValueError):
+        array = None
+    if array is None or array.shape != shape:
+        got = "nothing" if value is None else f"shape {np.shape(value)}"
+        raise ValueError(f"{name}: {key} must have shape {shape} (the model of these "
+                         f"settings), got {got}")
+    if not np.isfinite(array).all():
+        raise ValueError(f"{name}: {key} must hold finite numbers only")
+    return array
 
 
 def parameter_count(params, *, matmul_only=False) -> int:
