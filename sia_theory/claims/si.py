@@ -1,5 +1,6 @@
 """Claims SI-1 … SI-5: the scale-invariant transform derived and its limits (THEORY.md §1);
-SI-6 … SI-10 (Monte Carlo and the figures) are in :mod:`paper_checks.si_montecarlo`.
+SI-6 … SI-10 (Monte Carlo and the figures) are in :mod:`sia_theory.claims.si_montecarlo`
+and :mod:`sia_theory.claims.si_entropy_growth`.
 
 Each row = a library study + a pure ``decide_*`` function of the measured numbers; each
 negative control feeds the row's alternative law to the same decision function.
