@@ -87,6 +87,8 @@ def save_figure(fig, path, dpi: int = 150) -> Path:
 
 
 def package_versions() -> dict:
+    # start-up: importlib.metadata (30 ms), only when versions are recorded; sia_theory.cli
+    # imports this module
     from importlib.metadata import PackageNotFoundError, version
 
     out = {"python": sys.version.split()[0], "platform": platform.platform()}

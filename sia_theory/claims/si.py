@@ -16,6 +16,7 @@ from scipy.optimize import brentq
 from scipy.special import digamma
 
 from sia_theory import ScaleInvariant
+from sia_theory.gaussian.closed_forms import expected_negentropy, expected_total_attention
 from sia_theory.symbolic import si
 
 from .core import Measurement, claim, negative_control, verdict
@@ -188,8 +189,6 @@ def library_route_error(index, amplitude, t=10**3) -> float:
     ``expected_total_attention``, the ``E[e^L]`` route; 1: ``expected_negentropy``, the
     ``E[L e^L]`` route, from the transform's own ``a_t, m_t``) and the hypothesis' digamma sum:
     ties the lemma to the transform the package implements (α ≠ β, so a route mix-up shows)."""
-    from sia_theory.gaussian.closed_forms import expected_negentropy, expected_total_attention
-
     route = (expected_total_attention, expected_negentropy)[index]
     tau = LIMIT_TRANSFORM.tau
     return max(abs(route(LIMIT_TRANSFORM, t, t * delta)

@@ -26,7 +26,10 @@ All four give bit-identical numbers.
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import os
+import threading
 import traceback
 import uuid
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -109,7 +112,7 @@ def _check_scheduler(scheduler):
             raise ValueError(f"scheduler must be None, 'sync', 'threads' or a dask address such "
                              f"as 'tcp://host:8786', got {scheduler!r}")
         return scheduler
-    from distributed import Client
+    from distributed import Client  # start-up: distributed (0.8 s), only for a cluster
 
     if isinstance(scheduler, Client):
         return scheduler
@@ -127,9 +130,7 @@ def probe_scheduler(address: str, timeout: float = HANDSHAKE_TIMEOUT) -> dict:
     the handshake run under one ``asyncio.wait_for`` on a loop of their own (a worker thread,
     so a caller's running loop is not disturbed), and any failure, a ``MemoryError`` from a
     garbage header included, is one ``ValueError`` naming the address."""
-    import asyncio
-    import threading
-
+    # start-up: distributed (0.8 s), only for a cluster
     from distributed.comm import connect as comm_connect
 
     async def handshake():  # the connect gives up first, so a refused port says so
@@ -169,8 +170,7 @@ def connect(scheduler, n_workers=None):
     """``(client, close)`` for ``scheduler`` (a checked address, a Client or ``None`` for an
     embedded LocalCluster). An address is probed first (:func:`probe_scheduler`): one that does
     not answer the Dask handshake within :data:`HANDSHAKE_TIMEOUT` is a ``ValueError``."""
-    import logging
-
+    # start-up: distributed (0.8 s), only for a cluster
     from distributed import Client, LocalCluster
 
     if isinstance(scheduler, Client):
@@ -202,6 +202,7 @@ def connect(scheduler, n_workers=None):
 
 def _dask_results(client, fn, todo, seeds, study):
     """Yield ``(index, outcome)`` as cells finish on the cluster."""
+    # start-up: distributed (0.8 s), only for a cluster
     from distributed import as_completed as dask_completed
 
     run = uuid.uuid4().hex[:8]

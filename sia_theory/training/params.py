@@ -145,7 +145,7 @@ def to_decoder_layout(params) -> dict:
 
 def to_safetensors(params, metadata: dict | None = None) -> bytes:
     """The parameters as safetensors bytes (``layers.w_q`` etc.), ``metadata`` as JSON text."""
-    from safetensors.numpy import save
+    from safetensors.numpy import save  # optional dependency: safetensors (the train extra)
 
     flat = {"embedding": np.asarray(params["embedding"], np.float32),
             "unembedding": np.asarray(params["unembedding"], np.float32)}
@@ -158,7 +158,7 @@ def from_safetensors(data: bytes) -> tuple[dict, dict]:
     """``(params, metadata)`` from :func:`to_safetensors` bytes (the metadata is read from the
     file's JSON header: 8 bytes of length, then the header with its ``__metadata__``).
     ``ValueError`` if ``data`` is not such a file (empty, cut short, header overwritten)."""
-    from safetensors import SafetensorError
+    from safetensors import SafetensorError  # optional dependency: safetensors (the train extra)
     from safetensors.numpy import load
 
     try:
