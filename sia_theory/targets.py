@@ -67,14 +67,14 @@ def load_transform(target: str):
     ...
     sia_theory.targets.TargetError: zoo has no member 'nope'; choose from none, ...
     """
-    from .transforms import Transform
+    from .transforms import Transform  # start-up: numpy (sia_theory.cli imports this module)
 
     module, sep, attr = target.rpartition(":")
     if not sep or not module or not attr:
         raise TargetError(f"TARGET must be MODULE:OBJECT, FILE.py:OBJECT or zoo:NAME, got "
                            f"{target!r}")
     if module == "zoo":
-        from .zoo import ZOO
+        from .zoo import ZOO  # start-up: numpy, as above
 
         if attr not in ZOO:
             raise TargetError(f"zoo has no member {attr!r}; choose from {', '.join(ZOO)}")
@@ -104,7 +104,7 @@ def load_transform(target: str):
         if isinstance(obj, type) or not callable(obj):
             raise TargetError(f"{target} is not a sia_theory Transform or a score_mod function "
                               f"(got {type(obj).__name__})")
-        from .score_mod_transform import ScoreModTransform
+        from .score_mod_transform import ScoreModTransform  # start-up: numpy, as above
 
         try:
             obj = ScoreModTransform(obj)

@@ -102,6 +102,8 @@ def package_versions() -> dict:
     """Python, platform, CPU model, ``XLA_FLAGS`` and the versions of the packages the numbers
     depend on (``None`` for one not installed; JAX, jaxlib and optax for the training
     figures)."""
+    # start-up: importlib.metadata (30 ms), only when versions are recorded; sia_theory.cli
+    # imports this module
     from importlib.metadata import PackageNotFoundError, version
 
     out = {"python": sys.version.split()[0], "platform": platform.platform(),

@@ -15,14 +15,14 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from functools import cache
 
+from threadpoolctl import ThreadpoolController
+
 __all__ = ["single_threaded_blas", "worker_count", "parallel_map", "available_workers",
            "run_tasks"]
 
 
 @cache
 def _blas_controller():
-    from threadpoolctl import ThreadpoolController
-
     return ThreadpoolController()
 
 
@@ -51,6 +51,7 @@ def single_threaded_blas():
 
 def worker_count() -> int:
     """Worker threads for independent tasks: ``NUMBA_NUM_THREADS`` (the project's knob)."""
+    # start-up: numba (0.5 s), only when the worker count is asked; the package loads lazily
     from numba import config
 
     return max(1, int(config.NUMBA_NUM_THREADS))

@@ -152,7 +152,7 @@ def check_sequence(name: str, values, *, pairs: bool = False) -> list:
 def check_columns(name: str, frame, columns) -> None:
     """``ValueError`` naming ``name`` unless ``frame`` is a DataFrame with every one of
     ``columns``."""
-    import pandas as pd
+    import pandas as pd  # start-up: pandas (0.25 s), only for DataFrame checks
 
     if not isinstance(frame, pd.DataFrame):
         raise ValueError(f"{name} must be a pandas DataFrame, got {type(frame).__name__}")

@@ -57,7 +57,7 @@ def plot_studies(studies, title: str, highlight: str | None = None):
     a single scheme) per octave; (b) ``E[H_t^{2t}]`` ± 2 se; (c) global entropy (solid, left)
     and attention on the most recent tokens (dashed, right) versus ``N``; (d) ``σ/√(2 log M)``
     per octave range with the critical band."""
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # start-up: matplotlib.pyplot (0.5 s), only when plotting
 
     fig, axes = plt.subplots(2, 2, figsize=(12, 9), constrained_layout=True)
     (ax_z, ax_h), (ax_n, ax_r) = axes
@@ -71,27 +71,8 @@ def plot_studies(studies, title: str, highlight: str | None = None):
         colour = cycle[k % len(cycle)]
         ls = styles[(k // len(cycle) + k) % len(styles)]
         lw = 2.5 if st.name == highlight else 1.2
-        cf = st.closed_forms
-        label = f"{st.name} ({st.entropy_law}, {st.phase})"
-        ax_z.loglog(cf["t"], cf["EZ"].clip(lower=1e-300), color=colour, lw=lw, ls=ls,
-                    label=label)
-        if single:
-            ax_z.loglog(cf["t"], np.abs(cf["EN"]).clip(lower=1e-300), ":", color=colour,
-                        label="|E[N]|")
-            if st.total_attention[1] is not None:
-                ax_z.axhline(st.total_attention[1], color="grey", lw=0.8, ls="--",
-                             label=f"limit {st.total_attention[1]:.4g}")
-        ent = st.entropy
-        ax_h.errorbar(ent["t"], ent["H_mean"], yerr=2 * ent["H_se"], color=colour, lw=lw,
-                      ls=ls, ms=2, marker="o", label=st.name)
-        sweep = st.sweep
-        glob = sweep[sweep["quantity"] == "global_entropy"]
-        recent = sweep[sweep["quantity"] == "recent_mass"]
-        ax_n.errorbar(glob["n_ctx"], glob["mean"], yerr=2 * glob["se"], color=colour, lw=lw)
-        ax_m.errorbar(recent["n_ctx"], recent["mean"], yerr=2 * recent["se"], color=colour,
-                      lw=lw, ls="--")
-        ph = st.phases[st.phases["t"] > 0]
-        ax_r.semilogx(ph["t"], ph["ratio"], color=colour, lw=lw, ls=ls, marker="o", ms=2)
+        _plot_scheme((ax_z, ax_h, ax_n, ax_m, ax_r), st, colour=colour, ls=ls, lw=lw,
+                     single=single)
     ax_r.axhspan(1 - PHASE_BAND, 1 + PHASE_BAND, color="grey", alpha=0.2, label="critical band")
     ax_r.set_yscale("log")
     ax_r.set_ylim(0.1, 10)  # ALiBi's bias spread leaves the panel upwards: frozen
@@ -115,6 +96,33 @@ def plot_studies(studies, title: str, highlight: str | None = None):
     ax_r.legend(fontsize=7)
     fig.suptitle(title)
     return fig
+
+
+def _plot_scheme(axes, st, *, colour, ls, lw, single):
+    """One scheme's curves on the panels ``axes = (a, b, c, c's right axis, d)`` of
+    :func:`plot_studies` (with ``single``, also ``|E[N]|`` and the total attention's limit)."""
+    ax_z, ax_h, ax_n, ax_m, ax_r = axes
+    cf = st.closed_forms
+    label = f"{st.name} ({st.entropy_law}, {st.phase})"
+    ax_z.loglog(cf["t"], cf["EZ"].clip(lower=1e-300), color=colour, lw=lw, ls=ls,
+                label=label)
+    if single:
+        ax_z.loglog(cf["t"], np.abs(cf["EN"]).clip(lower=1e-300), ":", color=colour,
+                    label="|E[N]|")
+        if st.total_attention[1] is not None:
+            ax_z.axhline(st.total_attention[1], color="grey", lw=0.8, ls="--",
+                         label=f"limit {st.total_attention[1]:.4g}")
+    ent = st.entropy
+    ax_h.errorbar(ent["t"], ent["H_mean"], yerr=2 * ent["H_se"], color=colour, lw=lw,
+                  ls=ls, ms=2, marker="o", label=st.name)
+    sweep = st.sweep
+    glob = sweep[sweep["quantity"] == "global_entropy"]
+    recent = sweep[sweep["quantity"] == "recent_mass"]
+    ax_n.errorbar(glob["n_ctx"], glob["mean"], yerr=2 * glob["se"], color=colour, lw=lw)
+    ax_m.errorbar(recent["n_ctx"], recent["mean"], yerr=2 * recent["se"], color=colour,
+                  lw=lw, ls="--")
+    ph = st.phases[st.phases["t"] > 0]
+    ax_r.semilogx(ph["t"], ph["ratio"], color=colour, lw=lw, ls=ls, marker="o", ms=2)
 
 
 def _fmt(x, digits=4) -> str:

@@ -159,37 +159,32 @@ def attention(q, k, v, *, score_mod=None, causal=True, block_size=None, scale=No
     Parameters
     ----------
     q : array ``(B, H, Tq, D)``; k : array ``(B, Hkv, Tk, D)``; v : array ``(B, Hkv, Tk, Dv)``
-        float32 or float64, one dtype for all three, all finite. The result has ``q``'s dtype
-        and is computed in it (float32 products and exponentials, row sums in float64).
-        ``Hkv = H`` is multi-head attention; ``Hkv`` dividing ``H`` is grouped-query attention
-        (Ainslie et al. 2023, GQA): query head ``h`` reads key-value head ``h // (H / Hkv)``
-        (the grouping of LLaMA and llama.cpp), without materialising repeated keys.
+        float32 or float64, one dtype for all three, all finite. The result has ``q``'s dtype and
+        is computed in it (float32 products and exponentials, row sums in float64). ``Hkv = H``
+        is multi-head attention; ``Hkv`` dividing ``H`` is grouped-query attention (Ainslie et
+        al. 2023, GQA): query head ``h`` reads key-value head ``h // (H / Hkv)`` (the grouping
+        of LLaMA and llama.cpp), without materialising repeated keys.
     score_mod : None, a :class:`~sia_theory.transforms.Transform`, or a callable
-        ``score_mod(score, b, h, q_idx, kv_idx)`` evaluated on broadcast numpy arrays
-        (FlexAttention). ``ScaleInvariant(tau=10)`` gives SI eq. 16's ``a_t S + m_t``. A
-        callable may be called from several worker threads at once.
+        ``score_mod(score, b, h, q_idx, kv_idx)`` on broadcast numpy arrays (FlexAttention),
+        possibly from several worker threads at once. ``ScaleInvariant(tau=10)`` is SI eq. 16.
     causal : bool
         Mask keys after the query. **Position convention:** when ``Tq < Tk`` the queries are the
-        *last* ``Tq`` positions, ``q_idx = Tk - Tq + row`` (the decoding convention: a single
-        new query sees every cached key). Without the causal mask ``q_idx = row``.
+        *last* ``Tq`` positions, ``q_idx = Tk - Tq + row`` (decoding: a single new query sees
+        every cached key). Without the causal mask ``q_idx = row``.
     block_size : int >= 1 or None
-        Query rows and keys per block of the streaming path. ``None`` picks
-        :func:`block_shape`: 128 query rows in float64 and 256 in float32, with about 1 MiB of
-        scores per key block.
+        Query rows and keys per streaming block; ``None`` picks :func:`block_shape`.
     scale : float or None
         Multiplier of ``q·k`` (default ``1/sqrt(D)``), applied before ``score_mod``.
     return_lse : bool
         Also return the natural log-sum-exp over keys of the modified, masked scores, shape
         ``(B, H, Tq)``, as FlexAttention's ``return_lse``.
     workers : int >= 1 or None
-        Worker threads (default :func:`~sia_theory._infra.parallel.available_workers`: the
-        CPUs this process may use, or ``NUMBA_NUM_THREADS``). The result does not depend on it.
+        Worker threads (default :func:`~sia_theory._infra.parallel.available_workers`). The
+        result does not depend on it.
     return_stats : bool
         Also return a :class:`~sia_theory.attention.stats.QueryStats` ``(lse, entropy,
-        max_weight)`` of ``(B, H, Tq)`` arrays in ``q``'s dtype: the log-sum-exp, the entropy
-        of the attention weights (nats) and the largest weight of each query row, kept in the
-        same streaming pass (:mod:`sia_theory.attention.stats`). The result is then ``(out,
-        stats)``, or ``(out, lse, stats)`` with ``return_lse``.
+        max_weight)`` of ``(B, H, Tq)`` arrays in ``q``'s dtype, kept in the same streaming
+        pass: the result is then ``(out, stats)``, or ``(out, lse, stats)`` with ``return_lse``.
 
     Returns
     -------
@@ -209,20 +204,14 @@ def attention(q, k, v, *, score_mod=None, causal=True, block_size=None, scale=No
     >>> rng = np.random.default_rng(0)
     >>> q, k, v = (rng.standard_normal((1, 2, 64, 16)) for _ in range(3))
     >>> out = attention(q, k, v, score_mod=ScaleInvariant(tau=10))
-    >>> out.shape
-    (1, 2, 64, 16)
     >>> dense = attention_dense(q, k, v, score_mod=ScaleInvariant(tau=10))  # the obvious path
     >>> bool(np.max(np.abs(out - dense)) < 1e-12)
     True
     >>> bool(np.allclose(out[:, :, 0], v[:, :, 0]))  # causal: the first query sees only its key
     True
     """
-    if not isinstance(return_stats, bool | np.bool_):
-        raise ValueError(f"return_stats must be True or False, got {return_stats!r}")
-    if return_stats:
-        return _attention(q, k, v, score_mod, causal, block_size, scale, return_lse, workers,
-                          stats=True)
-    return _attention(q, k, v, score_mod, causal, block_size, scale, return_lse, workers)
+    return _attention(q, k, v, score_mod, causal, block_size, scale, return_lse, workers,
+                      stats=return_stats)
 
 
 def cached_attention(q, k, v, *, score_mod=None, causal=True, block_size=None, workers=None):
@@ -343,6 +332,9 @@ def _block_sizes(q, k, block_size, split_heads):
 
 def _attention(q, k, v, score_mod, causal, block_size, scale, return_lse, workers, starts=None,
                trusted_kv=False, stats=False):
+    if not isinstance(stats, bool | np.bool_):
+        raise ValueError(f"return_stats must be True or False, got {stats!r}")
+    stats = bool(stats)
     if not isinstance(causal, bool | np.bool_):
         raise ValueError(f"causal must be True or False, got {causal!r}")
     scale, block_size = _check_inputs(q, k, v, scale, block_size, trusted_kv)

@@ -118,6 +118,7 @@ class _Tilt:
         np.copyto(self.old_sum, total)
 
     def after(self, weights, row_max, rescale):
+        # start-up: numba (0.5 s), only once a block is streamed; the package loads lazily
         from ._softmax import tilt_block  # numba
 
         tilt_block(weights, self.old_max, self.old_sum, row_max, rescale, self.tilted)
@@ -153,6 +154,7 @@ def run_task(problem: Problem, task, out, lse, stats=None):
 def _stream(problem, task, out, lse, stats=None):
     """Compute one task into its slice of ``out`` and ``lse``; ``False`` if a score or the
     output overflowed (what it wrote is then overwritten by the float64 retry or discarded)."""
+    # start-up: numba (0.5 s), only once a block is streamed; the package loads lazily
     from ._softmax import MASKED_ROW, NOT_FINITE, accumulate, finish, softmax_block  # numba
 
     b0, b1, h0, h1, q0, q1 = task

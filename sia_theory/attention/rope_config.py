@@ -78,6 +78,25 @@ def from_rope_parameters(rope_parameters: Mapping, *, rope_theta=None,
     (see :mod:`~sia_theory.attention.positional`); :func:`~sia_theory.models.hf_config.
     from_hf_config` applies it the transformers way, to the rotated part of the head.
     """
+    rope_type, params, theta = _parsed(rope_parameters, rope_theta)
+    if max_position_embeddings is not None:
+        max_position_embeddings = check_int("max_position_embeddings", max_position_embeddings,
+                                            lo=1)
+    if rope_type == "default":
+        return RoPE(rope_theta=theta), None
+    if rope_type in ("linear", "proportional"):
+        return _interpolated(rope_type, params, theta), None
+    if rope_type == "dynamic":
+        if max_position_embeddings is None:
+            raise ValueError("max_position_embeddings is required for rope_type 'dynamic'")
+        return DynamicNTKRoPE(max_position_embeddings, _require(params, "factor", rope_type),
+                              theta), None
+    return _extended(rope_type, params, theta, max_position_embeddings)
+
+
+def _parsed(rope_parameters, rope_theta):
+    """``(rope_type, params, theta)``: the dict's type and remaining keys (each checked against
+    :data:`ROPE_TYPES`) and ``rope_theta`` from the dict or the argument (default 10000)."""
     if not isinstance(rope_parameters, Mapping):
         raise ValueError(f"rope_parameters must be a dict, got {rope_parameters!r}")
     params = dict(rope_parameters)
@@ -95,18 +114,12 @@ def from_rope_parameters(rope_parameters: Mapping, *, rope_theta=None,
     if unknown:
         raise ValueError(f"rope_parameters has keys {unknown} that rope_type {rope_type!r} does "
                          f"not take here; allowed: {sorted(ROPE_TYPES[rope_type])}")
-    if max_position_embeddings is not None:
-        max_position_embeddings = check_int("max_position_embeddings", max_position_embeddings,
-                                            lo=1)
-    if rope_type == "default":
-        return RoPE(rope_theta=theta), None
-    if rope_type in ("linear", "proportional"):
-        return _interpolated(rope_type, params, theta), None
-    if rope_type == "dynamic":
-        if max_position_embeddings is None:
-            raise ValueError("max_position_embeddings is required for rope_type 'dynamic'")
-        return DynamicNTKRoPE(max_position_embeddings, _require(params, "factor", rope_type),
-                              theta), None
+    return rope_type, params, theta
+
+
+def _extended(rope_type, params, theta, max_position_embeddings):
+    """``(position, score_mod)`` of the types that extend an original context: ``llama3``,
+    ``longrope`` and ``yarn`` (``factor`` defaults to the ratio of the two lengths)."""
     original = params.get("original_max_position_embeddings") or max_position_embeddings
     if original is None:
         raise ValueError(f"rope_type {rope_type!r} needs original_max_position_embeddings (in "

@@ -298,7 +298,7 @@ class YaRNRoPE:
     def attention_factor(self):
         """YaRN's default temperature as the zoo score mod: ``YaRNTemperature(factor)``, logits
         times ``(0.1·ln s + 1)²`` (1 when ``s = 1``)."""
-        from ..zoo import YaRNTemperature
+        from ..zoo import YaRNTemperature  # import cycle: the zoo sits above attention
 
         return YaRNTemperature(self.factor)
 

@@ -189,8 +189,6 @@ def simulate_token_step(*, n, d, rho, gamma, seed, alpha=0.0, tokens="gaussian",
     gammas = _gammas(gamma)
     check_memory("n", n, simulation_memory(n, d, tokens, samples * gammas.size),
                  check_max_bytes(max_bytes))
-    keys = ("cos_after", "cos_before", "self_weight", "effective_tokens", "entropy",
-            "attended_cosine")
     # parallel over γ when there are enough of them (the Gram matrix is shared), else samples
     inner_parallel = gammas.size >= worker_count()
 
@@ -203,24 +201,7 @@ def simulate_token_step(*, n, d, rho, gamma, seed, alpha=0.0, tokens="gaussian",
         before = mean_cosine(Y)
 
         def one_gamma(g: float) -> list:
-            S = gram - gram.max(axis=1, keepdims=True)  # (n, n) scores minus the row max
-            with np.errstate(over="ignore"):
-                S *= _beta(g, n)  # no overflow for any finite β (softmax_from_gram)
-            A = np.exp(S)  # (n, n)
-            Z = A.sum(axis=1)  # (n,)
-            A /= Z[:, None]
-            if not np.all(np.isfinite(S)):  # weight 0 on a score of -inf contributes 0
-                S = np.where(A > 0, S, 0.0)
-            with single_threaded_blas():
-                out = A @ Y + alpha * X if alpha else A @ Y  # (n, d)
-            # entropy −Σ A log A = log Z − Σ_j A_ij S_ij (n logs, not n²: the same numbers as
-            # attention_statistics to rounding, several times faster)
-            entropy = float(np.mean(np.log(Z) - np.einsum("ij,ij->i", A, S)))
-            # attention-weighted cosine between a token and what it attends to (1 = itself or
-            # exact copies; near 1 with a small self weight = neighbour averaging)
-            attended = float(np.einsum("ij,ij->", A, gram)) / n
-            return [mean_cosine(out), before, float(np.mean(np.diag(A))),
-                    float(np.mean(1.0 / np.einsum("ij,ij->i", A, A))), entropy, attended]
+            return _step_statistics(X, Y, gram, before, _beta(g, n), alpha)
 
         per_gamma = parallel_map(one_gamma, gammas) if inner_parallel else [
             one_gamma(g) for g in gammas]
@@ -231,16 +212,55 @@ def simulate_token_step(*, n, d, rho, gamma, seed, alpha=0.0, tokens="gaussian",
     else:
         per_sample = parallel_map(one_sample, range(samples))
     stacked = np.stack(per_sample, axis=-1)  # (n_gamma, 6, samples)
-    values = {k: stacked[:, idx, :] for idx, k in enumerate(keys)}
+    common = {"n": n, "d": d, "rho": rho, "alpha": alpha, "q": q, "tokens": tokens,
+              "samples": samples}
+    return _token_step_frame(stacked, gammas, common, by_sample)
+
+
+_STEP_KEYS = ("cos_after", "cos_before", "self_weight", "effective_tokens", "entropy",
+              "attended_cosine")
+
+
+def _step_statistics(X, Y, gram, before, beta, alpha) -> list:
+    """The :data:`_STEP_KEYS` values of one CAS step at inverse temperature ``beta`` on tokens
+    ``X`` (``(n, d)``), their normalised rows ``Y``, Gram matrix ``gram`` and mean cosine
+    ``before``."""
+    n = gram.shape[0]
+    S = gram - gram.max(axis=1, keepdims=True)  # (n, n) scores minus the row max
+    with np.errstate(over="ignore"):
+        S *= beta  # no overflow for any finite β (softmax_from_gram)
+    A = np.exp(S)  # (n, n)
+    Z = A.sum(axis=1)  # (n,)
+    A /= Z[:, None]
+    if not np.all(np.isfinite(S)):  # weight 0 on a score of -inf contributes 0
+        S = np.where(A > 0, S, 0.0)
+    with single_threaded_blas():
+        out = A @ Y + alpha * X if alpha else A @ Y  # (n, d)
+    # entropy −Σ A log A = log Z − Σ_j A_ij S_ij (n logs, not n²: the same numbers as
+    # attention_statistics to rounding, several times faster)
+    entropy = float(np.mean(np.log(Z) - np.einsum("ij,ij->i", A, S)))
+    # attention-weighted cosine between a token and what it attends to (1 = itself or
+    # exact copies; near 1 with a small self weight = neighbour averaging)
+    attended = float(np.einsum("ij,ij->", A, gram)) / n
+    return [mean_cosine(out), before, float(np.mean(np.diag(A))),
+            float(np.mean(1.0 / np.einsum("ij,ij->i", A, A))), entropy, attended]
+
+
+def _token_step_frame(stacked, gammas, common, by_sample) -> pd.DataFrame:
+    """:func:`simulate_token_step`'s rows from ``stacked`` (``(n_gamma, 6, samples)``):
+    per ``γ`` the mean and standard error of each statistic, or per ``(γ, sample)`` its value."""
+    n, samples, tokens = common["n"], common["samples"], common["tokens"]
+    values = {k: stacked[:, idx, :] for idx, k in enumerate(_STEP_KEYS)}
     rows = []
     for g_idx, g in enumerate(gammas):
-        row = {"n": n, "d": d, "rho": rho, "gamma": g, "beta": _beta(g, n), "alpha": alpha,
-               "q": q, "tokens": tokens, "samples": samples}
+        row = {"n": n, "d": common["d"], "rho": common["rho"], "gamma": g, "beta": _beta(g, n),
+               "alpha": common["alpha"], "q": common["q"], "tokens": tokens, "samples": samples}
         if by_sample:
-            rows += [dict(row, sample=k, **{key: float(values[key][g_idx, k]) for key in keys})
+            rows += [dict(row, sample=k, **{key: float(values[key][g_idx, k])
+                                            for key in _STEP_KEYS})
                      for k in range(samples)]
             continue
-        for k in keys:
+        for k in _STEP_KEYS:
             row[f"{k}_mean"], row[f"{k}_se"] = _summary(values[k][g_idx], tokens == "simplex")
         rows.append(row)
     return pd.DataFrame(rows)

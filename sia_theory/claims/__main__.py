@@ -13,6 +13,8 @@ import sys
 
 from sia_theory._infra.cli import OneLineArgumentParser, output_dir, seed
 
+from .core import run_claims, select, write_table
+
 DEFAULT_OUT = "sia-theory-claims"
 """The default output folder (``-quick`` appended for ``--quick``): a hyphenated name, so it can
 never shadow an importable package in the folder the command runs in."""
@@ -34,8 +36,6 @@ def main(argv=None) -> int:
         parser.error(f"--only: expected comma-separated claim IDs such as SI-7,CAS-3, got "
                      f"{args.only!r}")
     out = args.out or output_dir(DEFAULT_OUT + ("-quick" if args.quick else ""))
-
-    from .core import run_claims, select, write_table  # the claim modules register on import
 
     try:
         select(ids)  # unknown IDs are a usage error, before any check runs

@@ -20,7 +20,9 @@ from functools import cache
 
 import numpy as np
 import pandas as pd
+from scipy.special import digamma
 
+from sia_theory.gaussian.asymptotic import simulate_gaussian_logits_asymptotic
 from sia_theory.gaussian.family import (
     CRITICAL_PREFACTOR,
     crossover,
@@ -128,8 +130,6 @@ def sampler_cross_check(frame: pd.DataFrame, settings: TrichotomySettings, quick
                         seed: int) -> tuple[float, str]:
     """The asymptotic sampler (``simulate_gaussian_logits_asymptotic``, seeded) against the
     exact ``E[H]`` at ``c = 1`` for ``t = 1e10, 1e20, 1e30`` (quick: ``1e30``): largest |z|."""
-    from sia_theory.gaussian.asymptotic import simulate_gaussian_logits_asymptotic
-
     fam = ScaleInvariantFamily(1.0, settings.tau, settings.alpha)
     exact = frame[frame["c"] == 1.0].set_index(["delta", "t"])["H"]
     ts = [t for t in ((1e30,) if quick else (1e10, 1e20, 1e30))
@@ -305,8 +305,6 @@ def frozen_law_frame(limit_scale=1.0, extra=lambda t: 0.0, negentropy_scale=1.0,
     ``negentropy_scale·(c − 1)ατ log Δ`` on the full study's grid, Δ = 10: an approach to
     ``s·H∞`` with the measured size (7 % short at 1e30) and rate (0.7) of the gap, ``H∞`` from
     scipy's digamma here. ``extra`` adds an alternative's term (an unbounded growth)."""
-    from scipy.special import digamma
-
     settings = TrichotomySettings.full()
     t = 10.0 ** np.asarray(settings.log10_t, dtype=float)
     u = np.log(t)

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from sia_theory.cas.tokens import token_rng
-from sia_theory.cas.universality import rem_beta50
+from sia_theory.cas.universality import rem_beta50, simplex_beta50
 from sia_theory.gaussian.phase import rem_max_location
 from sia_theory.studies import Execution
 from sia_theory.studies.ext_universality import (
@@ -114,8 +114,6 @@ def ext_4(quick, seed):
 def ext_4_alternative(seed: int = 0) -> pd.DataFrame:
     """iid scores following the simplex law β₅₀ = simplex_beta50 (k = 1 class), 5 % scatter;
     other classes as measured (simplex-like on the simplex law, REM-like on 2a_n)."""
-    from sia_theory.cas.universality import simplex_beta50
-
     rng = token_rng(seed, "ext.claims.ext4_control")
     rows = []
     for kind, d, spread, law in (("iid", 1, 0.0, "simplex"), ("planted", 1, 0.02, "simplex"),
@@ -151,8 +149,6 @@ def ext_4_law(iid_scale=1.0, iid_k_scale=1.0, simplex_scale=1.0, seed: int = 0) 
     the planted REM with σ = 0.4 on ``2a_n/σ`` and low d at ``β₅₀ = 3`` (O(1)). Alternatives:
     iid ``β₅₀`` scaled by ``iid_scale``, its exponent in ``log n`` by ``iid_k_scale`` (the
     REM law tilted about n = 2¹¹), the simplex-like ``β₅₀`` scaled by ``simplex_scale``."""
-    from sia_theory.cas.universality import simplex_beta50
-
     rng = token_rng(seed, "ext.claims.ext4_law")
     ns = 2 ** np.arange(8, 15)
     k_rem = float(np.polyfit(np.log(np.log(ns)), np.log(2 * rem_max_location(ns)), 1)[0])

@@ -1,5 +1,6 @@
 """Claims SI-1 … SI-5: the scale-invariant transform derived and its limits (THEORY.md §1);
-SI-6 … SI-10 (Monte Carlo and the figures) are in :mod:`sia_theory.claims.si_montecarlo`.
+SI-6 … SI-10 (Monte Carlo and the figures) are in :mod:`sia_theory.claims.si_montecarlo`
+and :mod:`sia_theory.claims.si_entropy_growth`.
 
 Each row = a library study + a pure ``decide_*`` function of the measured numbers; each
 negative control feeds the row's alternative law to the same decision function.
@@ -15,6 +16,7 @@ from scipy.optimize import brentq
 from scipy.special import digamma
 
 from sia_theory import ScaleInvariant
+from sia_theory.gaussian.closed_forms import expected_negentropy, expected_total_attention
 from sia_theory.symbolic import si
 
 from .core import Measurement, claim, negative_control, verdict
@@ -187,8 +189,6 @@ def library_route_error(index, amplitude, t=10**3) -> float:
     ``expected_total_attention``, the ``E[e^L]`` route; 1: ``expected_negentropy``, the
     ``E[L e^L]`` route, from the transform's own ``a_t, m_t``) and the hypothesis' digamma sum:
     ties the lemma to the transform the package implements (α ≠ β, so a route mix-up shows)."""
-    from sia_theory.gaussian.closed_forms import expected_negentropy, expected_total_attention
-
     route = (expected_total_attention, expected_negentropy)[index]
     tau = LIMIT_TRANSFORM.tau
     return max(abs(route(LIMIT_TRANSFORM, t, t * delta)

@@ -221,6 +221,7 @@ def log_power_fits(frame: pd.DataFrame, t_mins=FIT_WINDOWS, *, value: str = "H_e
     (``q_se``: from the curvature of the residual, a measure of misfit only, the data being
     exact).
     """
+    # start-up: scipy.optimize (0.4 s), only for the fits
     from scipy.optimize import minimize_scalar
 
     check_columns("frame", frame, {"delta", "t", value})

@@ -31,7 +31,8 @@ from scipy.optimize import brentq
 
 from .._infra.validate import check_finite_array, check_int, check_real
 from ..phases import REM_PHASES
-from ..transforms import Transform
+from ..transforms import LogN, Transform
+from ..zoo import ZOO
 
 __all__ = ["PHASE_BAND", "REM_PHASES", "freezing_point", "phase_of_ratio", "phase_shift",
            "phase_table", "rem_max_location", "context_spread", "freezing_ratio", "crossings",
@@ -161,9 +162,6 @@ def crossings(transform: Transform, n_max: float = N_MAX, finite: bool = False,
 def phase_schemes() -> dict[str, Transform]:
     """The zoo (:data:`sia_theory.zoo.ZOO`) and LogN for ``s = 0.2, 0.3, 0.5`` besides ZOO's
     ``0.4``."""
-    from ..transforms import LogN
-    from ..zoo import ZOO
-
     return {**ZOO, **{f"logn-{s}": LogN(s) for s in (0.2, 0.3, 0.5)}}
 
 

@@ -63,6 +63,7 @@ def _sampled(quantity, transform, t1, t2, route, n_ctx, h, samples, seed, top_k)
         raise ValueError(f"route {route!r} needs samples and seed")
     samples = check_int("samples", samples, lo=2)
     if route == "monte_carlo":
+        # start-up: the sampler's numba kernels (0.7 s), only on this route
         from .montecarlo import simulate_gaussian_logits
 
         if h is not None:
@@ -71,6 +72,7 @@ def _sampled(quantity, transform, t1, t2, route, n_ctx, h, samples, seed, top_k)
         row = simulate_gaussian_logits(transform, t2 if n_ctx is None else n_ctx, [(t1, t2)],
                                        samples, seed).iloc[0]
     else:
+        # start-up: the asymptotic sampler (0.7 s), only on this route
         from .asymptotic import simulate_gaussian_logits_asymptotic
 
         row = simulate_gaussian_logits_asymptotic(transform, [(t1, t2)], samples, seed,

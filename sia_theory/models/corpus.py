@@ -32,6 +32,7 @@ from __future__ import annotations
 import importlib.util
 from dataclasses import dataclass
 from pathlib import Path
+from pydoc_data.topics import topics
 
 import numpy as np
 
@@ -80,8 +81,6 @@ class Document:
 
 def prose_topics() -> list[tuple[str, str]]:
     """``(key, text)`` of every ``pydoc_data.topics`` entry, sorted by key."""
-    from pydoc_data.topics import topics
-
     return sorted(topics.items())
 
 

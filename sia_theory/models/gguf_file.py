@@ -101,7 +101,7 @@ def read_gguf(path: str, install_hint: str = "", validate=None) -> GGUFContents:
     early (it raises ``ValueError``). Raises ``ValueError`` if the file does not parse as GGUF
     or holds a tensor whose quantisation type is not in :data:`SUPPORTED_TYPES` (checked for
     every tensor before any is dequantized)."""
-    import gguf
+    import gguf  # optional dependency: gguf (the model extra)
 
     fix = f"; fix: {install_hint} --force-reinstall" if install_hint else ""
     try:

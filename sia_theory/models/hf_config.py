@@ -245,17 +245,23 @@ def from_hf_config(config) -> HFScheme:
         members.append(temperature)
     transform = (NoScale() if not members else members[0] if len(members) == 1
                  else MultiplierProduct(tuple(members)))
-    if isinstance(encoding, DynamicNTKRoPE):  # at initialisation seq_len = max_position_embeddings
-        inv_freq = rope_frequencies(rotary_dim, encoding.base_at(max_pos, rotary_dim))
-    else:
-        inv_freq = encoding.frequencies(rotary_dim)
     source = (f"transformers modeling_rope_utils.py (v5 rope_parameters; v4.4x rope_scaling) "
               f"rope_type {rope_type!r}"
               + (f" ({layer} layers)" if layer else "") + (f"; {note}" if note else "")
               + ("; DeepSeek softmax scale mscale_all_dim" if softmax != 1.0 else ""))
     return HFScheme(name=name, position=encoding, transform=transform, source=source,
                     extension=None if rope_type == "default" else rope_type,
-                    inv_freq=np.asarray(inv_freq, dtype=np.float64),
+                    inv_freq=_initial_frequencies(encoding, rotary_dim, max_pos),
                     attention_factor=float(factor_qk), softmax_scale=softmax,
                     query_temperature=temperature, head_dim=head_dim, rotary_dim=rotary_dim,
                     max_position_embeddings=None if max_pos is None else int(max_pos))
+
+
+def _initial_frequencies(encoding, rotary_dim, max_pos) -> np.ndarray:
+    """The float64 inverse frequencies of ``encoding`` on ``rotary_dim`` dimensions, as at the
+    model's initialisation (dynamic NTK: ``seq_len = max_position_embeddings``)."""
+    if isinstance(encoding, DynamicNTKRoPE):
+        inv_freq = rope_frequencies(rotary_dim, encoding.base_at(max_pos, rotary_dim))
+    else:
+        inv_freq = encoding.frequencies(rotary_dim)
+    return np.asarray(inv_freq, dtype=np.float64)

@@ -29,6 +29,7 @@ from .._infra.validate import check_int
 from ..schemes import SCHEMES, SI_EPSILON, BoundScheme, si_tau
 from ..transforms import declared_dependence
 from .corpus import CODE_MODULES, long_documents
+from .loader import load_pretrained
 
 __all__ = ["MODEL_NAME", "TRAIN_LENGTH", "pretrained", "documents", "score_capture",
            "capture_scores", "position_signature", "scheme_families",
@@ -45,8 +46,6 @@ TRAIN_LENGTH = 8192  # SmolLM2's training context (GGUF llama.context_length)
 @cache
 def pretrained():
     """``(model, tokenizer)`` of SmolLM2-135M-Instruct in float32, loaded once per process."""
-    from .loader import load_pretrained
-
     return load_pretrained(MODEL_NAME, dtype=np.float32)
 
 

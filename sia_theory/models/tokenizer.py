@@ -29,6 +29,7 @@ class Tokenizer:
     """
 
     def __init__(self, metadata: dict):
+        # optional dependency: tokenizers (the model extra)
         from tokenizers import AddedToken, decoders, models, pre_tokenizers
         from tokenizers import Tokenizer as HFTokenizer
 

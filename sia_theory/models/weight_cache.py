@@ -64,7 +64,7 @@ def load_cached(path: str, source_sha256: str) -> GGUFContents | None:
     warning, deleted, and ``None`` is returned so that the caller rebuilds it."""
     if not os.path.isfile(path):
         return None
-    from safetensors import safe_open
+    from safetensors import safe_open  # optional dependency: safetensors (the model extra)
     from safetensors.numpy import load_file
 
     try:
@@ -103,7 +103,7 @@ def _remove_stale_partials(cache_dir):
 
 def store_cached(path: str, contents: GGUFContents, source_sha256: str) -> None:
     """Write ``contents`` to ``path`` atomically (temporary file, then ``os.replace``)."""
-    from safetensors.numpy import save_file
+    from safetensors.numpy import save_file  # optional dependency: safetensors (the model extra)
 
     cache_dir = os.path.dirname(path)
     os.makedirs(cache_dir, exist_ok=True)

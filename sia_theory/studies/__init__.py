@@ -93,6 +93,7 @@ def get_study(name: str):
     name = ALIASES.get(name, name)
     if name not in STUDIES:
         raise ValueError(f"unknown study {name!r}; choose from {', '.join(STUDIES)}")
+    # start-up: the base loads pandas; the command line lists the studies without it
     from .base import Study
 
     module = importlib.import_module(f"{__name__}.{STUDIES[name]}")

@@ -17,7 +17,7 @@ import pandas as pd
 from .._infra.settings import StudySettings
 from .._infra.stats import fit_slope, mean_ci
 from .._infra.validate import check_int, check_real, check_sequence
-from ..cas.universality import UNIVERSALITY_STUDY, simplex_beta50, universality_draw
+from ..cas.universality import UNIVERSALITY_STUDY, rem_beta50, simplex_beta50, universality_draw
 from ..gaussian.phase import rem_max_location
 from .base import study
 
@@ -136,8 +136,6 @@ def summarize_universality(draws: pd.DataFrame, rho: float = 0.5) -> pd.DataFram
 def rem_exact_curve(ns) -> pd.DataFrame:
     """``β₅₀`` of iid scores by the exact route (:func:`~sia_theory.cas.universality.rem_beta50`)
     against ``2a_n`` and ``2√(2 log n)`` for each ``n`` (floats up to ``1e300``)."""
-    from ..cas.universality import rem_beta50
-
     rows = [{"n": float(n), "beta50_exact": rem_beta50(float(n)),
              "two_a_n": 2 * float(rem_max_location(float(n))),
              "two_sqrt_2logn": 2 * math.sqrt(2 * math.log(float(n)))} for n in ns]

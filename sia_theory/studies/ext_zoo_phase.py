@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from scipy.optimize import minimize_scalar
 
 from .._infra.grids import log_spaced_integers
 from .._infra.seeding import check_seed, rng_for, seed_int
@@ -86,6 +87,7 @@ def turnover_entropy(settings: ZooPhaseSettings, seed: int) -> pd.DataFrame:
     ``LogN(settings.s)`` (:func:`sia_theory.gaussian.montecarlo.simulate_gaussian_logits`,
     length ``i`` seeded by ``seed_int(seed, TURNOVER_STUDY, i)``), with the annealed (plug-in)
     value ``log N − s² log² N/2`` beside it."""
+    # start-up: numba kernels (0.7 s), only for the Monte Carlo
     from ..gaussian.montecarlo import simulate_gaussian_logits
 
     s = settings
@@ -165,6 +167,7 @@ def logn_points(s: float) -> dict:
 def turnover_exact(s: float, ns, *, rtol: float = 1e-4) -> pd.DataFrame:
     """``E[H]`` of ``LogN(s)``'s whole context at each ``n`` in ``ns`` by the exact route
     (:func:`sia_theory.gaussian.exact.expected_entropy_exact`, no sampling), with its error."""
+    # start-up: the exact route loads numba (0.4 s)
     from ..gaussian.exact import expected_entropy_exact
 
     rows = []
@@ -180,8 +183,7 @@ def exact_turnover_peak(s: float, lo: float, hi: float, *, rtol: float = 1e-4,
     """The maximum of the exact ``E[H](N)`` of ``LogN(s)`` in ``[lo, hi]`` (bounded Brent search
     in ``log N`` to ``xatol``; ``N`` rounded to integers), with ``s log N/√(2 log N)`` and
     ``s log N/a_N`` there."""
-    from scipy.optimize import minimize_scalar
-
+    # start-up: the exact route loads numba (0.4 s)
     from ..gaussian.exact import expected_entropy_exact
 
     def minus_h(x):

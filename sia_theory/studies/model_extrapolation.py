@@ -23,6 +23,7 @@ from functools import partial
 
 import numpy as np
 import pandas as pd
+from scipy.stats import spearmanr
 
 from .._infra.settings import StudySettings
 from .._infra.stats import mean_ci
@@ -253,8 +254,6 @@ def _phase_summary(phases, buckets, s):
                      "loss_change": float(beyond - inside)})
     out = pd.DataFrame(rows)
     if len(out) > 2:
-        from scipy.stats import spearmanr
-
         rho = spearmanr(out["median_abs_log_ratio_change"], out["loss_change"]).statistic
         out["spearman_phase_shift_vs_loss"] = float(rho)
     return out

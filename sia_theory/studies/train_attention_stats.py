@@ -18,9 +18,14 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from scipy import special
 
 from .._infra.grids import log_spaced_integers
 from .._infra.stats import mean_se
+from ..attention import attention_scores
+from ..training.data import corpus
+from ..training.schemes import resolve_scheme
+from .train_grid import seed0_runs
 
 __all__ = ["FIG1_RECENT", "FIG1_SCHEMES", "attention_statistics", "context_lengths",
            "fig1_ranges", "gaussian_prediction", "trained_fig1"]
@@ -50,8 +55,6 @@ def fig1_ranges(max_length: int) -> tuple:
 
 def _row_stats(row, recent, ranges):
     """Global entropy, recent mass and range entropies of one logit row (distance 0 last)."""
-    from scipy import special
-
     row = np.asarray(row, np.float64)
     n = row.size
     log_z = special.logsumexp(row)
@@ -72,9 +75,6 @@ def attention_statistics(run, *, windows: int = 2, lengths=None, recent: int = F
     ``windows`` validation documents cut to ``max_length`` tokens (module docstring); one
     sample per window, layer and head. ``lengths``: context lengths (default
     :func:`context_lengths`); ``ranges``: default :func:`fig1_ranges`."""
-    from ..attention import attention_scores
-    from ..training.data import corpus
-
     s = run.settings
     length = s.max_length
     lengths = context_lengths(length) if lengths is None else np.asarray(lengths, int)
@@ -104,7 +104,7 @@ def gaussian_prediction(schemes, *, max_length: int, count: int = 13, samples: i
     """The Gaussian theory (iid unit-variance logits through each scheme's transform; the SI
     Fig. 1 top-row study) at the context lengths of :func:`context_lengths`, with a
     ``scheme`` column; ``schemes`` are names of :data:`~.schemes.SCHEMES`."""
-    from ..training.schemes import resolve_scheme
+    # start-up: the Fig. 1 study loads numba (0.9 s)
     from .si_fig1_gaussian import ContextSweepSettings, context_sweep_study
 
     lengths = context_lengths(max_length, count)
@@ -123,8 +123,6 @@ def trained_fig1(quick: bool, seed: int, execution, *, windows: int = 2):
     ``execution.store``): ``(train settings, model statistics, Gaussian prediction, missing
     runs)``, the statistics with a ``scheme`` column (the figure ``train_attention_stats`` and
     claim TRAIN-5)."""
-    from .train_grid import seed0_runs
-
     grid, runs, missing = seed0_runs(FIG1_SCHEMES, quick=quick, seed=seed, execution=execution)
     model = pd.concat([attention_statistics(r, windows=windows).assign(scheme=key[0])
                        for key, r in runs.items()], ignore_index=True)

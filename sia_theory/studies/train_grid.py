@@ -29,7 +29,8 @@ from .._infra.settings import StudySettings
 from .._infra.validate import check_int
 from ..schemes import SCHEMES, Scheme, resolve_scheme
 from ..sweeps import CellOutput
-from ..sweeps.store import finished_stems
+from ..sweeps.store import check_store, finished_stems
+from ..training.data import corpus
 from ..training.run import PARAMETERS_FILE, TrainedRun
 from ..training.settings import TrainSettings
 from .base import study
@@ -228,9 +229,6 @@ def grid_runs(settings: TrainGridSettings, *, seed: int, execution,
     from ``execution.store``). With ``execution.finished_only`` only the runs already in the
     store, nothing trained and nothing written; the keys of the others are appended to
     ``missing`` (a list) if given."""
-    from ..sweeps.store import check_store
-    from ..training.data import corpus
-
     read_only = execution.finished_only
     if execution.store is not None and not read_only:
         check_store(execution.store, study=TRAIN_GRID_STUDY, seed=seed)

@@ -26,10 +26,11 @@ from .._infra.seeding import MAX_SEED
 from .._infra.settings import StudySettings
 from .._infra.stats import mean_se, wilson_interval
 from .._infra.validate import check_int
-from ..training.needle import TABLE2, NeedleSettings, accuracy_table
+from ..training.needle import TABLE2, NeedleSettings, accuracy_table, tune_and_evaluate
 from ..training.schemes import resolve_scheme
 from ..training.settings import TrainSettings
 from .base import Execution, study, sweep_store
+from .train_grid import TrainGridSettings, grid_runs
 
 __all__ = ["NEEDLE_CELLS_STUDY", "TABLE2_SCHEMES", "TrainNeedleSettings", "train_needle",
            "grid_store_for"]
@@ -104,14 +105,11 @@ def grid_store_for(settings: TrainNeedleSettings, seed: int, execution) -> Path 
 
 
 def _needle_cell(settings, study_seed, grid_store, cell, rng_seed):
-    from ..training.needle import tune_and_evaluate
-    from .train_grid import TrainGridSettings, grid_runs
-
     grid = TrainGridSettings(train=settings.train, runs=((cell["scheme"], cell["seed"], None),))
     (run,) = grid_runs(grid, seed=study_seed,
                        execution=Execution(store=grid_store)).values()
-    from ..training.copying import copy_test
-    from ..training.evaluation import evaluate
+    from ..training.copying import copy_test  # JAX: only where a run is scored
+    from ..training.evaluation import evaluate  # JAX: only where a run is scored
 
     copied = copy_test(run)  # the premise: can the pretrained model copy from its context?
     needles, tuned, seconds = tune_and_evaluate(run, settings.needle, seed=study_seed)

@@ -22,7 +22,8 @@ import math
 import numpy as np
 import pandas as pd
 
-from .train_grid import SI_POSITION_SCHEMES, TABLE1_SCHEMES
+from ..training.data import corpus
+from .train_grid import SI_POSITION_SCHEMES, TABLE1_SCHEMES, seed0_runs
 
 __all__ = ["PHASE_SCHEMES", "PHASE_QUERIES", "head_phases", "phase_shift_summary",
            "trained_phases"]
@@ -37,6 +38,7 @@ def _ratios(decoder, tokens, rows, transform):
     """Per (layer, head): ``σ`` and ``r`` over the query ``rows`` of ``tokens`` (``(W, T)``):
     :func:`~.model_extrapolation.phase_rows` on the raw scores ``q·k/√Dh`` of each window, the
     variances averaged over the windows (RMS), ``M`` the smallest half-distance of the rows."""
+    # start-up: scipy (0.4 s) and scipy.stats, only where phases are measured
     from ..gaussian.phase import freezing_point
     from .model_extrapolation import phase_rows
 
@@ -60,8 +62,7 @@ def head_phases(run, *, windows: int = 1, queries: int = PHASE_QUERIES) -> pd.Da
     """One row per (layer, head) of a trained ``run``: ``sigma`` and ``ratio`` ``r`` at the
     queries ending at ``L`` (``*_train``) and at ``16L`` (``*_end``, the run's ``max_length``),
     their phases, and ``log_ratio_change = log(r_end / r_train)``."""
-    from ..gaussian.phase import phase_of_ratio
-    from ..training.data import corpus
+    from ..gaussian.phase import phase_of_ratio  # start-up: scipy (0.4 s)
 
     s = run.settings
     length, train_length = s.max_length, s.train_length
@@ -85,14 +86,14 @@ def phase_shift_summary(heads: pd.DataFrame, losses: pd.DataFrame) -> pd.DataFra
     the share that changed phase, the median ``|log r(16L)/r(L)|`` (``phase_shift``) and the
     loss change, with Spearman's ρ of the last two over the schemes in every row."""
     rows = []
-    from ..gaussian.phase import phase_shift
+    from ..gaussian.phase import phase_shift  # start-up: scipy (0.4 s)
 
     for scheme, g in heads.groupby("scheme", sort=False):
         rows.append({"scheme": scheme, **phase_shift(g["ratio_train"], g["ratio_end"])})
     out = pd.DataFrame(rows).merge(losses, on="scheme", how="left")
     out["loss_change"] = out["loss_end"] - out["loss_train"]
     if len(out) > 2:
-        from scipy.stats import spearmanr
+        from scipy.stats import spearmanr  # start-up: scipy.stats (1 s)
 
         out["spearman"] = float(spearmanr(out["phase_shift"], out["loss_change"]).statistic)
     return out
@@ -103,8 +104,6 @@ def trained_phases(quick: bool, seed: int, execution, *, windows: int = 1):
     back from ``execution.store``): ``(heads, summary, missing runs)`` (the figure
     ``train_phase`` and claim TRAIN-7). The losses are the runs' own validation losses at ``L``
     and ``16L``."""
-    from .train_grid import seed0_runs
-
     grid, runs, missing = seed0_runs(PHASE_SCHEMES, quick=quick, seed=seed, execution=execution)
     heads = pd.concat([head_phases(r, windows=windows).assign(scheme=key[0])
                        for key, r in runs.items()], ignore_index=True)

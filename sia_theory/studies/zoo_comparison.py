@@ -35,6 +35,7 @@ from ..gaussian.laws import EntropyLawEvidence, entropy_law_evidence
 from ..gaussian.montecarlo import context_length_sweep
 from ..gaussian.phase import phase_table
 from ..transforms import NoScale, Transform, at_context
+from ..zoo import ZOO
 from .base import StudyResult, study
 from .si_entropy_scaling import EntropyScalingSettings, entropy_scaling_study
 
@@ -223,8 +224,6 @@ _ZOO_CACHE: dict = {}
 def zoo_studies(settings: AnalysisSettings, seed: int) -> list[SchemeStudy]:
     """:func:`scheme_study` of every ZOO member with ``settings`` (its transform is replaced by
     each member's; cached per process by settings and seed)."""
-    from ..zoo import ZOO
-
     key = (settings.with_transform(NoScale()), check_seed(seed))
     if key not in _ZOO_CACHE:
         _ZOO_CACHE[key] = [scheme_study(settings.with_transform(member, name), seed=seed)

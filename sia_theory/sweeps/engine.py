@@ -26,7 +26,10 @@ All four give bit-identical numbers.
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import os
+import threading
 import traceback
 import uuid
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -109,7 +112,7 @@ def _check_scheduler(scheduler):
             raise ValueError(f"scheduler must be None, 'sync', 'threads' or a dask address such "
                              f"as 'tcp://host:8786', got {scheduler!r}")
         return scheduler
-    from distributed import Client
+    from distributed import Client  # start-up: distributed (0.8 s), only for a cluster
 
     if isinstance(scheduler, Client):
         return scheduler
@@ -127,9 +130,7 @@ def probe_scheduler(address: str, timeout: float = HANDSHAKE_TIMEOUT) -> dict:
     the handshake run under one ``asyncio.wait_for`` on a loop of their own (a worker thread,
     so a caller's running loop is not disturbed), and any failure, a ``MemoryError`` from a
     garbage header included, is one ``ValueError`` naming the address."""
-    import asyncio
-    import threading
-
+    # start-up: distributed (0.8 s), only for a cluster
     from distributed.comm import connect as comm_connect
 
     async def handshake():  # the connect gives up first, so a refused port says so
@@ -169,8 +170,7 @@ def connect(scheduler, n_workers=None):
     """``(client, close)`` for ``scheduler`` (a checked address, a Client or ``None`` for an
     embedded LocalCluster). An address is probed first (:func:`probe_scheduler`): one that does
     not answer the Dask handshake within :data:`HANDSHAKE_TIMEOUT` is a ``ValueError``."""
-    import logging
-
+    # start-up: distributed (0.8 s), only for a cluster
     from distributed import Client, LocalCluster
 
     if isinstance(scheduler, Client):
@@ -202,6 +202,7 @@ def connect(scheduler, n_workers=None):
 
 def _dask_results(client, fn, todo, seeds, study):
     """Yield ``(index, outcome)`` as cells finish on the cluster."""
+    # start-up: distributed (0.8 s), only for a cluster
     from distributed import as_completed as dask_completed
 
     run = uuid.uuid4().hex[:8]
@@ -252,16 +253,10 @@ def run_cells(fn, grid, *, seed, store=None, scheduler=None, force=False, progre
     todo = [i for i, f in enumerate(frames) if f is None]
     files = [stores.read_cell_files(root, stems[i]) if with_files and frames[i] is not None
              else None for i in range(len(cells))]
-    close = None
+    client = close = None
     if todo and scheduler not in IN_PROCESS:  # connect before anything is written
         client, close = connect(scheduler, n_workers)
-    try:
-        if root is not None:
-            stores.open_store(root, study=study, seed=seed)
-    except BaseException:
-        if close is not None:
-            close()
-        raise
+    _open_store(root, study, seed, close)
     errors = {}
     bar = progress_bar(total=len(cells), initial=len(cells) - len(todo), desc=study,
                        unit="cell", enabled=progress, leave=False)
@@ -281,19 +276,8 @@ def run_cells(fn, grid, *, seed, store=None, scheduler=None, force=False, progre
         bar.update()
 
     try:
-        todo_cells, todo_seeds = [cells[i] for i in todo], [seeds[i] for i in todo]
-        if scheduler == "sync":
-            for i in todo:
-                record(i, run_one(fn, cells[i], seeds[i]))
-        elif scheduler == "threads":
-            for j, outcome in _thread_results(fn, todo_cells, todo_seeds):
-                record(todo[j], outcome)
-        elif todo:  # store writes overlap with the cluster on one writer thread
-            with ThreadPoolExecutor(1) as writer:
-                pending = [writer.submit(record, todo[j], outcome) for j, outcome in
-                           _dask_results(client, fn, todo_cells, todo_seeds, study)]
-            for done_write in pending:
-                done_write.result()  # a failed write is an error of the sweep
+        _dispatch(fn, cells, seeds, todo, record, scheduler=scheduler, client=client,
+                  study=study)
     finally:
         bar.close()
         if close is not None:
@@ -302,6 +286,35 @@ def run_cells(fn, grid, *, seed, store=None, scheduler=None, force=False, progre
         key, line = next(iter(errors.items()))
         raise SweepError(f"{len(errors)} of {len(cells)} cells failed; first: {key}: {line}")
     return (cells, frames, errors, files) if with_files else (cells, frames, errors)
+
+
+def _open_store(root, study, seed, close):
+    """Open the store at ``root`` (if any); on failure close the cluster (``close``) first."""
+    try:
+        if root is not None:
+            stores.open_store(root, study=study, seed=seed)
+    except BaseException:
+        if close is not None:
+            close()
+        raise
+
+
+def _dispatch(fn, cells, seeds, todo, record, *, scheduler, client, study):
+    """Run the cells at indices ``todo`` on ``scheduler`` and pass each ``(index, outcome)``
+    to ``record`` as it finishes."""
+    todo_cells, todo_seeds = [cells[i] for i in todo], [seeds[i] for i in todo]
+    if scheduler == "sync":
+        for i in todo:
+            record(i, run_one(fn, cells[i], seeds[i]))
+    elif scheduler == "threads":
+        for j, outcome in _thread_results(fn, todo_cells, todo_seeds):
+            record(todo[j], outcome)
+    elif todo:  # store writes overlap with the cluster on one writer thread
+        with ThreadPoolExecutor(1) as writer:
+            pending = [writer.submit(record, todo[j], outcome) for j, outcome in
+                       _dask_results(client, fn, todo_cells, todo_seeds, study)]
+        for done_write in pending:
+            done_write.result()  # a failed write is an error of the sweep
 
 
 def sweep(fn, grid, *, store, seed, scheduler=None, force=False, progress=True,

@@ -27,7 +27,9 @@ import re
 from pathlib import Path
 
 import pandas as pd
+import pyarrow as pa
 
+from .._infra.cli import check_output_dir
 from .._infra.fileset import fsync_path, recover_sets, temporary_name
 
 __all__ = ["CELL_COLUMNS", "check_store", "read_finished", "open_store", "finished_stems",
@@ -61,8 +63,6 @@ def _atomic_write(path: Path, write, durable: bool = True) -> None:
 def check_store(store, *, study: str, seed: int) -> Path:
     """``store`` as a Path if it can hold the sweep ``(study, seed)`` (absent, empty, or made by
     that sweep), else ``ValueError``; nothing is written."""
-    from .._infra.cli import check_output_dir
-
     root = Path(os.fspath(store))
     if root.exists() and not root.is_dir():
         raise ValueError(f"store must be a folder, got the file {str(root)!r}")
@@ -161,7 +161,7 @@ def check_file_names(files) -> dict:
 def write_cell(root: Path, stem: str, frame: pd.DataFrame, cell: dict, key: str,
                seed: int, files: dict | None = None) -> None:
     """Write a finished cell: its ``files`` (``{name: bytes}``) first, then its rows."""
-    import pyarrow as pa
+    # start-up: pyarrow.parquet (85 ms), only when cells are written or read
     import pyarrow.parquet as pq
 
     for name, data in (files or {}).items():
@@ -186,6 +186,7 @@ def write_cell(root: Path, stem: str, frame: pd.DataFrame, cell: dict, key: str,
 
 
 def _read(path: Path, with_digests: bool = False):
+    # start-up: pyarrow.parquet (85 ms), only when cells are written or read
     import pyarrow.parquet as pq
 
     table = pq.read_table(path)
@@ -211,8 +212,6 @@ def read_cell(root: Path, stem: str) -> pd.DataFrame | None:
     """fn's rows of a finished cell, exactly as fn returned them (added columns removed), or
     ``None`` if the file cannot be read (cut short by a power loss) or one of the cell's files
     is missing or not the one written with it (damaged): the cell runs again."""
-    import pyarrow as pa
-
     try:
         frame, added, digests = _read(root / "cells" / f"{stem}.parquet", with_digests=True)
         if not isinstance(digests, dict):

@@ -7,6 +7,8 @@ library objects (:data:`SCHEMES`); settings are :class:`TrainSettings` (``quick(
 this package imports without them, and ``train`` raises ``ImportError`` naming the extra.
 """
 
+import importlib
+
 from .run import TrainedRun
 from .schemes import POSITIONS, SCHEMES, Scheme, resolve_scheme
 from .settings import TrainSettings
@@ -19,7 +21,5 @@ _LAZY = {"train": ".trainer", "evaluate": ".trainer"}  # these import JAX
 
 def __getattr__(name):
     if name in _LAZY:
-        import importlib
-
         return getattr(importlib.import_module(_LAZY[name], __name__), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -52,7 +52,7 @@ def require():
     """``(jax, jax.numpy, optax)``; ``ImportError`` with the install command if missing."""
     _set_thread_flags()
     try:
-        import jax
+        import jax  # optional dependency: jax and optax (the train extra)
         import jax.numpy as jnp
         import optax
     except ImportError as err:

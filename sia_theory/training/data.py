@@ -129,6 +129,7 @@ def tokenizer(kind: str, vocab_size: int, max_train_documents=None) -> TextToken
     byte-level BPE of ``vocab_size`` ids (the separator is id 0) trained on it."""
     if kind == "bytes":
         return TextTokenizer("bytes", 257)
+    # optional dependency: tokenizers (the train extra)
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
     backend = Tokenizer(models.BPE())

@@ -52,6 +52,7 @@ def make_optimizer(settings):
                           b2=ADAM_BETAS[1])
 
     if s.optimizer == "muon":
+        # optional dependency: optax (require() above names the extra); Muon only
         from optax.contrib import MuonDimensionNumbers, muon
 
         dims = MuonDimensionNumbers(reduction_axis=1, output_axis=2)  # (layer, in, out)

@@ -100,21 +100,28 @@ def check_parameters(params, settings, name: str = "parameters") -> dict:
         raise ValueError(f"{name}: unknown entries {', '.join(map(str, extra))}")
     out = {"layers": {}}
     for key, value, shape in pairs:
-        try:
-            array = None if value is None else np.asarray(value, np.float32)
-        except (TypeError, ValueError):
-            array = None
-        if array is None or array.shape != shape:
-            got = "nothing" if value is None else f"shape {np.shape(value)}"
-            raise ValueError(f"{name}: {key} must have shape {shape} (the model of these "
-                             f"settings), got {got}")
-        if not np.isfinite(array).all():
-            raise ValueError(f"{name}: {key} must hold finite numbers only")
+        array = _checked_array(name, key, value, shape)
         if key.startswith("layers."):
             out["layers"][key[7:]] = array
         else:
             out[key] = array
     return out
+
+
+def _checked_array(name, key, value, shape) -> np.ndarray:
+    """``value`` as a float32 array of ``shape`` with finite entries, else ``ValueError`` naming
+    ``name`` and ``key``."""
+    try:
+        array = None if value is None else np.asarray(value, np.float32)
+    except (TypeError, ValueError):
+        array = None
+    if array is None or array.shape != shape:
+        got = "nothing" if value is None else f"shape {np.shape(value)}"
+        raise ValueError(f"{name}: {key} must have shape {shape} (the model of these "
+                         f"settings), got {got}")
+    if not np.isfinite(array).all():
+        raise ValueError(f"{name}: {key} must hold finite numbers only")
+    return array
 
 
 def parameter_count(params, *, matmul_only=False) -> int:
@@ -138,7 +145,7 @@ def to_decoder_layout(params) -> dict:
 
 def to_safetensors(params, metadata: dict | None = None) -> bytes:
     """The parameters as safetensors bytes (``layers.w_q`` etc.), ``metadata`` as JSON text."""
-    from safetensors.numpy import save
+    from safetensors.numpy import save  # optional dependency: safetensors (the train extra)
 
     flat = {"embedding": np.asarray(params["embedding"], np.float32),
             "unembedding": np.asarray(params["unembedding"], np.float32)}
@@ -151,7 +158,7 @@ def from_safetensors(data: bytes) -> tuple[dict, dict]:
     """``(params, metadata)`` from :func:`to_safetensors` bytes (the metadata is read from the
     file's JSON header: 8 bytes of length, then the header with its ``__metadata__``).
     ``ValueError`` if ``data`` is not such a file (empty, cut short, header overwritten)."""
-    from safetensors import SafetensorError
+    from safetensors import SafetensorError  # optional dependency: safetensors (the train extra)
     from safetensors.numpy import load
 
     try:

@@ -19,7 +19,10 @@ import numpy as np
 import pandas as pd
 
 from .._infra.cli import check_output_dir
+from .._infra.io import atomic_path, write_csv, write_text
 from .._infra.validate import check_columns, check_int
+from ..attention import Decoder, DecoderConfig
+from .data import tokenizer
 from .params import from_safetensors, parameter_count, to_decoder_layout, to_safetensors
 from .schemes import resolve_scheme
 from .settings import MAX_LENGTH, TrainSettings
@@ -72,7 +75,7 @@ class TrainedRun:
         if length in self.validation:
             return float(self.validation[length])
         if length not in self._extra:
-            from .evaluation import evaluate
+            from .evaluation import evaluate  # JAX: only when a new length is scored
 
             self._extra[length] = evaluate(self.parameters, self.resolved_scheme(),
                                            self.settings, length)
@@ -82,8 +85,6 @@ class TrainedRun:
         """The numpy reference decoder (float32) with these parameters, the scheme's transform
         and its position encoding for sequences of ``length`` tokens (default
         ``train_length``; RoPE + NTK scales its base beyond it)."""
-        from ..attention import Decoder, DecoderConfig
-
         s = self.settings
         scheme = self.resolved_scheme()
         length = (s.train_length if length is None
@@ -98,8 +99,6 @@ class TrainedRun:
 
     def tokenizer(self):
         """The run's tokenizer (rebuilt deterministically from the settings)."""
-        from .data import tokenizer
-
         s = self.settings
         return tokenizer(s.tokenizer, s.vocab_size, s.max_train_documents)
 
@@ -164,8 +163,6 @@ class TrainedRun:
         ``tokenizer.json`` for BPE) into ``folder``, each atomically; returns the paths.
         ``ValueError`` naming ``folder`` if it is (or would be inside) a regular file or
         cannot be written; nothing is written then."""
-        from .._infra.io import atomic_path, write_csv, write_text
-
         try:
             folder = check_output_dir(folder)
         except (TypeError, ValueError) as err:

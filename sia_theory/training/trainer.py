@@ -135,18 +135,12 @@ def train(scheme, settings: TrainSettings | None = None, *, seed: int = 0, tau=N
     train_losses, curve = [], []
     clock = {"compile": 0.0, "train": 0.0, "evaluate": 0.0}
     cpu_start = time.process_time()
-    bar = None
-    if progress:
-        bar = progress_bar(total=s.steps, desc=resolved.name, unit="step", leave=False)
+    bar = (progress_bar(total=s.steps, desc=resolved.name, unit="step", leave=False)
+           if progress else None)
     start = time.perf_counter()
     for index in range(s.steps):
-        if batches is None:
-            windows = jnp.asarray(corpus.batch(index, s.batch_size))
-            params, state, loss = step(params, state, windows, tables, rotation)
-        else:
-            windows, mask = _checked_batch(batches, index, s)  # the first before compiling
-            params, state, loss = step(params, state, jnp.asarray(windows), tables, rotation,
-                                       jnp.asarray(mask, jnp.float32))
+        params, state, loss = _batch_step(step, params, state, index, s, corpus, batches,
+                                          tables, rotation)
         train_losses.append(loss)
         if index == 0:
             loss.block_until_ready()
@@ -156,12 +150,7 @@ def train(scheme, settings: TrainSettings | None = None, *, seed: int = 0, tau=N
             jax.block_until_ready(params)  # the steps run asynchronously: time them here
             t0 = time.perf_counter()
             clock["train"] += t0 - start
-            value = evaluate(params, resolved, s, s.train_length, corpus)
-            if not math.isfinite(value):
-                raise FloatingPointError(f"training diverged: validation loss {value} at step "
-                                         f"{done} (scheme {resolved.name}, seed {seed}); lower "
-                                         "the learning rates")
-            curve.append((done, value))
+            curve.append((done, _checked_validation(params, resolved, s, corpus, done, seed)))
             if on_checkpoint is not None:
                 on_checkpoint(done, params)
             start = time.perf_counter()
@@ -182,3 +171,25 @@ def train(scheme, settings: TrainSettings | None = None, *, seed: int = 0, tau=N
                       parameters=numpy_params, train_losses=losses,
                       validation_curve=tuple(curve), validation=validation,
                       seconds=dict(clock), scheme_object=resolved)
+
+
+def _batch_step(step, params, state, index, s, corpus, batches, tables, rotation):
+    """One optimiser step on batch ``index``: the corpus's, or ``batches(index)`` with its
+    mask; returns ``(params, state, loss)``."""
+    if batches is None:
+        windows = jnp.asarray(corpus.batch(index, s.batch_size))
+        return step(params, state, windows, tables, rotation)
+    windows, mask = _checked_batch(batches, index, s)  # the first before compiling
+    return step(params, state, jnp.asarray(windows), tables, rotation,
+                jnp.asarray(mask, jnp.float32))
+
+
+def _checked_validation(params, resolved, s, corpus, done, seed) -> float:
+    """The validation loss at ``train_length`` after step ``done``; ``FloatingPointError`` if
+    it is not finite (training diverged)."""
+    value = evaluate(params, resolved, s, s.train_length, corpus)
+    if not math.isfinite(value):
+        raise FloatingPointError(f"training diverged: validation loss {value} at step "
+                                 f"{done} (scheme {resolved.name}, seed {seed}); lower "
+                                 "the learning rates")
+    return value

@@ -9,6 +9,7 @@ import pytest
 from scipy.special import digamma
 
 from sia_theory.claims import si as si_claims
+from sia_theory.claims import si_entropy_growth as growth_claims
 from sia_theory.claims import si_montecarlo as mc_claims
 from sia_theory.studies.si_entropy_scaling import fig6_settings
 from sia_theory.symbolic import si
@@ -23,24 +24,26 @@ from sia_theory.symbolic import si
     ("(log t)^0.4", lambda t: 1.5 * np.log(t) ** 0.4 - 0.4),
 ])
 def test_si7_decision_rejects_each_alternative_law(name, curve):
-    assert mc_claims.decide_weak_sparsity(*mc_claims.synthetic_si7_inputs(curve)).verdict == \
-        "FAIL", name
+    inputs = growth_claims.synthetic_si7_inputs(curve)
+    assert growth_claims.decide_weak_sparsity(*inputs).verdict == "FAIL", name
 
 
 @pytest.mark.parametrize("quick", [False, True])
 def test_si7_decision_accepts_a_sqrt_log_curve_with_the_real_noise(quick):
-    fits, z_scores, slopes = mc_claims.synthetic_si7_inputs(
+    fits, z_scores, slopes = growth_claims.synthetic_si7_inputs(
         lambda t: 1.2 * np.sqrt(np.log(t)) - 0.3, quick)
     assert fits["q"].to_numpy() == pytest.approx(0.5, abs=1e-6)  # exact data, exact law
-    measurement = mc_claims.decide_weak_sparsity(fits, z_scores, slopes)
+    measurement = growth_claims.decide_weak_sparsity(fits, z_scores, slopes)
     assert measurement.verdict == "PASS"
     assert measurement.ci_low <= 0.5 <= measurement.ci_high
 
 
 def test_si7_decision_fails_when_the_monte_carlo_disagrees_with_the_exact_route():
-    fits, z_scores, slopes = mc_claims.synthetic_si7_inputs(lambda t: 1.2 * np.sqrt(np.log(t)))
-    assert mc_claims.decide_weak_sparsity(fits, z_scores.assign(z=4.5), slopes).verdict == "FAIL"
-    assert mc_claims.decide_weak_sparsity(fits, z_scores.assign(z=3.9), slopes).verdict == "PASS"
+    fits, z_scores, slopes = growth_claims.synthetic_si7_inputs(
+        lambda t: 1.2 * np.sqrt(np.log(t)))
+    decide = growth_claims.decide_weak_sparsity
+    assert decide(fits, z_scores.assign(z=4.5), slopes).verdict == "FAIL"
+    assert decide(fits, z_scores.assign(z=3.9), slopes).verdict == "PASS"
 
 
 def test_log_power_fit_recovers_known_exponents():
@@ -60,10 +63,10 @@ def test_log_power_fit_recovers_known_exponents():
 
 def test_si8_decision_accepts_log_and_rejects_sqrt_log():
     settings = fig6_settings(False)
-    good = mc_claims.synthetic_slopes(lambda t: np.log(t) - 0.5, settings, sd=0.05)
-    assert mc_claims.decide_log_growth(good).verdict == "PASS"
-    bad = mc_claims.synthetic_slopes(lambda t: 0.8 * np.log(t), settings, sd=0.05)
-    assert mc_claims.decide_log_growth(bad).verdict == "FAIL"
+    good = growth_claims.synthetic_slopes(lambda t: np.log(t) - 0.5, settings, sd=0.05)
+    assert growth_claims.decide_log_growth(good).verdict == "PASS"
+    bad = growth_claims.synthetic_slopes(lambda t: 0.8 * np.log(t), settings, sd=0.05)
+    assert growth_claims.decide_log_growth(bad).verdict == "FAIL"
 
 
 def test_small_t_series_matches_the_numeric_taylor_coefficients():

@@ -73,7 +73,7 @@ def test_entropy_claims_quote_the_r2_of_their_figure(claim_id, stem):
 def test_si7_decision_on_the_committed_figure_data():
     """SI-7's three inputs all come from Fig. 2's committed data (exact route, brute force,
     sampler): the verdict the full table must show is decided by them alone."""
-    from sia_theory.claims.si_montecarlo import decide_weak_sparsity
+    from sia_theory.claims.si_entropy_growth import decide_weak_sparsity
     from sia_theory.studies.si_entropy_extension import route_z_scores
 
     stem = FIGURES / "si_fig2_entropy_scaling"
