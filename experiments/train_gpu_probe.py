@@ -37,20 +37,20 @@ SCHEMES = ("si-p-rope", "p-rope", "logn-p-rope", "nope")
 
 
 def sizes(size: str):
-    """``(TrainSettings, NeedleSettings, seeds)`` of ``size``: ``gpu``, ``gpu400`` (the same
+    """``(TrainSettings, NeedleTuneSettings, seeds)`` of ``size``: ``gpu``, ``gpu400`` (the same
     with 400 pretraining steps, where the validation loss is lowest) or ``tiny``."""
-    from sia_theory.training.needle import NeedleSettings
+    from sia_theory.training.needle import NeedleTuneSettings
     from sia_theory.training.settings import TrainSettings
 
     if size in ("gpu", "gpu400"):  # the CPU grid's model, 4 x the batch, 6.7 (1.7) x the steps
         train = (TrainSettings(batch_size=64, steps=1600, eval_every=400) if size == "gpu"
                  else TrainSettings(batch_size=64, steps=400, eval_every=100))
-        needle = NeedleSettings(steps=300, batch_size=64, warmup=100, cooldown=1 / 3,
+        needle = NeedleTuneSettings(steps=300, batch_size=64, warmup=100, cooldown=1 / 3,
                                 eval_examples=32)
         return train, needle, (0, 1, 2)
     train = dataclasses.replace(TrainSettings.quick(), train_length=256, steps=8,
                                 eval_every=4)
-    needle = NeedleSettings(steps=6, batch_size=4, warmup=2, cooldown=1 / 3, eval_examples=2)
+    needle = NeedleTuneSettings(steps=6, batch_size=4, warmup=2, cooldown=1 / 3, eval_examples=2)
     return train, needle, (0, 1)
 
 

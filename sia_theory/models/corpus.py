@@ -14,6 +14,10 @@ time and never copied into the repository:
 The selection depends only on ``n_tokens``, ``count``, the tokenizer and the Python version's
 files: it is deterministic and touches no network.
 
+The texts come from :func:`prose_topics` joined into runs by :func:`prose_runs`, and from
+:func:`code_source`; the trainer's corpus (:func:`sia_theory.training.data.texts`) takes its
+texts from the same :func:`prose_runs` and from :func:`stdlib_sources`.
+
 Passkey retrieval (Mohtashami & Jaggi 2023, "Landmark Attention", App. the passkey task): a
 random 5-digit key (``rng_for(seed, PASSKEY_STUDY, trial)``) hidden in repeated filler at a
 chosen depth of a prompt of a chosen token length, the question at the end
@@ -30,6 +34,8 @@ counted over the digit tokens, each given the correct preceding tokens).
 from __future__ import annotations
 
 import importlib.util
+import pkgutil
+import sysconfig
 from dataclasses import dataclass
 from pathlib import Path
 from pydoc_data.topics import topics
@@ -39,7 +45,8 @@ import numpy as np
 from .._infra.seeding import rng_for
 from .._infra.validate import check_int, check_real
 
-__all__ = ["CODE_MODULES", "Document", "prose_topics", "code_source", "prose_documents",
+__all__ = ["CODE_MODULES", "Document", "prose_topics", "prose_runs", "code_source",
+           "stdlib_sources", "prose_documents",
            "code_documents", "long_documents", "PASSKEY_STUDY", "PASSKEY_INTRO", "FILLER",
            "NEEDLE", "QUESTION", "PasskeyPrompt", "passkey_key", "passkey_prompt",
            "filler_ids", "score_passkey"]
@@ -84,6 +91,31 @@ def prose_topics() -> list[tuple[str, str]]:
     return sorted(topics.items())
 
 
+def prose_runs(size, threshold):
+    """Consecutive runs of the sorted ``pydoc_data.topics`` entries (:func:`prose_topics`)
+    joined by blank lines, as ``(keys, text)``: a run closes as soon as ``size(entry text)``
+    summed over its entries is at least ``threshold``; the last run holds the entries left
+    (it may be shorter). Lazy: ``size`` is called only on the entries of the runs taken.
+
+    The one rule behind the prose documents of the model studies (:func:`prose_documents`,
+    sizes in tokens) and of the trainer's corpus (:func:`sia_theory.training.data.texts`,
+    sizes in characters).
+
+    >>> keys, text = next(prose_runs(len, 1))
+    >>> keys == (prose_topics()[0][0],) and text == prose_topics()[0][1]
+    True
+    """
+    run, total = [], 0
+    for key, text in prose_topics():
+        run.append((key, text))
+        total += size(text)
+        if total >= threshold:
+            yield tuple(k for k, _ in run), "\n\n".join(x for _, x in run)
+            run, total = [], 0
+    if run:
+        yield tuple(k for k, _ in run), "\n\n".join(x for _, x in run)
+
+
 def code_source(module: str) -> str:
     """The source text of a standard-library module, from the file its spec names (the module
     is not imported)."""
@@ -91,6 +123,21 @@ def code_source(module: str) -> str:
     if spec is None or not spec.origin or not spec.origin.endswith(".py"):
         raise ValueError(f"module must be a pure-Python standard-library module, got {module!r}")
     return Path(spec.origin).read_text(encoding="utf-8")
+
+
+def stdlib_sources() -> list[tuple[str, str]]:
+    """``(name, source)`` of every top-level pure-Python module of the standard library folder
+    (``sysconfig``'s ``stdlib``, found with ``pkgutil.iter_modules``, nothing imported), in
+    ``pkgutil``'s order, except the generated ``_sysconfigdata*``; undecodable bytes replaced.
+    """
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    sources = []
+    for info in pkgutil.iter_modules([str(stdlib)]):
+        path = stdlib / f"{info.name}.py"
+        if info.ispkg or info.name.startswith("_sysconfigdata") or not path.is_file():
+            continue
+        sources.append((info.name, path.read_text(encoding="utf-8", errors="replace")))
+    return sources
 
 
 def _check_request(n_tokens, count):
@@ -108,21 +155,16 @@ def prose_documents(encode, n_tokens: int, count: int) -> list[Document]:
     """``count`` prose documents of exactly ``n_tokens`` tokens: consecutive runs of the sorted
     ``pydoc_data.topics`` entries joined by blank lines, each run just long enough."""
     n_tokens, count = _check_request(n_tokens, count)
-    topics = prose_topics()
-    sizes = [len(_as_ids(encode, text)) for _, text in topics]
-    docs, start = [], 0
+    docs = []
+    # runs of n_tokens + 64 tokens counted per entry: a margin for the joins at boundaries
+    runs = prose_runs(lambda text: len(_as_ids(encode, text)), n_tokens + 64)
     while len(docs) < count:
-        stop, total = start, 0
-        while stop < len(topics) and total < n_tokens + 64:  # margin for joins at boundaries
-            total += sizes[stop]
-            stop += 1
-        ids = _as_ids(encode, "\n\n".join(text for _, text in topics[start:stop]))
+        keys, text = next(runs, ((), ""))
+        ids = _as_ids(encode, text)
         if len(ids) < n_tokens:
             raise ValueError(f"count: the pydoc topics hold only {len(docs)} prose documents of "
                              f"{n_tokens} tokens, asked for {count}")
-        keys = tuple(key for key, _ in topics[start:stop])
         docs.append(Document(f"prose:{keys[0]}..{keys[-1]}", "prose", keys, ids[:n_tokens]))
-        start = stop
     return docs
 
 

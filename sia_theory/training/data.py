@@ -1,13 +1,13 @@
 """Training data: text that ships with Python, split by document, with a fixed order.
 
-Documents (read at run time through the standard library, never copied into the repository):
+Documents, as text (:func:`texts`; read at run time through the standard library by
+:mod:`sia_theory.models.corpus`, never copied into the repository):
 
-* **prose**: the entries of ``pydoc_data.topics`` (:func:`~sia_theory.models.corpus.prose_topics`,
-  sorted by key) joined by blank lines into consecutive documents of at least
-  :data:`PROSE_CHARS` characters;
-* **code**: every top-level pure-Python module of the standard library folder
-  (``sysconfig``'s ``stdlib``, found with ``pkgutil.iter_modules``, nothing imported), one
-  module per document, except the generated ``_sysconfigdata*``.
+* **prose**: the entries of ``pydoc_data.topics`` (sorted by key) joined by blank lines into
+  consecutive documents of at least :data:`PROSE_CHARS` characters
+  (:func:`~sia_theory.models.corpus.prose_runs`);
+* **code**: every top-level pure-Python module of the standard library folder, one module per
+  document (:func:`~sia_theory.models.corpus.stdlib_sources`).
 
 Split (SI App. G keeps "the validation set identical across all runs"): documents are ordered
 by the SHA-256 of their name, a fixed pseudo-random order; the first :data:`VALIDATION_POOL`
@@ -26,8 +26,6 @@ SI. The tokenizer is a byte-level BPE trained with ``tokenizers`` on the trainin
 from __future__ import annotations
 
 import hashlib
-import pkgutil
-import sysconfig
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -35,10 +33,10 @@ from pathlib import Path
 import numpy as np
 
 from .._infra.seeding import rng_for
-from ..models.corpus import prose_topics
+from ..models.corpus import prose_runs, stdlib_sources
 
 __all__ = ["PROSE_CHARS", "VALIDATION_POOL", "VALIDATION_MIN_CHARS", "SEPARATOR",
-           "documents", "split", "TextTokenizer", "tokenizer", "Corpus", "corpus",
+           "texts", "split", "TextTokenizer", "tokenizer", "Corpus", "corpus",
            "DATA_STUDY", "tokenized", "export_tokenized", "import_tokenized"]
 
 PROSE_CHARS = 32_000
@@ -58,30 +56,19 @@ the same windows in the same order for every scheme and seed."""
 
 
 @lru_cache(maxsize=1)
-def documents() -> tuple:
-    """``((name, text), ...)`` of every prose and code document, in the split's order (the
-    SHA-256 of the name)."""
-    docs, run, size = [], [], 0
-    topics = prose_topics()
-    for i, (key, text) in enumerate(topics):
-        run.append((key, text))
-        size += len(text)
-        if size >= PROSE_CHARS or i == len(topics) - 1:
-            docs.append((f"prose:{run[0][0]}..{run[-1][0]}", "\n\n".join(t for _, t in run)))
-            run, size = [], 0
-    stdlib = Path(sysconfig.get_paths()["stdlib"])
-    for info in pkgutil.iter_modules([str(stdlib)]):
-        path = stdlib / f"{info.name}.py"
-        if info.ispkg or info.name.startswith("_sysconfigdata") or not path.is_file():
-            continue
-        docs.append((f"code:{info.name}", path.read_text(encoding="utf-8", errors="replace")))
+def texts() -> tuple:
+    """``((name, text), ...)`` of every prose and code document of the trainer's corpus, in the
+    split's order (the SHA-256 of the name): ``prose:<first key>..<last key>`` and
+    ``code:<module>`` (module docstring)."""
+    docs = [(f"prose:{keys[0]}..{keys[-1]}", text) for keys, text in prose_runs(len, PROSE_CHARS)]
+    docs += [(f"code:{name}", source) for name, source in stdlib_sources()]
     return tuple(sorted(docs, key=lambda d: hashlib.sha256(d[0].encode()).digest()))
 
 
 def split(max_train_documents=None) -> tuple[tuple, tuple]:
     """``(train, validation_pool)``: see the module docstring."""
     pool, train = [], []
-    for doc in documents():
+    for doc in texts():
         if len(pool) < VALIDATION_POOL and len(doc[1]) >= VALIDATION_MIN_CHARS:
             pool.append(doc)
         else:
@@ -262,3 +249,14 @@ def corpus(settings) -> Corpus:
     validation = np.stack([ids[:need] for _, ids in chosen])  # (docs, need)
     return Corpus(tok, stream, s.train_length, order, validation,
                   tuple(n for n, _ in chosen))
+
+
+def __getattr__(name):
+    if name == "documents":  # the old name, kept importable for one release
+        import warnings
+
+        warnings.warn("sia_theory.training.data.documents is now texts (documents: the model "
+                      "studies' tokenized documents, sia_theory.models.runs.documents)",
+                      DeprecationWarning, stacklevel=2)
+        return texts
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,33 +1,6 @@
 """Multi-needle retrieval (SI Table 2, App. G.2) in miniature: fine-tune a pretrained run on
-the task at its training length ``L``, measure retrieval at ``L``, ``4L`` and ``16L``.
-
-**Task** (SI App. G.2, in token space). Held-out text (the validation pool of :mod:`.data`,
-never training text) is cut to a haystack; three needles ``" The special magic <word> number
-is <digits>."`` are inserted at seeded depths (uniform, distinct, in order), the words three
-distinct entries of :data:`WORDS`, the digits a seeded :data:`DIGITS`-digit number. The
-question ``"\nWhat are the special magic numbers?\n"`` follows, then the answer, in one of
-two forms (:data:`FORMS`):
-
-* ``"query"`` (default): for each needle, in a seeded order, ``" The special magic <word>
-  number is"`` is given and ``" <digits>."`` is the answer: each query asks for one needle by
-  its word, and the digits must be retrieved from the haystack (the retrieval that SI's task
-  measures, without asking the model to recall the words in order);
-* ``"list"`` (SI's ``city1=needle1;city2=needle2;city3=needle3``): ``" <word1>: <digits1>;
-  <word2>: <digits2>; <word3>: <digits3>."``, the needles in their order in the text; the
-  model writes the words too.
-
-Every piece is tokenized on its own and the pieces are joined as token ids, so the word and
-digit tokens of the answer are exactly those of its needle. One example is a window of
-``E + 1`` tokens (``E`` the context); the loss mask marks the positions that predict the
-answer tokens (the digits and the ``.`` after them; in the list form also the words, ``:`` and
-``;``), and only those count in fine-tuning (SI: "Only the expected response tokens are
-included in the loss").
-
-**Why 4 digits.** The BPE of :mod:`.data` is trained on Python source and merges few digit
-pairs: a number takes about one token per digit (measured on the 2048-token BPE: 3.8 tokens
-for 4 digits, 6.4 for SI's 7). Four digits keep the answer to a few tokens per needle (the
-words of :data:`WORDS` are single tokens of that BPE) inside a 256-token training window that
-also holds a haystack, while a guess is right with probability 1/9000.
+the task of :mod:`.needle_task` at its training length ``L``, measure retrieval at ``L``,
+``4L`` and ``16L``.
 
 **Scoring** (teacher forcing, as :func:`sia_theory.models.corpus.score_passkey`): a needle is
 retrieved when every token of its answer (the digits; in the list form
@@ -61,49 +34,44 @@ from functools import lru_cache
 import numpy as np
 import pandas as pd
 
-from .._infra.seeding import check_seed, rng_for
+from .._infra.seeding import check_seed
 from .._infra.settings import StudySettings
 from .._infra.stats import wilson_interval
 from .._infra.validate import check_int, check_real
-from .data import tokenized
+from .needle_task import (
+    DIGITS,
+    FORMS,
+    NEEDLE_TASK_STUDY,
+    NEEDLES,
+    QUESTION,
+    WORDS,
+    NeedleExample,
+    NeedleTask,
+    needle_task,
+)
 from .params import check_parameters
 from .settings import TrainSettings, check_multiples
 
-__all__ = ["NEEDLE_TASK_STUDY", "WORDS", "DIGITS", "FORMS", "NeedleSettings", "NeedleTask",
-           "NeedleExample", "needle_task", "fine_tune", "evaluate_needles", "accuracy_table",
-           "tune_and_evaluate", "TABLE2"]
-
-NEEDLE_TASK_STUDY = "training.needle_task"
-"""The seeding key of the task's prompts."""
-
-WORDS = ("field", "line", "state", "point", "group", "order", "level", "message", "server",
-         "block", "event", "time", "count", "frame", "table", "house")
-"""The needles' words (SI: cities); all but the last two are single tokens of the 2048 BPE."""
-
-DIGITS = 4
-"""Digits of a needle's number (module docstring: why 4)."""
-
-NEEDLES = 3
-FORMS = ("query", "list")
-"""The answer's forms (module docstring): one query per needle, or SI's list of the three."""
-QUESTION = "\nWhat are the special magic numbers?\n"
-
-TABLE2 = {"p-rope": (0.966, 0.250, 0.000), "nope": (0.964, 0.303, 0.000),
-          "logn-p-rope": (0.969, 0.962, 0.939), "si-p-rope": (0.965, 0.969, 0.969)}
-"""SI Table 2: needle accuracy at 4k, 16k, 64k after fine-tuning at 4k (mean of 3 seeds)."""
+__all__ = ["NeedleTuneSettings", "fine_tune", "evaluate_needles", "accuracy_table",
+           "tune_and_evaluate",
+           # the task (:mod:`.needle_task`), importable from here as before
+           "NEEDLE_TASK_STUDY", "WORDS", "DIGITS", "NEEDLES", "FORMS", "QUESTION", "NeedleTask",
+           "NeedleExample", "needle_task"]
 
 
 @dataclass(frozen=True)
-class NeedleSettings(StudySettings):
-    """Needle fine-tuning and evaluation of one pretrained run.
+class NeedleTuneSettings(StudySettings):
+    """Needle fine-tuning and evaluation of one pretrained run (the settings of
+    :func:`fine_tune` and :func:`evaluate_needles`; not :class:`sia_theory.NeedleSettings`, the
+    Gaussian needle study's).
 
     ``steps`` optimiser steps of ``batch_size`` prompts of ``train_length + 1`` tokens (the
     run's training length), the run's optimiser and rates, a linear warm-up over the first
     ``warmup`` steps (SI: 100 of 300; default 0) and a linear cool-down over the last
     ``cooldown`` of the steps; then ``eval_examples`` prompts (three needles each) at every
     ``train_length × k``, ``k`` in ``eval_multiples``; ``eval_tokens`` bounds the tokens per
-    evaluation call; ``form``: the answer's form, ``"query"`` or ``"list"`` (module
-    docstring).
+    evaluation call; ``form``: the answer's form, ``"query"`` or ``"list"``
+    (:mod:`.needle_task`).
 
     ``full()``: 180 steps of 16 prompts of 256 tokens (0.75 of the pretraining's 240 steps;
     SI fine-tunes 300 steps after 4578, but a model this small needs more to learn the task:
@@ -142,7 +110,7 @@ class NeedleSettings(StudySettings):
                                             hi=2**24))
 
     @classmethod
-    def quick(cls) -> NeedleSettings:
+    def quick(cls) -> NeedleTuneSettings:
         """Seconds: 12 steps of 4 prompts, 4 prompts per length."""
         return cls(steps=12, batch_size=4, eval_examples=4)
 
@@ -166,143 +134,15 @@ class NeedleSettings(StudySettings):
         return values
 
 
-@dataclass(frozen=True)
-class NeedleExample:
-    """One prompt: ``window`` ``(E + 1,)`` token ids, ``mask`` ``(E,)`` (1 where position
-    ``j`` predicts answer token ``j + 1``), the needles' ``words``, ``keys`` (digit strings)
-    and ``starts`` (token index of each needle), and per needle its answer ``segments``:
-    ``(start, digit_start, stop)`` token indices into ``window``."""
-
-    window: np.ndarray
-    mask: np.ndarray
-    words: tuple
-    keys: tuple
-    starts: tuple
-    segments: tuple
-
-
-class NeedleTask:
-    """The prompts of a tokenizer (``TrainSettings``' ``tokenizer``, ``vocab_size``,
-    ``max_train_documents``): :meth:`example` builds one, :meth:`batch` a fine-tuning batch."""
-
-    def __init__(self, settings: TrainSettings):
-        s = settings
-        tok, _, _, pool_ids = tokenized(s.tokenizer, s.vocab_size, s.max_train_documents)
-        self.tokenizer = tok
-
-        def stream(docs):
-            return np.concatenate([np.append(d, np.int32(tok.separator)) for d in docs])
-
-        self.haystacks = {"evaluate": stream(pool_ids[0::2]), "tune": stream(pool_ids[1::2])}
-        enc = tok.encode
-        self.prefix, self.is_ = enc(" The special magic"), enc(" number is")
-        self.dot, self.colon, self.semi = enc("."), enc(":"), enc(";")
-        self.question = enc(QUESTION)
-        self.words = [enc(" " + w) for w in WORDS]
-        self.digit_ids = {}
-
-    def _digits(self, key: str) -> np.ndarray:
-        if key not in self.digit_ids:
-            self.digit_ids[key] = self.tokenizer.encode(" " + key)
-        return self.digit_ids[key]
-
-    def overhead(self) -> int:
-        """The most tokens needles, question and answer can take (longest words, digits; the
-        longer of the two answer forms)."""
-        word = max(w.size for w in self.words)
-        digits = max(self._digits("9" * DIGITS).size, self._digits("1" * DIGITS).size) + 2
-        needle = self.prefix.size + word + self.is_.size + digits + self.dot.size
-        listed = NEEDLES * (word + self.colon.size + digits) + NEEDLES * self.semi.size
-        return NEEDLES * needle + self.question.size + max(listed, NEEDLES * needle)
-
-    def _answer(self, rng, pick, keys, form):
-        """``(tokens, scored, segments)``: the answer's tokens, the indices of those in the loss
-        and one ``(start, digit_start, stop)`` per needle (in needle order), relative."""
-        pieces, scored, segments, at = [], [], [None] * NEEDLES, 0
-        order = range(NEEDLES) if form == "list" else rng.permutation(NEEDLES)
-        for n, j in enumerate(order):
-            w, digits = self.words[pick[j]], self._digits(keys[j])
-            if form == "list":  # " word: digits;" … the last with "."
-                head = np.concatenate([w, self.colon])
-                tail = self.semi if n < NEEDLES - 1 else self.dot
-                segments[j] = (at, at + head.size, at + head.size + digits.size)
-                scored += range(at, at + head.size + digits.size + tail.size)
-            else:  # " The special magic word number is" given, " digits." asked
-                head = np.concatenate([self.prefix, w, self.is_])
-                tail = self.dot
-                d = at + head.size
-                segments[j] = (d, d, d + digits.size)
-                scored += range(d, d + digits.size + tail.size)
-            pieces += [head, digits, tail]
-            at += head.size + digits.size + tail.size
-        return np.concatenate(pieces), np.asarray(scored), tuple(segments)
-
-    def example(self, rng, length: int, split: str = "evaluate",
-                form: str = "query") -> NeedleExample:
-        """One prompt of context ``length`` from ``split``'s haystack (``"evaluate"`` or
-        ``"tune"``), answer ``form`` ``"query"`` or ``"list"`` (module docstring), drawn with
-        ``rng``."""
-        if form not in FORMS:
-            raise ValueError(f"form must be one of {', '.join(FORMS)}, got {form!r}")
-        pick = rng.choice(len(WORDS), NEEDLES, replace=False)
-        keys = tuple(str(k) for k in rng.integers(10 ** (DIGITS - 1), 10 ** DIGITS, NEEDLES))
-        needles = [np.concatenate([self.prefix, self.words[w], self.is_, self._digits(k),
-                                   self.dot]) for w, k in zip(pick, keys, strict=True)]
-        answer, scored, segments_rel = self._answer(rng, pick, keys, form)
-        total = length + 1
-        fill = total - self.question.size - answer.size - sum(n.size for n in needles)
-        if fill < NEEDLES + 1:
-            raise ValueError(f"train_length: a prompt of {length} tokens cannot hold three "
-                             f"needles, the question and the answer ({total - fill} tokens) "
-                             "with text around them; use a longer training length")
-        stack = self.haystacks[split]
-        offset = int(rng.integers(0, stack.size - fill + 1))
-        text = stack[offset:offset + fill]
-        cuts = np.sort(rng.choice(np.arange(1, fill), NEEDLES, replace=False))  # distinct
-        parts, starts, pos, prev = [], [], 0, 0
-        for cut, needle in zip(cuts, needles, strict=True):
-            parts.append(text[prev:cut])
-            pos += cut - prev
-            starts.append(pos)
-            parts.append(needle)
-            pos += needle.size
-            prev = cut
-        parts += [text[prev:], self.question]
-        body = np.concatenate(parts)
-        window = np.concatenate([body, answer]).astype(np.int32)
-        a0 = body.size
-        mask = np.zeros(length, np.float32)
-        mask[a0 + scored - 1] = 1.0  # position p predicts token p + 1
-        segments = tuple((a0 + s0, a0 + s1, a0 + s2) for s0, s1, s2 in segments_rel)
-        return NeedleExample(window, mask, tuple(WORDS[w] for w in pick), keys, tuple(starts),
-                             segments)
-
-    def batch(self, seed: int, step: int, batch_size: int, length: int, form: str = "query"):
-        """Fine-tuning batch ``step``: ``(windows (B, length + 1), masks (B, length))``."""
-        rng = rng_for(seed, NEEDLE_TASK_STUDY, 0, step)
-        examples = [self.example(rng, length, "tune", form) for _ in range(batch_size)]
-        return (np.stack([e.window for e in examples]), np.stack([e.mask for e in examples]))
-
-    def evaluation(self, seed: int, length: int, count: int, form: str = "query") -> list:
-        """The ``count`` evaluation prompts of context ``length`` (the same for every
-        scheme)."""
-        rng = rng_for(seed, NEEDLE_TASK_STUDY, 1, length)
-        return [self.example(rng, length, "evaluate", form) for _ in range(count)]
-
-
-@lru_cache(maxsize=4)
-def needle_task(settings: TrainSettings) -> NeedleTask:
-    """The :class:`NeedleTask` of ``settings``' tokenizer (cached)."""
-    return NeedleTask(settings)
-
 
 def _check(run, settings, seed):
     from .run import TrainedRun
 
     if not isinstance(run, TrainedRun):
         raise ValueError(f"run must be a TrainedRun, got {type(run).__name__}")
-    if not isinstance(settings, NeedleSettings):
-        raise ValueError(f"settings must be a NeedleSettings, got {type(settings).__name__}")
+    if not isinstance(settings, NeedleTuneSettings):
+        raise ValueError(f"settings must be a NeedleTuneSettings, got "
+                         f"{type(settings).__name__}")
     seed = check_seed(run.seed if seed is None else seed)
     task = needle_task(run.settings)
     need = task.overhead() + NEEDLES + 1
@@ -317,12 +157,12 @@ def _check(run, settings, seed):
     return task, seed
 
 
-def fine_tune(run, settings: NeedleSettings | None = None, *, seed: int | None = None):
+def fine_tune(run, settings: NeedleTuneSettings | None = None, *, seed: int | None = None):
     """The :class:`~.run.TrainedRun` of ``run`` fine-tuned on the needle task (``settings``
-    default :meth:`NeedleSettings.full`; prompts from ``seed``, default the run's seed):
+    default :meth:`NeedleTuneSettings.full`; prompts from ``seed``, default the run's seed):
     :func:`.trainer.train` from ``run.parameters`` with the task's batches; its
     ``train_losses`` are the mean answer losses of each step's batch."""
-    settings = NeedleSettings.full() if settings is None else settings
+    settings = NeedleTuneSettings.full() if settings is None else settings
     task, seed = _check(run, settings, seed)
     from .trainer import train
 
@@ -354,7 +194,7 @@ def _scorer():
     return score
 
 
-def evaluate_needles(run, settings: NeedleSettings | None = None, *, seed: int = 0,
+def evaluate_needles(run, settings: NeedleTuneSettings | None = None, *, seed: int = 0,
                      parameters=None) -> pd.DataFrame:
     """One row per needle of ``settings.eval_examples`` prompts at every ``train_length × k``:
     ``length, multiple, example, needle, word, key, depth`` (the needle's start over the
@@ -362,7 +202,7 @@ def evaluate_needles(run, settings: NeedleSettings | None = None, *, seed: int =
     ``digit_tokens``, ``digit_tokens_correct``, ``log_likelihood`` (of the needle's answer
     tokens). ``parameters`` (default the run's) are scored under the run's scheme; prompts
     from ``seed``."""
-    settings = NeedleSettings.full() if settings is None else settings
+    settings = NeedleTuneSettings.full() if settings is None else settings
     task, seed = _check(run, settings, seed)
     from ._jax import require
     from .evaluation import block_for, scheme_arrays  # imports JAX: only where a run is scored
@@ -415,11 +255,11 @@ def accuracy_table(needles: pd.DataFrame, keys=("length",)) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def tune_and_evaluate(run, settings: NeedleSettings | None = None, *, seed: int = 0):
+def tune_and_evaluate(run, settings: NeedleTuneSettings | None = None, *, seed: int = 0):
     """Fine-tune ``run`` (prompts from the run's seed) and evaluate it (prompts from
     ``seed``): ``(needles frame, fine-tuned run, seconds)`` with the wall time of each
     part."""
-    settings = NeedleSettings.full() if settings is None else settings
+    settings = NeedleTuneSettings.full() if settings is None else settings
     _check(run, settings, seed)
     t0 = time.perf_counter()
     tuned = fine_tune(run, settings)
@@ -427,3 +267,21 @@ def tune_and_evaluate(run, settings: NeedleSettings | None = None, *, seed: int 
     needles = evaluate_needles(tuned, settings, seed=seed)
     t2 = time.perf_counter()
     return needles, tuned, {"tune": t1 - t0, "evaluate": t2 - t1}
+
+
+_MOVED = {"TABLE2": "sia_theory.studies.train_needle"}  # study data, now with its study
+
+
+def __getattr__(name):
+    if name == "NeedleSettings":  # the old name, kept importable for one release
+        import warnings
+
+        warnings.warn("sia_theory.training.needle.NeedleSettings is now NeedleTuneSettings "
+                      "(sia_theory.NeedleSettings is the Gaussian needle study's settings)",
+                      DeprecationWarning, stacklevel=2)
+        return NeedleTuneSettings
+    if name in _MOVED:
+        import importlib
+
+        return getattr(importlib.import_module(_MOVED[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -42,7 +42,7 @@ SEED_KEYS = {
     "sia_theory.studies.ext_zoo_phase:TURNOVER_STUDY": "analysis.zoo_phase.turnover",
     "sia_theory.studies.train_grid:TRAIN_GRID_STUDY": "training.grid",
     "sia_theory.studies.train_needle:NEEDLE_CELLS_STUDY": "training.needle",
-    "sia_theory.training.needle:NEEDLE_TASK_STUDY": "training.needle_task",
+    "sia_theory.training.needle_task:NEEDLE_TASK_STUDY": "training.needle_task",
     "sia_theory.studies.ext_sphere:SPHERE_CLAIMS_STUDY": "ext.sphere",
     "sia_theory.sphere.routes:SPHERE_STUDY": "sphere.routes",
     "sia_theory.gaps:GAPS_STUDY": "gaps.bootstrap",

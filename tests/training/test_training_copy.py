@@ -12,7 +12,7 @@ pytest.importorskip("optax")
 from sia_theory.training import TrainedRun, TrainSettings, train  # noqa: E402
 from sia_theory.training import data as D  # noqa: E402
 from sia_theory.training.copying import copy_sequences, copy_test  # noqa: E402
-from sia_theory.training.needle import NeedleSettings  # noqa: E402
+from sia_theory.training.needle import NeedleTuneSettings  # noqa: E402
 from sia_theory.training.optim import schedule  # noqa: E402
 from sia_theory.training.params import init_parameters  # noqa: E402
 
@@ -91,14 +91,14 @@ def test_warmup_schedule_rises_then_holds_then_cools():
 
 def test_warmup_settings_and_the_stores_keys():
     assert "warmup" not in TrainSettings().to_dict()  # keys of the stored runs unchanged
-    assert "warmup" not in NeedleSettings().to_dict()
+    assert "warmup" not in NeedleTuneSettings().to_dict()
     s = dataclasses.replace(QUICK, warmup=3)
     assert s.to_dict()["warmup"] == 3 and TrainSettings.from_dict(s.to_dict()) == s
     with pytest.raises(ValueError, match="warmup"):
         dataclasses.replace(QUICK, warmup=QUICK.steps)
     with pytest.raises(ValueError, match="warmup"):
-        NeedleSettings(steps=10, warmup=-1)
-    assert NeedleSettings(steps=10, warmup=4).tune_settings(QUICK).warmup == 4
+        NeedleTuneSettings(steps=10, warmup=-1)
+    assert NeedleTuneSettings(steps=10, warmup=4).tune_settings(QUICK).warmup == 4
 
 
 def test_checkpoint_hook_sees_every_point_of_the_curve():

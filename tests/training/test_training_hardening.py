@@ -226,18 +226,18 @@ def test_train_settings_bad_input_names_the_field(make, match):
 
 
 def test_needle_settings_bad_input_names_the_field():
-    from sia_theory.training.needle import NeedleSettings
+    from sia_theory.training.needle import NeedleTuneSettings
 
     for value in ({1: 2}, "14", [], None):
         with pytest.raises(ValueError, match="eval_multiples"):
-            NeedleSettings(eval_multiples=value)
-    assert NeedleSettings(eval_multiples=[16, 1, 4, 4]).eval_multiples == (1, 4, 16)
+            NeedleTuneSettings(eval_multiples=value)
+    assert NeedleTuneSettings(eval_multiples=[16, 1, 4, 4]).eval_multiples == (1, 4, 16)
     with pytest.raises(ValueError, match="train must be a TrainSettings"):
-        NeedleSettings().tune_settings(None)
+        NeedleTuneSettings().tune_settings(None)
 
 
 def test_evaluate_needles_checks_its_parameters(quick_run):
-    from sia_theory.training.needle import NeedleSettings, evaluate_needles
+    from sia_theory.training.needle import NeedleTuneSettings, evaluate_needles
 
     long_run = TrainedRun(scheme="p-rope", tau=None, seed=0,
                           settings=TrainSettings(**{**QUICK.to_dict(), "train_length": 256,
@@ -245,7 +245,7 @@ def test_evaluate_needles_checks_its_parameters(quick_run):
                           parameters=quick_run.parameters, train_losses=np.zeros(1),
                           validation_curve=())
     with pytest.raises(ValueError, match="parameters.*layers"):
-        evaluate_needles(long_run, NeedleSettings.quick(), parameters={})
+        evaluate_needles(long_run, NeedleTuneSettings.quick(), parameters={})
 
 
 def test_loading_a_folder_without_a_run_names_the_missing_file(quick_run, tmp_path):

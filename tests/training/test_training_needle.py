@@ -14,25 +14,24 @@ from scipy import stats
 pytest.importorskip("jax")
 pytest.importorskip("optax")
 
+import sia_theory  # noqa: E402
 from sia_theory._infra.seeding import rng_for  # noqa: E402
-from sia_theory.studies import Execution  # noqa: E402
-from sia_theory.studies.train_needle import TrainNeedleSettings, train_needle  # noqa: E402
-from sia_theory.training import TrainedRun, TrainSettings  # noqa: E402
+from sia_theory.studies import Execution, ext_needle  # noqa: E402
+from sia_theory.studies.train_needle import TABLE2, TrainNeedleSettings, train_needle  # noqa: E402
+from sia_theory.training import TrainedRun, TrainSettings, needle  # noqa: E402
+from sia_theory.training import needle_task as task_module  # noqa: E402
 from sia_theory.training.data import split, tokenized  # noqa: E402
 from sia_theory.training.needle import (  # noqa: E402
-    DIGITS,
-    QUESTION,
-    WORDS,
-    NeedleSettings,
+    NeedleTuneSettings,
     accuracy_table,
     evaluate_needles,
     fine_tune,
-    needle_task,
 )
+from sia_theory.training.needle_task import DIGITS, QUESTION, WORDS, needle_task  # noqa: E402
 from sia_theory.training.params import init_parameters  # noqa: E402
 
 TRAIN = TrainNeedleSettings.quick().train  # the quick model at 256 tokens
-TINY = NeedleSettings(steps=6, batch_size=2, eval_examples=2, eval_multiples=(1,))
+TINY = NeedleTuneSettings(steps=6, batch_size=2, eval_examples=2, eval_multiples=(1,))
 
 
 def fresh_run(settings=TRAIN, scheme="si-p-rope"):
@@ -151,12 +150,12 @@ def test_accuracy_intervals_are_scipys_wilson_intervals():
 
 
 @pytest.mark.parametrize("make, name", [
-    (lambda: NeedleSettings(steps=0), "steps"),
-    (lambda: NeedleSettings(batch_size=-1), "batch_size"),
-    (lambda: NeedleSettings(eval_multiples=()), "eval_multiples"),
-    (lambda: NeedleSettings(eval_examples=0), "eval_examples"),
-    (lambda: NeedleSettings(cooldown=2.0), "cooldown"),
-    (lambda: NeedleSettings(form="essay"), "form"),
+    (lambda: NeedleTuneSettings(steps=0), "steps"),
+    (lambda: NeedleTuneSettings(batch_size=-1), "batch_size"),
+    (lambda: NeedleTuneSettings(eval_multiples=()), "eval_multiples"),
+    (lambda: NeedleTuneSettings(eval_examples=0), "eval_examples"),
+    (lambda: NeedleTuneSettings(cooldown=2.0), "cooldown"),
+    (lambda: NeedleTuneSettings(form="essay"), "form"),
     (lambda: TrainNeedleSettings(schemes=("bogus",)), "schemes"),
     (lambda: TrainNeedleSettings(seeds=(-1,)), "seeds"),
     (lambda: TrainNeedleSettings(needle="x"), "needle"),
@@ -199,3 +198,18 @@ def test_study_reads_the_grids_runs_stores_its_cells_and_reads_them_back(tmp_pat
     again = train_needle(settings, seed=0, execution=Execution(store=store,
                                                                finished_only=True))
     pd.testing.assert_frame_equal(result["needles"], again["needles"])
+
+
+def test_the_settings_renamed_keep_the_old_name_one_release_and_the_stores_keys():
+    with pytest.warns(DeprecationWarning, match="NeedleTuneSettings"):
+        old = needle.NeedleSettings
+    assert old is NeedleTuneSettings
+    assert sia_theory.NeedleSettings is ext_needle.NeedleSettings is not NeedleTuneSettings
+    for name in task_module.__all__:  # the task's names, importable from needle as before
+        assert getattr(needle, name) is getattr(task_module, name)
+    assert needle.TABLE2 is TABLE2
+    assert TABLE2["si-p-rope"] == (0.965, 0.969, 0.969)  # SI Table 2, si-p-rope row
+    # the cell key's text as the stores hold it (written out; no class name in it)
+    assert json.dumps(NeedleTuneSettings.full().to_dict(), sort_keys=True) == (
+        '{"batch_size": 16, "cooldown": 0.3, "eval_examples": 32, "eval_multiples": [1, 4, '
+        '16], "eval_tokens": 8192, "form": "query", "steps": 180}')
