@@ -18,14 +18,24 @@ The question (THEORY.md §7, the toolkit's own): does the size of a scheme's pha
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
-from .train_grid import SI_POSITION_SCHEMES, TABLE1_SCHEMES
+from .._infra.settings import StudySettings
+from .._infra.validate import check_int
+from .base import study
+from .train_grid import (
+    SI_POSITION_SCHEMES,
+    TABLE1_SCHEMES,
+    TrainGridSettings,
+    figure_grid,
+    seed0_runs,
+)
 
-__all__ = ["PHASE_SCHEMES", "PHASE_QUERIES", "head_phases", "phase_shift_summary",
-           "trained_phases"]
+__all__ = ["PHASE_SCHEMES", "PHASE_QUERIES", "PhaseSettings", "head_phases",
+           "phase_shift_summary", "train_phase", "trained_phases"]
 
 PHASE_SCHEMES = TABLE1_SCHEMES + tuple(s for s in SI_POSITION_SCHEMES if s not in TABLE1_SCHEMES)
 """The schemes whose heads are measured: SI Table 1's seven and SI with RoPE and NoPE."""
@@ -98,18 +108,52 @@ def phase_shift_summary(heads: pd.DataFrame, losses: pd.DataFrame) -> pd.DataFra
     return out
 
 
-def trained_phases(quick: bool, seed: int, execution, *, windows: int = 1):
-    """The runs of :data:`PHASE_SCHEMES` (seed 0, τ = 10) of the figure grid (trained, or read
-    back from ``execution.store``): ``(heads, summary, missing runs)`` (the figure
-    ``train_phase`` and claim TRAIN-7). The losses are the runs' own validation losses at ``L``
-    and ``16L``."""
-    from .train_grid import seed0_runs
+@dataclass(frozen=True)
+class PhaseSettings(StudySettings):
+    """``grid``: the training grid whose seed-0 runs of :data:`PHASE_SCHEMES` (τ = 10) are
+    measured (default: the full figure grid,
+    :func:`~sia_theory.studies.train_grid.figure_grid`); ``windows``: validation windows of
+    ``16L`` tokens per run; ``queries``: query positions ending at ``L`` and at ``16L``."""
 
-    grid, runs, missing = seed0_runs(PHASE_SCHEMES, quick=quick, seed=seed, execution=execution)
-    heads = pd.concat([head_phases(r, windows=windows).assign(scheme=key[0])
-                       for key, r in runs.items()], ignore_index=True)
+    grid: TrainGridSettings = field(default_factory=figure_grid)
+    windows: int = 1
+    queries: int = PHASE_QUERIES
+
+    def __post_init__(self):
+        if not isinstance(self.grid, TrainGridSettings):
+            raise ValueError(f"grid must be a TrainGridSettings, got {type(self.grid).__name__}")
+        object.__setattr__(self, "windows", check_int("windows", self.windows, lo=1, hi=1024))
+        object.__setattr__(self, "queries", check_int(
+            "queries", self.queries, lo=1, hi=self.grid.train.train_length // 2))
+
+    @classmethod
+    def quick(cls) -> PhaseSettings:
+        """The quick figure grid's runs (seconds each)."""
+        return cls(grid=figure_grid(True))
+
+
+@study("train_phase", PhaseSettings, sweepable=True, partial=True)
+def train_phase(settings: PhaseSettings, seed: int, execution):
+    """The seed-0 runs of :data:`PHASE_SCHEMES` of ``settings.grid`` (trained, or read back
+    from ``execution.store``): frames ``heads`` (:func:`head_phases` of every run, with a
+    ``scheme`` column) and ``summary`` (:func:`phase_shift_summary`; the losses are the runs'
+    own validation losses at ``L`` and ``16L``); metadata ``missing``: the runs not in the
+    store under ``execution.finished_only`` (the figure ``train_phase`` and claim TRAIN-7)."""
+    grid, runs, missing = seed0_runs(PHASE_SCHEMES, grid=settings.grid, seed=seed,
+                                     execution=execution)
+    heads = pd.concat([head_phases(r, windows=settings.windows, queries=settings.queries)
+                       .assign(scheme=key[0]) for key, r in runs.items()], ignore_index=True)
     s = grid.train
     losses = pd.DataFrame([{"scheme": key[0], "loss_train": r.validation_loss(s.train_length),
                             "loss_end": r.validation_loss(s.max_length)}
                            for key, r in runs.items()])
-    return heads, phase_shift_summary(heads, losses), missing
+    return ({"heads": heads, "summary": phase_shift_summary(heads, losses)},
+            {"missing": missing})
+
+
+def trained_phases(quick: bool, seed: int, execution, *, windows: int = 1):
+    """The study :func:`train_phase` on the figure grid of ``quick`` as a tuple ``(heads,
+    summary, missing runs)`` (0.3's interface)."""
+    settings = PhaseSettings(grid=figure_grid(quick), windows=windows)
+    result = train_phase(settings, seed=seed, execution=execution)
+    return result["heads"], result["summary"], list(result.metadata["missing"])
