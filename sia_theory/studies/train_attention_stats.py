@@ -16,6 +16,7 @@ length: about 10 CPU-seconds per window at the full size (4 layers, ``16L = 4096
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -153,7 +154,10 @@ def train_attention_stats(settings: AttentionStatsSettings, seed: int, execution
 def trained_fig1(quick: bool, seed: int, execution, *, windows: int = 2):
     """The study :func:`train_attention_stats` on the figure grid of ``quick`` as a tuple
     ``(train settings, model statistics, Gaussian prediction, missing runs)`` (0.3's
-    interface)."""
+    interface; deprecated: call the study)."""
+    warnings.warn("trained_fig1 is deprecated; call the study sia_theory.studies."
+                  "train_attention_stats.train_attention_stats(AttentionStatsSettings.of(quick), "
+                  "seed=..., execution=...)", DeprecationWarning, stacklevel=2)
     base = AttentionStatsSettings.of(quick)
     settings = AttentionStatsSettings(grid=base.grid, windows=windows,
                                       theory_samples=base.theory_samples)

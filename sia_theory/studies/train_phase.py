@@ -18,6 +18,7 @@ The question (THEORY.md §7, the toolkit's own): does the size of a scheme's pha
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -153,7 +154,10 @@ def train_phase(settings: PhaseSettings, seed: int, execution):
 
 def trained_phases(quick: bool, seed: int, execution, *, windows: int = 1):
     """The study :func:`train_phase` on the figure grid of ``quick`` as a tuple ``(heads,
-    summary, missing runs)`` (0.3's interface)."""
+    summary, missing runs)`` (0.3's interface; deprecated: call the study)."""
+    warnings.warn("trained_phases is deprecated; call the study sia_theory.studies.train_phase."
+                  "train_phase(PhaseSettings.of(quick), seed=..., execution=...)",
+                  DeprecationWarning, stacklevel=2)
     settings = PhaseSettings(grid=figure_grid(quick), windows=windows)
     result = train_phase(settings, seed=seed, execution=execution)
     return result["heads"], result["summary"], list(result.metadata["missing"])

@@ -171,3 +171,15 @@ def test_settings_validate_with_the_library_validators():
     with pytest.raises(ValueError, match="windows"):
         EntropyScalingSettings(t_max=1000, windows=((10, 10**4),))
     assert EntropyScalingSettings(t_max=10**4).windows == ((100, 1000), (1000, 10**4))
+
+
+@pytest.mark.parametrize("module, wrapper", [("train_attention_stats", "trained_fig1"),
+                                             ("train_phase", "trained_phases")])
+def test_the_03_functions_of_the_trained_model_studies_are_deprecated_wrappers(module, wrapper,
+                                                                               tmp_path):
+    """0.3's ``trained_fig1`` / ``trained_phases`` still run (through the study: an empty store
+    read with ``finished_only`` is refused by the study's grid) and warn."""
+    fn = getattr(importlib.import_module(f"sia_theory.studies.{module}"), wrapper)
+    with pytest.warns(DeprecationWarning, match=f"{wrapper} is deprecated; call the study"):
+        with pytest.raises(ValueError, match="holds no finished cell"):
+            fn(True, 0, Execution(store=tmp_path, finished_only=True))
