@@ -11,9 +11,9 @@ import numpy as np
 from _model_common import FINISHED_ONLY, model_parser, resolve_store
 from _plotting import plt
 
-from sia_theory.models.runs import SCHEME_NAMES
 from sia_theory.studies import Execution
 from sia_theory.studies.model_passkey import PasskeySettings, passkey_study
+from sia_theory.studies.model_runs import SCHEME_NAMES
 from sia_theory.toolkit import run, save_experiment
 
 STEM = "model_passkey"

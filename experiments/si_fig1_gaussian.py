@@ -6,13 +6,13 @@ import sys
 from _plotting import plt
 from matplotlib.lines import Line2D
 
+from sia_theory.studies.si_fig1_constants import FIG1_RANGES, FIG1_RECENT, FIG1_TRANSFORMS
 from sia_theory.studies.si_fig1_gaussian import context_sweep_study, fig1_settings
 from sia_theory.toolkit import run, save_experiment
 
-SETTINGS = fig1_settings(False)
-TRANSFORMS = dict(SETTINGS.transforms)
-RANGES = SETTINGS.ranges
-RECENT = SETTINGS.recent
+TRANSFORMS = dict(FIG1_TRANSFORMS)
+RANGES = FIG1_RANGES
+RECENT = FIG1_RECENT
 
 
 def plot(data):

@@ -5,13 +5,15 @@ recent tokens of a query at position n − 1, against the context n; beside them
 Gaussian theory's prediction for the same transforms (claim TRAIN-5). CPU cost: about 10 s per
 window and scheme at full size (2 windows), plus the Gaussian sweep (seconds)."""
 
+import dataclasses
 import sys
 
 import numpy as np
 from _plotting import plt
 from _train_common import LABELS, colours, execution, missing_note, train_parser
 
-from sia_theory.studies.train_attention_stats import FIG1_RECENT, FIG1_SCHEMES, trained_fig1
+from sia_theory.studies.si_fig1_constants import FIG1_RECENT, FIG1_SCHEMES
+from sia_theory.studies.train_attention_stats import AttentionStatsSettings, train_attention_stats
 from sia_theory.toolkit import run, save_experiment
 
 STEM = "train_attention_stats"
@@ -21,8 +23,11 @@ WINDOWS = 2
 
 def measure(quick: bool, seed: int, store="auto", finished_only=False):
     """``(train settings, model statistics, Gaussian prediction, missing runs)``."""
-    return trained_fig1(quick, seed, execution(quick, seed, store, finished_only),
-                        windows=WINDOWS)
+    settings = dataclasses.replace(AttentionStatsSettings.of(quick), windows=WINDOWS)
+    result = train_attention_stats(settings, seed=seed,
+                                   execution=execution(quick, seed, store, finished_only))
+    return (settings.grid.train, result["model"], result["theory"],
+            list(result.metadata["missing"]))
 
 
 def main(quick=False, seed=0, out_dir="figures", store="auto", finished_only=False):

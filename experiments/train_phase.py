@@ -8,6 +8,7 @@ seconds per scheme at full size (one validation window). For ALiBi the σ over [
 its own linear bias (slope × M across the octave), not the spread of the scores: the heads with
 the steeper slope read as frozen at 16L while it extrapolates best."""
 
+import dataclasses
 import sys
 
 import numpy as np
@@ -15,7 +16,7 @@ from _plotting import plt
 from _train_common import LABELS, colours, execution, missing_note, train_parser
 
 from sia_theory.gaussian.phase import PHASE_BAND
-from sia_theory.studies.train_phase import PHASE_QUERIES, PHASE_SCHEMES, trained_phases
+from sia_theory.studies.train_phase import PHASE_QUERIES, PHASE_SCHEMES, PhaseSettings, train_phase
 from sia_theory.toolkit import run, save_experiment
 
 STEM = "train_phase"
@@ -23,8 +24,11 @@ WINDOWS = 1
 
 
 def main(quick=False, seed=0, out_dir="figures", store="auto", finished_only=False):
-    heads, summary, missing = trained_phases(
-        quick, seed, execution(quick, seed, store, finished_only), windows=WINDOWS)
+    settings = dataclasses.replace(PhaseSettings.of(quick), windows=WINDOWS)
+    result = train_phase(settings, seed=seed,
+                         execution=execution(quick, seed, store, finished_only))
+    heads, summary = result["heads"], result["summary"]
+    missing = list(result.metadata["missing"])
     colour = colours()
     fig, (left, right) = plt.subplots(1, 2, figsize=(12, 5), constrained_layout=True)
     ratios = heads[["ratio_train", "ratio_end"]].to_numpy(float)

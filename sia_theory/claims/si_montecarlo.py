@@ -18,6 +18,7 @@ from scipy.special import digamma
 from sia_theory import ScaleInvariant
 from sia_theory._infra.seeding import seed_int
 from sia_theory.gaussian.montecarlo import simulate_gaussian_logits
+from sia_theory.studies.si_fig1_constants import FIG1_LABELS, FIG1_RECENT
 from sia_theory.studies.si_fig1_gaussian import (
     context_sweep_study,
     fig1_settings,
@@ -85,7 +86,7 @@ def si_6_control():
 
 # --- SI-9: context-length sweep (Fig. 1) -----------------------------------------------------
 
-SI9_LABELS = ("No scale", "LogN (s = 0.4)", "Scale-invariant (τ = 10)")
+SI9_LABELS = FIG1_LABELS  # the transforms of SI Fig. 1 (sia_theory.studies.si_fig1_constants)
 
 
 def decide_context_sweep(sweep) -> Measurement:
@@ -122,8 +123,9 @@ def decide_context_sweep(sweep) -> Measurement:
                                               else "failed: " + ", ".join(failed)) + ".")
 
 
-@claim("SI-9", "Fig. 1 (IID Gaussian logits): no scaling → global entropy grows like log N; LogN "
-               "(s = 0.4) keeps entropy low but attention on the 100 most recent tokens decays "
+@claim("SI-9", "Fig. 1 (IID Gaussian logits): no scaling → global entropy grows like log N; "
+               f"{FIG1_LABELS[1]} keeps entropy low but attention on the {FIG1_RECENT} most "
+               "recent tokens decays "
                "quickly to 0; the SI transform keeps entropy low and that attention decays slowly",
        alternative="SI's recent-token attention decays like LogN's")
 def si_9(quick, seed):
@@ -195,9 +197,9 @@ def context_sweep_law(no_scale_slope=1.0) -> pd.DataFrame:
     ``min(1, 100/N)`` for no scaling and LogN (exchangeable tokens) and ``min(1, (100/N)^0.18)``
     for SI (0.29 at N = 1e5, as measured); standard errors 1 % of the means."""
     n = np.unique(np.geomspace(10, 1e5, 33).round())
-    laws = {SI9_LABELS[0]: (no_scale_slope * np.log(n) - 0.4, np.minimum(1, 100 / n)),
-            SI9_LABELS[1]: (np.minimum(np.log(n), 3.7), np.minimum(1, 100 / n)),
-            SI9_LABELS[2]: (np.minimum(np.log(n), 4.6), np.minimum(1, (100 / n) ** 0.18))}
+    laws = {SI9_LABELS[0]: (no_scale_slope * np.log(n) - 0.4, np.minimum(1, FIG1_RECENT / n)),
+            SI9_LABELS[1]: (np.minimum(np.log(n), 3.7), np.minimum(1, FIG1_RECENT / n)),
+            SI9_LABELS[2]: (np.minimum(np.log(n), 4.6), np.minimum(1, (FIG1_RECENT / n) ** 0.18))}
     rows = [pd.DataFrame({"n_ctx": n, "quantity": quantity, "mean": values,
                           "se": 0.01 * values, "transform": label})
             for label, pair in laws.items()

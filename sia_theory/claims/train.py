@@ -22,7 +22,8 @@ import numpy as np
 import pandas as pd
 
 from sia_theory.studies import Execution, sweep_store
-from sia_theory.studies.train_attention_stats import trained_fig1
+from sia_theory.studies.si_fig1_constants import FIG1_RECENT
+from sia_theory.studies.train_attention_stats import AttentionStatsSettings, train_attention_stats
 from sia_theory.studies.train_grid import (
     TABLE1_SCHEMES,
     TAU_SWEEP,
@@ -266,13 +267,16 @@ def train_4(quick, seed):
 
 @claim("TRAIN-5", "Fig. 1 bottom row: the trained models' attention (no scaling, LogN, SI; "
                   "p-RoPE) shows the Gaussian theory's pattern: the same orderings of global "
-                  "entropy, its growth beyond L and the attention on the 100 newest tokens",
+                  "entropy, its growth beyond L and the attention on the "
+                  f"{FIG1_RECENT} newest tokens",
        alternative="SI's attention behaves like LogN's (their statistics swapped)")
 def train_5(quick, seed):
     """SI Fig. 1 bottom row (figures/train_attention_stats), seed 0's runs."""
-    train, model, theory, _ = trained_fig1(bool(quick), seed, execution_for(bool(quick), seed))
-    m = decide_train5(fig1_features(model, train.train_length),
-                      fig1_features(theory, train.train_length))
+    settings = AttentionStatsSettings.of(bool(quick))
+    result = train_attention_stats(settings, seed=seed, execution=execution_for(bool(quick), seed))
+    length = settings.grid.train.train_length
+    m = decide_train5(fig1_features(result["model"], length),
+                      fig1_features(result["theory"], length))
     return judged(m, quick)
 
 

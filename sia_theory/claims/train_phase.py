@@ -11,7 +11,7 @@ from itertools import islice, permutations
 import numpy as np
 import pandas as pd
 
-from sia_theory.studies.train_phase import trained_phases
+from sia_theory.studies.train_phase import PhaseSettings, train_phase
 
 from .core import Measurement, claim, negative_control, verdict
 from .train import execution_for, judged
@@ -70,8 +70,9 @@ def decide_train7(summary: pd.DataFrame) -> Measurement:
        alternative="no relation, or the reverse ranking")
 def train_7(quick, seed):
     """figures/train_phase, seed 0's runs."""
-    _, summary, _ = trained_phases(bool(quick), seed, execution_for(bool(quick), seed))
-    return judged(decide_train7(summary), quick)
+    result = train_phase(PhaseSettings.of(bool(quick)), seed=seed,
+                         execution=execution_for(bool(quick), seed))
+    return judged(decide_train7(result["summary"]), quick)
 
 
 def synthetic_phase_summary(order=None, n=9) -> pd.DataFrame:

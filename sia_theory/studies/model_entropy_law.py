@@ -26,9 +26,10 @@ from .._infra.validate import check_int, check_real, check_sequence
 from ..gaussian.laws import entropy_law_evidence, local_slopes
 from ..gaussian.montecarlo import simulate_gaussian_range_statistics
 from ..gaussian.phase import freezing_point, phase_of_ratio
-from ..models.runs import capture_scores, cell_document, check_documents, document_cells, pretrained
+from ..models.runs import capture_scores
 from ..models.score_stats import MeasuredGaussian, range_entropy, range_mass, recent_mass
 from .base import study
+from .model_runs import cell_document, check_documents, document_cells, pretrained
 
 __all__ = ["EntropyLawSettings", "entropy_law_study", "ENTROPY_LAW_STUDY"]
 

@@ -1,9 +1,9 @@
 """Loss by position up to twice SmolLM2-135M's training context (8k) for the length-extrapolation
-schemes of :func:`sia_theory.models.runs.schemes` (RoPE as trained, NTK, YaRN, Qwen logn,
+schemes of :func:`sia_theory.studies.model_runs.schemes` (RoPE as trained, NTK, YaRN, Qwen logn,
 Llama-4, post-hoc SI), and the REM phase of every head at the end of the context.
 
 Sweep cells (resumable through a store) are families of schemes
-(:func:`~sia_theory.models.runs.scheme_families`): schemes that are exactly the identity on a
+(:func:`~sia_theory.studies.model_runs.scheme_families`): schemes that are exactly the identity on a
 common prefix of query positions (RoPE, Qwen logn and Llama-4 below 8191 tokens) share one KV
 cache of it, computed once without a score mod and forked for each (the cache's score mod is
 then set to the member's: the cached keys and values are what the member itself computes
@@ -29,20 +29,19 @@ from .._infra.settings import StudySettings
 from .._infra.stats import mean_ci
 from .._infra.validate import check_int, check_sequence
 from ..gaussian.phase import freezing_point, phase_of_ratio, phase_shift
-from ..models.runs import (
+from ..models.runs import extend_losses, score_capture
+from ..phases import REM_PHASES
+from .base import study
+from .model_runs import (
     TRAIN_LENGTH,
     check_documents,
     documents,
-    extend_losses,
     family_cache,
     family_definition,
     fork_for,
     model_families,
     pretrained,
-    score_capture,
 )
-from ..phases import REM_PHASES
-from .base import study
 
 __all__ = ["ExtrapolationSettings", "extrapolation_study", "EXTRAPOLATION_STUDY", "phase_rows",
            "EXTRAPOLATION_ALONE", "EXTRAPOLATION_ORDER"]

@@ -22,7 +22,7 @@ import pandas as pd
 
 from .._infra.settings import StudySettings
 from .._infra.validate import check_int, check_sequence
-from ..models.runs import capture_scores, cell_document, check_documents, document_cells, pretrained
+from ..models.runs import capture_scores
 from ..models.score_stats import (
     GAUSSIAN_THRESHOLDS,
     detrend,
@@ -32,6 +32,7 @@ from ..models.score_stats import (
     row_moments,
 )
 from .base import study
+from .model_runs import cell_document, check_documents, document_cells, pretrained
 
 __all__ = ["GaussianitySettings", "gaussianity_study", "GAUSSIANITY_STUDY"]
 

@@ -1,6 +1,7 @@
 """Passkey retrieval by SmolLM2-135M inside and beyond its training context, for the
-length-extrapolation schemes of :func:`sia_theory.models.runs.schemes`: a 5-digit key hidden at
-``depths`` of prompts of ``contexts`` tokens (:func:`sia_theory.models.corpus.passkey_prompt`),
+length-extrapolation schemes of :func:`sia_theory.studies.model_runs.schemes`: a 5-digit key
+hidden at ``depths`` of prompts of ``contexts`` tokens
+(:func:`sia_theory.models.corpus.passkey_prompt`),
 ``trials`` keys, scored by teacher-forced greedy decoding
 (:func:`~sia_theory.models.corpus.score_passkey`); accuracy with Wilson intervals, of the whole
 answer (greedy decoding writes the key) and of its digits alone (every digit is the top choice
@@ -24,7 +25,8 @@ from .._infra.settings import StudySettings
 from .._infra.stats import wilson_interval
 from .._infra.validate import check_int, check_real, check_sequence
 from ..models.corpus import passkey_key, passkey_prompt, score_passkey
-from ..models.runs import (
+from .base import study
+from .model_runs import (
     TRAIN_LENGTH,
     family_cache,
     family_definition,
@@ -32,7 +34,6 @@ from ..models.runs import (
     model_families,
     pretrained,
 )
-from .base import study
 
 __all__ = ["PasskeySettings", "passkey_study", "PASSKEY_CELLS_STUDY"]
 

@@ -9,7 +9,7 @@ transform in long format with a ``transform`` label column (transform ``k`` seed
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -20,8 +20,9 @@ from .._infra.seeding import seed_int
 from .._infra.settings import StudySettings
 from .._infra.validate import check_columns, check_int, check_sequence
 from ..gaussian.montecarlo import context_length_sweep, simulation_memory
-from ..transforms import LogN, NoScale, ScaleInvariant, Transform
+from ..transforms import Transform
 from .base import study
+from .si_fig1_constants import FIG1_N_MAX, FIG1_RANGES, FIG1_RECENT, FIG1_TRANSFORMS
 
 __all__ = ["ContextSweepSettings", "context_sweep_study", "recent_mass_ratio", "fig1_settings",
            "CONTEXT_STUDY"]
@@ -30,24 +31,19 @@ CONTEXT_STUDY = "si.context_sweep"
 """Seeding key of the study (transform ``k`` uses ``seed_int(seed, CONTEXT_STUDY, k)``)."""
 
 
-def _fig1_transforms():
-    return (("No scale", NoScale()), ("LogN (s = 0.4)", LogN(0.4)),
-            ("Scale-invariant (τ = 10)", ScaleInvariant(10.0)))
-
-
 @dataclass(frozen=True)
 class ContextSweepSettings(StudySettings):
     """Context lengths ``n_points`` log-spaced in ``[n_min, n_max]``; ``transforms`` as
     ``(label, transform)`` pairs; range entropies for ``ranges`` that fit; the attention on the
-    ``recent`` newest tokens."""
+    ``recent`` newest tokens. Defaults: SI Fig. 1's (:mod:`.si_fig1_constants`)."""
 
-    transforms: tuple = field(default_factory=_fig1_transforms)
+    transforms: tuple = FIG1_TRANSFORMS
     n_min: int = 10
-    n_max: int = 10**5
+    n_max: int = FIG1_N_MAX
     n_points: int = 33
     samples: int = 2048
-    recent: int = 100
-    ranges: tuple = ((10, 100), (100, 1_000), (1_000, 10_000), (10_000, 100_000))
+    recent: int = FIG1_RECENT
+    ranges: tuple = FIG1_RANGES
 
     def __post_init__(self):
         transforms = check_sequence("transforms", self.transforms, pairs=True)

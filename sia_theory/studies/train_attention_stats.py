@@ -16,24 +16,23 @@ length: about 10 CPU-seconds per window at the full size (4 layers, ``16L = 4096
 
 from __future__ import annotations
 
+import warnings
+from dataclasses import dataclass, field
+
 import numpy as np
 import pandas as pd
-from scipy import special
 
 from .._infra.grids import log_spaced_integers
+from .._infra.settings import StudySettings
 from .._infra.stats import mean_se
-from ..attention import attention_scores
-from ..training.data import corpus
-from ..training.schemes import resolve_scheme
-from .train_grid import seed0_runs
+from .._infra.validate import check_int
+from .base import study
+from .si_fig1_constants import FIG1_RECENT, FIG1_SCHEMES, fig1_ranges
+from .train_grid import TrainGridSettings, figure_grid, seed0_runs
 
-__all__ = ["FIG1_RECENT", "FIG1_SCHEMES", "attention_statistics", "context_lengths",
-           "fig1_ranges", "gaussian_prediction", "trained_fig1"]
-
-FIG1_RECENT = 100
-"""The attention on this many most recent tokens (SI Fig. 1)."""
-FIG1_SCHEMES = ("p-rope", "logn-p-rope", "si-p-rope")
-"""No scaling, LogN and SI, all with p-RoPE (SI Fig. 1, bottom row)."""
+__all__ = ["FIG1_RECENT", "FIG1_SCHEMES", "AttentionStatsSettings", "attention_statistics",
+           "context_lengths", "fig1_ranges", "gaussian_prediction", "train_attention_stats",
+           "trained_fig1"]
 
 
 def context_lengths(max_length: int, count: int = 13) -> np.ndarray:
@@ -41,20 +40,10 @@ def context_lengths(max_length: int, count: int = 13) -> np.ndarray:
     return log_spaced_integers(min(8, max_length), max_length, count)
 
 
-def fig1_ranges(max_length: int) -> tuple:
-    """Distance ranges ``[t1, t2)`` for the range entropies: SI Fig. 1's decades from 10 on,
-    the last one cut at ``max_length`` (ranges shorter than 10 tokens are left out)."""
-    out, t1 = [], 10
-    while t1 < max_length:
-        t2 = min(10 * t1, max_length)
-        if t2 - t1 >= 10:
-            out.append((t1, t2))
-        t1 *= 10
-    return tuple(out)
-
-
 def _row_stats(row, recent, ranges):
     """Global entropy, recent mass and range entropies of one logit row (distance 0 last)."""
+    from scipy import special
+
     row = np.asarray(row, np.float64)
     n = row.size
     log_z = special.logsumexp(row)
@@ -75,6 +64,9 @@ def attention_statistics(run, *, windows: int = 2, lengths=None, recent: int = F
     ``windows`` validation documents cut to ``max_length`` tokens (module docstring); one
     sample per window, layer and head. ``lengths``: context lengths (default
     :func:`context_lengths`); ``ranges``: default :func:`fig1_ranges`."""
+    from ..attention import attention_scores
+    from ..training.data import corpus
+
     s = run.settings
     length = s.max_length
     lengths = context_lengths(length) if lengths is None else np.asarray(lengths, int)
@@ -104,7 +96,7 @@ def gaussian_prediction(schemes, *, max_length: int, count: int = 13, samples: i
     """The Gaussian theory (iid unit-variance logits through each scheme's transform; the SI
     Fig. 1 top-row study) at the context lengths of :func:`context_lengths`, with a
     ``scheme`` column; ``schemes`` are names of :data:`~.schemes.SCHEMES`."""
-    # start-up: the Fig. 1 study loads numba (0.9 s)
+    from ..training.schemes import resolve_scheme
     from .si_fig1_gaussian import ContextSweepSettings, context_sweep_study
 
     lengths = context_lengths(max_length, count)
@@ -117,15 +109,57 @@ def gaussian_prediction(schemes, *, max_length: int, count: int = 13, samples: i
     return sweep.rename(columns={"transform": "scheme"})
 
 
-def trained_fig1(quick: bool, seed: int, execution, *, windows: int = 2):
-    """SI Fig. 1 bottom row for the runs of :data:`FIG1_SCHEMES` (seed 0, τ = 10) of the figure
-    grid (:func:`~sia_theory.studies.train_grid.figure_grid`; trained, or read back from
-    ``execution.store``): ``(train settings, model statistics, Gaussian prediction, missing
-    runs)``, the statistics with a ``scheme`` column (the figure ``train_attention_stats`` and
-    claim TRAIN-5)."""
-    grid, runs, missing = seed0_runs(FIG1_SCHEMES, quick=quick, seed=seed, execution=execution)
-    model = pd.concat([attention_statistics(r, windows=windows).assign(scheme=key[0])
+@dataclass(frozen=True)
+class AttentionStatsSettings(StudySettings):
+    """``grid``: the training grid whose seed-0 runs of :data:`FIG1_SCHEMES` (τ = 10) are
+    measured (default: the full figure grid,
+    :func:`~sia_theory.studies.train_grid.figure_grid`); ``windows``: validation windows per
+    run; ``theory_samples``: Monte Carlo samples per context length of the Gaussian
+    prediction."""
+
+    grid: TrainGridSettings = field(default_factory=figure_grid)
+    windows: int = 2
+    theory_samples: int = 2048
+
+    def __post_init__(self):
+        if not isinstance(self.grid, TrainGridSettings):
+            raise ValueError(f"grid must be a TrainGridSettings, got {type(self.grid).__name__}")
+        object.__setattr__(self, "windows", check_int("windows", self.windows, lo=1, hi=1024))
+        object.__setattr__(self, "theory_samples",
+                           check_int("theory_samples", self.theory_samples, lo=2, hi=2**20))
+
+    @classmethod
+    def quick(cls) -> AttentionStatsSettings:
+        """The quick figure grid's runs (seconds each), 256 Gaussian samples."""
+        return cls(grid=figure_grid(True), theory_samples=256)
+
+
+@study("train_attention_stats", AttentionStatsSettings, sweepable=True, partial=True)
+def train_attention_stats(settings: AttentionStatsSettings, seed: int, execution):
+    """SI Fig. 1 bottom row for the seed-0 runs of :data:`FIG1_SCHEMES` of ``settings.grid``
+    (trained, or read back from ``execution.store``): frames ``model`` (the runs' statistics,
+    :func:`attention_statistics`, with a ``scheme`` column) and ``theory`` (the Gaussian
+    prediction, :func:`gaussian_prediction`); metadata ``missing``: the runs not in the store
+    under ``execution.finished_only`` (the figure ``train_attention_stats`` and claim
+    TRAIN-5)."""
+    grid, runs, missing = seed0_runs(FIG1_SCHEMES, grid=settings.grid, seed=seed,
+                                     execution=execution)
+    model = pd.concat([attention_statistics(r, windows=settings.windows).assign(scheme=key[0])
                        for key, r in runs.items()], ignore_index=True)
     theory = gaussian_prediction(FIG1_SCHEMES, max_length=grid.train.max_length,
-                                 samples=256 if quick else 2048, seed=seed)
-    return grid.train, model, theory, missing
+                                 samples=settings.theory_samples, seed=seed)
+    return {"model": model, "theory": theory}, {"missing": missing}
+
+
+def trained_fig1(quick: bool, seed: int, execution, *, windows: int = 2):
+    """The study :func:`train_attention_stats` on the figure grid of ``quick`` as a tuple
+    ``(train settings, model statistics, Gaussian prediction, missing runs)`` (0.3's
+    interface; deprecated: call the study)."""
+    warnings.warn("trained_fig1 is deprecated; call the study sia_theory.studies."
+                  "train_attention_stats.train_attention_stats(AttentionStatsSettings.of(quick), "
+                  "seed=..., execution=...)", DeprecationWarning, stacklevel=2)
+    base = AttentionStatsSettings.of(quick)
+    settings = AttentionStatsSettings(grid=base.grid, windows=windows,
+                                      theory_samples=base.theory_samples)
+    result = train_attention_stats(settings, seed=seed, execution=execution)
+    return settings.grid.train, result["model"], result["theory"], list(result.metadata["missing"])

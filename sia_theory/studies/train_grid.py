@@ -252,12 +252,13 @@ def grid_runs(settings: TrainGridSettings, *, seed: int, execution,
             for c, f, b in zip(cells, frames, files, strict=True) if f is not None}
 
 
-def seed0_runs(schemes, *, quick: bool, seed: int, execution):
-    """``(grid, runs, missing)``: the seed-0 runs (τ = 10 for SI) of ``schemes`` in the figure
-    grid (:func:`figure_grid`), trained or read back from ``execution.store``, as
-    ``{(scheme, seed, tau): TrainedRun}``, and the keys of those not in the store under
-    ``execution.finished_only`` (the studies of the trained models' attention use these)."""
-    grid = figure_grid(quick)
+def seed0_runs(schemes, *, seed: int, execution, quick: bool = False, grid=None):
+    """``(grid, runs, missing)``: the seed-0 runs (τ = 10 for SI) of ``schemes`` in ``grid``
+    (default: the figure grid :func:`figure_grid` of ``quick``), trained or read back from
+    ``execution.store``, as ``{(scheme, seed, tau): TrainedRun}``, and the keys of those not in
+    the store under ``execution.finished_only`` (the studies of the trained models' attention
+    use these)."""
+    grid = figure_grid(quick) if grid is None else grid
     wanted = tuple(r for r in grid.runs
                    if r[0] in schemes and r[1] == 0 and r[2] in (None, 10.0))
     missing: list = []

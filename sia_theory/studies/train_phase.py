@@ -18,15 +18,25 @@ The question (THEORY.md §7, the toolkit's own): does the size of a scheme's pha
 from __future__ import annotations
 
 import math
+import warnings
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
-from ..training.data import corpus
-from .train_grid import SI_POSITION_SCHEMES, TABLE1_SCHEMES, seed0_runs
+from .._infra.settings import StudySettings
+from .._infra.validate import check_int
+from .base import study
+from .train_grid import (
+    SI_POSITION_SCHEMES,
+    TABLE1_SCHEMES,
+    TrainGridSettings,
+    figure_grid,
+    seed0_runs,
+)
 
-__all__ = ["PHASE_SCHEMES", "PHASE_QUERIES", "head_phases", "phase_shift_summary",
-           "trained_phases"]
+__all__ = ["PHASE_SCHEMES", "PHASE_QUERIES", "PhaseSettings", "head_phases",
+           "phase_shift_summary", "train_phase", "trained_phases"]
 
 PHASE_SCHEMES = TABLE1_SCHEMES + tuple(s for s in SI_POSITION_SCHEMES if s not in TABLE1_SCHEMES)
 """The schemes whose heads are measured: SI Table 1's seven and SI with RoPE and NoPE."""
@@ -38,7 +48,6 @@ def _ratios(decoder, tokens, rows, transform):
     """Per (layer, head): ``σ`` and ``r`` over the query ``rows`` of ``tokens`` (``(W, T)``):
     :func:`~.model_extrapolation.phase_rows` on the raw scores ``q·k/√Dh`` of each window, the
     variances averaged over the windows (RMS), ``M`` the smallest half-distance of the rows."""
-    # start-up: scipy (0.4 s) and scipy.stats, only where phases are measured
     from ..gaussian.phase import freezing_point
     from .model_extrapolation import phase_rows
 
@@ -62,7 +71,8 @@ def head_phases(run, *, windows: int = 1, queries: int = PHASE_QUERIES) -> pd.Da
     """One row per (layer, head) of a trained ``run``: ``sigma`` and ``ratio`` ``r`` at the
     queries ending at ``L`` (``*_train``) and at ``16L`` (``*_end``, the run's ``max_length``),
     their phases, and ``log_ratio_change = log(r_end / r_train)``."""
-    from ..gaussian.phase import phase_of_ratio  # start-up: scipy (0.4 s)
+    from ..gaussian.phase import phase_of_ratio
+    from ..training.data import corpus
 
     s = run.settings
     length, train_length = s.max_length, s.train_length
@@ -86,29 +96,68 @@ def phase_shift_summary(heads: pd.DataFrame, losses: pd.DataFrame) -> pd.DataFra
     the share that changed phase, the median ``|log r(16L)/r(L)|`` (``phase_shift``) and the
     loss change, with Spearman's ρ of the last two over the schemes in every row."""
     rows = []
-    from ..gaussian.phase import phase_shift  # start-up: scipy (0.4 s)
+    from ..gaussian.phase import phase_shift
 
     for scheme, g in heads.groupby("scheme", sort=False):
         rows.append({"scheme": scheme, **phase_shift(g["ratio_train"], g["ratio_end"])})
     out = pd.DataFrame(rows).merge(losses, on="scheme", how="left")
     out["loss_change"] = out["loss_end"] - out["loss_train"]
     if len(out) > 2:
-        from scipy.stats import spearmanr  # start-up: scipy.stats (1 s)
+        from scipy.stats import spearmanr
 
         out["spearman"] = float(spearmanr(out["phase_shift"], out["loss_change"]).statistic)
     return out
 
 
-def trained_phases(quick: bool, seed: int, execution, *, windows: int = 1):
-    """The runs of :data:`PHASE_SCHEMES` (seed 0, τ = 10) of the figure grid (trained, or read
-    back from ``execution.store``): ``(heads, summary, missing runs)`` (the figure
-    ``train_phase`` and claim TRAIN-7). The losses are the runs' own validation losses at ``L``
-    and ``16L``."""
-    grid, runs, missing = seed0_runs(PHASE_SCHEMES, quick=quick, seed=seed, execution=execution)
-    heads = pd.concat([head_phases(r, windows=windows).assign(scheme=key[0])
-                       for key, r in runs.items()], ignore_index=True)
+@dataclass(frozen=True)
+class PhaseSettings(StudySettings):
+    """``grid``: the training grid whose seed-0 runs of :data:`PHASE_SCHEMES` (τ = 10) are
+    measured (default: the full figure grid,
+    :func:`~sia_theory.studies.train_grid.figure_grid`); ``windows``: validation windows of
+    ``16L`` tokens per run; ``queries``: query positions ending at ``L`` and at ``16L``."""
+
+    grid: TrainGridSettings = field(default_factory=figure_grid)
+    windows: int = 1
+    queries: int = PHASE_QUERIES
+
+    def __post_init__(self):
+        if not isinstance(self.grid, TrainGridSettings):
+            raise ValueError(f"grid must be a TrainGridSettings, got {type(self.grid).__name__}")
+        object.__setattr__(self, "windows", check_int("windows", self.windows, lo=1, hi=1024))
+        object.__setattr__(self, "queries", check_int(
+            "queries", self.queries, lo=1, hi=self.grid.train.train_length // 2))
+
+    @classmethod
+    def quick(cls) -> PhaseSettings:
+        """The quick figure grid's runs (seconds each)."""
+        return cls(grid=figure_grid(True))
+
+
+@study("train_phase", PhaseSettings, sweepable=True, partial=True)
+def train_phase(settings: PhaseSettings, seed: int, execution):
+    """The seed-0 runs of :data:`PHASE_SCHEMES` of ``settings.grid`` (trained, or read back
+    from ``execution.store``): frames ``heads`` (:func:`head_phases` of every run, with a
+    ``scheme`` column) and ``summary`` (:func:`phase_shift_summary`; the losses are the runs'
+    own validation losses at ``L`` and ``16L``); metadata ``missing``: the runs not in the
+    store under ``execution.finished_only`` (the figure ``train_phase`` and claim TRAIN-7)."""
+    grid, runs, missing = seed0_runs(PHASE_SCHEMES, grid=settings.grid, seed=seed,
+                                     execution=execution)
+    heads = pd.concat([head_phases(r, windows=settings.windows, queries=settings.queries)
+                       .assign(scheme=key[0]) for key, r in runs.items()], ignore_index=True)
     s = grid.train
     losses = pd.DataFrame([{"scheme": key[0], "loss_train": r.validation_loss(s.train_length),
                             "loss_end": r.validation_loss(s.max_length)}
                            for key, r in runs.items()])
-    return heads, phase_shift_summary(heads, losses), missing
+    return ({"heads": heads, "summary": phase_shift_summary(heads, losses)},
+            {"missing": missing})
+
+
+def trained_phases(quick: bool, seed: int, execution, *, windows: int = 1):
+    """The study :func:`train_phase` on the figure grid of ``quick`` as a tuple ``(heads,
+    summary, missing runs)`` (0.3's interface; deprecated: call the study)."""
+    warnings.warn("trained_phases is deprecated; call the study sia_theory.studies.train_phase."
+                  "train_phase(PhaseSettings.of(quick), seed=..., execution=...)",
+                  DeprecationWarning, stacklevel=2)
+    settings = PhaseSettings(grid=figure_grid(quick), windows=windows)
+    result = train_phase(settings, seed=seed, execution=execution)
+    return result["heads"], result["summary"], list(result.metadata["missing"])

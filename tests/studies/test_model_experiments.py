@@ -14,6 +14,8 @@ from sia_theory import ScaleInvariant
 from sia_theory.attention import YaRNRoPE
 from sia_theory.models import corpus, runs
 from sia_theory.models import score_stats as ss
+from sia_theory.schemes import si_tau
+from sia_theory.studies import model_runs
 from sia_theory.zoo import Llama4Temperature, QwenLogN, YaRNTemperature
 
 # --- corpus ------------------------------------------------------------------------------------
@@ -228,17 +230,17 @@ def test_identical_prefix_is_where_each_score_mod_is_the_identity():
 
 
 def test_si_tau_keeps_the_multiplier_within_epsilon_inside_the_training_context():
-    tau = runs.si_tau(8192, 0.1)
+    tau = si_tau(8192, 0.1)
     a, _ = ScaleInvariant(tau).coefficients(np.array([0.0, 4096.0, 8192.0, 16384.0]))
     assert a[2] == pytest.approx(1.1, rel=1e-12) and a[1] < 1.1 < a[3]
 
 
 def test_scheme_families_share_the_rope_prefix_and_alias_schemes_equal_to_rope():
-    fams = runs.scheme_families(runs.schemes(16384, 1e5), 16384, 64)
+    fams = model_runs.scheme_families(model_runs.schemes(16384, 1e5), 16384, 64)
     shared = {tuple(m[0].name for m in members): s for s, members in fams}
     assert shared[("rope", "qwen-logn", "llama4")] == 8191
     assert shared[("rope-ntk",)] == shared[("yarn",)] == shared[("si-rope-posthoc",)] == 16384
-    fams = runs.scheme_families(runs.schemes(4096, 1e5), 4096, 64)
+    fams = model_runs.scheme_families(model_runs.schemes(4096, 1e5), 4096, 64)
     aliases = [m[1] for _, members in fams for m in members]
     assert ("rope", "rope-ntk", "yarn", "qwen-logn", "llama4") in aliases  # s = 1: all are RoPE
 
@@ -247,17 +249,17 @@ def test_yarn_scheme_is_the_reference_code_and_cell_keys_see_its_definition():
     """The studies' YaRN is transformers' / the authors' (ramp in the dimension index), and a
     family's fingerprint (part of the cell keys) changes with any member's definition, so a
     store holding cells of the paper-text ramp is not reused."""
-    by_name = {s.name: s for s in runs.schemes(16384, 1e5)}
+    by_name = {s.name: s for s in model_runs.schemes(16384, 1e5)}
     yarn = by_name["yarn"]
     assert yarn.position == YaRNRoPE(factor=2.0, original_max_position_embeddings=8192,
                                      rope_theta=1e5, beta_fast=32, beta_slow=1)
     assert yarn.position.ramp == "dimension" and yarn.score_mod == YaRNTemperature(2.0)
     family = [(yarn, ("yarn",))]
     text = [(yarn._replace(position=YaRNRoPE(8192, 16384, 1e5, ramp="rotations")), ("yarn",))]
-    key = runs.family_definition(family)
-    assert len(key) == 16 and key == runs.family_definition(list(family))
-    assert key != runs.family_definition(text)
-    assert key != runs.family_definition([(yarn._replace(score_mod=YaRNTemperature(3.0)),
+    key = model_runs.family_definition(family)
+    assert len(key) == 16 and key == model_runs.family_definition(list(family))
+    assert key != model_runs.family_definition(text)
+    assert key != model_runs.family_definition([(yarn._replace(score_mod=YaRNTemperature(3.0)),
                                            ("yarn",))])
 
 
@@ -275,7 +277,7 @@ def test_prefill_flops_counts_every_product():
 
 @pytest.fixture(scope="module")
 def smollm():
-    return runs.pretrained()
+    return model_runs.pretrained()
 
 
 def test_shared_prefix_then_fork_equals_the_schemes_own_forward(smollm):

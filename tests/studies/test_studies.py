@@ -7,6 +7,7 @@ import dataclasses
 import importlib
 import inspect
 import pkgutil
+import re
 
 import numpy as np
 import pandas as pd
@@ -14,7 +15,15 @@ import pytest
 
 import sia_theory.studies as studies_package
 from sia_theory._infra.seeding import seed_int
-from sia_theory.studies import ALIASES, STUDIES, Execution, Study, StudyResult, get_study
+from sia_theory.studies import (
+    ALIASES,
+    DEPRECATED_NAMES,
+    STUDIES,
+    Execution,
+    Study,
+    StudyResult,
+    get_study,
+)
 
 NAMES = sorted(STUDIES)
 
@@ -77,6 +86,20 @@ def test_the_registry_names_every_study_defined_in_the_package_once():
     assert set(ALIASES.values()) <= set(STUDIES)
     for alias, name in ALIASES.items():
         assert get_study(alias) is get_study(name)
+
+
+def test_every_listed_study_is_a_registered_study_named_with_underscores():
+    """One naming style (underscores) and one contract for every name of :data:`STUDIES`; the
+    short command-line :data:`ALIASES` and the deprecated 0.3 names are the only others."""
+    for name, module in STUDIES.items():
+        study = get_study(name)
+        assert isinstance(study, Study) and study.name == name, name
+        assert re.fullmatch(r"[a-z][a-z0-9]*(_[a-z0-9]+)*", name), f"{name}: underscores only"
+        assert re.fullmatch(r"[a-z][a-z0-9_]*", module), module
+        assert study.__module__ == f"sia_theory.studies.{module}"
+    assert not set(ALIASES) & set(STUDIES) and not set(DEPRECATED_NAMES) & set(STUDIES)
+    for name in ("train_attention_stats", "train_phase"):  # were functions outside the contract
+        assert name in STUDIES and get_study(name).sweepable and get_study(name).partial
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -148,3 +171,15 @@ def test_settings_validate_with_the_library_validators():
     with pytest.raises(ValueError, match="windows"):
         EntropyScalingSettings(t_max=1000, windows=((10, 10**4),))
     assert EntropyScalingSettings(t_max=10**4).windows == ((100, 1000), (1000, 10**4))
+
+
+@pytest.mark.parametrize("module, wrapper", [("train_attention_stats", "trained_fig1"),
+                                             ("train_phase", "trained_phases")])
+def test_the_03_functions_of_the_trained_model_studies_are_deprecated_wrappers(module, wrapper,
+                                                                               tmp_path):
+    """0.3's ``trained_fig1`` / ``trained_phases`` still run (through the study: an empty store
+    read with ``finished_only`` is refused by the study's grid) and warn."""
+    fn = getattr(importlib.import_module(f"sia_theory.studies.{module}"), wrapper)
+    with pytest.warns(DeprecationWarning, match=f"{wrapper} is deprecated; call the study"):
+        with pytest.raises(ValueError, match="holds no finished cell"):
+            fn(True, 0, Execution(store=tmp_path, finished_only=True))
