@@ -20,9 +20,6 @@ PENDING = frozenset({
     "training/_jax", "training/copying", "training/data", "training/evaluation",
     "training/model", "training/needle", "training/optim", "training/params", "training/run",
     "training/schemes", "training/settings", "training/tables", "training/trainer",
-    "attention/_softmax", "attention/cache", "attention/core", "attention/kernel",
-    "attention/model", "attention/positional", "attention/rope_config",
-    "attention/rope_variants", "attention/rotary", "attention/score_mods", "attention/stats",
     "sweeps/engine", "sweeps/grid", "sweeps/store", "sphere/model", "sphere/routes",
     "export/jax_nn", "export/tables", "export/torch_flex",
 })
