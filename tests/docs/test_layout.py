@@ -20,7 +20,6 @@ PENDING = frozenset({
     "training/_jax", "training/copying", "training/data", "training/evaluation",
     "training/model", "training/needle", "training/optim", "training/params", "training/run",
     "training/schemes", "training/settings", "training/tables", "training/trainer",
-    "export/jax_nn", "export/tables", "export/torch_flex",
 })
 
 THROUGH_PACKAGE = frozenset({"attention/rope_scaling"})
