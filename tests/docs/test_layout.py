@@ -14,7 +14,6 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 ENGINES = ("gaussian", "cas", "attention", "models", "training", "sweeps", "sphere", "export")
 PENDING = frozenset({
-    "models/llama", "models/loader", "models/readouts", "models/runs",
     "training/_jax", "training/copying", "training/data", "training/evaluation",
     "training/model", "training/needle", "training/optim", "training/params", "training/run",
     "training/schemes", "training/settings", "training/tables", "training/trainer",
