@@ -14,8 +14,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 ENGINES = ("gaussian", "cas", "attention", "models", "training", "sweeps", "sphere", "export")
 PENDING = frozenset({
-    "training/_jax", "training/copying", "training/evaluation",
-    "training/model", "training/needle", "training/run",
+    "training/copying",
+    "training/needle", "training/run",
     "training/trainer",
 })
 
