@@ -14,8 +14,6 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 ENGINES = ("gaussian", "cas", "attention", "models", "training", "sweeps", "sphere", "export")
 PENDING = frozenset({
-    "training/copying",
-    "training/needle", "training/run",
     "training/trainer",
 })
 
