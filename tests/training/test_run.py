@@ -1,0 +1,52 @@
+"""sia_theory.training.run, exercised by its own name on a run assembled by hand (no training):
+its curves table, counts, save/load round trip and its numpy decoder."""
+
+import numpy as np
+import pytest
+
+from sia_theory.training.params import init_parameters, parameter_count
+from sia_theory.training.run import CURVE_COLUMNS, TrainedRun
+from sia_theory.training.settings import TrainSettings
+
+S = TrainSettings(train_length=16, n_layers=1, d_model=16, n_heads=2, tokenizer="bytes",
+                  batch_size=2, steps=3, eval_multiples=(1, 2), validation_documents=2,
+                  max_train_documents=3, eval_every=1)
+
+
+def _run():
+    return TrainedRun(scheme="rope", tau=None, seed=5, settings=S,
+                      parameters=init_parameters(S, seed=5),
+                      train_losses=np.array([5.0, 4.5, 4.0]),
+                      validation_curve=((1, 4.8), (2, 4.4), (3, 4.1)),
+                      validation={16: 4.1, 32: 4.3})
+
+
+def test_curves_and_counts_by_hand():
+    run = _run()
+    curves = run.curves()
+    assert tuple(curves.columns) == CURVE_COLUMNS
+    assert curves[curves["split"] == "train"]["loss"].tolist() == [5.0, 4.5, 4.0]
+    valid = curves[curves["split"] == "validation"]
+    assert list(zip(valid["step"], valid["length"], valid["loss"], strict=True)) == [
+        (1, 16, 4.8), (2, 16, 4.4), (3, 16, 4.1), (3, 32, 4.3)]
+    assert run.tokens_trained == 3 * 2 * 16
+    assert run.parameter_count == parameter_count(run.parameters)
+    assert run.validation_loss(32) == 4.3
+
+
+def test_save_load_round_trip(tmp_path):
+    run = _run()
+    run.save(tmp_path / "run")
+    back = TrainedRun.load(tmp_path / "run")
+    assert (back.scheme, back.seed, back.settings) == ("rope", 5, S)
+    assert np.array_equal(back.train_losses, run.train_losses)
+    assert back.validation_curve == run.validation_curve and back.validation == run.validation
+    assert np.array_equal(back.parameters["layers"]["w_q"], run.parameters["layers"]["w_q"])
+    with pytest.raises(ValueError, match="folder"):
+        TrainedRun.load(tmp_path / "none")
+
+
+def test_decoder_of_an_untrained_run_is_uniform():
+    """The output layer starts at zero: every logit 0."""
+    logits = _run().decoder().forward(np.array([[1, 2, 3]]))
+    assert logits.shape == (1, 3, S.effective_vocab) and not np.any(logits)

@@ -1,0 +1,35 @@
+"""sia_theory.training.schemes, exercised by its own name: the trainer's schemes give SI eq. 16's
+coefficients, and a transform the trainer cannot use is refused naming the scheme."""
+
+import math
+
+import numpy as np
+import pytest
+
+from sia_theory.training.schemes import (
+    ROPE_BASE,
+    SCHEMES,
+    SI_TAU,
+    check_trainable,
+    resolve_scheme,
+    trainable_transform,
+)
+from sia_theory.training.settings import TrainSettings
+
+
+def test_si_scheme_transform_is_eq_16():
+    t = trainable_transform(resolve_scheme("si-rope"), 2, 32, 32)
+    a, m = t.coefficients(np.array([0.0, SI_TAU]))
+    assert a * a == pytest.approx([1.0, 1 + 2 * math.log(2)])
+    assert m == pytest.approx(1 - a * a)
+    assert ROPE_BASE == 10000.0 and {"rope", "si-rope", "nope"} <= set(SCHEMES)
+
+
+def test_every_registered_scheme_trains_at_quick_settings():
+    for name in SCHEMES:
+        check_trainable(resolve_scheme(name), TrainSettings.quick())
+
+
+def test_unknown_scheme_named():
+    with pytest.raises(ValueError, match="scheme must be one of"):
+        resolve_scheme("si")
