@@ -101,6 +101,8 @@ def prose_runs(size, threshold):
     sizes in tokens) and of the trainer's corpus (:func:`sia_theory.training.data.texts`,
     sizes in characters).
 
+    Examples
+    --------
     >>> keys, text = next(prose_runs(len, 1))
     >>> keys == (prose_topics()[0][0],) and text == prose_topics()[0][1]
     True

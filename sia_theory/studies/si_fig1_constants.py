@@ -8,6 +8,8 @@ The transforms are those of the schemes :data:`FIG1_SCHEMES` (p-RoPE with each o
 (:mod:`.si_fig1_gaussian`, claim SI-9) and the trained models' bottom row
 (:mod:`.train_attention_stats`, claim TRAIN-5) compare the same three transforms.
 
+Examples
+--------
 >>> [label for label, _ in FIG1_TRANSFORMS]
 ['No scale', 'LogN (s = 0.4)', 'Scale-invariant (τ = 10)']
 >>> FIG1_RANGES
