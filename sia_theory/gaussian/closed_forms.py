@@ -114,6 +114,42 @@ def expected_total_attention(transform: Transform, t1, t2, n_ctx=None, h=None) -
     contains ``"context"`` (e.g. :class:`~sia_theory.transforms.LogN`), the head index ``h``
     when it contains ``"head"`` (e.g. ALiBi with one slope per head). Summed in log space; if
     the answer exceeds float64, ``ValueError`` (use :func:`expected_log_total_attention`).
+
+    Parameters
+    ----------
+    transform : Transform
+        The logit transform (its ``log_moments`` give ``m_t + a_t²/2``).
+    t1, t2 : int
+        The distance range ``[t1, t2)``: ``0 <= t1 < t2`` (``t2 <= n_ctx`` when ``n_ctx`` is
+        given), at most ``2**32`` distances.
+    n_ctx : int, optional
+        The number of keys the query sees, >= 1.
+    h : int, optional
+        The head index, in ``[0, transform.n_heads − 1]``.
+
+    Returns
+    -------
+    float
+        ``E[Z_{t1}^{t2}]``.
+
+    Raises
+    ------
+    ValueError
+        If ``transform`` is not a Transform, the range, ``n_ctx`` or ``h`` is out of bounds,
+        a transform that needs ``n_ctx`` or ``h`` is not given it, the coefficients overflow,
+        or the answer exceeds float64.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from scipy.special import digamma
+    >>> from sia_theory import NoScale, ScaleInvariant, expected_total_attention
+    >>> round(expected_total_attention(NoScale(), 0, 100), 6)  # 100·e^{1/2}: E[e^L] for L ~ N(0, 1)
+    164.872127
+    >>> si = ScaleInvariant(tau=10)  # E[e^{L_t}] = α/(t/τ + 1), summed: ατ[ψ(t2+τ) − ψ(t1+τ)]
+    >>> exact = si.alpha * 10 * (digamma(20 + 10) - digamma(10 + 10))
+    >>> bool(np.isclose(expected_total_attention(si, 10, 20), exact, rtol=1e-12))
+    True
     """
     log_z = expected_log_total_attention(transform, t1, t2, n_ctx, h)
     if log_z > _LOG_MAX_FLOAT:
