@@ -38,7 +38,7 @@ api = _load_public_api()
 # The names brought to the standard so far; the rest of sia_theory.__all__ is to follow.
 COVERED = [
     "ALiBi", "LogN", "ScaleInvariant", "ScaleInvariantFamily",
-    "expected_total_attention", "analyze", "Scheme", "resolve_scheme",
+    "expected_total_attention", "analyze", "Scheme", "resolve_scheme", "sweep",
     "from_hf_config", "gap_counts", "half_mass_beta", "critical_scale", "order_parameter",
 ]
 
