@@ -39,7 +39,7 @@ api = _load_public_api()
 COVERED = [
     "ALiBi", "LogN", "ScaleInvariant", "ScaleInvariantFamily",
     "expected_total_attention", "analyze", "Scheme", "resolve_scheme", "sweep",
-    "load_pretrained",
+    "load_pretrained", "expectation", "get_study",
     "from_hf_config", "gap_counts", "half_mass_beta", "critical_scale", "order_parameter",
 ]
 
