@@ -42,6 +42,7 @@ COVERED = [
     "scale_invariant_total_attention", "scale_invariant_negentropy", "scale_invariant_limits",
     "expected_total_attention", "analyze", "Scheme", "resolve_scheme", "sweep",
     "load_pretrained", "expectation", "get_study",
+    "critical_gamma", "simplex_self_weight", "simplex_inner_product",
     "from_hf_config", "gap_counts", "half_mass_beta", "critical_scale", "order_parameter",
 ]
 
