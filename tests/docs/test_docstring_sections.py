@@ -44,6 +44,7 @@ COVERED = [
     "load_pretrained", "expectation", "get_study",
     "critical_gamma", "simplex_self_weight", "simplex_inner_product",
     "range_log_laplace", "expected_entropy_exact", "expected_mass_exact",
+    "Estimate", "ExactEntropy", "ExactMass", "assert_agree",
     "from_hf_config", "gap_counts", "half_mass_beta", "critical_scale", "order_parameter",
 ]
 
