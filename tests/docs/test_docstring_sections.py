@@ -45,7 +45,8 @@ COVERED = [
     "critical_gamma", "simplex_self_weight", "simplex_inner_product",
     "range_log_laplace", "expected_entropy_exact", "expected_mass_exact",
     "Estimate", "ExactEntropy", "ExactMass", "assert_agree",
-    "DistanceLaw", "ScoreModTransform", "YaRNRoPE",
+    "DistanceLaw", "ScoreModTransform", "YaRNRoPE", "distance_quadrature", "FixedContext",
+    "at_context",
     "from_hf_config", "gap_counts", "half_mass_beta", "critical_scale", "order_parameter",
 ]
 
