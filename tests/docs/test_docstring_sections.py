@@ -46,7 +46,7 @@ COVERED = [
     "range_log_laplace", "expected_entropy_exact", "expected_mass_exact",
     "Estimate", "ExactEntropy", "ExactMass", "assert_agree",
     "DistanceLaw", "ScoreModTransform", "YaRNRoPE", "distance_quadrature", "FixedContext",
-    "at_context", "simulate_needle", "sample_tokens",
+    "at_context", "simulate_needle", "sample_tokens", "rem_beta50", "simplex_beta50",
     "from_hf_config", "gap_counts", "half_mass_beta", "critical_scale", "order_parameter",
 ]
 
