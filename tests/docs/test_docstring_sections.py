@@ -37,7 +37,7 @@ api = _load_public_api()
 
 # The names brought to the standard so far; the rest of sia_theory.__all__ is to follow.
 COVERED = [
-    "ALiBi", "LogN", "ScaleInvariant", "ScaleInvariantFamily",
+    "ALiBi", "LogN", "SSMax", "ScaleInvariant", "ScaleInvariantFamily",
     "expected_log_total_attention", "expected_negentropy", "plug_in_entropy",
     "scale_invariant_total_attention", "scale_invariant_negentropy", "scale_invariant_limits",
     "expected_total_attention", "analyze", "Scheme", "resolve_scheme", "sweep",
