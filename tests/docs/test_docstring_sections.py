@@ -47,6 +47,7 @@ COVERED = [
     "Estimate", "ExactEntropy", "ExactMass", "assert_agree",
     "DistanceLaw", "ScoreModTransform", "YaRNRoPE", "distance_quadrature", "FixedContext",
     "at_context", "simulate_needle", "sample_tokens", "rem_beta50", "simplex_beta50",
+    "mistral_temperature", "Grok2Temperature", "DeepSeekMScale", "MultiplierProduct", "Sandwich",
     "from_hf_config", "gap_counts", "half_mass_beta", "critical_scale", "order_parameter",
 ]
 
