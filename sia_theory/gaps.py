@@ -147,6 +147,11 @@ def half_mass_beta(scores) -> np.ndarray:
     -------
     numpy.ndarray, ``(rows,)``
 
+    Raises
+    ------
+    ValueError
+        Scores that are not finite real numbers, not 1-D or 2-D, or fewer than 2 per row.
+
     Examples
     --------
     >>> import math

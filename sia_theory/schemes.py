@@ -132,9 +132,32 @@ class Scheme:
     ``source`` (the paper or implementation it follows) and ``extension`` (how it extends beyond
     the training length).
 
+    Parameters
+    ----------
+    name : str
+        The scheme's name, non-empty.
+    position : str or callable
+        A key of :data:`POSITIONS`, or an encoding object ``encoding(x, positions)``.
+    transform : Transform or callable
+        The logit transform, or a rule returning one.
+    description, source, extension : str, optional
+        What it is, what it follows and how it extends beyond the training length.
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is empty or not a string, ``position`` is neither a key of
+        :data:`POSITIONS` nor callable, or ``transform`` is neither a Transform nor callable.
+
+    Examples
+    --------
     >>> s = SCHEMES["si-p-rope"]
     >>> s.tau, s.with_tau(1.0).tau
     (10.0, 1.0)
+    >>> from sia_theory import LogN
+    >>> mine = Scheme("my-logn", "p-rope", LogN(0.3))
+    >>> mine.takes_tau, mine.position_encoding(128, 512)  # LogN has no τ; p-RoPE as in SI App. G
+    (False, PRoPESI())
     """
 
     name: str
@@ -320,7 +343,33 @@ def resolve_scheme(scheme, tau=None) -> Scheme:
     ``TARGET[@position]`` (``TARGET`` as ``sia-theory analyze`` takes it: ``MODULE:OBJECT``,
     ``FILE.py:OBJECT`` or ``zoo:NAME``; position p-RoPE by default), with ``τ = tau`` if given.
     A user's file is executed here, once: resolve at the boundary and pass the object on.
-    ``ValueError`` naming ``scheme`` or ``tau`` otherwise."""
+
+    Parameters
+    ----------
+    scheme : str or Scheme
+        A name of :data:`SCHEMES` (or an old one of :data:`ALIASES`, with a
+        ``DeprecationWarning``), a ``Scheme``, or ``TARGET[@position]``.
+    tau : float, optional
+        The τ of the scheme's transform, in ``(0, 1e9]`` (None: unchanged).
+
+    Returns
+    -------
+    Scheme
+
+    Raises
+    ------
+    ValueError
+        Naming ``scheme`` for an unknown name, an empty or non-string value or a target that
+        cannot be loaded; naming ``tau`` for a scheme without τ or a τ out of range.
+
+    Examples
+    --------
+    >>> resolve_scheme("si-p-rope", tau=1.0).transform.tau
+    1.0
+    >>> s = resolve_scheme("zoo:logn")  # a zoo member on p-RoPE
+    >>> s.position, s.transform
+    ('p-rope', LogN(s=0.4))
+    """
     if isinstance(scheme, Scheme):
         return scheme.with_tau(tau)
     if not isinstance(scheme, str) or not scheme:

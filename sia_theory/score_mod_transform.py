@@ -55,6 +55,20 @@ class ScoreModTransform(Transform):
     ``n_heads``: how many heads ``fn`` supports (``None``: any; the construction probe then
     uses head 0 only). Equality is identity of ``fn`` and ``n_heads``.
 
+    Parameters
+    ----------
+    fn : callable
+        ``score_mod(score, b, h, q_idx, kv_idx)``, affine in the score.
+    n_heads : int, optional
+        The number of heads ``fn`` supports, >= 1 (None: any).
+
+    Raises
+    ------
+    ValueError
+        If ``fn`` is not a function (a Transform or a class is refused), ``n_heads`` is not
+        an integer >= 1, or the probe on index grids fails: ``fn`` raises, returns complex,
+        non-real, wrongly shaped or non-finite values, or is not affine in the score.
+
     Examples
     --------
     >>> import numpy as np

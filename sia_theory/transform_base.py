@@ -198,7 +198,29 @@ class Transform:
 @dataclass(frozen=True)
 class FixedContext(Transform):
     """``transform`` with its context length frozen at ``n_ctx``: ``(a, m)(t) = transform's
-    (a, m)(t, n_ctx)`` for every ``t`` (also ``t >= n_ctx``: the query's profile extended)."""
+    (a, m)(t, n_ctx)`` for every ``t`` (also ``t >= n_ctx``: the query's profile extended).
+
+    Parameters
+    ----------
+    transform : Transform
+        The transform to freeze.
+    n_ctx : int
+        The context length, >= 1.
+
+    Raises
+    ------
+    ValueError
+        If ``transform`` is not a Transform or ``n_ctx`` is not an integer >= 1.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sia_theory import FixedContext, LogN
+    >>> frozen = FixedContext(LogN(0.4), 1000)
+    >>> a, m = frozen.coefficients(np.array([0, 5000]))  # no n_ctx needed any more
+    >>> np.round(a, 6).tolist(), sorted(frozen.depends_on)  # 0.4·log 1000 at every distance
+    ([2.763102, 2.763102], [])
+    """
 
     transform: Transform
     n_ctx: int
@@ -224,7 +246,34 @@ class FixedContext(Transform):
 
 def at_context(transform: Transform, n_ctx: int) -> Transform:
     """``transform`` itself if its coefficients do not depend on the context, else
-    :class:`FixedContext` at ``n_ctx``."""
+    :class:`FixedContext` at ``n_ctx``.
+
+    Parameters
+    ----------
+    transform : Transform
+        The transform.
+    n_ctx : int
+        The context length, >= 1.
+
+    Returns
+    -------
+    Transform
+
+    Raises
+    ------
+    ValueError
+        From :class:`FixedContext`, for a bad ``n_ctx`` of a transform that depends on the
+        context (it is not looked at otherwise).
+
+    Examples
+    --------
+    >>> from sia_theory import FixedContext, LogN, ScaleInvariant, at_context
+    >>> at_context(LogN(0.4), 1000) == FixedContext(LogN(0.4), 1000)
+    True
+    >>> si = ScaleInvariant(10.0)
+    >>> at_context(si, 1000) is si  # no context dependence: unchanged
+    True
+    """
     if "context" in declared_dependence(transform):
         return FixedContext(transform, n_ctx)
     return transform

@@ -60,6 +60,17 @@ class LogN(Transform):
     """LogN / SSMax: ``L = s·log(n)·S`` with ``n`` the number of keys the query sees (SI Fig. 1;
     Nakanishi 2025). Position-agnostic: every distance gets the same multiplier.
 
+    Parameters
+    ----------
+    s : float, optional
+        The multiplier's slope in ``log n``, > 0 (default 0.4, SI Fig. 1's value).
+
+    Raises
+    ------
+    ValueError
+        If ``s`` is not a finite real number > 0; from ``coefficients`` when ``n_ctx`` is not
+        given (the multiplier needs it).
+
     Examples
     --------
     >>> import numpy as np
@@ -89,6 +100,20 @@ class ScaleInvariant(Transform):
     (``a_0 = 1, m_0 = 0``). The formula, the validity condition ``β ≥ α log α`` and the default
     ``α, β`` are not written out here: they come from :mod:`sia_theory.symbolic.generated`, printed
     from the sympy solution of :func:`sia_theory.symbolic.si.solve_coefficients`.
+
+    Parameters
+    ----------
+    tau : float, optional
+        The scale ``τ`` of the distance, > 0 (default 10).
+    alpha, beta : float, optional
+        The amplitudes of SI eq. 15, > 0 with ``β ≥ α log α``; default the boundary solution
+        ``α = β = e^{1/2}``.
+
+    Raises
+    ------
+    ValueError
+        If ``tau``, ``alpha`` or ``beta`` is not a finite real number > 0, if ``β < α log α``
+        (``a_t²`` would be negative), or if ``α, β`` make ``a_0²`` overflow float64.
 
     Examples
     --------
@@ -161,7 +186,34 @@ class ScaleInvariantFamily(Transform):
     ``m_t = −2 log(1 + t/τ)``). Then ``E[L_t e^{L_t}] = (log α + ½ + (c − 1)·log(1 + t/τ))·α/(t/τ
     + 1)``: SI eq. 15b (a constant ``β``) holds only at ``c = 1``, which is the only member
     declaring a ``power_law``. ``c < 1`` spreads a scale range like a liquid REM, ``c > 1``
-    freezes it (docs/criticality.md §2)."""
+    freezes it (docs/criticality.md §2).
+
+    Parameters
+    ----------
+    c : float, optional
+        The growth coefficient of ``a_t²``, > 0 (default 1: :class:`ScaleInvariant`).
+    tau : float, optional
+        The scale ``τ`` of the distance, > 0 (default 10).
+    alpha : float, optional
+        The amplitude ``α`` of the total attention, > 0 (default ``e^{1/2}``).
+
+    Raises
+    ------
+    ValueError
+        If ``c``, ``tau`` or ``alpha`` is not a finite real number > 0.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sia_theory import ScaleInvariantFamily
+    >>> a, m = ScaleInvariantFamily(c=2.0, tau=10).coefficients(np.array([0.0, 10.0]))
+    >>> np.round(a**2, 6).tolist()  # 1 + 2c·log(1 + t/τ) = 1, 1 + 4 log 2
+    [1.0, 3.772589]
+    >>> np.round(m, 6).tolist()  # log α − log(1 + t/τ) − a_t²/2 = ½ − log 2 − (1 + 4 log 2)/2
+    [0.0, -2.079442]
+    >>> ScaleInvariantFamily(c=2.0).power_law is None  # SI eq. 15b only at c = 1
+    True
+    """
 
     depends_on = frozenset({"distance"})
 
@@ -205,6 +257,28 @@ class ALiBi(Transform):
     ``ALiBi.standard(H)`` gives the geometric slopes ``2^(−8(h+1)/H)`` of the paper. It depends
     on the distance, and on the head when it has several slopes (then ``n_heads`` is their
     number and attention requires that many heads).
+
+    Parameters
+    ----------
+    slope : float or sequence of float, optional
+        The slope, >= 0 (default 1), or one slope per head.
+
+    Raises
+    ------
+    ValueError
+        If ``slope`` is not a number or a non-empty 1-D sequence of numbers, or a slope is not a
+        finite real number >= 0; from ``coefficients`` when the transform has several slopes
+        and ``h`` is missing or not a head index.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sia_theory import ALiBi
+    >>> a, m = ALiBi(0.5).coefficients(np.array([0, 1, 10]))
+    >>> a.tolist(), (m + 0.0).tolist()  # L = S − 0.5·t
+    ([1.0, 1.0, 1.0], [0.0, -0.5, -5.0])
+    >>> ALiBi.standard(4).slope  # 2^(−8(h+1)/4), h = 0 … 3
+    (0.25, 0.0625, 0.015625, 0.00390625)
     """
 
     slope: float | tuple = 1.0

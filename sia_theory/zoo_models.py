@@ -48,6 +48,24 @@ def mistral_temperature(llama_4_scaling_beta=0.1, original_max_position_embeddin
     :class:`~sia_theory.zoo.Llama4Temperature` ``(L, β, offset=0)``. Defaults: Ministral-3's
     ``rope_parameters`` (β = 0.1, L = 16384).
 
+    Parameters
+    ----------
+    llama_4_scaling_beta : float, optional
+        ``β >= 0``.
+    original_max_position_embeddings : float, optional
+        ``L > 0``.
+
+    Returns
+    -------
+    Llama4Temperature
+
+    Raises
+    ------
+    ValueError
+        If ``β < 0`` or ``L <= 0`` (or either is not a finite real number).
+
+    Examples
+    --------
     >>> m = mistral_temperature(0.1, 16384)
     >>> m.multiplier([16384, 16385]).round(6).tolist()  # p = 16383 → 1; p = 16384 → 1 + 0.1 ln 2
     [1.0, 1.069315]
@@ -68,6 +86,24 @@ class Grok2Temperature(Multiplier):
     It is Qwen-1's logn law read at the position instead of ``n`` (:class:`~sia_theory.zoo.
     QwenLogN` uses ``n = p + 1``): the two differ at ``n = L + 1`` only by whether the factor
     has started. ``attn_temperature_len`` is accepted for ``length``.
+
+    Parameters
+    ----------
+    length, attn_temperature_len : int, optional
+        ``L >= 2`` under either name, not both (default 1024).
+
+    Raises
+    ------
+    ValueError
+        If both names are given or ``L`` is not an integer >= 2.
+
+    Examples
+    --------
+    >>> from sia_theory import Grok2Temperature
+    >>> Grok2Temperature(1024).multiplier([1025, 2049, 2**20 + 1]).round(6).tolist()
+    [1.0, 1.1, 2.0]
+
+    (``p = 1024``: not yet; ``log2 2048 / log2 1024``; ``log2 2²⁰ / 10``.)
     """
 
     depends_on = frozenset({"context"})
@@ -98,6 +134,26 @@ class DeepSeekMScale(Multiplier):
 
     DeepSeek-V3 (``factor = 40``, ``mscale = mscale_all_dim = 1``) gets ``(0.1 ln 40 + 1)² ≈
     1.874`` here and YaRN's ``attention_factor`` 1 on cos/sin.
+
+    Parameters
+    ----------
+    factor : float, optional
+        The YaRN factor ``s > 0`` (default 40).
+    mscale_all_dim : float, optional
+        ``>= 0`` (default 1).
+
+    Raises
+    ------
+    ValueError
+        If ``factor <= 0`` or ``mscale_all_dim < 0`` (or either is not a finite real number).
+
+    Examples
+    --------
+    >>> import math
+    >>> from sia_theory import DeepSeekMScale
+    >>> m = float(DeepSeekMScale(40.0, 1.0).multiplier(10))  # the same at every n
+    >>> round(m, 6), round((0.1 * math.log(40) + 1) ** 2, 6)
+    (1.873854, 1.873854)
     """
 
     depends_on = frozenset()
@@ -118,7 +174,25 @@ class DeepSeekMScale(Multiplier):
 class MultiplierProduct(Multiplier):
     """``L = Π_j members[j].multiplier(n)·S``: pure multipliers applied together (e.g. a
     constant softmax-scale factor and a query temperature). Depends on the context when any
-    member does."""
+    member does.
+
+    Parameters
+    ----------
+    members : tuple of Multiplier
+        The zoo's pure multipliers, at least one.
+
+    Raises
+    ------
+    ValueError
+        If ``members`` is empty or holds something other than a pure multiplier.
+
+    Examples
+    --------
+    >>> from sia_theory import DeepSeekMScale, MultiplierProduct, mistral_temperature
+    >>> mistral4 = MultiplierProduct((DeepSeekMScale(40.0, 1.0), mistral_temperature()))
+    >>> mistral4.multiplier([16384, 16385]).round(6).tolist()  # 1.873854·(1, 1 + 0.1 ln 2)
+    [1.873854, 2.00374]
+    """
 
     members: tuple
 
@@ -151,6 +225,27 @@ class Sandwich(Transform):
     (the paper's ``− d̄/2`` offset, constant over keys, is left out as attention-gym does).
     One head (``n_heads = 1``, ratio 8) needs no head index; with several, ``h`` selects the
     ALiBi-style compression ratio ``8(h+1)/H``.
+
+    Parameters
+    ----------
+    n_heads : int, optional
+        ``H >= 1`` (default 1).
+    d_bar : int, optional
+        ``d̄``, even and >= 2 (default 128).
+
+    Raises
+    ------
+    ValueError
+        If ``n_heads < 1`` or ``d_bar`` is not an even integer >= 2; from ``coefficients``
+        when ``h`` is not a head index.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sia_theory import Sandwich
+    >>> a, m = Sandwich(1, 4).coefficients(np.array([0.0, 1.0]))  # d̄ = 4: w = 1, 1/100
+    >>> a.tolist(), m.round(6).tolist()  # (cos t + cos(t/100))/8
+    ([1.0, 1.0], [0.25, 0.192532])
     """
 
     n_heads: int = 1

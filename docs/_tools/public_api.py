@@ -278,3 +278,81 @@ def summary(module_name: str, name: str) -> str:
 
 ABBREVIATIONS = {"al", "fig", "figs", "eq", "eqs", "app", "thm", "cf", "vs", "e.g", "i.e", "sec",
                  "def", "defs", "ref", "no", "approx"}
+
+
+# --- numpy-style sections ---------------------------------------------------------------------
+
+_SECTION = re.compile(r"^[ \t]*([A-Z][A-Za-z ]+)[ \t]*\n[ \t]*(-{3,})[ \t]*$", re.MULTILINE)
+
+
+def sections(doc: str) -> set[str]:
+    """The numpy-style section titles of ``doc`` (a title line underlined by dashes, e.g.
+    ``Parameters`` / ``----------``)."""
+    return {m[1].strip() for m in _SECTION.finditer(doc or "")}
+
+
+def takes_arguments(value) -> bool:
+    """Whether a function or class is called with at least one argument (``self`` and ``cls``
+    not counted); False when no signature can be read."""
+    try:
+        signature = inspect.signature(value)
+    except (TypeError, ValueError):
+        return False
+    return any(name not in ("self", "cls") for name in signature.parameters)
+
+
+def raises_directly(value) -> bool:
+    """Whether the source of a function (of a class: its ``__init__``/``__post_init__``) holds a
+    ``raise`` or a call of one of the validation helpers (``check_*``, ``one_of``): it rejects
+    some input itself. What callees raise is not seen."""
+    nodes = [_definition(value)]
+    if inspect.isclass(value):
+        nodes = [n for n in (nodes[0].body if nodes[0] else []) if isinstance(
+            n, ast.FunctionDef) and n.name in ("__init__", "__post_init__")]
+    for node in filter(None, nodes):
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Raise):
+                return True
+            if isinstance(sub, ast.Call):
+                func = sub.func
+                name = func.id if isinstance(func, ast.Name) else \
+                    func.attr if isinstance(func, ast.Attribute) else ""
+                if name.startswith("check_") or name == "one_of":
+                    return True
+    return False
+
+
+def numpy_sections(module_name: str, name: str) -> dict:
+    """What the docstring of the function or class ``module_name.name`` has and needs.
+
+    Returns a dict: ``sections`` (the set of numpy section titles present), ``arguments`` (it
+    takes at least one), ``function`` (a function rather than a class), ``raises`` (see
+    :func:`raises_directly`) and ``missing``: the sections scipy's standard asks of it and the
+    docstring lacks (``Parameters`` where it takes arguments, ``Returns`` for a function,
+    ``Raises`` where it raises, ``Examples``)."""
+    module = sys.modules.get(module_name) or importlib.import_module(module_name)
+    value = getattr(module, name)
+    found = sections(docstring_of(module_name, name))
+    arguments, function = takes_arguments(value), not inspect.isclass(value)
+    raises = raises_directly(value)
+    wanted = (["Parameters"] if arguments else []) + (["Returns"] if function else []) + \
+        (["Raises"] if raises else []) + ["Examples"]
+    return {"sections": found, "arguments": arguments, "function": function, "raises": raises,
+            "missing": [s for s in wanted if s not in found]}
+
+
+def parameters_count(modules=None) -> tuple[int, int]:
+    """``(with, total)``: of the distinct public functions and classes that take arguments
+    (every public name of ``modules``, default all public modules; a re-export counted once),
+    how many have a ``Parameters`` section."""
+    seen, have = set(), 0
+    for module_name in modules or public_modules():
+        module = importlib.import_module(module_name)
+        for name in public_names(module_name):
+            value = getattr(module, name, None)
+            if value is None or inspect.ismodule(value) or not is_code(value) or \
+                    not takes_arguments(value) or id(value) in seen:
+                continue
+            seen.add(id(value))
+            have += "Parameters" in sections(docstring_of(module_name, name))
+    return have, len(seen)

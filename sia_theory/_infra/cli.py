@@ -29,7 +29,23 @@ __all__ = ["OneLineArgumentParser", "int_range", "positive_int", "nonnegative_in
 
 
 class OneLineArgumentParser(argparse.ArgumentParser):
-    def error(self, message):  # argparse would print the usage block too
+    """An ``argparse.ArgumentParser`` whose usage errors are one line on stderr and exit
+    status 2 (argparse would print the usage block too)."""
+
+    def error(self, message):
+        """Exit with status 2 after writing ``<prog>: error: <message>`` as one line.
+
+        Parameters
+        ----------
+        message : str
+            argparse's message; its whitespace (newlines included) is collapsed to single
+            spaces.
+
+        Raises
+        ------
+        SystemExit
+            Always, with status 2.
+        """
         self.exit(2, f"{self.prog}: error: {' '.join(message.split())}\n")
 
 
@@ -40,6 +56,7 @@ def int_range(lo: int | None = None, hi: int | None = None):
     expected = f"an integer {bounds}".rstrip()
 
     def parse(text: str) -> int:
+        """``text`` as an integer in the bounds; ``argparse.ArgumentTypeError`` otherwise."""
         try:
             value = int(text.strip())
         except (ValueError, AttributeError):
@@ -53,12 +70,35 @@ def int_range(lo: int | None = None, hi: int | None = None):
 
 
 positive_int = int_range(1)
+positive_int.__doc__ = """An argparse type accepting a decimal integer >= 1 (``int_range(1)``);
+anything else is an ``argparse.ArgumentTypeError``."""
 nonnegative_int = int_range(0)
+nonnegative_int.__doc__ = """An argparse type accepting a decimal integer >= 0
+(``int_range(0)``); anything else is an ``argparse.ArgumentTypeError``."""
 seed = int_range(0, MAX_SEED)
 seed.__name__ = "seed"
+seed.__doc__ = """An argparse type accepting a seed: a decimal integer in ``[0, MAX_SEED]``
+(``MAX_SEED = 2**63 - 1``); anything else is an ``argparse.ArgumentTypeError``."""
 
 
 def positive_float(text: str) -> float:
+    """An argparse type accepting a finite real number > 0.
+
+    Parameters
+    ----------
+    text : str
+        The command-line text.
+
+    Returns
+    -------
+    float
+        The number.
+
+    Raises
+    ------
+    argparse.ArgumentTypeError
+        If ``text`` is not a number, or is not finite, or is not > 0.
+    """
     try:
         value = float(text)
     except ValueError:
@@ -111,6 +151,20 @@ def output_dir(text: str) -> Path:
 
 
 def experiment_parser(description: str) -> OneLineArgumentParser:
+    """The one command-line style of the figure scripts: ``--quick`` (a seconds-long run for
+    the tests), ``--seed`` (:func:`seed`, default 0) and ``--out`` (an output folder checked by
+    :func:`check_output_dir`, default ``figures``).
+
+    Parameters
+    ----------
+    description : str
+        The script's description, shown by ``--help``.
+
+    Returns
+    -------
+    OneLineArgumentParser
+        The parser; a script adds its own flags to it.
+    """
     parser = OneLineArgumentParser(description=description)
     parser.add_argument("--quick", action="store_true", help="seconds-long run for tests")
     parser.add_argument("--seed", type=seed, default=0,

@@ -59,6 +59,21 @@ def atomic_path(path):
 
 
 def write_text(path, text: str) -> Path:
+    """Write ``text`` to ``path`` atomically (through :func:`atomic_path`): after a kill at any
+    point the file holds the old text or the new, never part of either.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file; its folder is created if missing.
+    text : str
+        What to write.
+
+    Returns
+    -------
+    pathlib.Path
+        ``path``.
+    """
     with atomic_path(path) as tmp:
         tmp.write_text(text)
     return Path(path)

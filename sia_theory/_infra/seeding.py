@@ -23,6 +23,8 @@ import hashlib
 __all__ = ["MAX_SEED", "check_seed", "study_key", "seed_sequence", "rng_for", "seed_int"]
 
 MAX_SEED = 2**63 - 1
+"""The largest seed accepted anywhere (``check_seed``, the ``--seed`` flags): ``2**63 - 1``, the
+largest signed 64-bit integer."""
 
 
 def check_seed(seed) -> int:

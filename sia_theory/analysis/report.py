@@ -300,23 +300,45 @@ def analyze(transform, *, n_ctx: int = 2**20, seed: int = 0, quick: bool = False
             zoo: bool = True, name: str = "", head: int | None = None) -> Report:
     """Analyse ``transform`` under Gaussian base logits (module docstring; THEORY.md §1, §6).
 
-    ``transform``: a :class:`~sia_theory.transforms.Transform`, or a plain function with
-    FlexAttention's signature ``score_mod(score, b, h, q_idx, kv_idx)`` written for numpy, read
-    through :class:`~sia_theory.score_mod_transform.ScoreModTransform` (refused with a
-    ``ValueError`` if it is not affine in the score).
+    Parameters
+    ----------
+    transform : Transform or callable
+        A :class:`~sia_theory.transforms.Transform`, or a plain function with FlexAttention's
+        signature ``score_mod(score, b, h, q_idx, kv_idx)`` written for numpy, read through
+        :class:`~sia_theory.score_mod_transform.ScoreModTransform` (refused if it is not affine
+        in the score).
+    n_ctx : int, optional
+        The context length (>= 2⁸, default 2²⁰) at which context-dependent transforms are
+        frozen (their octave sums and entropy in range are those of a query seeing ``n_ctx``
+        keys) and at which the phases are read.
+    seed : int, optional
+        The Monte Carlo seed, in ``[0, 2**63 − 1]``.
+    quick : bool, optional
+        Seconds-long settings (:meth:`AnalysisSettings.quick`) instead of the full ones.
+    zoo : bool, optional
+        Also analyse every ZOO member on the same quantities (with
+        :meth:`AnalysisSettings.zoo` — 2048 entropy samples — or, for a quick report,
+        :meth:`AnalysisSettings.zoo_quick`; cached per process).
+    name : str, optional
+        The transform's name in the report (default: its class or function name).
+    head : int, optional
+        The head to analyse, for a transform with its own coefficients on each head (such as
+        ``ALiBi.standard(8)``; required there, ignored by transforms that do not depend on the
+        head), in ``[0, n_heads − 1]``.
 
-    ``n_ctx``: the context length at which context-dependent transforms are frozen (their
-    octave sums and entropy in range are those of a query seeing ``n_ctx`` keys) and at which
-    the phases are read; ``quick``: seconds-long settings (:meth:`AnalysisSettings.quick`)
-    instead of the full ones; ``zoo``: also analyse every ZOO member on the same quantities
-    (with :meth:`AnalysisSettings.zoo` — 2048 entropy samples — or, for a quick report,
-    :meth:`AnalysisSettings.zoo_quick`; cached per process); ``head``: the head to analyse, for
-    a transform with its own coefficients on each head (such as ``ALiBi.standard(8)``;
-    required there, ignored by transforms that do not depend on the head).
+    Returns
+    -------
+    Report
+        The study of the transform, the zoo's rows beside it (when ``zoo``), the seed, the
+        mode, the wall time and the parameters.
 
-    The transform is probed before any work (its coefficients on distances 0 … ``n_ctx`` at
-    that context length and head): one that raises, returns complex, non-finite or wrongly
-    shaped coefficients is one ``ValueError`` naming it and what is wrong.
+    Raises
+    ------
+    ValueError
+        If an argument is out of range, or the transform fails its probe: it is probed before
+        any work (its coefficients on distances 0 … ``n_ctx`` at that context length and
+        head), and one that raises, returns complex, non-finite or wrongly shaped
+        coefficients is one ``ValueError`` naming it and what is wrong.
 
     Examples
     --------

@@ -212,6 +212,33 @@ class YaRNRoPE:
     ``mscale_all_dim`` or an explicit ``attention_factor`` build that class with them, as
     :func:`~sia_theory.attention.rope_config.from_rope_parameters` does).
 
+    Parameters
+    ----------
+    train_length, original_max_position_embeddings : int
+        The training context, >= 1 (one of the two, required).
+    target_length : int, optional
+        The target context, >= 1 (alternative to ``factor``).
+    factor : float, optional
+        The extension factor, >= 1 (this or ``target_length`` required).
+    base, rope_theta : float, optional
+        RoPE's base, > 1 (default 10000).
+    alpha, beta_slow : float, optional
+        The lower ramp bound (default :data:`YARN_ALPHA`), >= 0 (> 0 for the ``"dimension"``
+        ramp).
+    beta, beta_fast : float, optional
+        The upper ramp bound (default :data:`YARN_BETA`), >= the lower (> it for the
+        ``"dimension"`` ramp).
+    truncate : bool, optional
+        Floor/ceil the correction dimensions (``"dimension"`` ramp only; default True).
+    ramp : {"dimension", "rotations"}, optional
+        The ramp (default ``"dimension"``).
+
+    Raises
+    ------
+    ValueError
+        If a required value is missing, a value and its synonym are both given, a value is
+        out of its range, ``ramp`` is unknown or ``truncate`` is not a bool.
+
     Examples
     --------
     >>> import numpy as np

@@ -20,6 +20,25 @@ __all__ = ["rope", "rope_frequencies", "RoPE", "check_head_dim", "check_x", "rot
 
 
 def check_head_dim(head_dim, multiple=2):
+    """``head_dim`` as an int, checked to be a positive multiple of ``multiple``.
+
+    Parameters
+    ----------
+    head_dim : int
+        The head dimension D.
+    multiple : int, optional
+        What D must be a multiple of (2: pairs of dimensions rotate together).
+
+    Returns
+    -------
+    int
+        ``head_dim``.
+
+    Raises
+    ------
+    ValueError
+        If ``head_dim`` is not an integer >= ``multiple`` or not a multiple of it.
+    """
     head_dim = check_int("head_dim", head_dim, lo=multiple)
     if head_dim % multiple:
         raise ValueError(f"head_dim D must be a multiple of {multiple} for this rotary "
@@ -44,6 +63,26 @@ def rope_frequencies(head_dim, base=10000.0, fraction=1.0) -> np.ndarray:
 
 
 def check_x(x, multiple):
+    """``x`` as an array of queries or keys fit for a rotary encoding.
+
+    Parameters
+    ----------
+    x : array_like, shape (..., T, D)
+        float32 or float64, finite.
+    multiple : int
+        What the head dimension D must be a positive multiple of.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``np.asarray(x)`` (no copy, dtype kept).
+
+    Raises
+    ------
+    ValueError
+        If the dtype is not float32/float64, ``x`` has fewer than 2 axes, D is 0 or not a
+        multiple of ``multiple``, or an entry is not finite.
+    """
     x = np.asarray(x)
     if x.dtype not in (np.float32, np.float64):
         raise ValueError(f"x must be a float32 or float64 array, got dtype {x.dtype}")
@@ -58,6 +97,29 @@ def check_x(x, multiple):
 
 
 def rotate(x, positions, theta):
+    """Rotate each pair ``(k, k + D/2)`` of ``x`` at position ``t`` by the angle
+    ``positions[t]·theta[k]`` (the half-split layout of the module docstring).
+
+    Parameters
+    ----------
+    x : numpy.ndarray, shape (..., T, D)
+        Queries or keys (float32 or float64; see :func:`check_x`).
+    positions : array_like, shape (T,)
+        The position of each row, finite reals (integers or interpolated positions).
+    theta : numpy.ndarray, shape (D/2,)
+        Angular frequencies, e.g. from :func:`rope_frequencies` (0 leaves a pair unrotated).
+
+    Returns
+    -------
+    numpy.ndarray
+        The rotated array, same shape and dtype as ``x`` (angles computed in float64).
+
+    Raises
+    ------
+    ValueError
+        If D is not ``2·theta.size``, ``positions`` is not 1-D with T entries, or it holds
+        a non-real or non-finite value.
+    """
     if x.shape[-1] != 2 * theta.size:
         raise ValueError(f"x must have head dimension D={2 * theta.size}, got shape {x.shape}")
     positions = np.asarray(positions)

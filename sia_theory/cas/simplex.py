@@ -160,12 +160,60 @@ def _eta_scaled():
 
 
 def critical_gamma(rho):
-    """``γ_c = 1/(1−ρ)`` (CAS Theorem 2.1): the exponent balance of the softmax denominator."""
+    """``γ_c = 1/(1−ρ)`` (CAS Theorem 2.1): the exponent balance of the softmax denominator.
+
+    Parameters
+    ----------
+    rho : float or array_like
+        The off-diagonal inner product of the simplex, in ``(0, 1)``.
+
+    Returns
+    -------
+    float or numpy.ndarray
+
+    Raises
+    ------
+    ValueError
+        If ``rho`` is not a finite real number (or array of them) in ``(0, 1)``.
+
+    Examples
+    --------
+    >>> from sia_theory import critical_gamma
+    >>> critical_gamma([0.2, 0.5, 0.75]).tolist()  # 1/(1 − ρ)
+    [1.25, 2.0, 4.0]
+    """
     return _functions()["gamma_c"](_check_rho(rho))
 
 
 def simplex_self_weight(*, n, gamma, rho):
-    """Self weight ``A_ii = n^γ / (n^γ + (n−1) n^{γρ})`` on the exact simplex, ``β = γ log n``."""
+    """Self weight ``A_ii = n^γ / (n^γ + (n−1) n^{γρ})`` on the exact simplex, ``β = γ log n``.
+
+    Parameters
+    ----------
+    n : int or array_like
+        The number of tokens, an integer >= 2.
+    gamma : float or array_like
+        The scale exponent ``γ >= 0``.
+    rho : float or array_like
+        The off-diagonal inner product, in ``(0, 1)``.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        Broadcast over the arguments.
+
+    Raises
+    ------
+    ValueError
+        If an argument is out of range or not real, the arrays do not broadcast, or the result
+        is not finite.
+
+    Examples
+    --------
+    >>> from sia_theory import simplex_self_weight
+    >>> round(float(simplex_self_weight(n=1000, gamma=2.0, rho=0.5)), 9)  # 10⁶/(10⁶ + 999·10³)
+    0.500250125
+    """
     n, gamma, rho = _check_n(n), _check("gamma", gamma, 0.0), _check_rho(rho)
     _broadcast(n=n, gamma=gamma, rho=rho)
     with np.errstate(over="ignore"):  # log_odds = −inf or +inf: w = 1 or 0 exactly
@@ -174,7 +222,34 @@ def simplex_self_weight(*, n, gamma, rho):
 
 def simplex_inner_product(*, n, gamma, rho, alpha=0.0, q=1.0):
     """Exact finite-``n`` cosine ``⟨y_i', y_j'⟩`` after one CAS attention layer on the simplex
-    (CAS §2, Theorem 2.1 before the limit), with residual ``α`` and squared norm ``q``."""
+    (CAS §2, Theorem 2.1 before the limit), with residual ``α`` and squared norm ``q``.
+
+    Parameters
+    ----------
+    n, gamma, rho
+        As for :func:`simplex_self_weight`.
+    alpha : float or array_like, optional
+        The residual weight, >= 0 (default 0).
+    q : float or array_like, optional
+        The tokens' squared norm, > 0 (default 1).
+
+    Returns
+    -------
+    float or numpy.ndarray
+        Broadcast over the arguments.
+
+    Raises
+    ------
+    ValueError
+        As :func:`simplex_self_weight`, and for ``alpha < 0`` or ``q <= 0``.
+
+    Examples
+    --------
+    >>> from sia_theory import simplex_inner_product
+    >>> cos = simplex_inner_product(n=10**6, gamma=[1.0, 2.0, 4.0], rho=0.5)  # γ_c = 2
+    >>> cos.round(5).tolist()  # near the limits 1, 4ρ/(1 + 3ρ) = 0.8 and ρ = 0.5
+    [1.0, 0.8, 0.5]
+    """
     n, gamma, rho = _check_n(n), _check("gamma", gamma, 0.0), _check_rho(rho)
     alpha, q = _check("alpha", alpha, 0.0), _check("q", q, 0.0, lo_open=True)
     _broadcast(n=n, gamma=gamma, rho=rho, alpha=alpha, q=q)

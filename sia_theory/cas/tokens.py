@@ -89,6 +89,41 @@ def sample_tokens(*, n, d, rho, tokens="gaussian", q=1.0, rng=None,
     ``√ρ z_0 + √(1−ρ) z_i`` with ``z`` iid ``N(0, I_d)``, rescaled to norm ``√q``; ``rng`` (a
     ``numpy.random.Generator``, e.g. from :func:`token_rng`) is required. The working memory
     (:func:`token_memory`) is checked first against ``max_bytes`` (default: the memory available).
+
+    Parameters
+    ----------
+    n : int
+        The number of tokens, >= 2.
+    d : int
+        Their dimension, >= 1 (>= ``n`` for ``"simplex"``).
+    rho : float
+        The pairwise cosine, in ``(0, 1)``.
+    tokens : str, optional
+        ``"gaussian"`` (default) or ``"simplex"`` (:data:`~sia_theory.cas.config.TOKEN_KINDS`).
+    q : float, optional
+        The squared norm, > 0 (default 1).
+    rng : numpy.random.Generator, optional
+        Required for ``"gaussian"``.
+    max_bytes : int, optional
+        The memory limit, >= 1 (default: the memory available).
+
+    Returns
+    -------
+    numpy.ndarray, shape (n, d)
+
+    Raises
+    ------
+    ValueError
+        If an argument is out of range, ``d < n`` for the simplex, ``rng`` is missing for
+        Gaussian tokens, or the working memory exceeds the limit.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sia_theory import sample_tokens
+    >>> Y = sample_tokens(n=4, d=4, rho=0.5, tokens="simplex", q=2.0)
+    >>> (Y @ Y.T).round(12).tolist()  # Gram = q[(1 − ρ)I + ρ11ᵀ]
+    [[2.0, 1.0, 1.0, 1.0], [1.0, 2.0, 1.0, 1.0], [1.0, 1.0, 2.0, 1.0], [1.0, 1.0, 1.0, 2.0]]
     """
     n, d = check_int("n", n, 2), check_int("d", d, 1)
     rho = check_real("rho", rho, 0.0, 1.0, lo_open=True, hi_open=True)

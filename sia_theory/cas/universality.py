@@ -110,7 +110,37 @@ def rem_participation(beta, n, step: float = 0.02) -> float:
 
 
 def rem_beta50(n, level: float = 0.5) -> float:
-    """Exact finite-``n`` ``β₅₀`` of iid ``N(0, 1)`` scores (root of :func:`rem_participation`)."""
+    """Exact finite-``n`` ``β₅₀`` of iid ``N(0, 1)`` scores (root of :func:`rem_participation`).
+
+    Parameters
+    ----------
+    n : float
+        The number of scores, >= 3.
+    level : float, optional
+        The participation ``E[Σ_j p_j²]`` to reach (default ½).
+
+    Returns
+    -------
+    float
+        The root, to ``1e-5`` in ``β``.
+
+    Raises
+    ------
+    ValueError
+        If ``n`` is not a finite real number >= 3 (or the root is not bracketed in
+        ``[0.6, 6]·rem_max_location(n)``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sia_theory import rem_beta50
+    >>> beta = rem_beta50(1000)
+    >>> s = np.random.default_rng(0).standard_normal((4000, 1000))  # Monte Carlo at that β
+    >>> p = np.exp(beta * (s - s.max(1, keepdims=True)))
+    >>> y = ((p / p.sum(1, keepdims=True)) ** 2).sum(1)
+    >>> round(beta, 2), bool(abs(y.mean() - 0.5) < 4 * y.std() / np.sqrt(y.size))
+    (6.26, True)
+    """
     n = check_real("n", n, 3.0)
     guess = 2 * float(rem_max_location(n))
     return float(brentq(lambda b: rem_participation(b, n) - level, 0.3 * guess, 3 * guess,
@@ -129,7 +159,33 @@ def simplex_participation(beta, n, rho) -> np.ndarray:
 def simplex_beta50(n, rho) -> np.ndarray:
     """``β₅₀ = (log(n−1) + logit w₅₀)/(1−ρ)`` with ``w₅₀ = (1 + √(1 + n(n−3)/2))/n``, the larger
     root of ``n w² − 2w + 1 − (n−1)/2 = 0`` (i.e. ``w² + (1−w)²/(n−1) = ½``); elementwise,
-    ``n >= 3``."""
+    ``n >= 3``.
+
+    Parameters
+    ----------
+    n : array_like
+        The number of tokens, >= 3.
+    rho : float
+        The off-diagonal cosine, in ``[−1, 1)``.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shaped like ``n``.
+
+    Raises
+    ------
+    ValueError
+        If ``n`` is not finite and >= 3, or ``rho`` not in ``[−1, 1)``.
+
+    Examples
+    --------
+    >>> import math
+    >>> from sia_theory import simplex_beta50
+    >>> b = simplex_beta50([3, 1000], 0.5)  # n = 3: w₅₀ = 2/3, β₅₀ = 2 log 2/(1 − ρ)
+    >>> math.isclose(b[0], 4 * math.log(2), rel_tol=1e-12), round(float(b[1]), 4)
+    (True, 15.5757)
+    """
     n = check_finite_array("n", n, dtype=np.float64, lo=3)
     rho = check_real("rho", rho, -1.0, 1.0, hi_open=True)
     w = (1 + np.sqrt(1 - n * (1 - (n - 1) / 2))) / n

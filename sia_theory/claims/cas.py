@@ -26,7 +26,11 @@ from sia_theory.symbolic import cas
 from .core import Measurement, claim, negative_control, verdict
 
 EXACT_TOL = 1e-10  # closed form against simulation of exact simplex tokens (rounding only)
+"""Tolerance of CAS-1 … CAS-3 for exact computations: the closed-form limits and η against
+simulated exact simplex tokens may differ by floating-point rounding only."""
 SELF_WEIGHT = dict(zip(PHASES, (0.0, 0.5, 1.0), strict=True))  # lim A_ii by phase (CAS §2)
+"""The limit of the self weight ``A_ii`` in each phase (CAS §2): 0 sub-critical, ½ critical,
+1 super-critical; :func:`paper_limit` builds the limits from it."""
 
 
 @cache
@@ -139,6 +143,8 @@ def cas_2_control():
 
 # ----------------------------------------------------------------------------- CAS-3
 MATCHED_TOL = 0.05  # relative: Gaussian near-simplex η against the simplex formula at w = ½
+"""CAS-3: the largest relative deviation allowed between Gaussian near-simplex η and the
+finite-size simplex formula, both at a matched self weight ``A_ii = ½``."""
 
 
 def dense_check(seed: int, n=12, d=5, alpha=0.6) -> float:
@@ -205,6 +211,7 @@ def cas_3_alternative() -> dict:
 
 @negative_control("CAS-3")
 def cas_3_control():
+    """CAS-3's decision on the bare-limit law (:func:`cas_3_alternative`): must FAIL."""
     return decide_cas3(cas_3_alternative(), 1e-12, True)
 
 

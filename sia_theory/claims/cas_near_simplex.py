@@ -36,8 +36,14 @@ from sia_theory.studies.cas_transition import (
 from .core import Measurement, claim, negative_control, verdict
 
 THREADS = Execution(scheduler="threads")
+"""The execution of the CAS-5 and CAS-6 studies: their cells on threads."""
 SHARP_TOL = 0.1  # CAS-5: |γ₅₀/γ_c − 1| of the largest d
+"""CAS-5: the largest ``|γ₅₀/γ_c − 1|`` of the largest ``d`` (512) for its transition to count
+as sharp at ``γ_c`` (a transition 20 % off, the negative control, fails)."""
 PRESERVED = 0.1  # CAS-8: super-critical rise (upper limit) over the horizon, in sub-critical steps
+"""CAS-8: the largest super-critical rise over the horizon (upper 95 % limit of the drift per
+layer times the number of layers), in units of one sub-critical first-layer step ``s``, that
+counts as preserved (a tenth of the way to collapse)."""
 
 
 # ----------------------------------------------------------------------------- CAS-4
@@ -215,6 +221,7 @@ def cas_6_alternative() -> dict:
 
 @negative_control("CAS-6")
 def cas_6_control():
+    """CAS-6's decision on a smooth curve that does not sharpen with d: must FAIL."""
     return decide_cas6(cas_6_alternative())
 
 
@@ -258,6 +265,7 @@ def cas_7_alternative() -> dict:
 
 @negative_control("CAS-7")
 def cas_7_control():
+    """CAS-7's decision on critical attention behaving as uniform attention: must FAIL."""
     return decide_cas7(cas_7_alternative())
 
 
@@ -315,6 +323,7 @@ def cas_8_alternative() -> dict:
 
 @negative_control("CAS-8")
 def cas_8_control():
+    """CAS-8's decision on super-critical tokens collapsing like sub-critical ones: must FAIL."""
     return decide_cas8(cas_8_alternative())
 
 

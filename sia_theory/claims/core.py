@@ -33,6 +33,8 @@ support nor contradict the claim; the row names the unmet premise. ``INFO``: rep
 judging. A check that crashes is an ``ERROR`` row, written by the runner."""
 
 NAN = float("nan")
+"""Not a number: the default of every number of a :class:`Measurement` a check does not
+report (a blank cell of the table)."""
 
 
 @dataclass(frozen=True)
@@ -81,6 +83,8 @@ class Claim:
 
 
 REGISTRY: dict[str, Claim] = {}
+"""``REGISTRY[claim_id]``: every registered :class:`Claim`, filled by :func:`claim` when the
+claim modules of this package are imported."""
 NEGATIVE_CONTROLS: dict[str, dict[str, Callable[[], Measurement]]] = {}
 """``NEGATIVE_CONTROLS[claim_id][name]``: the registered controls of each claim by name."""
 STATED = "stated alternative"
@@ -128,6 +132,23 @@ def _natural_key(claim_id: str):
 
 
 def select(ids=None) -> list[Claim]:
+    """The registered claims named by ``ids`` (all of them when ``ids`` is empty or None), in
+    natural order of their IDs (``SI-2`` before ``SI-10``).
+
+    Parameters
+    ----------
+    ids : iterable of str, optional
+        Claim IDs, as in :data:`REGISTRY`.
+
+    Returns
+    -------
+    list of Claim
+
+    Raises
+    ------
+    ValueError
+        If an ID is not registered (the message lists the known IDs).
+    """
     if ids:
         unknown = sorted(set(ids) - set(REGISTRY))
         if unknown:
@@ -140,9 +161,38 @@ def select(ids=None) -> list[Claim]:
 
 COLUMNS = ["id", "verdict", "value", "ci_low", "ci_high", "target", "tolerance", "claim",
            "alternative", "measured", "detail", "seconds"]
+"""The columns of the table :func:`run_claims` returns (and of ``claims.csv``): the claim ID,
+the verdict, the :class:`Measurement`'s numbers and texts, the claim's statement and rejected
+alternative, and the check's wall time in seconds."""
 
 
 def run_claims(ids=None, *, quick=False, seed=0, progress=True) -> pd.DataFrame:
+    """Run the checks of the claims ``ids`` (all by default) and return the table.
+
+    A check that raises, or returns something other than a :class:`Measurement`, gives an
+    ``ERROR`` row whose ``measured`` cell holds the error and ``detail`` the traceback's tail.
+
+    Parameters
+    ----------
+    ids : iterable of str, optional
+        Claim IDs (see :func:`select`); None or empty runs every registered claim.
+    quick : bool, optional
+        The checks' quick (CI) mode instead of the full one.
+    seed : int, optional
+        The seed passed to every check.
+    progress : bool, optional
+        Show a progress bar (on a terminal only).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per claim with the columns :data:`COLUMNS`.
+
+    Raises
+    ------
+    ValueError
+        If ``ids`` names an unregistered claim.
+    """
     rows = []
     claims = select(ids)
     if progress:
@@ -176,6 +226,23 @@ def _number(x) -> str:
 
 
 def to_markdown(table: pd.DataFrame, *, quick: bool, seed: int) -> str:
+    """The table of :func:`run_claims` as the Markdown page ``claims.md``.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The output of :func:`run_claims`.
+    quick : bool
+        Whether it was a quick run (named in the title).
+    seed : int
+        The seed it ran with (named in the title).
+
+    Returns
+    -------
+    str
+        A title, the meaning of each verdict, one table row per claim (value with its interval,
+        target ± tolerance, the rejected alternative) and the count of each verdict.
+    """
     mode = "quick (CI)" if quick else "full"
     lines = [f"# Paper claims: {mode} run, seed {seed}", "",
              "Verdicts: PASS (the measurement supports the claim), FAIL (it does not), DIVERGES "

@@ -20,13 +20,29 @@ from sia_theory.studies.ext_needle import NeedleSettings, needle_study
 from .core import Measurement, claim, negative_control, verdict
 
 EVT_TOL = 0.05  # |δ*_EVT − δ*| (Gumbel location and rate from the Poisson intensity)
+"""EXT-7, condition (1): the largest ``|δ*_EVT − δ*|`` allowed between the extreme-value
+threshold (Gumbel location and rate from the Poisson intensity) and the exact root, in every
+row of the threshold table."""
 CLOSED_TOL = 0.1  # |closed form − δ*|: b_n + γ/a_n (agnostic), per-scale-range form (SI)
+"""EXT-7, condition (2): the largest ``|closed form − δ*|`` allowed for the closed-form
+thresholds (``b_n + γ/a_n`` for position-agnostic schemes, the per-scale-range form for SI)."""
 FREE_TOL = 0.05  # |δ*_mass − (E[log Z_rest] − m_t)/a_t|
+"""EXT-7, condition (6): the largest ``|δ*_mass − (E[log Z_rest] − m_t)/a_t|`` allowed between
+the mass threshold and its free-energy prediction."""
 CANCEL_TOL = 1e-4  # spread of δ* over position-agnostic schemes and t at one N (root tolerance)
+"""EXT-7, condition (3): the largest spread of ``δ*`` over the position-agnostic schemes at one
+``N`` and ``t`` (the multiplier cancels); set at the root finder's tolerance."""
 AGNOSTIC_SLOPE = (0.9, 1.1)  # dδ*/d√(2 log N) for position-agnostic schemes (measured 1.05–1.06)
+"""EXT-7, condition (4): the interval the slope ``dδ*/d√(2 log N)`` of every position-agnostic
+scheme must lie in (about 1; measured 1.05–1.06)."""
 SCALE_LOCAL_MAX = 0.5  # dδ*/d√(2 log N) at fixed t for SI: at most half the agnostic growth
+"""EXT-7, condition (4): the largest slope ``dδ*/d√(2 log N)`` at fixed ``t`` allowed for SI,
+half the growth of the position-agnostic schemes (SI's threshold is scale-local)."""
 MC_K = 4.0  # Monte Carlo: within 4 standard errors
+"""EXT-7, condition (5): the brute-force Monte Carlo must agree with the exact routes within
+this many standard errors (``δ*``, ``P(argmax)`` and mass)."""
 SI = "scale-invariant"
+"""The name of the scale-invariant scheme in the study's tables (its ``scheme`` column)."""
 
 
 def n_slopes(thresholds: pd.DataFrame, scheme: str) -> pd.Series:

@@ -15,7 +15,10 @@ from sia_theory.studies.ext_si_on_cas import SIOnCASSettings, si_on_cas_study, s
 from .core import Measurement, claim, negative_control
 
 RESTORE_FRACTION = 0.9  # centring must remove at least this share of the c_q slope
+"""EXT-6: the share of the ``c_q`` slope effect (``|b_raw − b_iid|``) that centring the scores
+must remove at every d."""
 THREADS = Execution(scheduler="threads")
+"""The execution of the EXT-6 study: its cells on threads."""
 
 
 def decide_ext6(summary: dict) -> Measurement:

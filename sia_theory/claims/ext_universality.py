@@ -28,9 +28,16 @@ from sia_theory.studies.ext_universality import (
 from .core import Measurement, claim, negative_control
 
 RATIO_TOL = 0.03  # iid β₅₀ against 2a_n (the exact route: 0.3–0.5 % for n ≥ 2⁸)
+"""EXT-4: the largest ``|β₅₀/2a_n − 1|`` allowed for iid scores (the exact route is within
+0.3–0.5 % for n ≥ 2⁸)."""
 SIMPLEX_TOL = 0.05  # β₅₀ against the simplex closed form; and |k − k_simplex|
+"""EXT-4: for each simplex-like class, the largest distance of ``k`` from the simplex law's
+finite-``n`` exponent (unless its interval contains it) and of ``β₅₀`` from the simplex closed
+form (relative)."""
 O1_K = 0.25  # "β₅₀ = O(1)": upper 95 % limit of k below this
+"""EXT-4: "β₅₀ = O(1)" for the lowest ``d`` means the upper 95 % limit of ``k`` is below this."""
 THREADS = Execution(scheduler="threads")
+"""The execution of the EXT-4 study: its cells on threads."""
 
 
 def _row(summary: pd.DataFrame, label: str) -> pd.Series:
@@ -132,6 +139,8 @@ def ext_4_alternative(seed: int = 0) -> pd.DataFrame:
 
 @negative_control("EXT-4")
 def ext_4_control():
+    """EXT-4's decision on iid scores following the simplex law (:func:`ext_4_alternative`):
+    must FAIL."""
     return decide_ext4(ext_4_alternative(), "iid", ["gaussian d=1024", "planted σ=0.02"],
                        "planted σ=0.4", "gaussian d=2")
 
@@ -140,6 +149,8 @@ def ext_4_control():
 
 EXT4_LABELS = {"iid": "iid", "simplex_like": ["gaussian d=1024", "planted σ=0.02"],
                "rem_like": "planted σ=0.4", "low_d": "gaussian d=2"}
+"""The class labels of the study that :func:`decide_ext4` takes as keyword arguments: the iid
+class, the simplex-like classes, the REM-like class and the low-``d`` class."""
 
 
 def ext_4_law(iid_scale=1.0, iid_k_scale=1.0, simplex_scale=1.0, seed: int = 0) -> pd.DataFrame:

@@ -22,8 +22,14 @@ from sia_theory.studies.ext_zoo_phase import (
 from .core import Measurement, claim, negative_control
 
 SOLVER_TOL = 1e-8  # N* of LogN against e^{2/s²}
+"""EXT-5: the largest error allowed for LogN's ``N*`` from the solver against its closed form
+``e^{2/s²}``."""
 CRITICAL_BAND = 0.1  # |σ_t/√(2 log t) − 1| for the SI octaves with t >= 2¹⁴
+"""EXT-5: the largest ``|σ_t/√(2 log t) − 1|`` allowed for SI's octaves with
+``t >= 2^SI_CHECK_FROM`` (SI must sit in the critical band)."""
 SI_CHECK_FROM = 14  # octaves 2^14 … 2^100
+"""EXT-5: the first octave ``k`` (``t = 2^k``) of SI checked against :data:`CRITICAL_BAND`
+(octaves 2¹⁴ … 2¹⁰⁰)."""
 
 
 def ext5_numbers(quick: bool, seed: int) -> dict:

@@ -71,6 +71,8 @@ def check_ina_1(quick: bool, seed: int) -> Measurement:
 
 @negative_control("INA-1")
 def ina_1_control():
+    """INA-1's decision on a cache that keeps one state per layer (half the standard KV cache,
+    growing with L·T): must FAIL."""
     lengths, standard, _ = _cache_sizes(True, 0)
     per_layer = {n: [s // 2 for s in v] for n, v in standard.items()}  # one state per layer
     return decide_cache(lengths, standard, per_layer)
@@ -109,6 +111,7 @@ def decide_decode(errors) -> Measurement:
 
 @negative_control("INA-2")
 def ina_2_control():
+    """INA-2's decision on decoding that departs from the full pass by 1e-6: must FAIL."""
     return decide_decode({"Y": 1e-6})
 
 
@@ -166,6 +169,8 @@ def check_ref_1(quick: bool, seed: int) -> Measurement:
 
 @negative_control("REF-1")
 def ref_1_control():
+    """REF-1's decision on the reference's logits compared without the ``m_t`` shift of eq. 16:
+    must FAIL."""
     return decide_logits(*_ref_logits(True, 0, with_shift=False))
 
 

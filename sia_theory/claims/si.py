@@ -24,8 +24,13 @@ from .core import Measurement, claim, negative_control, verdict
 # --- SI-1 … SI-3: symbolic, with a numeric cross-check on a grid -------------------------
 
 GRID_T = np.concatenate([[0.0], np.geomspace(1e-3, 1e4, 40)])
+"""The ``t`` grid of the numeric cross-checks of SI-1 and SI-2: 0 and 40 log-spaced points
+from 1e-3 to 1e4."""
 GRID_HYPER = [(tau, alpha, alpha * math.log(alpha) + gap) for tau in (0.1, 1.0, 10.0, 100.0)
               for alpha in (0.5, math.exp(0.5), 3.0) for gap in (0.1, 1.0)]
+"""The ``(τ, α, β)`` grid of SI-1's numeric cross-check: τ ∈ {0.1, 1, 10, 100},
+α ∈ {0.5, e^½, 3} and β = α log α + gap with gap ∈ {0.1, 1}, so every point lies inside the
+region of validity β ≥ α log α (SI-3)."""
 
 
 def decide_identity(symbolic_zero: bool, max_error: float, scale: float) -> Measurement:
@@ -70,6 +75,8 @@ def si_1(quick, seed):
 
 @negative_control("SI-1")
 def si_1_control():
+    """SI-1's decision on the alternative ``a_t² = 2[log(t/τ+1) − log α + β]`` (β in place of
+    β/α): must FAIL."""
     return decide_identity(*_eq16_comparison(_eq16(si.beta)))
 
 
@@ -88,6 +95,7 @@ def _boundary_comparison(paper_a2, paper_m):
 
 
 LOG_T_TAU = sp.log(si.t / si.tau + 1)
+"""The sympy expression ``log(t/τ + 1)``, in which SI-2's coefficients are written."""
 
 
 @claim("SI-2", "Boundary conditions a_0² = 1, m_0 = 0 force α = β = e^{1/2}; then "
@@ -95,11 +103,15 @@ LOG_T_TAU = sp.log(si.t / si.tau + 1)
        alternative="other hyperparameters or coefficients (e.g. a_t² = 1 + log(t/τ+1))",
        seeded=False)
 def si_2(quick, seed):
+    """SI eq. 16 at the boundary ``a_0² = 1, m_0 = 0``: the sympy hyperparameters and coefficients
+    against ``α = β = e^{1/2}``, ``a_t² = 1 + 2 log(t/τ+1)``, ``m_t = −2 log(t/τ+1)``, symbolically
+    and on a grid (deterministic: ``quick`` and ``seed`` are unused)."""
     return decide_identity(*_boundary_comparison(1 + 2 * LOG_T_TAU, -2 * LOG_T_TAU))
 
 
 @negative_control("SI-2")
 def si_2_control():
+    """SI-2's decision on the alternative ``a_t² = 1 + log(t/τ+1)``: must FAIL."""
     return decide_identity(*_boundary_comparison(1 + LOG_T_TAU, -2 * LOG_T_TAU))
 
 
@@ -131,19 +143,26 @@ def _validity_comparison(boundary):
        alternative="a different edge of validity (e.g. β ≥ α)",
        seeded=False)
 def si_3(quick, seed):
+    """SI's validity condition: sympy's condition against ``β ≥ α log α``, and the numeric
+    edge (the β at which ``a_0² = 0``, by root finding) at five α (deterministic)."""
     return decide_validity(*_validity_comparison(si.alpha * sp.log(si.alpha)))
 
 
 @negative_control("SI-3")
 def si_3_control():
+    """SI-3's decision on the alternative edge ``β ≥ α``: must FAIL."""
     return decide_validity(*_validity_comparison(si.alpha))
 
 
 # --- SI-4, SI-5: limits of the exact sums, with the next-order term --------------------------
 
 LIMIT_T = (10**3, 10**4, 10**5, 10**6)
+"""SI-4, SI-5: the ``t`` at which the exact sums are compared with their expansion in ``1/t``."""
 LIMIT_DELTAS = (2, 5, 10)
+"""SI-4, SI-5: the range ratios ``Δ`` of the sums ``E[Z_t^{tΔ}]`` and ``E[N_t^{tΔ}]``."""
 LIMIT_TRANSFORM = ScaleInvariant(10.0, alpha=2.0, beta=3.0)  # α ≠ β: a route mix-up shows
+"""SI-4, SI-5: the transform whose sums are checked, ``ScaleInvariant(τ = 10, α = 2, β = 3)``;
+α ≠ β, so a mix-up of the ``E[e^L]`` and ``E[L e^L]`` routes shows."""
 
 
 def decide_next_order(exact, t_values, c0, c1, c2) -> Measurement:
@@ -212,11 +231,15 @@ def _limit_row(index, amplitude_symbol, amplitude):
        alternative="the sums converge to another limit (e.g. ατ log Δ·(1 + 1e-3))",
        seeded=False)
 def si_4(quick, seed):
+    """SI Lemma (App. E) for ``E[Z_t^{tΔ}]``: the exact digamma sums approach ``ατ log Δ`` by the
+    next-order term, the squeeze gives the limit symbolically, and the library's
+    ``expected_total_attention`` matches the sums (deterministic)."""
     return _limit_row(0, si.alpha, LIMIT_TRANSFORM.alpha)
 
 
 @negative_control("SI-4")
 def si_4_control():
+    """SI-4's decision on sums converging to ``ατ log Δ·(1 + 1e-3)``: must FAIL."""
     return decide_next_order(*limit_inputs(LIMIT_TRANSFORM.alpha, limit_scale=1 + 1e-3))
 
 
@@ -224,11 +247,14 @@ def si_4_control():
        alternative="the sums converge to another limit (e.g. βτ log Δ·(1 + 1e-3))",
        seeded=False)
 def si_5(quick, seed):
+    """As :func:`si_4` for ``E[N_t^{tΔ}] → βτ log Δ``, through the library's ``expected_negentropy``
+    (deterministic)."""
     return _limit_row(1, si.beta, LIMIT_TRANSFORM.beta)
 
 
 @negative_control("SI-5")
 def si_5_control():
+    """SI-5's decision on sums converging to ``βτ log Δ·(1 + 1e-3)``: must FAIL."""
     return decide_next_order(*limit_inputs(LIMIT_TRANSFORM.beta, limit_scale=1 + 1e-3))
 
 

@@ -30,11 +30,15 @@ from .core import Measurement, claim, negative_control, verdict
 from .si_montecarlo import Z_SCORE
 
 Z_LAW = 3.0  # the slope-law tests of SI-7 / SI-8 use 3 standard errors
+"""The number of standard errors the slope-law tests of SI-7 and SI-8 allow."""
 
 # --- SI-7, SI-8: entropy in range against t (Fig. 2 / Fig. 6) -------------------------------
 
 SQRT_EXPONENT = 0.5  # SI-7: E[H] ∝ (log t)^q with q = ½
+"""SI-7's exponent: ``E[H] ∝ (log t)^q`` with ``q = ½``."""
 EXPONENT_TOL = 0.075  # |q − ½| allowed for every fit: 15 %, inside the ±20 % alternatives
+"""SI-7: the largest ``|q − ½|`` allowed for every fitted exponent, 15 % of ½ (inside the
+±20 % alternatives ``q = 0.4`` and ``q = 0.6``, which must fail)."""
 
 
 def decide_weak_sparsity(fits, z_scores, slopes) -> Measurement:
@@ -178,11 +182,14 @@ def _entropy_row(settings, seed, decide):
 @claim("SI-8", "With no transform, E[H_t^{tΔ}] grows like log t (SI Fig. 6)",
        alternative="sub-logarithmic growth (e.g. √(log t))")
 def si_8(quick, seed):
+    """SI Fig. 6: the brute-force entropy-scaling study without a transform (the figure's
+    settings); every local slope of ``E[H]`` on ``log t`` must be 1 (:func:`decide_log_growth`)."""
     return _entropy_row(fig6_settings(quick), seed, decide_log_growth)
 
 
 @negative_control("SI-8")
 def si_8_control():
+    """SI-8's decision on synthetic slopes of the sub-logarithmic law ``2√(log t)``: must FAIL."""
     return decide_log_growth(synthetic_slopes(lambda t: 2.0 * np.sqrt(np.log(t)),
                                                fig6_settings(False), sd=0.05))
 

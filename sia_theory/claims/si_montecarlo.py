@@ -29,12 +29,16 @@ from sia_theory.symbolic import si
 from .core import Measurement, claim, negative_control, verdict
 
 Z_SCORE = 4.0  # one Monte Carlo comparison passes within 4 standard errors
+"""The number of standard errors within which one Monte Carlo comparison of SI-6 and SI-9
+passes."""
 
 # --- SI-6: Monte Carlo vs the exact digamma sums ------------------------------------------
 
 # (tau, t1, t2): ranges where the lognormal weights are light enough for Monte Carlo standard
 # errors to be trustworthy (a_t² ≲ 3); larger t are covered exactly by SI-4/SI-5.
 SI6_CASES = ((100.0, 0, 50), (10.0, 0, 10), (10.0, 5, 20), (1.0, 0, 3))
+"""SI-6's ranges ``(τ, t₁, t₂)``: the Monte Carlo means over ``[t₁, t₂)`` are compared with the
+exact digamma sums for each."""
 
 
 def decide_moments(means, ses, exact) -> Measurement:
@@ -69,6 +73,9 @@ def _si6_measure(quick, seed):
                "E[Ã_t log Ã_t] = β/(t/τ+1) (Monte Carlo vs closed form)",
        alternative="range means off the exact sums ατ[ψ(t₂+τ) − ψ(t₁+τ)] (βτ[…] for N)")
 def si_6(quick, seed):
+    """Monte Carlo of Gaussian base logits with SI-1's ``a_t, m_t``: the range means of ``Ã_t``
+    and ``Ã_t log Ã_t`` over :data:`SI6_CASES` against the exact digamma sums, within
+    :data:`Z_SCORE` standard errors."""
     means, ses, exact, samples = _si6_measure(quick, seed)
     m = decide_moments(means, ses, exact)
     return Measurement(m.verdict, m.measured + f", {samples} samples", m.value, target=0.0,
@@ -79,6 +86,7 @@ def si_6(quick, seed):
 
 @negative_control("SI-6")
 def si_6_control():
+    """SI-6's decision on range means 10 standard errors off the exact sums: must FAIL."""
     exact = np.array([v for case in SI6_CASES for v in si6_exact(*case)])
     ses = 0.002 * exact
     return decide_moments(exact + 10 * ses, ses, exact)
@@ -86,7 +94,9 @@ def si_6_control():
 
 # --- SI-9: context-length sweep (Fig. 1) -----------------------------------------------------
 
-SI9_LABELS = FIG1_LABELS  # the transforms of SI Fig. 1 (sia_theory.studies.si_fig1_constants)
+SI9_LABELS = FIG1_LABELS
+"""The ``transform`` labels of SI Fig. 1's sweep that SI-9 compares: no scale, LogN (s = 0.4)
+and scale-invariant (τ = 10), as :mod:`sia_theory.studies.si_fig1_constants` defines them."""
 
 
 def decide_context_sweep(sweep) -> Measurement:
@@ -129,11 +139,15 @@ def decide_context_sweep(sweep) -> Measurement:
                "quickly to 0; the SI transform keeps entropy low and that attention decays slowly",
        alternative="SI's recent-token attention decays like LogN's")
 def si_9(quick, seed):
+    """SI Fig. 1: the context-length sweep of IID Gaussian logits (the figure's settings) judged by
+    :func:`decide_context_sweep`."""
     return decide_context_sweep(context_sweep_study(fig1_settings(quick), seed=seed)["sweep"])
 
 
 @negative_control("SI-9")
 def si_9_control():
+    """SI-9's decision on a quick sweep whose SI rows are LogN's (SI's recent-token attention
+    decaying like LogN's): must FAIL."""
     sweep = context_sweep_study(fig1_settings(True), seed=0)["sweep"]
     logn = sweep[sweep["transform"] == SI9_LABELS[1]]
     fake = logn.assign(transform=SI9_LABELS[2])
@@ -144,6 +158,7 @@ def si_9_control():
 # --- SI-10: small-t series and large-t growth -----------------------------------------------
 
 SI10_TAU = 10.0
+"""SI-10's τ: the small-t series is checked on ``t ∈ [0, τ/10]``."""
 
 
 def decide_small_t(a2, m, t, tau, series_a2, series_m, growth) -> Measurement:
@@ -173,6 +188,9 @@ def _series_coefficients():
        alternative="other small-t behaviour (e.g. a_t² = 1 + t/τ) or another growth rate",
        seeded=False)
 def si_10(quick, seed):
+    """The growth rates in ``log t`` of sympy's ``a_t²`` and ``m_t`` at the boundary, and the
+    library's ``ScaleInvariant(τ = 10)`` coefficients on ``t ∈ [0, τ/10]`` against the small-t
+    series (deterministic)."""
     coeffs = si.boundary_coefficients()
     u = sp.Symbol("u", real=True)  # u = log t
     growth = tuple(int(sp.limit(sp.diff(coeffs[k].subs(si.t, sp.exp(u)), u), u, sp.oo))
@@ -184,6 +202,7 @@ def si_10(quick, seed):
 
 @negative_control("SI-10")
 def si_10_control():
+    """SI-10's decision on the alternative small-t law ``a_t² = 1 + t/τ``: must FAIL."""
     t = np.linspace(0, SI10_TAU / 10, 11)
     _, m = ScaleInvariant(SI10_TAU).coefficients(t)
     return decide_small_t(1 + t / SI10_TAU, m, t, SI10_TAU, *_series_coefficients(), (2, -2))

@@ -33,9 +33,18 @@ from sia_theory.studies.ext_sphere import (
 from .core import Measurement, claim, negative_control
 
 STUDY = "claims.sphere"
+"""The study name of the seeded streams this module draws (synthetic half-mass points of the
+negative controls)."""
 TOL = 0.10  # |k − k_law| allowed, relative to the law's limiting exponent (finite-n drift)
+"""GAP-1 … GAP-3: the largest ``|k − k_law|`` allowed (when the interval misses the law's
+finite-``n`` exponent), relative to the law's limiting exponent: room for the finite-``n``
+drift of the fitted exponent."""
 SPH_TOL = 0.03  # |p − 2/(d − 1)| allowed, relative
+"""SPH-1, SPH-2: the largest ``|p − target|`` allowed (when the interval misses the target),
+relative to the target (``2/(d − 1)`` for SPH-1)."""
 FULL = SphereSettings.full()
+"""The full-run settings of the sphere study (``SphereSettings.full()``): the ``n`` grids and
+dimensions on which the negative controls draw their synthetic data."""
 
 
 @lru_cache(maxsize=4)

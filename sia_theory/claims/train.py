@@ -35,13 +35,20 @@ from sia_theory.studies.train_grid import (
 from .core import Measurement, claim, negative_control, verdict
 
 FLAT_TOL = 0.10  # nats: |loss(16L) − loss(L)| of a scheme that "stays flat"
+"""Nats per token: the largest ``|loss(16L) − loss(L)|`` of a scheme that "stays flat"."""
 BLOWUP = 0.30  # nats: the rise from L to 16L of a scheme that "blows up"
+"""Nats per token: the smallest rise from L to 16L of a scheme that "blows up"."""
 K_SE = 2.0  # "within s.e.": within K_SE standard errors of the difference
+""""Within s.e." means within this many standard errors of the difference."""
 MIN_NOISE = 0.01  # nats: floor of the run-to-run noise of a single-seed comparison
+"""Nats per token: the floor of the run-to-run noise of a single-seed comparison."""
 NEAR_TOL = 0.05  # nats: "nearly matches" at L (SI + RoPE against SI + p-RoPE)
+"""Nats per token: "nearly matches" at L (TRAIN-3: SI + RoPE against SI + p-RoPE)."""
 RESOLVED = 0.05  # TRAIN-5: a theory difference counts if > 5 % of the larger value (and 2 s.e.)
+"""TRAIN-5: a theory difference counts if above 5 % of the larger value (and 2 s.e.)."""
 QUICK_NOTE = ("quick: 8-step models of width 32 cannot order schemes; the study, summary and "
               "decision ran (mechanics only), verdict not judged: ")
+"""The opening of every quick-mode row, which :func:`judged` makes ``INFO``."""
 
 
 def sweep_store_for(name: str, seed: int) -> Path:
@@ -168,6 +175,7 @@ def decide_train4(summary: pd.DataFrame) -> Measurement:
 
 
 SCHEMES5 = ("p-rope", "logn-p-rope", "si-p-rope")
+"""TRAIN-5's schemes, whose orderings in the theory and the trained models are compared."""
 
 
 def fig1_features(stats: pd.DataFrame, train_length: int) -> pd.DataFrame:
@@ -223,6 +231,8 @@ def decide_train5(model: pd.DataFrame, theory: pd.DataFrame) -> Measurement:
 # --- the rows -------------------------------------------------------------------------------
 
 def judged(m: Measurement, quick: bool) -> Measurement:
+    """``m`` itself in a full run; in quick mode the same numbers as an ``INFO`` row whose text
+    opens with :data:`QUICK_NOTE` and the decision it would have been."""
     if not quick:
         return m
     return Measurement("INFO", QUICK_NOTE + f"decision {m.verdict}; " + m.measured,

@@ -20,8 +20,14 @@ __all__ = ["decide_train6", "needle_table", "synthetic_needles", "PAPER_TABLE2",
            "HOLD", "LOSE", "NEEDLE_HOLD", "NEEDLE_LOSE"]
 
 LEARNED = 0.8  # TRAIN-6's premise: the needle task is learned at L when every seed is at least this
+"""TRAIN-6's premise: the needle task counts as learned at L when every seed retrieves at least
+this share of the needles there (SI's models: 0.965); a scheme that did not is left out."""
 HOLD = 0.8  # TRAIN-6: a scheme holds when its 16L accuracy is at least HOLD x its L accuracy
+"""TRAIN-6: a scheme holds the needles when its pooled 16L accuracy is at least ``HOLD`` times
+its L accuracy."""
 LOSE = 0.5  # TRAIN-6: a scheme loses the needles when its 16L accuracy is at most LOSE x at L
+"""TRAIN-6: a scheme loses the needles when its pooled 16L accuracy is at most ``LOSE`` times
+its L accuracy."""
 
 NEEDLE_HOLD = ("si-p-rope", "logn-p-rope")
 """SI Table 2: the schemes that keep retrieving at 4× and 16× the fine-tuning length."""

@@ -20,6 +20,8 @@ __all__ = ["decide_train7", "spearman_critical", "synthetic_phase_summary", "ran
            "ALPHA"]
 
 ALPHA = 0.05  # TRAIN-7: one-sided level of the exact permutation test of Spearman's rho
+"""TRAIN-7: the one-sided level of the exact permutation test of Spearman's ρ."""
+
 
 def spearman_critical(n: int, alpha: float = ALPHA) -> float:
     """The smallest Spearman ρ of ``n`` distinct pairs whose exact one-sided permutation

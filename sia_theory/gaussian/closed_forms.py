@@ -102,7 +102,28 @@ def _finite(name: str, value: float, hint: str) -> float:
 
 def expected_log_total_attention(transform: Transform, t1, t2, n_ctx=None, h=None) -> float:
     """``log E[Z_{t1}^{t2}] = logsumexp_t (m_t + a_t²/2)`` (SI eq. 6, App. B) in log space:
-    finite whenever the coefficients are, even where ``E[Z]`` itself overflows float64."""
+    finite whenever the coefficients are, even where ``E[Z]`` itself overflows float64.
+
+    Parameters
+    ----------
+    transform, t1, t2, n_ctx, h
+        As for :func:`expected_total_attention`.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        As :func:`expected_total_attention`, except that a large answer is no error.
+
+    Examples
+    --------
+    >>> from sia_theory import NoScale, expected_log_total_attention
+    >>> round(expected_log_total_attention(NoScale(), 0, 10**6), 9)  # log(10⁶·e^{1/2})
+    14.315510558
+    """
     log_max, total, _ = _range_moments(transform, t1, t2, n_ctx, h)
     return log_max + float(np.log(total))
 
@@ -114,6 +135,42 @@ def expected_total_attention(transform: Transform, t1, t2, n_ctx=None, h=None) -
     contains ``"context"`` (e.g. :class:`~sia_theory.transforms.LogN`), the head index ``h``
     when it contains ``"head"`` (e.g. ALiBi with one slope per head). Summed in log space; if
     the answer exceeds float64, ``ValueError`` (use :func:`expected_log_total_attention`).
+
+    Parameters
+    ----------
+    transform : Transform
+        The logit transform (its ``log_moments`` give ``m_t + a_t²/2``).
+    t1, t2 : int
+        The distance range ``[t1, t2)``: ``0 <= t1 < t2`` (``t2 <= n_ctx`` when ``n_ctx`` is
+        given), at most ``2**32`` distances.
+    n_ctx : int, optional
+        The number of keys the query sees, >= 1.
+    h : int, optional
+        The head index, in ``[0, transform.n_heads − 1]``.
+
+    Returns
+    -------
+    float
+        ``E[Z_{t1}^{t2}]``.
+
+    Raises
+    ------
+    ValueError
+        If ``transform`` is not a Transform, the range, ``n_ctx`` or ``h`` is out of bounds,
+        a transform that needs ``n_ctx`` or ``h`` is not given it, the coefficients overflow,
+        or the answer exceeds float64.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from scipy.special import digamma
+    >>> from sia_theory import NoScale, ScaleInvariant, expected_total_attention
+    >>> round(expected_total_attention(NoScale(), 0, 100), 6)  # 100·e^{1/2}: E[e^L] for L ~ N(0, 1)
+    164.872127
+    >>> si = ScaleInvariant(tau=10)  # E[e^{L_t}] = α/(t/τ + 1), summed: ατ[ψ(t2+τ) − ψ(t1+τ)]
+    >>> exact = si.alpha * 10 * (digamma(20 + 10) - digamma(10 + 10))
+    >>> bool(np.isclose(expected_total_attention(si, 10, 20), exact, rtol=1e-12))
+    True
     """
     log_z = expected_log_total_attention(transform, t1, t2, n_ctx, h)
     if log_z > _LOG_MAX_FLOAT:
@@ -124,7 +181,28 @@ def expected_total_attention(transform: Transform, t1, t2, n_ctx=None, h=None) -
 
 def expected_negentropy(transform: Transform, t1, t2, n_ctx=None, h=None) -> float:
     """``E[N_{t1}^{t2}] = Σ E[e^{L_t} L_t] = Σ (m_t + a_t²) exp(m_t + a_t²/2)`` (SI eq. 7),
-    summed with the weights shifted by the largest; ``ValueError`` if it exceeds float64."""
+    summed with the weights shifted by the largest; ``ValueError`` if it exceeds float64.
+
+    Parameters
+    ----------
+    transform, t1, t2, n_ctx, h
+        As for :func:`expected_total_attention`.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        As :func:`expected_total_attention`.
+
+    Examples
+    --------
+    >>> from sia_theory import NoScale, expected_negentropy
+    >>> round(expected_negentropy(NoScale(), 0, 100), 9)  # 100·E[L e^L] = 100·e^{1/2}, L ~ N(0, 1)
+    164.87212707
+    """
     log_max, _, inner = _range_moments(transform, t1, t2, n_ctx, h)
     with np.errstate(over="ignore"):
         value = np.exp(log_max) * inner if inner else 0.0
@@ -139,6 +217,26 @@ def plug_in_entropy(transform: Transform, t1, t2, n_ctx=None, h=None) -> float:
     weights are heavy-tailed at large ``t`` — that gap is what SI Fig. 2 is about. Computed in
     log space (``E[N]/E[Z]`` is a weighted mean of ``m_t + a_t²``), so it is finite whenever the
     coefficients are.
+
+    Parameters
+    ----------
+    transform, t1, t2, n_ctx, h
+        As for :func:`expected_total_attention`.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        As :func:`expected_log_total_attention`.
+
+    Examples
+    --------
+    >>> from sia_theory import NoScale, plug_in_entropy
+    >>> round(plug_in_entropy(NoScale(), 0, 100), 9)  # log(t2 − t1) − 1/2 = log 100 − 1/2
+    4.105170186
     """
     log_max, total, tilted = _range_moments(transform, t1, t2, n_ctx, h)
     return float(log_max + np.log(total) - tilted / total)
@@ -162,6 +260,32 @@ def scale_invariant_total_attention(transform: ScaleInvariant, t1, t2) -> float:
 
     An independent route to :func:`expected_total_attention`: it never evaluates ``a_t, m_t``.
     Any transform that declares ``power_law = (alpha, beta, tau)`` is accepted.
+
+    Parameters
+    ----------
+    transform : Transform
+        One that declares ``power_law`` (e.g. :class:`~sia_theory.transforms.ScaleInvariant`).
+    t1, t2 : int
+        The range ``[t1, t2)``, ``0 <= t1 < t2``.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        If the transform declares no ``power_law``, the range is not ``0 <= t1 < t2``, or the
+        answer exceeds float64.
+
+    Examples
+    --------
+    >>> import math
+    >>> from sia_theory import ScaleInvariant, expected_total_attention
+    >>> from sia_theory import scale_invariant_total_attention as exact_z
+    >>> si = ScaleInvariant(tau=10)
+    >>> math.isclose(exact_z(si, 10, 20), expected_total_attention(si, 10, 20), rel_tol=1e-12)
+    True
     """
     alpha, _, tau = _power_law(transform)
     t1, t2, _ = check_range(t1, t2)
@@ -169,7 +293,31 @@ def scale_invariant_total_attention(transform: ScaleInvariant, t1, t2) -> float:
 
 
 def scale_invariant_negentropy(transform: ScaleInvariant, t1, t2) -> float:
-    """Exact ``E[N_{t1}^{t2}] = β τ [ψ(t2+τ) − ψ(t1+τ)]`` (eq. 15b summed)."""
+    """Exact ``E[N_{t1}^{t2}] = β τ [ψ(t2+τ) − ψ(t1+τ)]`` (eq. 15b summed).
+
+    Parameters
+    ----------
+    transform, t1, t2
+        As for :func:`scale_invariant_total_attention`.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        As :func:`scale_invariant_total_attention`.
+
+    Examples
+    --------
+    >>> import math
+    >>> from sia_theory import ScaleInvariant, expected_negentropy, scale_invariant_negentropy
+    >>> si = ScaleInvariant(tau=10)
+    >>> math.isclose(scale_invariant_negentropy(si, 10, 20), expected_negentropy(si, 10, 20),
+    ...              rel_tol=1e-12)
+    True
+    """
     _, beta, tau = _power_law(transform)
     t1, t2, _ = check_range(t1, t2)
     return _finite("E[N]", beta * generated.si_range_sum(t1, t2, tau), f"beta = {beta!r}")
@@ -179,6 +327,29 @@ def scale_invariant_limits(transform: ScaleInvariant, delta) -> tuple[float, flo
     """``(lim E[Z_t^{tΔ}], lim E[N_t^{tΔ}])`` as ``t → ∞``: ``(ατ log Δ, βτ log Δ)`` (SI-4/5),
     evaluated from the symbolic squeeze limits of :func:`sia_theory.symbolic.si.range_sum_limits`
     (printed into :mod:`sia_theory.symbolic.generated`).
+
+    Parameters
+    ----------
+    transform : Transform
+        One that declares ``power_law``.
+    delta : int
+        The range ratio ``Δ >= 2``.
+
+    Returns
+    -------
+    (float, float)
+
+    Raises
+    ------
+    ValueError
+        If the transform declares no ``power_law``, ``delta`` is not an integer >= 2, or a
+        limit exceeds float64.
+
+    Examples
+    --------
+    >>> from sia_theory import ScaleInvariant, scale_invariant_limits
+    >>> [round(x, 6) for x in scale_invariant_limits(ScaleInvariant(tau=10), 2)]  # α = β = e^½
+    [11.428065, 11.428065]
     """
     alpha, beta, tau = _power_law(transform)
     delta = float(check_int("delta", delta, lo=2))

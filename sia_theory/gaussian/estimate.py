@@ -37,6 +37,26 @@ class Estimate:
     ``samples`` the sample count of a sampling route, and ``parts``: named estimates it was
     built from (``E[H] = E[log Z] − E[N/Z]`` carries ``"log_Z"`` and ``"N_over_Z"``).
 
+    Parameters
+    ----------
+    value : float
+        The estimate.
+    error : float
+        Its standard error (sampling route) or numerical bound (deterministic route), finite
+        and >= 0.
+    kind : str
+        The route, one of :data:`ROUTES`.
+    samples : int, optional
+        The sample count: given for a sampling route, and only then.
+    parts : mapping of str to Estimate, optional
+        The named estimates it was built from.
+
+    Raises
+    ------
+    ValueError
+        If ``kind`` is not a route, ``error`` is not finite and >= 0, or ``samples`` is given
+        for a deterministic route or missing for a sampling one.
+
     Examples
     --------
     >>> from sia_theory.gaussian.estimate import Estimate, disagreement
@@ -95,7 +115,36 @@ def disagreement(a: Estimate, b: Estimate) -> float:
 
 def assert_agree(a: Estimate, b: Estimate, k: float = 4.0) -> None:
     """``AssertionError`` unless ``a`` and ``b`` agree within ``k`` combined standard errors
-    (after their numerical bounds): the one test helper for holding routes together."""
+    (after their numerical bounds): the one test helper for holding routes together.
+
+    Parameters
+    ----------
+    a, b : Estimate
+        The two estimates.
+    k : float, optional
+        The allowed number of combined standard errors (default 4).
+
+    Returns
+    -------
+    None
+
+    Raises
+    ------
+    AssertionError
+        If :func:`disagreement` of ``a`` and ``b`` exceeds ``k``.
+    ValueError
+        If ``a`` or ``b`` is not an :class:`Estimate`.
+
+    Examples
+    --------
+    >>> from sia_theory import Estimate, assert_agree
+    >>> exact = Estimate(1.0, 1e-9, "exact")
+    >>> assert_agree(exact, Estimate(1.02, 0.01, "monte_carlo", samples=4096))  # 2 se apart
+    >>> assert_agree(exact, Estimate(1.05, 0.01, "monte_carlo", samples=4096))  # 5 se apart
+    Traceback (most recent call last):
+    ...
+    AssertionError: exact 1.0 ± 1e-09 and monte_carlo 1.05 ± 0.01 disagree: 5 standard errors ...
+    """
     z = disagreement(a, b)
     if not z <= k:
         raise AssertionError(f"{a.kind} {a.value!r} ± {a.error:.3g} and {b.kind} {b.value!r} ± "

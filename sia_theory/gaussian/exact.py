@@ -31,7 +31,41 @@ ExactMass = Estimate
 
 def range_log_laplace(transform, t1, t2, log_s, n_ctx=None, h=None, *, rtol=1e-6) -> np.ndarray:
     """``log Φ(s) = log E[exp(−s Z_{t1}^{t2})] = Σ_t log g_t(s)`` at ``s = e^{log_s}`` (array),
-    summed over the distance quadrature (the integrator's own ``log Φ``)."""
+    summed over the distance quadrature (the integrator's own ``log Φ``).
+
+    Parameters
+    ----------
+    transform : Transform
+        The logit transform.
+    t1, t2 : int
+        The range ``[t1, t2)``, ``0 <= t1 < t2 <= T_MAX`` (and ``t2 <= n_ctx``); integral
+        floats such as ``1e30`` are accepted.
+    log_s : array_like
+        ``log s`` at each point.
+    n_ctx, h : int, optional
+        The number of keys the query sees and the head, for transforms that depend on them.
+    rtol : float, optional
+        The relative tolerance of the quadrature, in ``[1e-10, 1e-2]``.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``log Φ(s)``, one per ``log_s``.
+
+    Raises
+    ------
+    ValueError
+        If the range, ``n_ctx``, ``h`` or ``rtol`` is out of bounds.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sia_theory import NoScale, range_log_laplace
+    >>> s = np.array([1e-8, 1e-6])  # small s: log Φ(s) ≈ −s E[Z] = −s·100·e^{1/2}
+    >>> x = range_log_laplace(NoScale(), 0, 100, np.log(s))
+    >>> np.round(x / (-s * 100 * np.exp(0.5)), 4).tolist()
+    [1.0, 1.0]
+    """
     t1, t2, n_ctx = check_long_range(t1, t2, n_ctx)
     row = LaplaceIntegral(transform, [(t1, t2)], n_ctx, h, rtol=check_rtol(rtol))
     return row.log_laplace(log_s)
@@ -43,6 +77,28 @@ def expected_entropy_exact(transform, t1, t2, n_ctx=None, h=None, *, rtol=1e-6) 
     independent of ``t2 − t1`` (up to ``1e30``). ``n_ctx`` and ``h`` are passed to the
     transform's ``coefficients`` (required when its ``depends_on`` contains
     ``"context"``/``"head"``).
+
+    Parameters
+    ----------
+    transform : Transform
+        The logit transform.
+    t1, t2 : int
+        The range ``[t1, t2)``, ``0 <= t1 < t2 <= T_MAX`` (and ``t2 <= n_ctx``); integral
+        floats such as ``1e30`` are accepted.
+    n_ctx, h : int, optional
+        The number of keys the query sees and the head.
+    rtol : float, optional
+        The relative tolerance of the quadrature, in ``[1e-10, 1e-2]``.
+
+    Returns
+    -------
+    Estimate
+        Of kind ``"exact"``, with ``parts``.
+
+    Raises
+    ------
+    ValueError
+        If the range, ``n_ctx``, ``h`` or ``rtol`` is out of bounds.
 
     Examples
     --------
@@ -60,7 +116,39 @@ def expected_entropy_exact(transform, t1, t2, n_ctx=None, h=None, *, rtol=1e-6) 
 
 def expected_mass_exact(transform, t1, t2, n_ctx, h=None, *, rtol=1e-6) -> Estimate:
     """``E[Z_{t1}^{t2} / Z_0^{n_ctx}]``: the expected share of a query's attention (it sees
-    distances ``0 .. n_ctx−1``) that falls in ``[t1, t2)``, by the exact route with its error."""
+    distances ``0 .. n_ctx−1``) that falls in ``[t1, t2)``, by the exact route with its error.
+
+    Parameters
+    ----------
+    transform : Transform
+        The logit transform.
+    t1, t2 : int
+        The range ``[t1, t2)``, ``0 <= t1 < t2 <= T_MAX`` (and ``t2 <= n_ctx``); integral
+        floats such as ``1e30`` are accepted.
+    n_ctx : int
+        The number of keys the query sees (required).
+    h : int, optional
+        The head, for a transform that depends on it.
+    rtol : float, optional
+        The relative tolerance of the quadrature, in ``[1e-10, 1e-2]``.
+
+    Returns
+    -------
+    Estimate
+        Of kind ``"exact"``.
+
+    Raises
+    ------
+    ValueError
+        If ``n_ctx`` is None, or the range, ``n_ctx``, ``h`` or ``rtol`` is out of bounds.
+
+    Examples
+    --------
+    >>> from sia_theory import NoScale, expected_mass_exact
+    >>> m = expected_mass_exact(NoScale(), 10**6, 2 * 10**6, 4 * 10**6)
+    >>> round(m.value, 6), m.error < 1e-6  # iid weights: the range's share (t2 − t1)/n_ctx
+    (0.25, True)
+    """
     if n_ctx is None:
         raise ValueError("n_ctx must be given: the mass is relative to the row [0, n_ctx)")
     t1, t2, n_ctx = check_long_range(t1, t2, n_ctx)

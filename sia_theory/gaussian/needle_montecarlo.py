@@ -31,6 +31,44 @@ def simulate_needle(transform, n_ctx, t, deltas, samples, seed, head=None) -> di
 
     Brute force: ``samples × n_ctx`` Gaussian base scores (``n_ctx <= 1e7``), so use it where
     it is cheap; draw ``k`` comes from ``rng_for(seed, "si.needle", k)``.
+
+    Parameters
+    ----------
+    transform : Transform
+        The logit transform.
+    n_ctx : int
+        The number of keys, in ``[2, 1e7]``.
+    t : int
+        The needle's distance, in ``[0, n_ctx − 1]``.
+    deltas : array_like
+        The raises ``δ`` of the needle's base score, finite.
+    samples : int
+        The number of draws, >= 2.
+    seed : int
+        The seed, in ``[0, 2**63 − 1]``.
+    head : int, optional
+        The head, required for a transform whose coefficients depend on it.
+
+    Returns
+    -------
+    dict
+        The keys above.
+
+    Raises
+    ------
+    ValueError
+        If an argument is out of range, ``head`` is missing where needed, or the draws would
+        not fit in memory.
+
+    Examples
+    --------
+    >>> from sia_theory import NoScale, simulate_needle
+    >>> r = simulate_needle(NoScale(), 100, 5, [0.0, 10.0], samples=400, seed=0)
+    >>> p, se = r["p_argmax"][0], r["p_argmax_se"][0]  # δ = 0: 1 key of 100, P = 1/100
+    >>> bool(abs(p - 0.01) < 4 * se), bool(abs(r["mass"][0] - 0.01) < 4 * r["mass_se"][0])
+    (True, True)
+    >>> float(r["p_argmax"][1])  # raised by 10 standard deviations, it always wins
+    1.0
     """
     n_ctx, t = check_needle(transform, n_ctx, t, head)
     if n_ctx > MAX_N_CTX:

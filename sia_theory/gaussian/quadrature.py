@@ -94,6 +94,24 @@ def distance_quadrature(t1, t2, *, rtol=1e-6) -> tuple[np.ndarray, np.ndarray]:
     falls, a quadrature at ``rtol/100`` is finer than one at ``rtol`` wherever the range starts
     (the exact route's error estimate compares the two).
 
+    Parameters
+    ----------
+    t1, t2 : int
+        The range ``[t1, t2)``, ``0 <= t1 < t2 <= T_MAX``; integral floats such as ``1e30``
+        are accepted.
+    rtol : float, optional
+        The target relative error, in ``[1e-13, 0.1]`` (it sets ``T``).
+
+    Returns
+    -------
+    (numpy.ndarray, numpy.ndarray)
+        The nodes ``t`` and the weights ``w``, float64, of one length.
+
+    Raises
+    ------
+    ValueError
+        If the range or ``rtol`` is out of bounds.
+
     Examples
     --------
     >>> import numpy as np

@@ -90,6 +90,42 @@ def expectation(quantity: str, transform, t1, t2, *, route: str, n_ctx=None, h=N
     ``t2``), by ``route`` (see the module table). ``samples`` and ``seed`` are for the sampling
     routes, ``rtol`` for the exact route, ``top_k`` for the asymptotic sampler.
 
+    Parameters
+    ----------
+    quantity : {"Z", "N", "H", "log_Z", "N_over_Z", "mass"}
+        What to take the expectation of (module table).
+    transform : Transform
+        The logit transform.
+    t1, t2 : int
+        The range ``[t1, t2)``, ``0 <= t1 < t2 <= T_MAX`` (and ``t2 <= n_ctx``); integral floats
+        such as ``1e30`` are accepted.
+    route : {"closed_form", "exact", "monte_carlo", "asymptotic"}
+        One of the routes that reach ``quantity`` (:data:`QUANTITIES`).
+    n_ctx : int, optional
+        The number of keys the query sees (required for ``"mass"``).
+    h : int, optional
+        The head index (not taken by the ``monte_carlo`` route).
+    samples, seed : int, optional
+        For the sampling routes, required there (``samples >= 2``).
+    rtol : float, optional
+        The exact route's relative tolerance, in ``[1e-10, 1e-2]``.
+    top_k : int, optional
+        The asymptotic sampler's number of largest logits drawn exactly.
+
+    Returns
+    -------
+    Estimate
+        The value, its error (a standard error for the sampling routes, a bound otherwise) and
+        the route.
+
+    Raises
+    ------
+    ValueError
+        For an unknown quantity or route, a route that does not reach the quantity, a range
+        out of bounds, ``"mass"`` without ``n_ctx``, a sampling route without ``samples`` and
+        ``seed`` (or ``monte_carlo`` with ``h``), an ``rtol`` out of range, or a sampled value
+        that overflows float64.
+
     Examples
     --------
     >>> from sia_theory import ScaleInvariant

@@ -99,11 +99,41 @@ def load_pretrained(name: str = "smollm2-135m", dtype=np.float32, *, cache_dir=N
     GGUF file when ``name`` is a path ending in ``.gguf`` or an existing file
     (:func:`load_gguf_file`; no checksum: only the registry's files are pinned).
 
-    ``dtype`` is ``np.float32`` (default) or ``np.float64`` (the float32 weights widened).
-    ``cache_dir`` overrides the weight cache directory (default: ``$SIA_THEORY_CACHE``,
-    ``$XDG_CACHE_HOME/sia-theory`` or ``~/.cache/sia-theory``). Raises ``ValueError`` naming
-    the cause and the fix for an unknown name, a missing, truncated or corrupt model file, a
-    wrong checksum, or an unsupported quantisation type.
+    Parameters
+    ----------
+    name : str or os.PathLike, optional
+        A key of :data:`MODELS` (default ``"smollm2-135m"``), a Hugging Face LLaMA folder, or
+        a GGUF file.
+    dtype : numpy dtype, optional
+        ``np.float32`` (default) or ``np.float64`` (the float32 weights widened).
+    cache_dir : str or os.PathLike, optional
+        The weight cache directory (default: ``$SIA_THEORY_CACHE``,
+        ``$XDG_CACHE_HOME/sia-theory`` or ``~/.cache/sia-theory``).
+    path : str or os.PathLike, optional
+        A file to read in place of the registry model's packaged file (its checksum is still
+        checked).
+
+    Returns
+    -------
+    (LlamaModel, Tokenizer)
+        The model (``model.load_info`` records the source, the cache and the time taken) and
+        its tokenizer (for a folder, see :func:`load_hf_folder`).
+
+    Raises
+    ------
+    ValueError
+        Naming the cause and the fix, for an unknown name, a ``dtype`` other than float32 or
+        float64, a missing, truncated or corrupt model file, a wrong checksum, or an
+        unsupported quantisation type.
+
+    Examples
+    --------
+    >>> from sia_theory import load_pretrained
+    >>> load_pretrained("no-such-model")
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown model 'no-such-model'; choices: smollm2-135m
+    >>> model, tokenizer = load_pretrained("smollm2-135m")  # doctest: +SKIP
     """
     dtype = _check_dtype(dtype)
     if isinstance(name, str | os.PathLike) and os.path.isdir(name):

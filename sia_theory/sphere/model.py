@@ -61,6 +61,18 @@ class DistanceLaw:
     ``P(r ≤ ρ) ~ c ρ^k`` (module docstring). ``k`` must be finite and positive (``k = inf``: no
     mass near 0, ``ValueError``); ``b > 0``.
 
+    Parameters
+    ----------
+    k : float
+        The local exponent, in ``(0, K_MAX]``.
+    b : float
+        The second Beta parameter, > 0.
+
+    Raises
+    ------
+    ValueError
+        If ``k`` or ``b`` is not a finite real number in its range.
+
     Examples
     --------
     >>> law = DistanceLaw.uniform(4)

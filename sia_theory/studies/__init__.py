@@ -74,6 +74,21 @@ def get_study(name: str):
     """The :class:`Study` called ``name`` (or an alias of it), or ``ValueError`` listing the
     names.
 
+    Parameters
+    ----------
+    name : str
+        A study name, an alias of one, or a deprecated name (which resolves with a
+        ``DeprecationWarning``).
+
+    Returns
+    -------
+    Study
+
+    Raises
+    ------
+    ValueError
+        For an unknown name (the message lists the names).
+
     Examples
     --------
     >>> import dataclasses

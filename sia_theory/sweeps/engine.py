@@ -321,19 +321,51 @@ def sweep(fn, grid, *, store, seed, scheduler=None, force=False, progress=True,
           study="sweep", seed_key=None, on_error="record", n_workers=None) -> pd.DataFrame:
     """Run ``fn(cell, rng_seed)`` on every cell of ``grid`` and return the results.
 
-    ``grid``: an iterable of dicts of scalar parameters, or a dict of lists (Cartesian product).
-    ``store``: a folder for the Parquet dataset (one file per finished cell, see
-    :mod:`sia_theory.sweeps.store`), or ``None`` to keep the results in memory only. Cells already
-    in the store are read back, not recomputed, unless ``force=True``. ``seed``: the sweep seed;
-    the seed of a cell is ``seed_int(seed, study, key_index(cell_key(cell)))``, or
-    ``seed_int(seed, *seed_key(cell))`` for a study with its own seeding rule. ``scheduler``: see
-    the module docstring; ``n_workers`` sizes the embedded LocalCluster. A cell whose fn raises is
-    recorded (``store/errors/``, :func:`~sia_theory.sweeps.store.load_errors`) and the others go
-    on; ``on_error="raise"`` raises :class:`SweepError` at the end instead.
+    Parameters
+    ----------
+    fn : callable
+        The cell function ``fn(cell, rng_seed)`` (module docstring).
+    grid : iterable of dict, or dict of lists
+        Dicts of scalar parameters, or a dict of lists (their Cartesian product).
+    store : str, Path or None
+        A folder for the Parquet dataset (one file per finished cell, see
+        :mod:`sia_theory.sweeps.store`), or ``None`` to keep the results in memory only.
+    seed : int
+        The sweep seed, in ``[0, 2**63 − 1]``; the seed of a cell is
+        ``seed_int(seed, study, key_index(cell_key(cell)))``, or ``seed_int(seed,
+        *seed_key(cell))`` for a study with its own seeding rule.
+    scheduler : None, str or distributed.Client, optional
+        Where the cells run (module docstring).
+    force : bool, optional
+        Recompute cells already in the store (by default they are read back).
+    progress : bool, optional
+        Show a progress bar.
+    study : str, optional
+        The study name, part of each cell's seed and checked against the store's.
+    seed_key : callable, optional
+        A study's own seeding rule (see ``seed``).
+    on_error : {"record", "raise"}, optional
+        ``"record"``: a cell whose fn raises is recorded (``store/errors/``,
+        :func:`~sia_theory.sweeps.store.load_errors`) and the others go on; ``"raise"``: raise
+        :class:`SweepError` at the end instead.
+    n_workers : int, optional
+        The number of processes of the embedded LocalCluster (default the CPU count).
 
-    Returns fn's rows of every finished cell in grid order, with the cell's parameters (those
-    not already columns of fn's output), ``cell_key`` and ``cell_seed``; the failed cells'
-    errors are in ``result.attrs["errors"]`` (``{cell key: error line}``).
+    Returns
+    -------
+    pandas.DataFrame
+        fn's rows of every finished cell in grid order, with the cell's parameters (those not
+        already columns of fn's output), ``cell_key`` and ``cell_seed``; the failed cells'
+        errors are in ``result.attrs["errors"]`` (``{cell key: error line}``).
+
+    Raises
+    ------
+    ValueError
+        For a bad argument (``fn`` not callable, ``on_error``, ``seed``, ``scheduler``,
+        ``n_workers``, a store that is not usable or holds another study or seed), or a
+        scheduler that does not answer.
+    SweepError
+        With ``on_error="raise"``, when a cell failed.
 
     Examples
     --------
