@@ -26,11 +26,12 @@ from .._infra.seeding import MAX_SEED
 from .._infra.settings import StudySettings
 from .._infra.stats import mean_se, wilson_interval
 from .._infra.validate import check_int
+from ..sweeps.store import check_store
 from ..training.needle import NeedleTuneSettings, accuracy_table, tune_and_evaluate
 from ..training.schemes import resolve_scheme
 from ..training.settings import TrainSettings
 from .base import Execution, study, sweep_store
-from .train_grid import TrainGridSettings, grid_runs
+from .train_grid import TRAIN_GRID_STUDY, TrainGridSettings, check_store_settings, grid_runs
 
 __all__ = ["NEEDLE_CELLS_STUDY", "TABLE2_SCHEMES", "TABLE2", "TrainNeedleSettings",
            "train_needle", "grid_store_for"]
@@ -149,6 +150,17 @@ def _summary(cells: pd.DataFrame, needles: pd.DataFrame, train_length: int) -> p
     return pd.DataFrame(rows)
 
 
+def _check_grid_store(grid_store: Path, train: TrainSettings, seed: int) -> None:
+    """``ValueError`` naming ``grid_store`` unless it can hold the grid's runs for these
+    training settings (a folder that is absent, empty or the grid's own store of the same
+    settings and seed, and writable): checked before any cell runs, nothing written."""
+    try:
+        check_store(grid_store, study=TRAIN_GRID_STUDY, seed=seed)
+        check_store_settings(grid_store, train)
+    except ValueError as err:
+        raise ValueError(f"grid_store: {err}") from None
+
+
 @study("train_needle", TrainNeedleSettings, sweepable=True, partial=True)
 def train_needle(settings: TrainNeedleSettings, seed: int, execution):
     """Frames ``needles`` (one row per evaluated needle and cell, with the cell's answer loss
@@ -166,6 +178,8 @@ def train_needle(settings: TrainNeedleSettings, seed: int, execution):
     if grid_store is not None and execution.store is not None and \
             Path(os.fspath(execution.store)).resolve() == grid_store.resolve():
         raise ValueError("grid_store must differ from the needle study's own store")
+    if grid_store is not None and not execution.finished_only:
+        _check_grid_store(grid_store, s.train, seed)
     key = {"train": json.dumps(s.train.to_dict(), sort_keys=True),
            "needle": json.dumps(s.needle.to_dict(), sort_keys=True)}
     cells = [{"scheme": scheme, "seed": k, **key} for scheme in s.schemes for k in s.seeds]

@@ -213,3 +213,31 @@ def test_the_settings_renamed_keep_the_old_name_one_release_and_the_stores_keys(
     assert json.dumps(NeedleTuneSettings.full().to_dict(), sort_keys=True) == (
         '{"batch_size": 16, "cooldown": 0.3, "eval_examples": 32, "eval_multiples": [1, 4, '
         '16], "eval_tokens": 8192, "form": "query", "steps": 180}')
+
+
+@pytest.mark.parametrize("kind", ["file", "under-a-file", "other-settings"])
+def test_a_bad_grid_store_is_refused_before_any_cell_runs(kind, tmp_path):
+    """The needle study checks the grid store it reads its pretrained runs from before any
+    cell runs (a regular file, a folder under a file, a store of other training settings):
+    one ValueError naming grid_store, and the needle study's own store is never written."""
+    import dataclasses
+    import json
+
+    from sia_theory.studies import Execution
+    from sia_theory.studies.train_needle import TrainNeedleSettings, train_needle
+
+    settings = TrainNeedleSettings.quick()
+    blocker = tmp_path / "blocker"
+    blocker.write_text("not a store")
+    grid = {"file": blocker, "under-a-file": blocker / "grid",
+            "other-settings": tmp_path / "grid"}[kind]
+    if kind == "other-settings":
+        grid.mkdir()
+        other = dataclasses.replace(settings.train, steps=settings.train.steps + 1)
+        (grid / "training.json").write_text(json.dumps({"train": other.to_dict(),
+                                                        "format": 1}))
+    own = tmp_path / "needles"
+    with pytest.raises(ValueError, match="grid_store"):
+        train_needle(dataclasses.replace(settings, grid_store=str(grid)), seed=0,
+                     execution=Execution(store=own))
+    assert not own.exists()
