@@ -7,6 +7,7 @@ from __future__ import annotations
 from .._infra.cli import output_dir, seed
 from .scripts import (
     FAMILIES,
+    NamesHelpParser,
     figure_family,
     run_scripts,
     script_folders,
@@ -32,6 +33,8 @@ def register(subparsers):
     p = subparsers.add_parser("figures", help="regenerate figures (experiments/*.py)",
                               description="Run experiments/NAME.py for every figure of a family "
                                           "(or those named by --only), each in its own process.")
+    p.__class__ = NamesHelpParser
+    p.names_of = lambda folders: list(scripts_in(folders[0], "*.py"))
     p.add_argument("--quick", action="store_true",
                    help="seconds-long runs of each figure (a smoke test, not the committed data)")
     p.add_argument("--only", nargs="+", metavar="NAME",

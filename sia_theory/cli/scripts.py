@@ -15,10 +15,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+from .._infra.cli import OneLineArgumentParser
 from .errors import CommandError
 
 __all__ = ["repo_root", "script_folders", "scripts_in", "select_scripts", "run_scripts",
-           "FAMILIES", "figure_family"]
+           "FAMILIES", "figure_family", "NamesHelpParser"]
 
 _PACKAGE = Path(__file__).resolve().parent.parent
 
@@ -95,3 +96,20 @@ def figure_family(name: str) -> str:
         if name.startswith(family + "_"):
             return family
     return "core"
+
+
+class NamesHelpParser(OneLineArgumentParser):
+    """A parser whose help ends with the names its ``--only`` takes (the scripts found now, by
+    :func:`script_folders`): ``names_of(folders) -> [name, ...]`` set as ``names_of``; looked up
+    only when help is shown."""
+
+    names_of = None
+
+    def format_help(self):
+        try:
+            names = self.names_of(script_folders())
+        except CommandError as err:
+            self.epilog = f"names: none found ({err})"
+        else:
+            self.epilog = "names: " + ", ".join(names)
+        return super().format_help()

@@ -11,8 +11,8 @@ Results are written after every run, so a stopped probe still returns data.
 Two steps, the first on the machine that has the data (its Python's standard library and the
 BPE of its ``tokenizers`` define the tokens), the second anywhere::
 
-    python experiments/train_gpu_probe.py prepare --size gpu --data DIR
-    python experiments/train_gpu_probe.py run --size gpu --data DIR --out OUT --budget 420
+    python experiments/gpu/train_gpu_probe.py prepare --size gpu --data DIR
+    python experiments/gpu/train_gpu_probe.py run --size gpu --data DIR --out OUT --budget 420
 
 ``--size tiny`` is the CPU rehearsal (seconds). Writes ``OUT/manifest.json`` (versions, XLA
 flags, device, CPU, settings, timings), ``curves.csv`` (validation at every checkpoint and

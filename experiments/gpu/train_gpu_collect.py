@@ -1,9 +1,10 @@
-"""Collect the GPU probe's output folders (experiments/train_gpu_probe.py) into
+"""Collect the GPU probe's output folders (experiments/gpu/train_gpu_probe.py) into
 ``figures/train_gpu/``: the per-run CSVs joined, the Table 2 analogue per scheme and length
 (mean and worst seed, pooled accuracy with its Wilson interval), TRAIN-6's decision on it, the
 repeat of a run in another process (reproducibility on the GPU) and one figure.
 
-    python experiments/train_gpu_collect.py --runs DIR1,DIR2 --repeat DIR3 --out figures/train_gpu
+    python experiments/gpu/train_gpu_collect.py --runs DIR1,DIR2 --repeat DIR3 \
+        --out figures/train_gpu
 
 A ``(scheme, seed)`` that several folders hold is taken from the first of ``--runs``.
 """
