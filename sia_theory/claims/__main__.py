@@ -20,8 +20,10 @@ DEFAULT_OUT = "sia-theory-claims"
 never shadow an importable package in the folder the command runs in."""
 
 
-def main(argv=None) -> int:
-    parser = OneLineArgumentParser(prog="python -m sia_theory.claims", description=__doc__)
+def main(argv=None, prog: str = "python -m sia_theory.claims") -> int:
+    """Run the claims table with ``argv`` (default ``sys.argv[1:]``); ``prog`` names the command
+    in error lines (``sia-theory check`` passes its own). Returns the exit status."""
+    parser = OneLineArgumentParser(prog=prog, description=__doc__)
     parser.add_argument("--quick", action="store_true", help="CI-sized checks (seconds each)")
     parser.add_argument("--seed", type=seed, default=0, help="an integer in [0, 2**63 - 1]")
     parser.add_argument("--only", default=None,

@@ -28,7 +28,7 @@ def _handler(args) -> int:
         argv += ["--only", ",".join(args.only)]
     if args.out is not None:
         argv += ["--out", str(args.out)]
-    return checks_main(argv)
+    return checks_main(argv, prog="sia-theory check")
 
 
 def register(subparsers):

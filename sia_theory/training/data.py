@@ -256,7 +256,7 @@ def __getattr__(name):
         import warnings
 
         warnings.warn("sia_theory.training.data.documents is now texts (documents: the model "
-                      "studies' tokenized documents, sia_theory.models.runs.documents)",
+                      "studies' tokenized documents, sia_theory.studies.model_runs.documents)",
                       DeprecationWarning, stacklevel=2)
         return texts
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -30,9 +30,8 @@ from .model import token_losses
 from .optim import make_optimizer
 from .params import check_parameters, init_parameters
 from .run import TrainedRun
-from .schemes import resolve_scheme, trainable_transform
+from .schemes import check_trainable, resolve_scheme
 from .settings import TrainSettings
-from .tables import check_float32
 
 jax, jnp, optax = require()
 
@@ -94,9 +93,9 @@ def _checked_inputs(scheme, settings, seed, tau, parameters, batches):
         raise ValueError(f"settings must be a TrainSettings, got {type(s).__name__}")
     seed = check_seed(seed)
     resolved = resolve_scheme(scheme, tau)
-    # a transform that cannot serve this model, or overflows float32 up to the longest length
-    check_float32(trainable_transform(resolved, s.n_heads, s.train_length, s.max_length),
-                  s.n_heads, s.max_length)
+    # a transform that cannot serve this model, raises, or overflows float32 up to the longest
+    # length: the one check the command line makes too
+    check_trainable(resolved, s)
     start_from = (init_parameters(s, seed) if parameters is None
                   else check_parameters(parameters, s))
     if batches is not None and not callable(batches):

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -103,8 +104,14 @@ def test_the_wheel_works_outside_the_repository(tmp_path):
     and run the command from a folder that is not a checkout."""
     pytest.importorskip("build")
     dist = tmp_path / "dist"
+    # a copy of the sources without build/: setuptools never removes what an earlier build left
+    # in build/lib (a module since moved would ship again)
+    source = tmp_path / "source"
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(
+        ".venv", "build", ".git", "__pycache__", "figures", "docs", "scratch", ".hypothesis",
+        "*.egg-info", "dist"))
     _run([sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(dist),
-          str(ROOT)], cwd=tmp_path, env=dict(os.environ))
+          str(source)], cwd=tmp_path, env=dict(os.environ))
     (wheel,) = dist.glob("sia_theory-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
     assert "sia_theory/_experiments/si_coefficients.py" in names
