@@ -34,7 +34,7 @@ def test_draw_crossings_satisfy_their_equations():
 
 
 def test_bad_input_named():
-    with pytest.raises(ValueError, match="n"):
+    with pytest.raises(ValueError, match=r"^n "):
         near_simplex_window(1, 0.1, 0.2)
     with pytest.raises(ValueError, match="rho1"):
         near_simplex_window(10, -2.0, 0.2)

@@ -64,7 +64,7 @@ def test_coefficients_are_the_transforms():
 def test_bad_input_named():
     with pytest.raises(ValueError, match="n_ctx"):
         check_needle(NoScale(), 1, 0)
-    with pytest.raises(ValueError, match="t"):
+    with pytest.raises(ValueError, match=r"^t "):
         check_needle(NoScale(), 5, 5)
     with pytest.raises(ValueError, match="deltas"):
         argmax_probability(NoScale(), 5, 0, [np.nan])
