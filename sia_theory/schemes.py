@@ -8,23 +8,21 @@ trainer, the studies, the command line and the docs all take their schemes from 
 :data:`SCHEMES`; a user's transform becomes a scheme through :func:`resolve_scheme`, once, at the
 boundary.
 
-=================== ============================ ============================================
-name                position encoding            transform
-=================== ============================ ============================================
-``rope``            ``RoPE(base)``               none
-``p-rope``          ``PRoPESI()`` (SI App. G)    none
-``nope``            ``NoPE()``                   none
-``alibi``           ``NoPE()``                   ``ALiBi.standard(n_heads)``
-``logn-p-rope``     ``PRoPESI()``                ``ZOO["logn"]`` = ``LogN(0.4)`` (SI Fig. 1)
-``rope-ntk``        ``NTKRoPE(L, n, base)``      none (NTK only beyond ``L``)
-``yarn``            ``YaRNRoPE(L, n, base)``     ``YaRNTemperature(n/L)``
-``qwen-logn``       ``RoPE(base)``               ``QwenLogN(L)``
-``llama4``          ``RoPE(base)``               ``Llama4Temperature(L, 0.1)``
-``si-p-rope``       ``PRoPESI()``                ``ScaleInvariant(τ)``, τ = 10
-``si-rope``         ``RoPE(base)``               ``ScaleInvariant(τ)``, τ = 10
-``si-nope``         ``NoPE()``                   ``ScaleInvariant(τ)``, τ = 10
-``si-rope-posthoc`` ``RoPE(base)``               ``ScaleInvariant(si_tau(L))`` (post hoc)
-=================== ============================ ============================================
+| name | position encoding | transform |
+|---|---|---|
+| ``rope`` | ``RoPE(base)`` | none |
+| ``p-rope`` | ``PRoPESI()`` (SI App. G) | none |
+| ``nope`` | ``NoPE()`` | none |
+| ``alibi`` | ``NoPE()`` | ``ALiBi.standard(n_heads)`` |
+| ``logn-p-rope`` | ``PRoPESI()`` | ``ZOO["logn"]`` = ``LogN(0.4)`` (SI Fig. 1) |
+| ``rope-ntk`` | ``NTKRoPE(L, n, base)`` | none (NTK only beyond ``L``) |
+| ``yarn`` | ``YaRNRoPE(L, n, base)`` | ``YaRNTemperature(n/L)`` |
+| ``qwen-logn`` | ``RoPE(base)`` | ``QwenLogN(L)`` |
+| ``llama4`` | ``RoPE(base)`` | ``Llama4Temperature(L, 0.1)`` |
+| ``si-p-rope`` | ``PRoPESI()`` | ``ScaleInvariant(τ)``, τ = 10 |
+| ``si-rope`` | ``RoPE(base)`` | ``ScaleInvariant(τ)``, τ = 10 |
+| ``si-nope`` | ``NoPE()`` | ``ScaleInvariant(τ)``, τ = 10 |
+| ``si-rope-posthoc`` | ``RoPE(base)`` | ``ScaleInvariant(si_tau(L))`` (post hoc) |
 
 ``L`` is the training length, ``n`` the length the scheme is used at, ``base`` RoPE's base
 (10000 unless the model's config says otherwise). The names of 0.3 that spelled the same idea
