@@ -106,6 +106,7 @@ class NamesHelpParser(OneLineArgumentParser):
     names_of = None
 
     def format_help(self):
+        """The help text, ending with the names found now (or why none were)."""
         try:
             names = self.names_of(script_folders())
         except CommandError as err:
