@@ -103,6 +103,29 @@ def _refine_row(row, limit, chunk_max, chunk_floor, threshold, q_row, q64, picke
     return correction
 
 
+@numba.njit(cache=True, nogil=True, fastmath=_FLAGS, inline="always")
+def _chunked_max(row, limit, chunk_max):
+    """The maximum of ``row[:limit]`` by chunks of ``_CHUNK`` (fixed-length vector loops), each
+    chunk's maximum written to ``chunk_max`` (a chunk whose maximum is far below the row's holds
+    no weight to refine). ``maxnum`` skips NaN scores; they make the row sum NaN instead."""
+    top = row[0]
+    n_chunks = (limit + _CHUNK - 1) // _CHUNK
+    for c in range(limit // _CHUNK):
+        chunk = row[c * _CHUNK:(c + 1) * _CHUNK]
+        chunk_top = chunk[0]
+        for t in range(_CHUNK):
+            chunk_top = maxnum(chunk_top, chunk[t])
+        chunk_max[c] = chunk_top
+        top = maxnum(top, chunk_top)
+    if limit % _CHUNK:
+        chunk_top = row[limit - 1]
+        for j in range(limit - limit % _CHUNK, limit):
+            chunk_top = maxnum(chunk_top, row[j])
+        chunk_max[n_chunks - 1] = chunk_top
+        top = maxnum(top, chunk_top)
+    return top
+
+
 @numba.njit(cache=True, nogil=True, fastmath=_FLAGS)
 def softmax_block(scores, a_tab, m_tab, affine, tab_head0, per_head_tab, base, first_limit,
                   causal, row_max, row_sum, rescale, queries, keys, group, a64, m64, scale,
@@ -149,23 +172,8 @@ def softmax_block(scores, a_tab, m_tab, affine, tab_head0, per_head_tab, base, f
                 m_row = m_tab[tab, off:off + limit]
                 for j in range(limit):
                     row[j] = row[j] * a_row[j] + m_row[j]
-            # the row maximum by chunks (fixed-length vector loops); a chunk whose maximum is
-            # far below the row's holds no weight to refine
-            top = row[0]  # maxnum skips NaN scores; they make the row sum NaN instead
+            top = _chunked_max(row, limit, chunk_max)
             n_chunks = (limit + _CHUNK - 1) // _CHUNK
-            for c in range(limit // _CHUNK):
-                chunk = row[c * _CHUNK:(c + 1) * _CHUNK]
-                chunk_top = chunk[0]
-                for t in range(_CHUNK):
-                    chunk_top = maxnum(chunk_top, chunk[t])
-                chunk_max[c] = chunk_top
-                top = maxnum(top, chunk_top)
-            if limit % _CHUNK:
-                chunk_top = row[limit - 1]
-                for j in range(limit - limit % _CHUNK, limit):
-                    chunk_top = maxnum(chunk_top, row[j])
-                chunk_max[n_chunks - 1] = chunk_top
-                top = maxnum(top, chunk_top)
             old_max = row_max[s, i]
             new_max = max(old_max, np.float64(top))
             if new_max == np.inf:
