@@ -10,6 +10,7 @@ from itertools import islice, permutations
 
 import numpy as np
 import pandas as pd
+from scipy.stats import spearmanr
 
 from sia_theory.studies.train_phase import PhaseSettings, train_phase
 
@@ -47,8 +48,6 @@ def decide_train7(summary: pd.DataFrame) -> Measurement:
     their loss change from L to 16L: Spearman's ρ at or above the exact one-sided critical value
     at ``ALPHA`` (:func:`spearman_critical`). ``summary``: ``scheme, phase_shift, loss_change,
     phase_changed`` (:func:`~sia_theory.studies.train_phase.phase_shift_summary`). Value: ρ."""
-    from scipy.stats import spearmanr
-
     n = len(summary)
     rho = float(spearmanr(summary["phase_shift"], summary["loss_change"]).statistic)
     critical = spearman_critical(n)

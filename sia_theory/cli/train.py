@@ -50,6 +50,7 @@ def _settings(args):
 
 def _handler(args) -> int:
     # the studies load pandas, the trainer JAX: only once the command runs, not for --help
+    # start-up, as in _settings: pandas, the sweep engine and (require) JAX load only to train
     from ..studies.base import Execution
     from ..studies.train_grid import VALIDATION_FILE, train_grid
     from ..training._jax import require

@@ -25,6 +25,7 @@ import numpy as np
 
 from .._infra.validate import check_int
 from ..models.corpus import CODE_MODULES, long_documents
+from ..models.loader import load_pretrained
 from ..models.runs import identical_prefix, position_signature
 from ..schemes import SCHEMES
 
@@ -41,8 +42,6 @@ TRAIN_LENGTH = 8192  # SmolLM2's training context (GGUF llama.context_length)
 @cache
 def pretrained():
     """``(model, tokenizer)`` of SmolLM2-135M-Instruct in float32, loaded once per process."""
-    from ..models.loader import load_pretrained
-
     return load_pretrained(MODEL_NAME, dtype=np.float32)
 
 

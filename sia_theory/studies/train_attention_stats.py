@@ -21,13 +21,18 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
+from scipy import special
 
 from .._infra.grids import log_spaced_integers
 from .._infra.settings import StudySettings
 from .._infra.stats import mean_se
 from .._infra.validate import check_int
+from ..attention import attention_scores
+from ..training.data import corpus
+from ..training.schemes import resolve_scheme
 from .base import study
 from .si_fig1_constants import FIG1_RECENT, FIG1_SCHEMES, fig1_ranges
+from .si_fig1_gaussian import ContextSweepSettings, context_sweep_study
 from .train_grid import TrainGridSettings, figure_grid, seed0_runs
 
 __all__ = ["FIG1_RECENT", "FIG1_SCHEMES", "AttentionStatsSettings", "attention_statistics",
@@ -42,8 +47,6 @@ def context_lengths(max_length: int, count: int = 13) -> np.ndarray:
 
 def _row_stats(row, recent, ranges):
     """Global entropy, recent mass and range entropies of one logit row (distance 0 last)."""
-    from scipy import special
-
     row = np.asarray(row, np.float64)
     n = row.size
     log_z = special.logsumexp(row)
@@ -64,9 +67,6 @@ def attention_statistics(run, *, windows: int = 2, lengths=None, recent: int = F
     ``windows`` validation documents cut to ``max_length`` tokens (module docstring); one
     sample per window, layer and head. ``lengths``: context lengths (default
     :func:`context_lengths`); ``ranges``: default :func:`fig1_ranges`."""
-    from ..attention import attention_scores
-    from ..training.data import corpus
-
     s = run.settings
     length = s.max_length
     lengths = context_lengths(length) if lengths is None else np.asarray(lengths, int)
@@ -96,9 +96,6 @@ def gaussian_prediction(schemes, *, max_length: int, count: int = 13, samples: i
     """The Gaussian theory (iid unit-variance logits through each scheme's transform; the SI
     Fig. 1 top-row study) at the context lengths of :func:`context_lengths`, with a
     ``scheme`` column; ``schemes`` are names of :data:`~.schemes.SCHEMES`."""
-    from ..training.schemes import resolve_scheme
-    from .si_fig1_gaussian import ContextSweepSettings, context_sweep_study
-
     lengths = context_lengths(max_length, count)
     ranges = fig1_ranges(max_length) if ranges is None else tuple(ranges)
     transforms = tuple((name, resolve_scheme(name).transform) for name in schemes)

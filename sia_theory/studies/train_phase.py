@@ -23,10 +23,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
+from scipy.stats import spearmanr
 
 from .._infra.settings import StudySettings
 from .._infra.validate import check_int
+from ..gaussian.phase import freezing_point, phase_of_ratio, phase_shift
+from ..training.data import corpus
 from .base import study
+from .model_extrapolation import phase_rows
 from .train_grid import (
     SI_POSITION_SCHEMES,
     TABLE1_SCHEMES,
@@ -48,8 +52,6 @@ def _ratios(decoder, tokens, rows, transform):
     """Per (layer, head): ``σ`` and ``r`` over the query ``rows`` of ``tokens`` (``(W, T)``):
     :func:`~.model_extrapolation.phase_rows` on the raw scores ``q·k/√Dh`` of each window, the
     variances averaged over the windows (RMS), ``M`` the smallest half-distance of the rows."""
-    from ..gaussian.phase import freezing_point
-    from .model_extrapolation import phase_rows
 
     out = []
     for layer in range(decoder.config.n_layers):
@@ -71,8 +73,6 @@ def head_phases(run, *, windows: int = 1, queries: int = PHASE_QUERIES) -> pd.Da
     """One row per (layer, head) of a trained ``run``: ``sigma`` and ``ratio`` ``r`` at the
     queries ending at ``L`` (``*_train``) and at ``16L`` (``*_end``, the run's ``max_length``),
     their phases, and ``log_ratio_change = log(r_end / r_train)``."""
-    from ..gaussian.phase import phase_of_ratio
-    from ..training.data import corpus
 
     s = run.settings
     length, train_length = s.max_length, s.train_length
@@ -96,14 +96,12 @@ def phase_shift_summary(heads: pd.DataFrame, losses: pd.DataFrame) -> pd.DataFra
     the share that changed phase, the median ``|log r(16L)/r(L)|`` (``phase_shift``) and the
     loss change, with Spearman's ρ of the last two over the schemes in every row."""
     rows = []
-    from ..gaussian.phase import phase_shift
 
     for scheme, g in heads.groupby("scheme", sort=False):
         rows.append({"scheme": scheme, **phase_shift(g["ratio_train"], g["ratio_end"])})
     out = pd.DataFrame(rows).merge(losses, on="scheme", how="left")
     out["loss_change"] = out["loss_end"] - out["loss_train"]
     if len(out) > 2:
-        from scipy.stats import spearmanr
 
         out["spearman"] = float(spearmanr(out["phase_shift"], out["loss_change"]).statistic)
     return out

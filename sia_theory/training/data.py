@@ -187,7 +187,7 @@ def import_tokenized(folder) -> tuple:
     if kind == "bytes":
         tok = TextTokenizer("bytes", 257)
     else:
-        from tokenizers import Tokenizer
+        from tokenizers import Tokenizer  # optional dependency: tokenizers (the train extra)
 
         tok = TextTokenizer("bpe", key[1],
                             Tokenizer.from_str((folder / "tokenizer.json").read_text()))

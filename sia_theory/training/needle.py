@@ -27,9 +27,10 @@ validation pool, evaluation haystacks from the even ones.
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import time
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, partial
 
 import numpy as np
 import pandas as pd
@@ -50,6 +51,7 @@ from .needle_task import (
     needle_task,
 )
 from .params import check_parameters
+from .run import TrainedRun
 from .settings import TrainSettings, check_multiples
 
 __all__ = ["NeedleTuneSettings", "fine_tune", "evaluate_needles", "accuracy_table",
@@ -136,8 +138,6 @@ class NeedleTuneSettings(StudySettings):
 
 
 def _check(run, settings, seed):
-    from .run import TrainedRun
-
     if not isinstance(run, TrainedRun):
         raise ValueError(f"run must be a TrainedRun, got {type(run).__name__}")
     if not isinstance(settings, NeedleTuneSettings):
@@ -164,7 +164,7 @@ def fine_tune(run, settings: NeedleTuneSettings | None = None, *, seed: int | No
     ``train_losses`` are the mean answer losses of each step's batch."""
     settings = NeedleTuneSettings.full() if settings is None else settings
     task, seed = _check(run, settings, seed)
-    from .trainer import train
+    from .trainer import train  # JAX: only where a run is fine-tuned
 
     tune = settings.tune_settings(run.settings)
     length = tune.train_length
@@ -175,8 +175,8 @@ def fine_tune(run, settings: NeedleTuneSettings | None = None, *, seed: int | No
 
 @lru_cache(maxsize=1)
 def _scorer():
-    from functools import partial
 
+    # JAX: only where a run is scored
     from ._jax import require
     from .model import forward
 
@@ -204,7 +204,7 @@ def evaluate_needles(run, settings: NeedleTuneSettings | None = None, *, seed: i
     from ``seed``."""
     settings = NeedleTuneSettings.full() if settings is None else settings
     task, seed = _check(run, settings, seed)
-    from ._jax import require
+    from ._jax import require  # JAX: only where a run is scored
     from .evaluation import block_for, scheme_arrays  # imports JAX: only where a run is scored
 
     jax, jnp, _ = require()
@@ -281,7 +281,6 @@ def __getattr__(name):
                       DeprecationWarning, stacklevel=2)
         return NeedleTuneSettings
     if name in _MOVED:
-        import importlib
 
         return getattr(importlib.import_module(_MOVED[name]), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
