@@ -2,7 +2,6 @@
 cached decoding path against the obvious one (the whole prefix recomputed for every position),
 the GGUF config reader and the RoPE row un-permutation by hand."""
 
-import json
 
 import numpy as np
 import pytest
@@ -10,41 +9,10 @@ import pytest
 from sia_theory.models.llama import LlamaConfig, LlamaModel, unpermute_rope_rows
 from sia_theory.models.loader import load_hf_folder
 
-save_file = pytest.importorskip("safetensors.numpy").save_file
-
-
-def _tiny_folder(folder, seed=0):
-    """A random LLaMA checkpoint (config.json + safetensors): d 16, 4 heads, 2 key-value heads,
-    2 layers, vocabulary 20."""
-    rng = np.random.default_rng(seed)
-    d, heads, kv, ffn, vocab, hd = 16, 4, 2, 24, 20, 4
-    shapes = {"model.embed_tokens.weight": (vocab, d), "lm_head.weight": (vocab, d),
-              "model.norm.weight": (d,)}
-    for i in range(2):
-        p = f"model.layers.{i}."
-        shapes.update({p + "self_attn.q_proj.weight": (heads * hd, d),
-                       p + "self_attn.k_proj.weight": (kv * hd, d),
-                       p + "self_attn.v_proj.weight": (kv * hd, d),
-                       p + "self_attn.o_proj.weight": (d, heads * hd),
-                       p + "mlp.gate_proj.weight": (ffn, d), p + "mlp.up_proj.weight": (ffn, d),
-                       p + "mlp.down_proj.weight": (d, ffn), p + "input_layernorm.weight": (d,),
-                       p + "post_attention_layernorm.weight": (d,)})
-    tensors = {k: (rng.standard_normal(s) / np.sqrt(s[-1]) if len(s) == 2
-                   else 1 + 0.1 * rng.standard_normal(s)).astype(np.float32)
-               for k, s in shapes.items()}
-    folder.mkdir(exist_ok=True)
-    (folder / "config.json").write_text(json.dumps({
-        "model_type": "llama", "architectures": ["LlamaForCausalLM"], "hidden_size": d,
-        "num_hidden_layers": 2, "num_attention_heads": heads, "num_key_value_heads": kv,
-        "intermediate_size": ffn, "vocab_size": vocab, "rope_theta": 100.0,
-        "rms_norm_eps": 1e-5, "max_position_embeddings": 64, "tie_word_embeddings": False}))
-    save_file(tensors, str(folder / "model.safetensors"))
-    return folder
-
 
 @pytest.fixture(scope="module")
-def model(tmp_path_factory):
-    return load_hf_folder(_tiny_folder(tmp_path_factory.mktemp("tiny")), np.float64)[0]
+def model(tmp_path_factory, tiny_folder):
+    return load_hf_folder(tiny_folder(tmp_path_factory.mktemp("tiny")), np.float64)[0]
 
 
 def test_cached_logits_equal_recomputed_prefixes(model):
