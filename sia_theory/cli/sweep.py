@@ -29,7 +29,8 @@ from .._infra.cli import OneLineArgumentParser, output_dir, positive_int, seed
 from ..studies import ALIASES, DEPRECATED_NAMES, SWEEPABLE, get_study
 from ..targets import TargetError, load_transform
 
-__all__ = ["register", "scheduler_arg", "settings_parser", "settings_from_args"]
+__all__ = ["register", "scheduler_arg", "settings_parser", "settings_from_args",
+           "add_execution_flags"]
 
 
 def scheduler_arg(text: str) -> str:
@@ -121,14 +122,20 @@ def settings_parser(study, prog: str) -> OneLineArgumentParser:
     parser.add_argument("--store", type=output_dir, default=f"sweeps/{study.name}",
                         help=f"store folder (default: sweeps/{study.name})")
     parser.add_argument("--seed", type=seed, default=0, help="sweep seed (default 0)")
-    parser.add_argument("--scheduler", type=scheduler_arg, default=None,
-                        help="dask address, 'sync' or 'threads' (default: $SIA_DASK_SCHEDULER "
-                             "or a local cluster)")
-    parser.add_argument("--workers", type=positive_int, default=None,
-                        help="workers of the local cluster (default: CPU count)")
-    parser.add_argument("--force", action="store_true", help="recompute stored cells")
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_execution_flags(parser, "$SIA_DASK_SCHEDULER or a local cluster", "recompute stored cells")
     return parser
+
+
+def add_execution_flags(parser, default_scheduler: str, force: str) -> None:
+    """The flags of an :class:`~sia_theory.studies.base.Execution` that ``sweep`` and ``train``
+    share: ``--scheduler`` (its default described by ``default_scheduler``), ``--workers``,
+    ``--force`` (what it does: ``force``) and ``--no-progress``."""
+    parser.add_argument("--scheduler", type=scheduler_arg, default=None,
+                        help=f"dask address, 'sync' or 'threads' (default: {default_scheduler})")
+    parser.add_argument("--workers", type=positive_int, default=None,
+                        help="processes of the local cluster (default: CPU count)")
+    parser.add_argument("--force", action="store_true", help=force)
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
 def settings_from_args(study, args):

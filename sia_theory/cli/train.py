@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import time
 
-from .._infra.cli import output_dir, positive_float, positive_int, seed
+from .._infra.cli import output_dir, positive_float, seed
 from .._infra.io import write_csv
 from .errors import MissingExtra
-from .sweep import scheduler_arg
+from .sweep import add_execution_flags
 
 __all__ = ["register"]
 
@@ -91,12 +91,7 @@ def register(subparsers):
                    help="the seconds-long training settings (a smoke test)")
     p.add_argument("--out", type=output_dir, default="training",
                    help="store folder (default: training)")
-    p.add_argument("--scheduler", type=scheduler_arg, default=None,
-                   help="dask address, 'sync' or 'threads' (default: this process for one "
-                        "run, else $SIA_DASK_SCHEDULER or a local cluster)")
-    p.add_argument("--workers", type=positive_int, default=None,
-                   help="processes of the local cluster (default: CPU count)")
-    p.add_argument("--force", action="store_true", help="train stored runs again")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_execution_flags(p, "this process for one run, else $SIA_DASK_SCHEDULER or a local "
+                           "cluster", "train stored runs again")
     p.set_defaults(handler=_handler)
     return p
