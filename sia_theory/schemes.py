@@ -15,6 +15,7 @@ boundary.
 | ``nope`` | ``NoPE()`` | none |
 | ``alibi`` | ``NoPE()`` | ``ALiBi.standard(n_heads)`` |
 | ``logn-p-rope`` | ``PRoPESI()`` | ``ZOO["logn"]`` = ``LogN(0.4)`` (SI Fig. 1) |
+| ``logn-p-rope-learned`` | ``PRoPESI()`` | ``LogN(0.4)`` × a learned scale per layer (SI App. G) |
 | ``rope-ntk`` | ``NTKRoPE(L, n, base)`` | none (NTK only beyond ``L``) |
 | ``yarn`` | ``YaRNRoPE(L, n, base)`` | ``YaRNTemperature(n/L)`` |
 | ``qwen-logn`` | ``RoPE(base)`` | ``QwenLogN(L)`` |
@@ -23,6 +24,12 @@ boundary.
 | ``si-rope`` | ``RoPE(base)`` | ``ScaleInvariant(τ)``, τ = 10 |
 | ``si-nope`` | ``NoPE()`` | ``ScaleInvariant(τ)``, τ = 10 |
 | ``si-rope-posthoc`` | ``RoPE(base)`` | ``ScaleInvariant(si_tau(L))`` (post hoc) |
+
+A scheme may also declare parameters the model learns beside its weights (:data:`LEARNED`):
+``learned=("score_scale",)`` gives every layer one learned multiplier ``λ_l`` of the score ``S``
+(from 1, trained with Adam at the output layer's rate, as SI App. G trains its "LogN scalings"),
+so ``logn-p-rope-learned`` has logits ``0.4·λ_l·log n·S``: LogN with ``s_l = 0.4·λ_l`` learned per
+layer.
 
 ``L`` is the training length, ``n`` the length the scheme is used at, ``base`` RoPE's base
 (10000 unless the model's config says otherwise). The names of 0.3 that spelled the same idea
@@ -49,12 +56,15 @@ from .transforms import ALiBi, NoScale, ScaleInvariant, Transform
 from .zoo import ZOO, Llama4Temperature, QwenLogN, YaRNTemperature
 
 __all__ = ["Scheme", "BoundScheme", "SCHEMES", "ALIASES", "POSITIONS", "ROPE_BASE", "SI_TAU",
-           "SI_EPSILON", "si_tau", "get_scheme", "resolve_scheme", "scheme_names"]
+           "SI_EPSILON", "LEARNED", "si_tau", "get_scheme", "resolve_scheme", "scheme_names"]
 
 ROPE_BASE = 10000.0  # SI App. G
 """RoPE's base (SI App. G); p-RoPE and RoPE + NTK start from it unless a model says otherwise."""
 SI_TAU = 10.0  # SI §5: τ = 10, chosen at 4k (App. H)
 """The default τ of the scale-invariant schemes (SI §5, chosen in App. H / Fig. 5)."""
+LEARNED = ("score_scale",)
+"""Parameters a scheme may ask the model to learn beside its weights: ``score_scale``, one
+multiplier of the score ``S`` per layer (from 1), i.e. a learned inverse temperature."""
 SI_EPSILON = 0.1
 """The post-hoc SI transform's tolerance inside the training context: ``a_t <= 1 + SI_EPSILON``
 there (sets τ, :func:`si_tau`)."""
@@ -140,12 +150,16 @@ class Scheme:
         The logit transform, or a rule returning one.
     description, source, extension : str, optional
         What it is, what it follows and how it extends beyond the training length.
+    learned : tuple of str, optional
+        Parameters a trained model learns for this scheme beside its weights (names of
+        :data:`LEARNED`; default none).
 
     Raises
     ------
     ValueError
         If ``name`` is empty or not a string, ``position`` is neither a key of
-        :data:`POSITIONS` nor callable, or ``transform`` is neither a Transform nor callable.
+        :data:`POSITIONS` nor callable, ``transform`` is neither a Transform nor callable, or
+        ``learned`` names a parameter not in :data:`LEARNED`.
 
     Examples
     --------
@@ -164,6 +178,7 @@ class Scheme:
     description: str = ""
     source: str = ""
     extension: str = ""
+    learned: tuple = ()
 
     def __post_init__(self):
         if not isinstance(self.name, str) or not self.name:
@@ -175,6 +190,16 @@ class Scheme:
         if not (isinstance(self.transform, Transform) or callable(self.transform)):
             raise ValueError(f"transform must be a Transform or a function of n_heads, got "
                              f"{self.transform!r}")
+        learned = (self.learned,) if isinstance(self.learned, str) else self.learned
+        try:
+            learned = tuple(learned)
+        except TypeError:
+            learned = (learned,)
+        unknown = [k for k in learned if k not in LEARNED]
+        if unknown or len(set(learned)) != len(learned):
+            raise ValueError(f"learned must be distinct names of {', '.join(LEARNED)}, got "
+                             f"{self.learned!r}")
+        object.__setattr__(self, "learned", learned)
 
     @property
     def takes_tau(self) -> bool:
@@ -271,7 +296,12 @@ _REGISTRY = (
     Scheme("alibi", "nope", _alibi, "ALiBi, geometric slopes 2^(-8(h+1)/H)",
            "Press et al. 2022", "a linear distance penalty at every length"),
     Scheme("logn-p-rope", "p-rope", ZOO["logn"], "LogN / SSMax s = 0.4 with p-RoPE",
-           "SI Fig. 1 (a fixed s; SI App. G learns it per layer)", "logits x s log n"),
+           "SI Fig. 1 (a fixed s; logn-p-rope-learned learns it per layer as SI App. G)",
+           "logits x s log n"),
+    Scheme("logn-p-rope-learned", "p-rope", ZOO["logn"], "LogN / SSMax with p-RoPE, its scale "
+           "learned per layer: s_l = 0.4 lambda_l, lambda_l from 1",
+           "SI App. G (the LogN scalings trained with Adam)", "logits x s_l log n",
+           learned=("score_scale",)),
     Scheme("rope-ntk", "rope-ntk", NoScale(), "RoPE + NTK base scaling beyond the training "
            "length", "NTK-aware scaling (bloc97 2023); SI App. G",
            "base x s^(d/(d-2)), s = max(1, n/L)"),

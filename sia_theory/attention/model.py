@@ -169,7 +169,9 @@ class Decoder:
 
         ``parameters`` maps ``embedding`` ``(V, d)``, ``unembedding`` ``(d, V)`` and ``layers``,
         a sequence of ``n_layers`` mappings with ``w_q, w_k, w_v, w_o`` ``(d, d)``, ``w_up``
-        ``(d, hidden)`` and ``w_down`` ``(hidden, d)``. Arrays are copied in the config's
+        ``(d, hidden)`` and ``w_down`` ``(hidden, d)``, and optionally ``score_scale`` (a scalar:
+        the layer's learned multiplier ``λ`` of the score, ``S = (λ q)·k/√D``, as the trainer's
+        ``logn-p-rope-learned`` learns it). Arrays are copied in the config's
         dtype; a missing weight, a wrong shape or a non-finite entry is a ``ValueError``.
         """
         if not isinstance(config, DecoderConfig):
@@ -204,8 +206,12 @@ class Decoder:
             missing = [n for n in cls.LAYER_WEIGHTS if n not in layer]
             if missing:
                 raise ValueError(f"parameters['layers'][{i}] lacks {', '.join(missing)}")
-            self.layers.append({n: take(f"'layers'][{i}][{n!r}", layer[n], shapes[n])
-                                for n in cls.LAYER_WEIGHTS})
+            taken = {n: take(f"'layers'][{i}][{n!r}", layer[n], shapes[n])
+                     for n in cls.LAYER_WEIGHTS}
+            if "score_scale" in layer:  # a learned inverse temperature of the layer's scores
+                taken["score_scale"] = take(f"'layers'][{i}]['score_scale'",
+                                            layer["score_scale"], ())
+            self.layers.append(taken)
         return self
 
     def new_cache(self, capacity=None) -> DecodingCache:
@@ -312,6 +318,8 @@ class Decoder:
             if c.qk_norm:
                 queries = rms_norm(queries)
             queries = c.position(queries, positions)
+            if "score_scale" in layer:  # S = (λ q)·k/√D: the layer's learned score scale
+                queries = queries * layer["score_scale"]
             if cache.mode == "initial":  # InAttention: re-project the shared Y in chunks
                 if stop is not None and index == stop[0]:
                     keys, values = self._keys_values(layer, all_initial, all_positions)

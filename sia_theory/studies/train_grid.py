@@ -27,7 +27,7 @@ from .._infra.io import write_text
 from .._infra.seeding import MAX_SEED
 from .._infra.settings import StudySettings
 from .._infra.validate import check_int
-from ..schemes import SCHEMES, Scheme, resolve_scheme
+from ..schemes import SCHEMES, SI_TAU, Scheme, resolve_scheme
 from ..sweeps import CellOutput
 from ..sweeps.store import check_store, finished_stems
 from ..training.data import corpus
@@ -38,13 +38,18 @@ from .base import study
 __all__ = ["TRAIN_GRID_STUDY", "TrainGridSettings", "train_grid", "grid_runs", "train_cell",
            "check_store_settings", "TABLE1_SCHEMES", "SI_POSITION_SCHEMES", "TAU_SWEEP",
            "SETTINGS_FILE", "VALIDATION_FILE", "validation_table", "figure_grid", "seed0_runs",
-           "validation_summary"]
+           "validation_summary", "LEARNED_LOGN", "TABLE1_ROWS", "SI_TRAIN_LENGTH",
+           "rescaled_tau", "GRID_SEEDS", "SIDE_SEEDS", "checkpoint_frame"]
 
 TRAIN_GRID_STUDY = "training.grid"
 """The sweep store's study name of the grid's cells (a store of another study is refused)."""
 VALIDATION_FILE = "validation.csv"
 """File ``sia-theory train`` writes into its store: the command's runs' validation losses, one
 row per run (the study's ``table`` frame, :func:`validation_table`)."""
+STORE_FORMAT = 2
+"""Format of a store's runs: 2 validates prose and code documents alternately, at every length
+at every checkpoint (1, in 0.3: the first documents of the pool, all code, and the longer
+lengths only at the end); a store of another format is refused."""
 SETTINGS_FILE = "training.json"
 """File of a store holding the :class:`TrainSettings` its runs were trained with."""
 TABLE1_SCHEMES = ("rope", "rope-ntk", "p-rope", "nope", "alibi", "logn-p-rope", "si-p-rope")
@@ -53,6 +58,24 @@ SI_POSITION_SCHEMES = ("si-nope", "si-rope", "si-p-rope")
 """SI with each position encoding (SI App. I.3, Fig. 8)."""
 TAU_SWEEP = (0.1, 1.0, 10.0, 100.0)
 """The τ of SI + p-RoPE compared in SI Fig. 5 (App. H; SI's 0.01 left out in miniature)."""
+LEARNED_LOGN = "logn-p-rope-learned"
+"""LogN + p-RoPE with its scale learned per layer, as SI App. G trains it (beside the fixed
+``s = 0.4`` of ``logn-p-rope``)."""
+TABLE1_ROWS = TABLE1_SCHEMES + (LEARNED_LOGN,)
+"""The rows of the Table 1 analogue: SI's seven schemes and the learned LogN."""
+SI_TRAIN_LENGTH = 4096
+"""SI's training length for Table 1, Fig. 5 and Fig. 8 (τ = 10 was chosen there)."""
+GRID_SEEDS = (0, 1, 2, 3)
+"""Seeds of the Table 1 rows in the full grid (leave-one-out verdicts keep 3)."""
+SIDE_SEEDS = (0, 1, 2)
+"""Seeds of the other SI + p-RoPE τ and of SI + RoPE / SI + NoPE in the full grid."""
+
+
+def rescaled_tau(train_length: int) -> float:
+    """τ = 10 rescaled with the training length, ``10 × L / 4096`` (SI chose τ = 10 at
+    ``L = 4096``; τ is a length in tokens, so a miniature trained at ``L`` keeps the transform's
+    shape relative to ``L`` with this τ): 0.625 at ``L = 256``."""
+    return SI_TAU * train_length / SI_TRAIN_LENGTH
 
 
 def _run_spec(entry, schemes: dict):
@@ -125,21 +148,47 @@ class TrainGridSettings(StudySettings):
                                                       ("si-p-rope", 0, None)))
 
 
-def figure_grid(quick: bool = False) -> TrainGridSettings:
+def figure_grid(quick: bool = False, train: TrainSettings | None = None,
+                seeds=None, side_seeds=None) -> TrainGridSettings:
     """The one grid every training figure and TRAIN-* claim selects its runs from (so a
-    resumed store never trains a run twice): Table 1's seven schemes × seeds 0, 1, 2; SI + RoPE
-    and SI + NoPE, seed 0; SI + p-RoPE with τ ∈ {0.1, 1, 100}, seed 0 (26 runs of
-    :meth:`TrainSettings.full`). ``quick``: the same structure over seeds 0, 1 with
-    :meth:`TrainSettings.quick` (19 runs of a second or less each)."""
-    seeds = (0, 1) if quick else (0, 1, 2)
-    runs = [(s, k, None) for s in TABLE1_SCHEMES for k in seeds]
-    runs += [(s, 0, None) for s in SI_POSITION_SCHEMES if s not in TABLE1_SCHEMES]
+    resumed store never trains a run twice).
+
+    Full (:meth:`TrainSettings.full`): the Table 1 rows (:data:`TABLE1_ROWS`: SI's seven
+    schemes and the learned LogN) × :data:`GRID_SEEDS`; SI + RoPE, SI + NoPE and SI + p-RoPE with
+    τ ∈ {0.1, 1, 100} and τ rescaled with ``L`` (:func:`rescaled_tau`) × :data:`SIDE_SEEDS`: 50
+    runs, ordered seed by seed (every run of seed 0, then of seed 1, …), so that a store
+    stopped early holds whole seeds. ``quick``: the same structure over seeds 0, 1 (the side
+    runs seed 0 only) with :meth:`TrainSettings.quick` (22 runs of a second or so each). ``train``, ``seeds`` and ``side_seeds``
+    replace the settings and the two seed sets (a bigger grid on a GPU: the same runs, more
+    steps, more seeds)."""
+    if train is None:
+        train = TrainSettings.quick() if quick else TrainSettings.full()
+    seeds = ((0, 1) if quick else GRID_SEEDS) if seeds is None else tuple(seeds)
+    side_seeds = ((0,) if quick else SIDE_SEEDS) if side_seeds is None else tuple(side_seeds)
+    taus = sorted({*TAU_SWEEP, rescaled_tau(train.train_length)} - {SI_TAU})
+    runs: dict = {}
     known: dict = {}
-    held = {_run_spec(r, known) for r in runs}
-    runs += [("si-p-rope", 0, tau) for tau in TAU_SWEEP
-             if _run_spec(("si-p-rope", 0, tau), known) not in held]
-    train = TrainSettings.quick() if quick else TrainSettings.full()
-    return TrainGridSettings(train=train, runs=tuple(runs))
+    for k in sorted(set(seeds) | set(side_seeds)):
+        if k in seeds:
+            for s in TABLE1_ROWS:
+                runs.setdefault(_run_spec((s, k, None), known), None)
+        if k in side_seeds:
+            for s in SI_POSITION_SCHEMES:
+                runs.setdefault(_run_spec((s, k, None), known), None)
+            for tau in taus:
+                runs.setdefault(_run_spec(("si-p-rope", k, tau), known), None)
+    return TrainGridSettings(train=train, runs=tuple(runs), schemes=MappingProxyType(known))
+
+
+def checkpoint_frame(runs: dict) -> pd.DataFrame:
+    """``scheme, seed, tau, step, length, multiple, kind, loss``: every checkpoint of every run
+    of ``{(scheme, seed, tau): TrainedRun}`` (:meth:`TrainedRun.checkpoint_frame`)."""
+    frames = [run.checkpoint_frame().assign(scheme=sch, seed=k, tau=tau)
+              for (sch, k, tau), run in runs.items() if run.checkpoints]
+    columns = ["scheme", "seed", "tau", "step", "length", "multiple", "kind", "loss"]
+    if not frames:
+        return pd.DataFrame(columns=columns)
+    return pd.concat(frames, ignore_index=True)[columns]
 
 
 def validation_table(validation: pd.DataFrame) -> pd.DataFrame:
@@ -184,10 +233,16 @@ def check_store_settings(store, train_settings: TrainSettings) -> Path | None:
     if not path.exists():
         return path
     try:
-        held = json.loads(path.read_text())["train"]
-    except (OSError, ValueError, KeyError, TypeError) as err:
+        record = json.loads(path.read_text())
+        held, version = record["train"], record.get("format", 1)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as err:
         raise ValueError(f"store {str(path.parent)!r} has an unreadable {SETTINGS_FILE}: "
                          f"{err}") from None
+    if version != STORE_FORMAT:
+        raise ValueError(f"store {str(path.parent)!r} holds runs of format {version!r} (0.3: "
+                         f"validation on the first documents of the pool, all code, and at the "
+                         f"longer lengths only at the end), not {STORE_FORMAT}; use another "
+                         f"store")
     asked = train_settings.to_dict()
     differ = sorted(k for k in set(held) | set(asked) if held.get(k) != asked.get(k))
     if differ:
@@ -204,7 +259,7 @@ def _write_settings(path, train_settings) -> list:
     if path is None or path.exists():
         return []
     created = [] if path.parent.exists() else [path.parent]
-    write_text(path, json.dumps({"train": train_settings.to_dict(), "format": 1},
+    write_text(path, json.dumps({"train": train_settings.to_dict(), "format": STORE_FORMAT},
                                 indent=2) + "\n")
     return [path, *created]
 
@@ -271,7 +326,8 @@ def seed0_runs(schemes, *, seed: int, execution, quick: bool = False, grid=None)
 @study("train_grid", TrainGridSettings, sweepable=True, partial=True)
 def train_grid(settings: TrainGridSettings, seed: int, execution):
     """Frames ``validation`` (one row per run and length: ``scheme, seed, tau, length,
-    multiple, loss``), ``curves`` (every run's :meth:`TrainedRun.curves` with ``scheme, seed,
+    multiple, loss``, pooled over the validation documents, at the end), ``checkpoints``
+    (:func:`checkpoint_frame`: every checkpoint, length and document kind), ``curves`` (every run's :meth:`TrainedRun.curves` with ``scheme, seed,
     tau``) and ``runs`` (per run: parameters, tokens, seconds); metadata ``missing``: the cell
     keys of the runs not in the store when ``execution.finished_only`` (then nothing is
     trained and the frames hold the finished runs only)."""
@@ -287,7 +343,7 @@ def train_grid(settings: TrainGridSettings, seed: int, execution):
         info.append({**tag, "parameters": run.parameter_count, "tokens": run.tokens_trained,
                      **{f"seconds_{k2}": v for k2, v in run.seconds.items()}})
     frames = {"validation": pd.DataFrame(valid), "curves": pd.concat(curves, ignore_index=True),
-              "runs": pd.DataFrame(info)}
+              "runs": pd.DataFrame(info), "checkpoints": checkpoint_frame(runs)}
     frames["table"] = validation_table(frames["validation"])
     return frames, {"schemes": ", ".join(sorted({r[0] for r in settings.runs})),
                     "known_schemes": ", ".join(SCHEMES), "missing": missing}

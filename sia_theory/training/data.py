@@ -13,8 +13,11 @@ Split (SI App. G keeps "the validation set identical across all runs"): document
 by the SHA-256 of their name, a fixed pseudo-random order; the first :data:`VALIDATION_POOL`
 documents with at least :data:`VALIDATION_MIN_CHARS` characters are held out, every other
 document is training data. Validation uses the first ``validation_documents`` of the pool that
-hold ``max_length + 1`` tokens, each cut to that: at every length ``E`` the same tokens
-``1 … max_length`` are scored, from windows of ``E + 1`` tokens (so only the context differs).
+hold ``max_length + 1`` tokens, prose and code alternating (the pool holds 2 prose and 14 code
+documents; the first 4 in split order are all code, so without alternating "validation" would
+mean code only), each cut to that: at every length ``E`` the same tokens ``1 … max_length`` are
+scored, from windows of ``E + 1`` tokens (so only the context differs). The losses are reported
+per kind (:func:`document_kind`) and pooled.
 
 Training stream: the training documents in that order, each followed by the separator token,
 cut into windows of ``L + 1`` tokens (stride ``L``), visited in one fixed permutation
@@ -36,7 +39,7 @@ from .._infra.seeding import rng_for
 from ..models.corpus import prose_runs, stdlib_sources
 
 __all__ = ["PROSE_CHARS", "VALIDATION_POOL", "VALIDATION_MIN_CHARS", "SEPARATOR",
-           "texts", "split", "TextTokenizer", "tokenizer", "Corpus", "corpus",
+           "texts", "split", "document_kind", "TextTokenizer", "tokenizer", "Corpus", "corpus",
            "DATA_STUDY", "tokenized", "export_tokenized", "import_tokenized"]
 
 PROSE_CHARS = 32_000
@@ -225,6 +228,27 @@ class Corpus:
         return self.validation[:, idx].reshape(docs * k, length + 1)
 
 
+def document_kind(name: str) -> str:
+    """``"prose"`` or ``"code"``: the kind of a document named by :func:`texts`."""
+    return name.split(":", 1)[0]
+
+
+def _alternate_kinds(documents: list) -> list:
+    """``documents`` ``[(name, ids), ...]`` reordered so that the kinds alternate (prose, code,
+    prose, …; each kind in its split order, the rest of the longer kind at the end): the first
+    ``validation_documents`` then hold both kinds whenever the pool does."""
+    by_kind = {"prose": [], "code": []}
+    for doc in documents:
+        by_kind.setdefault(document_kind(doc[0]), []).append(doc)
+    queues = [list(v) for v in by_kind.values() if v]
+    out = []
+    while any(queues):
+        for queue in queues:
+            if queue:
+                out.append(queue.pop(0))
+    return out
+
+
 def corpus(settings) -> Corpus:
     """The :class:`Corpus` of a :class:`~.settings.TrainSettings`; ``ValueError`` naming
     ``train_length`` if the data cannot fill a batch or the validation documents are shorter
@@ -232,7 +256,8 @@ def corpus(settings) -> Corpus:
     s = settings
     tok, stream, names, pool_ids = tokenized(s.tokenizer, s.vocab_size, s.max_train_documents)
     need = s.max_length + 1
-    chosen = [(n, ids) for n, ids in zip(names, pool_ids) if ids.size >= need]
+    chosen = _alternate_kinds([(n, ids) for n, ids in zip(names, pool_ids)
+                               if ids.size >= need])
     if len(chosen) < s.validation_documents:
         longest = max((ids.size for ids in pool_ids), default=0)
         raise ValueError(f"train_length: validation at train_length × "

@@ -25,7 +25,7 @@ from .tables import rotation_tables
 
 jax, jnp, _ = require()
 
-__all__ = ["evaluate", "logits", "scheme_arrays", "block_for", "SCORE_BYTES", "EVAL_TOKENS"]
+__all__ = ["evaluate", "evaluate_documents", "logits", "scheme_arrays", "block_for", "SCORE_BYTES", "EVAL_TOKENS"]
 
 SCORE_BYTES = 64 * 2**20  # scores of one attention block (float32) during validation
 """Bytes of attention scores held at once during validation: sets the query block size."""
@@ -84,21 +84,32 @@ def logits(params, scheme, settings: TrainSettings, tokens) -> np.ndarray:
 
 
 def evaluate(params, scheme, settings: TrainSettings, length: int, corpus=None) -> float:
-    """Mean validation loss (nats per token) at context ``length`` (2 … ``max_length``)."""
+    """Mean validation loss (nats per token) at context ``length`` (2 … ``max_length``), over
+    every validation document (each holds the same number of scored tokens)."""
+    return float(np.mean(evaluate_documents(params, scheme, settings, length, corpus)))
+
+
+def evaluate_documents(params, scheme, settings: TrainSettings, length: int,
+                       corpus=None) -> np.ndarray:
+    """Mean validation loss (nats per token) of each validation document at context ``length``
+    (2 … ``max_length``): ``(validation_documents,)`` float64, in the order of
+    ``corpus.validation_names`` (:func:`.data.document_kind` gives each one's kind)."""
     s = settings
     length = int(length)
     if not 2 <= length <= s.max_length:
         raise ValueError(f"length must be an integer in [2, {s.max_length}] (train_length × "
                          f"max(eval_multiples)), got {length}")
     corpus = load_corpus(s) if corpus is None else corpus
-    windows = corpus.validation_windows(length)  # (N, length + 1)
+    windows = corpus.validation_windows(length)  # (N·k, length + 1), document-major
     rows = _largest_divisor(windows.shape[0], max(1, EVAL_TOKENS // length))
     block = block_for(s, rows, length)
     tables, rotation = scheme_arrays(scheme, s, length)
     jparams = jax.tree.map(jnp.asarray, params)
-    total = 0.0
+    sums = []
     for start in range(0, windows.shape[0], rows):
         batch = jnp.asarray(windows[start:start + rows])
-        sums = _window_losses(jparams, batch, tables, rotation, n_heads=s.n_heads, block=block)
-        total += float(np.sum(np.asarray(sums, np.float64)))
-    return total / (windows.shape[0] * length)
+        out = _window_losses(jparams, batch, tables, rotation, n_heads=s.n_heads, block=block)
+        sums.append(np.asarray(out, np.float64))
+    per_window = np.concatenate(sums)  # (N·k,)
+    n_docs = corpus.validation.shape[0]
+    return per_window.reshape(n_docs, -1).sum(axis=1) / (per_window.size // n_docs * length)

@@ -12,7 +12,8 @@ order, in float32, so the two agree to float32 rounding.
 Parameters (numpy or JAX arrays, float32): ``embedding`` ``(V, d)``, ``unembedding`` ``(d, V)``,
 ``layers`` a dict of the six block matrices stacked over layers: ``w_q, w_k, w_v, w_o``
 ``(n_layers, d, d)``, ``w_up`` ``(n_layers, d, 4d)``, ``w_down`` ``(n_layers, 4d, d)`` (the
-model computes ``x @ w``). Long sequences run attention one block of query rows at a time
+model computes ``x @ w``), and ``score_scale`` ``(n_layers,)`` where the scheme learns one (the
+scores of layer ``l`` multiplied by it). Long sequences run attention one block of query rows at a time
 (``block``), so the score matrix held at once is ``(B, H, block, T)``.
 """
 
@@ -116,6 +117,8 @@ def forward(params, tokens, tables, rotation, *, n_heads: int, block: int | None
     def layer(x, w):
         hidden = rms_norm(x)  # (B, T, d)
         q = rotate(rms_norm(heads(hidden @ w["w_q"])), cos, sin) * scale  # (B, H, T, Dh)
+        if "score_scale" in w:  # a scheme's learned score scale λ_l: S = (λ_l q)·k/√D
+            q = q * w["score_scale"]
         k = rotate(rms_norm(heads(hidden @ w["w_k"])), cos, sin)
         v = heads(hidden @ w["w_v"])
         mixed = _attention(q, k, v, tables, block, coefficients)  # (B, H, T, Dh)

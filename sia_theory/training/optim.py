@@ -3,8 +3,9 @@
 * block matrices (``layers``): Muon (Jordan et al. 2024; ``optax.contrib.muon``: Nesterov
   momentum 0.95, Newton–Schulz orthogonalisation of each layer's matrix, no weight decay) at
   ``learning_rate``, or Adam with ``optimizer="adam"``;
-* token embedding: Adam at ``embedding_learning_rate``; unembedding: Adam at
-  ``head_learning_rate``; Adam's ``β = (0.9, 0.95)``.
+* token embedding: Adam at ``embedding_learning_rate``; unembedding and a scheme's learned
+  score scales (``layers["score_scale"]``): Adam at ``head_learning_rate`` (SI App. G: "For
+  remaining parameters (unembedding and LogN scalings …) … Adam"); Adam's ``β = (0.9, 0.95)``.
 
 Schedule (SI App. G: "constant learning rate … and linear cooldown", no warm-up in
 pretraining): every rate rises linearly over the first ``warmup`` steps (0 by default; SI's
@@ -65,7 +66,8 @@ def make_optimizer(settings):
 
     def labels(params):
         return {"embedding": "embedding", "unembedding": "head",
-                "layers": {k: "matrix" for k in params["layers"]}}
+                "layers": {k: "head" if k == "score_scale" else "matrix"
+                           for k in params["layers"]}}
 
     return optax.multi_transform({"embedding": adam(s.embedding_learning_rate),
                                   "head": adam(s.head_learning_rate), "matrix": matrices},

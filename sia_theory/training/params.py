@@ -5,7 +5,9 @@ and ``layers`` = the six block matrices stacked over layers. Initialisation (mod
 the SI code base): embedding ``N(0, 1)``; ``w_q, w_k, w_v, w_up`` ``N(0, 1/fan_in)``; the
 output projections ``w_o, w_down`` and the unembedding zero, so an untrained model predicts the
 uniform distribution (loss ``log V``) and every residual block starts as the identity. Every
-number comes from ``rng_for(seed, "training.init")``.
+number comes from ``rng_for(seed, "training.init")``. A scheme that learns a score scale
+(:data:`sia_theory.schemes.LEARNED`) adds ``layers["score_scale"]`` ``(n_layers,)``, ones at the
+start (drawn after every weight, so the weights are those of the same seed without it).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import numpy as np
 from .._infra.seeding import rng_for
 from ..attention.model import Decoder, DecoderConfig, parameter_shapes
 
-__all__ = ["INIT_STUDY", "LAYER_WEIGHTS", "init_parameters", "shapes_for", "check_parameters",
+__all__ = ["INIT_STUDY", "LAYER_WEIGHTS", "OPTIONAL_LAYER", "init_parameters", "shapes_for", "check_parameters",
            "to_decoder_layout", "parameter_count", "to_safetensors", "from_safetensors"]
 
 INIT_STUDY = "training.init"
@@ -25,6 +27,9 @@ INIT_STUDY = "training.init"
 LAYER_WEIGHTS = Decoder.LAYER_WEIGHTS
 """The per-layer weight names, in the numpy reference's order
 (:attr:`sia_theory.attention.Decoder.LAYER_WEIGHTS`)."""
+OPTIONAL_LAYER = ("score_scale",)
+"""Per-layer entries a model may hold beside :data:`LAYER_WEIGHTS` (shape ``(n_layers,)``):
+the learned score scale of a scheme with ``learned=("score_scale",)``."""
 _ZERO = ("w_o", "w_down")
 
 
@@ -39,8 +44,9 @@ def shapes_for(settings) -> dict:
             "layers": {name: (s.n_layers, *shapes[name]) for name in LAYER_WEIGHTS}}
 
 
-def init_parameters(settings, seed: int) -> dict:
-    """Float32 numpy parameters of a fresh model of ``settings`` (module docstring)."""
+def init_parameters(settings, seed: int, learned=()) -> dict:
+    """Float32 numpy parameters of a fresh model of ``settings`` (module docstring);
+    ``learned``: the scheme's learned parameters (``("score_scale",)`` adds ones per layer)."""
     rng = rng_for(seed, INIT_STUDY)
     shapes = shapes_for(settings)
     embedding = rng.standard_normal(shapes["embedding"]).astype(np.float32)
@@ -50,6 +56,8 @@ def init_parameters(settings, seed: int) -> dict:
             layers[name] = np.zeros(shape, np.float32)
         else:
             layers[name] = (rng.standard_normal(shape) / np.sqrt(shape[1])).astype(np.float32)
+    for name in learned:
+        layers[name] = np.ones(settings.n_layers, np.float32)
     return {"embedding": embedding, "unembedding": np.zeros(shapes["unembedding"], np.float32),
             "layers": layers}
 
@@ -94,7 +102,9 @@ def check_parameters(params, settings, name: str = "parameters") -> dict:
     pairs = [(key, params.get(key), shapes[key]) for key in ("embedding", "unembedding")]
     pairs += [(f"layers.{key}", layers.get(key), shape)
               for key, shape in shapes["layers"].items()]
-    extra = sorted(set(layers) - set(LAYER_WEIGHTS)) + sorted(
+    pairs += [(f"layers.{key}", layers[key], (settings.n_layers,))
+              for key in OPTIONAL_LAYER if key in layers]
+    extra = sorted(set(layers) - set(LAYER_WEIGHTS) - set(OPTIONAL_LAYER)) + sorted(
         set(params) - {"embedding", "unembedding", "layers"})
     if extra:
         raise ValueError(f"{name}: unknown entries {', '.join(map(str, extra))}")
@@ -134,12 +144,13 @@ def parameter_count(params, *, matmul_only=False) -> int:
 
 def to_decoder_layout(params) -> dict:
     """The parameters as :meth:`sia_theory.attention.Decoder.from_parameters` takes them
-    (a list of per-layer dicts)."""
+    (a list of per-layer dicts; a learned ``score_scale`` as a 0-d array per layer)."""
     layers = params["layers"]
     n_layers = np.shape(layers["w_q"])[0]
+    names = LAYER_WEIGHTS + tuple(k for k in OPTIONAL_LAYER if k in layers)
     return {"embedding": np.asarray(params["embedding"]),
             "unembedding": np.asarray(params["unembedding"]),
-            "layers": [{name: np.asarray(layers[name][i]) for name in LAYER_WEIGHTS}
+            "layers": [{name: np.asarray(layers[name][i]) for name in names}
                        for i in range(n_layers)]}
 
 

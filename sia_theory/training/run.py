@@ -5,7 +5,9 @@ computed during training. :meth:`TrainedRun.decoder` loads the parameters into t
 reference :class:`~sia_theory.attention.Decoder` (with the scheme's encoding for the chosen
 length), from which attention statistics are read (SI Fig. 1, bottom row). Storage: the
 parameters as safetensors with the run's record as metadata, the curves as a frame
-(:meth:`curves`): ``split`` (``train`` / ``validation``), ``step``, ``length``, ``loss``.
+(:meth:`curves`): ``split`` (``train``; ``validation``, pooled over the validation documents;
+``validation:prose`` and ``validation:code``, each kind's documents), ``step``, ``length``,
+``loss``.
 """
 
 from __future__ import annotations
@@ -44,7 +46,10 @@ class TrainedRun:
     ``parameters`` (float32 numpy, :mod:`.params` layout); ``train_losses`` ``(steps,)``: the
     mean training loss of each step's batch before its update; ``validation_curve``:
     ``((step, loss at train_length), ...)``; ``validation``: ``{length: loss}`` at the end, for
-    every length of ``settings.eval_lengths``; ``seconds``: wall time of ``compile`` (the first
+    every length of ``settings.eval_lengths``; ``checkpoints``: ``((step, length, kind, loss),
+    ...)`` at every point of the curve and every length, ``kind`` ``"all"`` (pooled),
+    ``"prose"`` or ``"code"`` (empty for a run stored before 0.4, which kept the curve at
+    ``train_length`` only); ``seconds``: wall time of ``compile`` (the first
     step), ``train`` (all steps, the first included) and ``evaluate``, and the process's
     ``cpu`` time over the whole run (data preparation excluded).
     """
@@ -59,6 +64,7 @@ class TrainedRun:
     validation: dict = field(default_factory=dict)
     seconds: dict = field(default_factory=dict, repr=False)
     scheme_object: object = field(default=None, repr=False)
+    checkpoints: tuple = field(default=(), repr=False)
     _extra: dict = field(default_factory=dict, repr=False)
 
     def resolved_scheme(self):
@@ -114,15 +120,27 @@ class TrainedRun:
         return s.steps * s.batch_size * s.train_length
 
     def curves(self) -> pd.DataFrame:
-        """``split, step, length, loss``: the training loss of every step, the validation
-        curve at ``train_length`` and the final validation at every length."""
+        """``split, step, length, loss``: the training loss of every step, then the validation
+        at every checkpoint and length (``validation``: pooled; ``validation:<kind>``: the
+        documents of one kind); a run without :attr:`checkpoints` gives the curve at
+        ``train_length`` and the final validation at every length."""
         s = self.settings
         rows = [("train", i, s.train_length, float(v)) for i, v in enumerate(self.train_losses)]
-        rows += [("validation", step, s.train_length, float(v))
-                 for step, v in self.validation_curve[:-1]]
-        rows += [("validation", s.steps, length, float(v))
-                 for length, v in sorted(self.validation.items())]
+        if self.checkpoints:
+            rows += [("validation" if kind == "all" else f"validation:{kind}", int(step),
+                      int(length), float(v)) for step, length, kind, v in self.checkpoints]
+        else:
+            rows += [("validation", step, s.train_length, float(v))
+                     for step, v in self.validation_curve[:-1]]
+            rows += [("validation", s.steps, length, float(v))
+                     for length, v in sorted(self.validation.items())]
         return pd.DataFrame(rows, columns=list(CURVE_COLUMNS))
+
+    def checkpoint_frame(self) -> pd.DataFrame:
+        """:attr:`checkpoints` as a frame ``step, length, multiple, kind, loss``."""
+        frame = pd.DataFrame(list(self.checkpoints), columns=["step", "length", "kind", "loss"])
+        frame.insert(2, "multiple", frame["length"] // self.settings.train_length)
+        return frame
 
     def record(self) -> dict:
         """The run's description (JSON-able): scheme, tau, seed, settings, validation,
@@ -150,12 +168,19 @@ class TrainedRun:
         valid = frame[frame["split"] == "validation"]
         at_l = valid[valid["length"] == settings.train_length].sort_values("step")
         curve = tuple((int(st), float(v)) for st, v in zip(at_l["step"], at_l["loss"]))
+        checkpoints = ()
+        every = frame[frame["split"].str.startswith("validation")]
+        if (every["split"] != "validation").any():  # stored with its checkpoints (0.4)
+            checkpoints = tuple(
+                (int(st), int(n), "all" if sp == "validation" else sp.split(":", 1)[1],
+                 float(v)) for sp, st, n, v in zip(every["split"], every["step"],
+                                                    every["length"], every["loss"]))
         validation = {int(k): float(v) for k, v in meta["validation"].items()}
         return cls(scheme=meta["scheme"], tau=meta["tau"], seed=int(meta["seed"]),
                    settings=settings, parameters=params,
                    train_losses=train["loss"].to_numpy(np.float64),
                    validation_curve=curve, validation=validation,
-                   seconds=dict(meta.get("seconds", {})),
+                   seconds=dict(meta.get("seconds", {})), checkpoints=checkpoints,
                    scheme_object=None if scheme is None else scheme.with_tau(meta["tau"]))
 
     def save(self, folder) -> dict:

@@ -2,9 +2,10 @@
 
 One run: parameters from :func:`.params.init_parameters` (the seed's only use), the fixed data
 order of :mod:`.data`, ``settings.steps`` optimiser steps of :mod:`.optim` on the mean
-next-token cross-entropy of ``batch_size`` windows of ``train_length`` tokens, the validation
-loss at ``train_length`` every ``eval_every`` steps and, at the end, at every length of
-``settings.eval_lengths`` (SI Table 1: validation at 4k, 16k, 64k of a model trained at 4k).
+next-token cross-entropy of ``batch_size`` windows of ``train_length`` tokens, and every
+``eval_every`` steps (and at the end) the validation loss at every length of
+``settings.eval_lengths``, pooled and per document kind, prose and code (SI App. G validates at
+4k, 16k and 64k every 125 steps; its Fig. 3b shows those curves).
 
 Validation at length ``E`` scores the same tokens at every ``E`` (:meth:`.data.Corpus.
 validation_windows`), a few windows per call, attention in blocks of query rows sized so that
@@ -25,7 +26,15 @@ from .._infra.progress import progress_bar
 from .._infra.seeding import check_seed
 from ._jax import require
 from .data import corpus as load_corpus
-from .evaluation import EVAL_TOKENS, SCORE_BYTES, evaluate, logits, scheme_arrays
+from .data import document_kind
+from .evaluation import (
+    EVAL_TOKENS,
+    SCORE_BYTES,
+    evaluate,
+    evaluate_documents,
+    logits,
+    scheme_arrays,
+)
 from .model import token_losses
 from .optim import make_optimizer
 from .params import check_parameters, init_parameters
@@ -96,8 +105,17 @@ def _checked_inputs(scheme, settings, seed, tau, parameters, batches):
     # a transform that cannot serve this model, raises, or overflows float32 up to the longest
     # length: the one check the command line makes too
     check_trainable(resolved, s)
-    start_from = (init_parameters(s, seed) if parameters is None
-                  else check_parameters(parameters, s))
+    if parameters is None:
+        start_from = init_parameters(s, seed, resolved.learned)
+    else:
+        start_from = check_parameters(parameters, s)
+        held = {k for k in ("score_scale",) if k in start_from["layers"]}
+        if held - set(resolved.learned):
+            raise ValueError(f"parameters: layers.score_scale is learned only by a scheme that "
+                             f"declares it (learned=('score_scale',)); scheme "
+                             f"{resolved.name!r} does not")
+        for name in set(resolved.learned) - held:  # a learned scale starts from 1
+            start_from["layers"][name] = np.ones(s.n_layers, np.float32)
     if batches is not None and not callable(batches):
         raise ValueError(f"batches must be a function of the step returning (windows, mask), "
                          f"got {type(batches).__name__}")
@@ -131,7 +149,7 @@ def train(scheme, settings: TrainSettings | None = None, *, seed: int = 0, tau=N
     tables, rotation = scheme_arrays(resolved, s, s.train_length)
     params = jax.tree.map(lambda x: jnp.array(x, jnp.float32), start_from)  # a copy: donated
     state = optimizer.init(params)
-    train_losses, curve = [], []
+    train_losses, curve, checkpoints = [], [], []
     clock = {"compile": 0.0, "train": 0.0, "evaluate": 0.0}
     cpu_start = time.process_time()
     bar = (progress_bar(total=s.steps, desc=resolved.name, unit="step", leave=False)
@@ -149,7 +167,9 @@ def train(scheme, settings: TrainSettings | None = None, *, seed: int = 0, tau=N
             jax.block_until_ready(params)  # the steps run asynchronously: time them here
             t0 = time.perf_counter()
             clock["train"] += t0 - start
-            curve.append((done, _checked_validation(params, resolved, s, corpus, done, seed)))
+            rows = _checkpoint(params, resolved, s, corpus, done, seed)
+            checkpoints.extend(rows)
+            curve.append((done, rows[0][3]))
             if on_checkpoint is not None:
                 on_checkpoint(done, params)
             start = time.perf_counter()
@@ -158,18 +178,16 @@ def train(scheme, settings: TrainSettings | None = None, *, seed: int = 0, tau=N
             bar.update()
     if bar is not None:
         bar.close()
-    t0 = time.perf_counter()
-    validation = {s.train_length: curve[-1][1]}
-    for length in s.eval_lengths[1:]:
-        validation[length] = evaluate(params, resolved, s, length, corpus)
-    clock["evaluate"] += time.perf_counter() - t0
+    validation = {length: loss for step, length, kind, loss in checkpoints
+                  if step == s.steps and kind == "all"}
     clock["cpu"] = time.process_time() - cpu_start  # less disturbed by other processes
     numpy_params = jax.tree.map(lambda x: np.asarray(x, np.float32), params)
     losses = np.asarray(jax.device_get(train_losses), np.float64)
     return TrainedRun(scheme=resolved.name, tau=resolved.tau, seed=seed, settings=s,
                       parameters=numpy_params, train_losses=losses,
                       validation_curve=tuple(curve), validation=validation,
-                      seconds=dict(clock), scheme_object=resolved)
+                      seconds=dict(clock), scheme_object=resolved,
+                      checkpoints=tuple(checkpoints))
 
 
 def _batch_step(step, params, state, index, s, corpus, batches, tables, rotation):
@@ -183,12 +201,21 @@ def _batch_step(step, params, state, index, s, corpus, batches, tables, rotation
                 jnp.asarray(mask, jnp.float32))
 
 
-def _checked_validation(params, resolved, s, corpus, done, seed) -> float:
-    """The validation loss at ``train_length`` after step ``done``; ``FloatingPointError`` if
-    it is not finite (training diverged)."""
-    value = evaluate(params, resolved, s, s.train_length, corpus)
-    if not math.isfinite(value):
-        raise FloatingPointError(f"training diverged: validation loss {value} at step "
-                                 f"{done} (scheme {resolved.name}, seed {seed}); lower "
-                                 "the learning rates")
-    return value
+def _checkpoint(params, resolved, s, corpus, done, seed) -> list:
+    """The validation rows ``(step, length, kind, loss)`` after step ``done``: at every length
+    of ``s.eval_lengths``, pooled (``kind="all"``) and per document kind (``"prose"``,
+    ``"code"``), the pooled loss at ``train_length`` first; ``FloatingPointError`` if that one is
+    not finite (training diverged)."""
+    kinds = np.array([document_kind(n) for n in corpus.validation_names])
+    rows = []
+    for length in s.eval_lengths:
+        per_document = evaluate_documents(params, resolved, s, length, corpus)
+        value = float(np.mean(per_document))
+        if length == s.train_length and not math.isfinite(value):
+            raise FloatingPointError(f"training diverged: validation loss {value} at step "
+                                     f"{done} (scheme {resolved.name}, seed {seed}); lower "
+                                     "the learning rates")
+        rows.append((done, length, "all", value))
+        rows += [(done, length, kind, float(np.mean(per_document[kinds == kind])))
+                 for kind in sorted(set(kinds))]
+    return rows

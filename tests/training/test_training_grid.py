@@ -13,7 +13,12 @@ import pandas as pd
 import pytest
 
 from sia_theory.studies.base import Execution
-from sia_theory.studies.train_grid import TrainGridSettings, check_store_settings, train_grid
+from sia_theory.studies.train_grid import (
+    STORE_FORMAT,
+    TrainGridSettings,
+    check_store_settings,
+    train_grid,
+)
 from sia_theory.sweeps import CellOutput, run_cells
 from sia_theory.training import SCHEMES, TrainSettings, resolve_scheme
 
@@ -125,7 +130,8 @@ def test_command_bad_input_is_one_line_exit_2_nothing_written(argv, tmp_path):
 def test_store_of_other_settings_is_refused_naming_them(tmp_path):
     store = tmp_path / "store"
     store.mkdir()
-    (store / "training.json").write_text(json.dumps({"train": QUICK.to_dict()}))
+    (store / "training.json").write_text(json.dumps({"train": QUICK.to_dict(),
+                                                     "format": STORE_FORMAT}))
     other = TrainSettings.quick().__class__(**{**QUICK.to_dict(), "d_model": 64,
                                                "eval_multiples": (1, 4, 16)})
     before = sorted(p.name for p in store.iterdir())
@@ -134,6 +140,18 @@ def test_store_of_other_settings_is_refused_naming_them(tmp_path):
     with pytest.raises(ValueError, match="d_model"):
         train_grid(TrainGridSettings(train=other, runs=(("rope", 0, None),)), seed=0,
                    execution=Execution(store=store))
+    assert sorted(p.name for p in store.iterdir()) == before
+
+
+def test_store_of_the_old_format_is_refused_untouched(tmp_path):
+    """A 0.3 store (format 1: validation on code only, no checkpoints at the longer lengths)
+    of the same settings is refused: its runs would mix with runs validated otherwise."""
+    store = tmp_path / "store"
+    store.mkdir()
+    (store / "training.json").write_text(json.dumps({"train": QUICK.to_dict(), "format": 1}))
+    before = sorted(p.name for p in store.iterdir())
+    with pytest.raises(ValueError, match="format 1"):
+        check_store_settings(store, QUICK)
     assert sorted(p.name for p in store.iterdir()) == before
 
 

@@ -235,7 +235,7 @@ def test_a_bad_grid_store_is_refused_before_any_cell_runs(kind, tmp_path):
         grid.mkdir()
         other = dataclasses.replace(settings.train, steps=settings.train.steps + 1)
         (grid / "training.json").write_text(json.dumps({"train": other.to_dict(),
-                                                        "format": 1}))
+                                                        "format": 2}))
     own = tmp_path / "needles"
     with pytest.raises(ValueError, match="grid_store"):
         train_needle(dataclasses.replace(settings, grid_store=str(grid)), seed=0,
