@@ -9,9 +9,11 @@ import pandas as pd
 import pytest
 
 from sia_theory.claims import train as T
+from sia_theory.claims import train_controls as C
 from sia_theory.claims import train_needle as N
 from sia_theory.claims import train_phase as P
 from sia_theory.claims.core import NEGATIVE_CONTROLS, REGISTRY
+from sia_theory.claims.seeds import with_seed_checks
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -25,13 +27,13 @@ def test_every_train_claim_is_registered_with_controls():
 
 @pytest.mark.parametrize("decide", [T.decide_train1, T.decide_train2, T.decide_train3,
                                     T.decide_train4])
-@pytest.mark.parametrize("se", [0.001, 0.01])
-def test_the_claimed_table_passes(decide, se):
-    assert decide(T.synthetic_summary(se=se)).verdict == "PASS"
+@pytest.mark.parametrize("noise", [0.001, 0.01])
+def test_the_claimed_table_passes(decide, noise):
+    assert decide(C.synthetic_frame(noise=noise)).verdict == "PASS"
 
 
 def test_the_claimed_fig1_pattern_passes_and_a_scaled_model_too():
-    model, theory = T.synthetic_fig1()
+    model, theory = C.synthetic_fig1()
     assert T.decide_train5(model, theory).verdict == "PASS"
     assert T.decide_train5(model * 0.5, theory).verdict == "PASS"  # the pattern, not the values
 
@@ -42,23 +44,53 @@ def test_each_named_alternative_fails(claim_id, name):
     assert NEGATIVE_CONTROLS[claim_id][name]().verdict == "FAIL", name
 
 
-def test_train1_tolerances_are_inclusive_at_the_edges():
-    edge = T.synthetic_summary(rise={("si-p-rope", 10.0): 0.99 * T.FLAT_TOL,
-                                     ("p-rope", None): 1.01 * T.BLOWUP})
+def test_train1_flat_is_an_interval_inside_the_tolerance_on_both_sides():
+    edge = C.synthetic_frame(rise={("si-p-rope", 10.0): 0.9 * T.FLAT_TOL,
+                                   ("p-rope", None): 1.1 * T.BLOWUP}, noise=0.001)
     assert T.decide_train1(edge).verdict == "PASS"
-    falling = T.synthetic_summary(rise={("si-p-rope", 10.0): -1.2 * T.FLAT_TOL})
+    falling = C.synthetic_frame(rise={("si-p-rope", 10.0): -1.2 * T.FLAT_TOL}, noise=0.001)
     assert T.decide_train1(falling).verdict == "FAIL"  # "flat" is two-sided
+    # a mean inside the tolerance whose interval is not: not shown flat
+    wide = C.synthetic_frame(rise={("si-p-rope", 10.0): 0.9 * T.FLAT_TOL}, noise=0.05)
+    assert T.decide_train1(wide).verdict == "FAIL"
 
 
-def test_train2_a_tie_within_the_standard_error_passes():
-    tie = T.synthetic_summary(rise={("alibi", None): -0.5 * T.K_SE * np.hypot(0.01, 0.01)})
+def test_train2_a_difference_inside_its_resolution_passes():
+    half = C.resolution(C.synthetic_frame(), "si-p-rope", "alibi", 16, 10.0, None)
+    tie = C.synthetic_frame(rise={("alibi", None): -0.5 * half})
     assert T.decide_train2(tie).verdict == "PASS"
 
 
-def test_single_seed_tables_use_the_noise_floor():
-    one = T.synthetic_summary(se=np.nan, n=1)
-    assert T._noise(one, 16) == T.MIN_NOISE
-    assert T.decide_train4(one).verdict == "PASS"
+def test_single_seed_tables_resolve_nothing():
+    one = C.synthetic_frame()
+    one = one[one["seed"] == 0]
+    m = T.decide_train4(one)
+    assert m.verdict == "PASS" and "no interval" in m.measured  # nothing resolved below τ = 10
+    assert T.decide_train3(one).verdict == "FAIL"  # nothing resolved worse either
+
+
+def test_a_verdict_that_flips_with_a_seed_left_out_is_untested():
+    frame = C.synthetic_frame(noise=0.001)
+    # seed 3 alone makes SI + p-RoPE rise: with it the mean rise is 0.06, inside ±0.1 only
+    # without it
+    frame.loc[(frame["scheme"] == "si-p-rope") & (frame["tau"] == 10.0)
+              & (frame["seed"] == 3) & (frame["multiple"] == 16), "loss"] += 0.5
+    m = with_seed_checks(T.decide_train1(frame), frame, T.decide_train1)
+    assert T.decide_train1(frame).verdict == "FAIL"
+    assert m.verdict == "UNTESTED" and "without seed 3 PASS" in m.detail
+    steady = C.synthetic_frame()
+    m = with_seed_checks(T.decide_train1(steady), steady, T.decide_train1, earlier=steady,
+                         kinds={"prose": steady})
+    assert m.verdict == "PASS"
+    assert "without seed 0 PASS" in m.detail and "prose documents alone: PASS" in m.detail
+    assert "still moving" not in m.detail
+
+
+def test_a_verdict_that_differs_at_the_checkpoint_before_says_still_moving():
+    final = C.synthetic_frame()
+    before = C.synthetic_frame(rise={("p-rope", None): 0.2})
+    m = with_seed_checks(T.decide_train1(final), final, T.decide_train1, earlier=before)
+    assert m.verdict == "PASS" and "FAIL (the ordering is still moving)" in m.detail
 
 
 def test_fig1_features_from_a_long_table():
