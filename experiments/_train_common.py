@@ -1,8 +1,8 @@
 """The grid, store and command line shared by the training figures (experiments/train_*.py).
 
 Every training figure selects its runs from the one grid of
-:func:`sia_theory.studies.train_grid.figure_grid` (the full grid: 26 runs of
-``TrainSettings.full()``; ``--quick``: 19 runs of ``TrainSettings.quick()``, seconds), so the
+:func:`sia_theory.studies.train_grid.figure_grid` (the full grid: 36 runs of
+``TrainSettings.full()``; ``--quick``: 22 runs of ``TrainSettings.quick()``, seconds), so the
 figures share their runs: full runs keep them in ``build/sweeps/train_grid-seed<seed>`` of the
 checkout, a figure trains those of its runs that are missing (two at a time on a local Dask
 cluster) and reads the others back.
@@ -32,10 +32,11 @@ WORKERS = 2
 """Runs trained at once in full mode (one per core; see docs/training.md, budget)."""
 
 SCHEME_ORDER = ("rope", "rope-ntk", "p-rope", "nope", "alibi", "logn-p-rope", "si-p-rope",
-                "si-rope", "si-nope")
+                "si-rope", "si-nope", "logn-p-rope-learned")
 LABELS = {"rope": "RoPE", "rope-ntk": "RoPE + NTK", "p-rope": "p-RoPE", "nope": "NoPE",
           "alibi": "ALiBi", "logn-p-rope": "LogN + p-RoPE", "si-p-rope": "SI + p-RoPE",
-          "si-rope": "SI + RoPE", "si-nope": "SI + NoPE"}
+          "si-rope": "SI + RoPE", "si-nope": "SI + NoPE",
+          "logn-p-rope-learned": "LogN (learned) + p-RoPE"}
 
 
 def colours() -> dict:
@@ -96,7 +97,35 @@ def missing_note(missing) -> str:
 
 
 __all__ = ["STORE_STEM", "WORKERS", "SCHEME_ORDER", "LABELS", "colours", "train_parser",
-           "execution", "grid_result", "select", "missing_note", "validation_summary"]
+           "execution", "grid_result", "select", "missing_note", "validation_summary",
+           "seed_intervals", "error_bars", "length_axis"]
+
+
+def seed_intervals(validation, by=("scheme", "tau", "multiple")):
+    """Per group of ``by`` of a per-seed frame (the study's ``validation``): ``mean`` loss over
+    seeds, its 95 % t interval ``low``, ``high`` (NaN for one seed; :mod:`sia_theory.claims.
+    seeds`) and the number of seeds ``n``; ``tau`` as floats (NaN for schemes without one)."""
+    import numpy as np
+    import pandas as pd
+
+    from sia_theory.claims.seeds import t_interval
+
+    frame = validation.assign(tau=validation["tau"].astype(float))
+    rows = []
+    for key, g in frame.groupby(list(by), dropna=False, sort=False):
+        iv = t_interval(g["loss"].to_numpy())
+        ok = np.isfinite(iv.half)
+        rows.append({**dict(zip(by, key, strict=True)), "mean": iv.mean,
+                     "low": iv.low if ok else np.nan, "high": iv.high if ok else np.nan,
+                     "n": iv.n})
+    return pd.DataFrame(rows)
+
+
+def error_bars(g):
+    """``yerr`` of rows with ``mean``, ``low``, ``high`` (zero where there is no interval)."""
+    import numpy as np
+
+    return np.nan_to_num([g["mean"] - g["low"], g["high"] - g["mean"]])
 
 
 def length_axis(ax, multiples=(1, 4, 16)):

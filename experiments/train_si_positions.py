@@ -1,6 +1,6 @@
-"""SI Fig. 8 / App. I.3 in miniature: scale-invariant attention with NoPE, RoPE and p-RoPE
-(seed 0), and the same position encodings without the transform for reference: validation
-loss at L, 4L and 16L (claim TRAIN-3)."""
+"""SI Fig. 8 / App. I.3 in miniature: scale-invariant attention with NoPE, RoPE and p-RoPE, and
+the same position encodings without the transform for reference: validation loss at L, 4L and
+16L, mean and 95 % t interval over seeds (claim TRAIN-3)."""
 
 import sys
 
@@ -9,14 +9,16 @@ from _plotting import plt
 from _train_common import (
     LABELS,
     colours,
+    error_bars,
     grid_result,
     length_axis,
     missing_note,
+    seed_intervals,
     select,
     train_parser,
 )
 
-from sia_theory.studies.train_grid import SI_POSITION_SCHEMES, validation_summary
+from sia_theory.studies.train_grid import SI_POSITION_SCHEMES
 from sia_theory.toolkit import run, save_experiment
 
 STEM = "train_si_positions"
@@ -27,12 +29,9 @@ REFERENCES = {"si-nope": "nope", "si-rope": "rope", "si-p-rope": "p-rope"}
 def main(quick=False, seed=0, out_dir="figures", store="auto", finished_only=False):
     wanted = set(SI_POSITION_SCHEMES) | set(REFERENCES.values())
     settings, result = grid_result(quick, seed, store, finished_only,
-                                   keep=lambda r: r[0] in wanted and r[1] == 0
-                                   and r[2] in (None, 10.0))
-    valid = result["validation"]
-    seed0 = valid[valid["seed"] == 0]
+                                   keep=lambda r: r[0] in wanted and r[2] in (None, 10.0))
     schemes = list(SI_POSITION_SCHEMES) + [REFERENCES[s] for s in SI_POSITION_SCHEMES]
-    summary = select(validation_summary(seed0), schemes)
+    summary = select(seed_intervals(result["validation"]), schemes)
     colour = colours()
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.8), constrained_layout=True)
     for ax, with_reference in ((axes[0], False), (axes[1], True)):
@@ -41,10 +40,11 @@ def main(quick=False, seed=0, out_dir="figures", store="auto", finished_only=Fal
                                                   else ()):
                 g = summary[summary["scheme"] == scheme].sort_values("multiple")
                 if len(g):
-                    ax.plot(g["multiple"], g["mean"], style, marker="o", color=colour[si],
-                            label=LABELS[scheme])
+                    ax.errorbar(g["multiple"], g["mean"], yerr=error_bars(g), ls=style,
+                                marker="o", capsize=3, color=colour[si],
+                                label=f"{LABELS[scheme]} (n = {int(g['n'].min())})")
         length_axis(ax)
-        ax.set(ylabel="validation loss (nats/token, seed 0)")
+        ax.set(ylabel="validation loss (nats/token, 95 % t over seeds)")
         ax.legend(fontsize=8)
     axes[0].set_title("SI with each position encoding (Fig. 8)")
     axes[1].set_title("dotted: the same encoding without the transform")
