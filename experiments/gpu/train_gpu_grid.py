@@ -91,7 +91,7 @@ def one_run(key, grid, needle_s, out: Path, log) -> float:
     if scheme in TABLE2 and tau in (None, 10.0):
         needles, tuned, seconds = tune_and_evaluate(run, needle_s, seed=0)
         cells = accuracy_table(needles, ("length", "multiple"))
-        log(f"  needles: " + ", ".join(f"{r.multiple}L {r.correct}/{r.needles}"
+        log("  needles: " + ", ".join(f"{r.multiple}L {r.correct}/{r.needles}"
                                        for r in cells.itertuples()))
         append_rows(out / "needles.csv", [{**tag, **r} for r in cells.to_dict("records")])
         append_rows(out / "tune.csv", [{**tag, "step": i, "loss": float(v)}

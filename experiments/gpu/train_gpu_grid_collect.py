@@ -122,7 +122,8 @@ def figure(points: pd.DataFrame, t2: pd.DataFrame, path: Path):
     axes[0].set(xscale="log", xticks=[1, 4, 16], xticklabels=["L", "4L", "16L"],
                 ylabel="validation loss (nats/token)", title="Table 1 (95 % t over seeds)")
     axes[0].legend(fontsize=7)
-    axes[1].set(xlabel="training step", title="Fig. 3b: 4L (—), 16L (--) in training; colours as left")
+    axes[1].set(xlabel="training step",
+                title="Fig. 3b: 4L (—), 16L (--) in training; colours as left")
     taus = sorted(points.loc[points["scheme"] == "si-p-rope", "tau"].dropna().unique())
     t = table1(points[(points["scheme"] == "si-p-rope") & (points["kind"] == "all")
                       & (points["step"] == last)])

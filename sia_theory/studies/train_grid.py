@@ -160,7 +160,8 @@ def figure_grid(quick: bool = False, train: TrainSettings | None = None,
     τ ∈ {0.1, 1, 100} and τ rescaled with ``L`` (:func:`rescaled_tau`) × :data:`SIDE_SEEDS`: 36
     runs, ordered seed by seed (every run of seed 0, then of seed 1, …), so that a store
     stopped early holds whole seeds. ``quick``: the same structure over seeds 0, 1 (the side
-    runs seed 0 only) with :meth:`TrainSettings.quick` (22 runs of a second or so each). ``train``, ``seeds`` and ``side_seeds``
+    runs seed 0 only) with :meth:`TrainSettings.quick` (22 runs of a second or so each).
+    ``train``, ``seeds`` and ``side_seeds``
     replace the settings and the two seed sets (a bigger grid on a GPU: the same runs, more
     steps, more seeds)."""
     if train is None:
@@ -330,7 +331,8 @@ def train_grid(settings: TrainGridSettings, seed: int, execution):
     """Frames ``validation`` (one row per run and length: ``scheme, seed, tau, length,
     multiple, loss``, pooled over the validation documents, at the end), ``checkpoints``
     (:func:`checkpoint_frame`: every checkpoint, length and document kind), ``curves`` (every
-    run's :meth:`TrainedRun.curves` with ``scheme, seed, tau``) and ``runs`` (per run: parameters, tokens, seconds); metadata ``missing``: the cell
+    run's :meth:`TrainedRun.curves` with ``scheme, seed, tau``) and ``runs`` (per run:
+    parameters, tokens, seconds); metadata ``missing``: the cell
     keys of the runs not in the store when ``execution.finished_only`` (then nothing is
     trained and the frames hold the finished runs only). ``runs`` holds each run's learned
     score scales (``score_scale``, one per layer, space-separated; empty for a scheme that learns

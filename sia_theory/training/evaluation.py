@@ -25,7 +25,8 @@ from .tables import rotation_tables
 
 jax, jnp, _ = require()
 
-__all__ = ["evaluate", "evaluate_documents", "logits", "scheme_arrays", "block_for", "SCORE_BYTES", "EVAL_TOKENS"]
+__all__ = ["evaluate", "evaluate_documents", "logits", "scheme_arrays", "block_for",
+           "SCORE_BYTES", "EVAL_TOKENS"]
 
 SCORE_BYTES = 64 * 2**20  # scores of one attention block (float32) during validation
 """Bytes of attention scores held at once during validation: sets the query block size."""

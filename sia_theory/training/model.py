@@ -13,7 +13,8 @@ Parameters (numpy or JAX arrays, float32): ``embedding`` ``(V, d)``, ``unembeddi
 ``layers`` a dict of the six block matrices stacked over layers: ``w_q, w_k, w_v, w_o``
 ``(n_layers, d, d)``, ``w_up`` ``(n_layers, d, 4d)``, ``w_down`` ``(n_layers, 4d, d)`` (the
 model computes ``x @ w``), and ``score_scale`` ``(n_layers,)`` where the scheme learns one (the
-scores of layer ``l`` multiplied by it). Long sequences run attention one block of query rows at a time
+scores of layer ``l`` multiplied by it). Long sequences run attention one block of query rows at
+a time
 (``block``), so the score matrix held at once is ``(B, H, block, T)``.
 """
 

@@ -19,7 +19,8 @@ import numpy as np
 from .._infra.seeding import rng_for
 from ..attention.model import Decoder, DecoderConfig, parameter_shapes
 
-__all__ = ["INIT_STUDY", "LAYER_WEIGHTS", "OPTIONAL_LAYER", "init_parameters", "shapes_for", "check_parameters",
+__all__ = ["INIT_STUDY", "LAYER_WEIGHTS", "OPTIONAL_LAYER", "init_parameters", "shapes_for",
+           "check_parameters",
            "to_decoder_layout", "parameter_count", "to_safetensors", "from_safetensors"]
 
 INIT_STUDY = "training.init"
