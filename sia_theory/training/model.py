@@ -14,8 +14,7 @@ Parameters (numpy or JAX arrays, float32): ``embedding`` ``(V, d)``, ``unembeddi
 ``(n_layers, d, d)``, ``w_up`` ``(n_layers, d, 4d)``, ``w_down`` ``(n_layers, 4d, d)`` (the
 model computes ``x @ w``), and ``score_scale`` ``(n_layers,)`` where the scheme learns one (the
 scores of layer ``l`` multiplied by it). Long sequences run attention one block of query rows at
-a time
-(``block``), so the score matrix held at once is ``(B, H, block, T)``.
+a time (``block``), so the score matrix held at once is ``(B, H, block, T)``.
 """
 
 from __future__ import annotations

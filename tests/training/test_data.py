@@ -45,3 +45,16 @@ def test_windows_follow_the_stream():
     with pytest.raises(ValueError, match="train_length"):
         corpus(TrainSettings(train_length=2**16, tokenizer="bytes", eval_multiples=(1, 2),
                              max_train_documents=2))
+
+
+def test_validation_alternates_prose_and_code():
+    """The held-out pool's first documents in split order are all code; the validation set takes
+    prose and code in turn, so both kinds are validated (full settings: 2 and 2)."""
+    from sia_theory.training.data import corpus, document_kind, split
+    from sia_theory.training.settings import TrainSettings
+
+    _, pool = split()
+    assert [document_kind(n) for n, _ in pool[:4]] == ["code"] * 4
+    names = corpus(TrainSettings.full()).validation_names
+    assert [document_kind(n) for n in names] == ["prose", "code", "prose", "code"]
+    assert document_kind("prose:a..b") == "prose" and document_kind("code:ast") == "code"

@@ -35,3 +35,30 @@ def test_bad_input_named():
     with pytest.raises(ValueError, match="tokens"):
         logits(params, "rope", S, np.zeros(8, np.int64))
     assert 32 % block_for(S, 1, 32) == 0
+
+
+def test_per_document_losses_are_each_documents_own_windows():
+    """evaluate_documents against the obvious path: each document's windows scored alone
+    through the model's token losses, averaged per document; evaluate is their mean."""
+    from sia_theory.training import model as jax_model
+    from sia_theory.training.data import corpus
+    from sia_theory.training.evaluation import evaluate_documents, scheme_arrays
+
+    params = init_parameters(S, seed=4)
+    params["unembedding"] = np.random.default_rng(0).standard_normal(
+        params["unembedding"].shape).astype(np.float32) * 0.3  # off uniform: documents differ
+    data = corpus(S)
+    scheme = resolve_scheme("p-rope")
+    per_doc = evaluate_documents(params, scheme, S, 16, data)
+    tables, rotation = scheme_arrays(scheme, S, 16)
+    docs, total = data.validation.shape
+    by_hand = []
+    for d in range(docs):
+        windows = np.stack([data.validation[d, k * 16:k * 16 + 17]
+                            for k in range((total - 1) // 16)])
+        by_hand.append(float(np.mean(np.asarray(jax_model.token_losses(
+            params, windows, tables, rotation, n_heads=S.n_heads)), dtype=np.float64)))
+    np.testing.assert_allclose(per_doc, by_hand, rtol=1e-6)
+    assert abs(per_doc[0] - per_doc[1]) > 1e-3
+    assert evaluate(params, scheme, S, 16, data) == pytest.approx(float(np.mean(by_hand)),
+                                                                  rel=1e-6)

@@ -50,3 +50,19 @@ def test_damaged_and_misshapen_refused():
     bad = dict(params, embedding=params["embedding"][:, :16])
     with pytest.raises(ValueError, match="embedding"):
         check_parameters(bad, S)
+
+
+def test_a_learned_score_scale_starts_at_one_and_is_checked():
+    from sia_theory.training.params import check_parameters
+
+    plain = init_parameters(S, 3)
+    learned = init_parameters(S, 3, ("score_scale",))
+    assert np.array_equal(learned["layers"]["score_scale"], np.ones(S.n_layers))
+    for name in plain["layers"]:  # the same weights as without it
+        assert np.array_equal(plain["layers"][name], learned["layers"][name])
+    assert check_parameters(learned, S)["layers"]["score_scale"].shape == (S.n_layers,)
+    learned["layers"]["score_scale"] = np.ones(S.n_layers + 1)
+    with pytest.raises(ValueError, match="score_scale"):
+        check_parameters(learned, S)
+    assert parameter_count(init_parameters(S, 3, ("score_scale",))) == \
+        parameter_count(plain) + S.n_layers

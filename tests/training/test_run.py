@@ -50,3 +50,32 @@ def test_decoder_of_an_untrained_run_is_uniform():
     """The output layer starts at zero: every logit 0."""
     logits = _run().decoder().forward(np.array([[1, 2, 3]]))
     assert logits.shape == (1, 3, S.effective_vocab) and not np.any(logits)
+
+
+def test_checkpoints_round_trip_through_the_curves():
+    """A run with checkpoints writes every (step, length, kind) into its curves and reads them
+    back; the curve at L and the final validation come from the pooled rows."""
+    points = ((1, 16, "all", 4.8), (1, 16, "code", 4.9), (1, 16, "prose", 4.7),
+              (1, 32, "all", 4.9), (1, 32, "code", 5.0), (1, 32, "prose", 4.8),
+              (3, 16, "all", 4.1), (3, 16, "code", 4.2), (3, 16, "prose", 4.0),
+              (3, 32, "all", 4.3), (3, 32, "code", 4.4), (3, 32, "prose", 4.2))
+    run = TrainedRun(scheme="rope", tau=None, seed=5, settings=S,
+                     parameters=init_parameters(S, seed=5),
+                     train_losses=np.array([5.0, 4.5, 4.0]),
+                     validation_curve=((1, 4.8), (3, 4.1)), validation={16: 4.1, 32: 4.3},
+                     checkpoints=points)
+    curves = run.curves()
+    assert set(curves["split"]) == {"train", "validation", "validation:code",
+                                    "validation:prose"}
+    back = TrainedRun.from_stored(curves, run.parameters_bytes())
+    assert back.checkpoints == points
+    assert back.validation_curve == ((1, 4.8), (3, 4.1)) and back.validation == run.validation
+    frame = back.checkpoint_frame()
+    assert frame["multiple"].tolist() == [1, 1, 1, 2, 2, 2] * 2
+    assert frame[(frame["kind"] == "prose") & (frame["step"] == 3)]["loss"].tolist() == [4.0, 4.2]
+
+
+def test_a_run_stored_without_checkpoints_reads_back_without_them():
+    run = _run()
+    back = TrainedRun.from_stored(run.curves(), run.parameters_bytes())
+    assert back.checkpoints == () and back.validation_curve == run.validation_curve

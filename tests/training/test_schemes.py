@@ -33,3 +33,16 @@ def test_every_registered_scheme_trains_at_quick_settings():
 def test_unknown_scheme_named():
     with pytest.raises(ValueError, match="scheme must be one of"):
         resolve_scheme("si")
+
+
+def test_a_scheme_declares_what_it_learns_as_data():
+    from sia_theory.schemes import LEARNED, SCHEMES, Scheme
+    from sia_theory.transforms import NoScale
+
+    assert SCHEMES["logn-p-rope-learned"].learned == ("score_scale",) == LEARNED
+    assert SCHEMES["logn-p-rope"].learned == ()
+    assert SCHEMES["logn-p-rope-learned"].transform == SCHEMES["logn-p-rope"].transform
+    with pytest.raises(ValueError, match="learned"):
+        Scheme("x", "rope", NoScale(), learned=("temperature",))
+    with pytest.raises(ValueError, match="learned"):
+        Scheme("x", "rope", NoScale(), learned=("score_scale", "score_scale"))

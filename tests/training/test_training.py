@@ -196,3 +196,26 @@ def test_tau_reaches_the_transform(data):
     assert run.tau == 0.1 and run.resolved_scheme().transform.tau == 0.1
     default = train("si-p-rope", QUICK, seed=1)
     assert run.validation != default.validation
+
+
+def test_the_learned_logn_scale_trains_with_adam_and_scales_the_scores(runs, data):
+    """logn-p-rope-learned: one score scale per layer from 1, moved by Adam at the output
+    layer's rate (not orthogonalised by Muon: each entry moves on its own); its logits are those
+    of LogN with s_l = 0.4 λ_l, i.e. the fixed scheme's forward with q multiplied by λ_l."""
+    run = runs["logn-p-rope-learned"]
+    scales = run.parameters["layers"]["score_scale"]
+    assert scales.shape == (QUICK.n_layers,) and np.all(np.abs(scales - 1) > 1e-3)
+    assert abs(scales[0] - scales[1]) > 1e-4
+    tokens = data.validation[:, :QUICK.train_length]
+    ours = trainer.logits(run.parameters, run.resolved_scheme(), QUICK, tokens)
+    plain = {**run.parameters, "layers": {k: v for k, v in run.parameters["layers"].items()
+                                          if k != "score_scale"}}
+    unscaled = trainer.logits(plain, "logn-p-rope", QUICK, tokens)
+    assert np.abs(ours - unscaled).max() > 1e-3  # the scale is used
+    assert np.abs(ours - numpy_logits(run, tokens)).max() <= PARITY
+
+
+def test_a_learned_scale_under_a_scheme_that_learns_none_is_refused():
+    params = init_parameters(QUICK, 0, ("score_scale",))
+    with pytest.raises(ValueError, match="score_scale"):
+        train("logn-p-rope", QUICK, parameters=params)

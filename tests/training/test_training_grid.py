@@ -283,3 +283,23 @@ def test_a_users_file_is_executed_once_per_command_whatever_the_seeds(tmp_path, 
                  "--scheduler", "sync", "--out", str(out), "--no-progress"]) == 0
     assert counter.read_text() == "x"
     assert len(pd.read_csv(out / "validation.csv")) == len(seeds)
+
+
+def test_the_figure_grid_is_seed_major_with_the_learned_logn_and_tau_rescaled():
+    from sia_theory.studies.train_grid import (
+        GRID_SEEDS,
+        SIDE_SEEDS,
+        TABLE1_ROWS,
+        figure_grid,
+        rescaled_tau,
+    )
+
+    grid = figure_grid()
+    assert rescaled_tau(256) == 10 * 256 / 4096 == 0.625
+    assert len(grid.runs) == len(TABLE1_ROWS) * len(GRID_SEEDS) + 6 * len(SIDE_SEEDS)
+    seeds = [k for _, k, _ in grid.runs]
+    assert seeds == sorted(seeds)  # every run of a seed before the next seed's
+    assert ("logn-p-rope-learned", 2, None) in grid.runs
+    assert {t for s, _, t in grid.runs if s == "si-p-rope"} == {0.1, 0.625, 1.0, 10.0, 100.0}
+    bigger = figure_grid(train=QUICK, seeds=range(5), side_seeds=range(3))
+    assert len(bigger.runs) == 8 * 5 + 6 * 3 and bigger.train == QUICK
