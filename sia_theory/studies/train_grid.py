@@ -144,6 +144,13 @@ class TrainGridSettings(StudySettings):
                    schemes=MappingProxyType(known))
 
     @classmethod
+    def full(cls) -> TrainGridSettings:
+        """The figure grid (:func:`figure_grid`): what ``sia-theory sweep train_grid`` trains
+        (into ``--store build/sweeps/train_grid-seed0``, the figures' store, on any Dask
+        ``--scheduler``)."""
+        return figure_grid(False)
+
+    @classmethod
     def quick(cls) -> TrainGridSettings:
         """Two 8-step runs (``p-rope``, ``si-p-rope``; seed 0) of :meth:`TrainSettings.quick`."""
         return cls(train=TrainSettings.quick(), runs=(("p-rope", 0, None),
