@@ -95,6 +95,11 @@ def test_quick_figure_from_the_shared_store(stem, quick_store, tmp_path):
         assert (heads[["ratio_train", "ratio_end"]] > 0).all().all()
         assert -1 <= summary["spearman"].iloc[0] <= 1
         assert np.isfinite(summary["loss_change"]).all()
+        octaves = frames["train_phase_octaves"]
+        assert set(octaves["scheme"]) == set(PHASE_SCHEMES)
+        assert np.isfinite(summary[["mae_tail_L", "mae_tail_16L", "dilution_tail"]]).all().all()
+        total = octaves.groupby(["scheme", "layer", "head", "context"])["share_measured"].sum()
+        np.testing.assert_allclose(total, 1, atol=1e-9)
 
 
 @pytest.mark.parametrize("scheme, tau", [("si-p-rope", 10.0), ("alibi", None), ("rope-ntk", None),
@@ -132,6 +137,43 @@ def test_head_phase_sigma_equals_the_decoders_own_transformed_logits(scheme, tau
                 m0 = (rows[0] + 1) // 2
                 assert got[f"ratio_{which}"] == pytest.approx(sigma / np.sqrt(2 * np.log(m0)),
                                                              rel=1e-4)
+
+
+@pytest.mark.parametrize("scheme, tau", [("alibi", None), ("rope-ntk", None),
+                                         ("logn-p-rope-learned", None)])
+def test_octaves_measured_equal_the_decoders_own_attention(scheme, tau, quick_store):
+    """The study's measured octave entropy and share (raw q·k/√Dh through the scheme's
+    coefficients, per query row, mean over the rows) equal octave_stats of the decoder's own
+    transformed logits (attention_logits, the decoder at L for L and at 16L for 16L; ALiBi's
+    bias, NTK's base and the learned LogN scale inside the decoder); the predictions are shares
+    summing to 1, seeded (the same seed gives the same frame)."""
+    from sia_theory.studies.train_grid import grid_runs
+    from sia_theory.studies.train_phase import run_measurements
+    from sia_theory.training.data import corpus
+    from sia_theory.training.octaves import octave_stats
+
+    quick = figure_grid(quick=True)
+    runs = grid_runs(TrainGridSettings(train=quick.train, runs=((scheme, 0, tau),)), seed=0,
+                     execution=Execution(store=quick_store, finished_only=True))
+    run = runs[(scheme, 0, tau)]
+    _, octaves = run_measurements(run, queries=3, seed=4)
+    _, again = run_measurements(run, queries=3, seed=4)
+    pd.testing.assert_frame_equal(octaves, again)
+    tokens = corpus(run.settings).validation_windows(run.settings.max_length)
+    for n in (run.settings.train_length, run.settings.max_length):
+        decoder = run.decoder(n)
+        for layer in range(run.settings.n_layers):
+            logits = decoder.attention_logits(tokens[:1, :n], layer, last=n).astype(np.float64)
+            for h in range(run.settings.n_heads):
+                stats = [octave_stats(logits[0, h, i, i::-1]) for i in range(n - 3, n)]
+                got = octaves[(octaves["layer"] == layer) & (octaves["head"] == h)
+                              & (octaves["context"] == n)].sort_values("octave")
+                np.testing.assert_allclose(got["share_measured"],
+                                           np.mean([s for _, s in stats], axis=0), rtol=1e-4)
+                np.testing.assert_allclose(got["entropy_measured"],
+                                           np.mean([e for e, _ in stats], axis=0), rtol=1e-4)
+                for kind in ("tail", "gauss"):
+                    assert got[f"share_{kind}"].sum() == pytest.approx(1, abs=1e-9)
 
 
 def test_finished_only_draws_a_partial_store_and_writes_nothing_into_it(tmp_path):
