@@ -79,10 +79,13 @@ def _measured(by_distance, transform, h):
 
 
 def _octave_samples(by_distance) -> list:
-    """The measured ``S`` pooled per octave over the rows (the rows' own octave edges)."""
+    """The measured ``S`` pooled per octave over the rows (the rows' own octave edges), each
+    row's scores less their mean over the row (a constant per row changes none of its softmax;
+    pooled, the rows' different offsets would widen every octave's sample)."""
     pooled: dict = {}
     for i, s in by_distance:
         edges = octave_edges(i + 1)
+        s = s - s.mean()
         for j, (lo, hi) in enumerate(zip(edges[:-1], edges[1:])):
             pooled.setdefault(j, []).append(s[lo:hi])
     return [np.concatenate(pooled[j]) for j in sorted(pooled)]
@@ -158,6 +161,7 @@ def octave_summary(octaves: pd.DataFrame) -> pd.DataFrame:
     ``far_entropy_measured``); ``noise_floor_16L``: the MAE an exact predictor would have
     against one realisation of the rows, ``√(2/π)`` times the spread of one realisation (the
     draws' s.e. × ``√OCTAVE_DRAWS``), mean over the octaves at ``16L``."""
+    octaves = octaves.reset_index(drop=True)
     lo, hi = octaves["context"].min(), octaves["context"].max()
     out = pd.DataFrame(index=pd.Index(octaves["scheme"].unique(), name="scheme"))
     for name, column in (("tail", "entropy_tail"), ("gauss", "entropy_gauss")):
