@@ -1,12 +1,15 @@
-"""Theory beside practice on the trained models: every head's REM phase ratio
-r = σ/√(2 log M) of its logits (σ over the keys at distances [M, 2M), M ≈ position/2) at the
-training length L and at 16L, for the nine schemes of the grid (seed 0, τ = 10), and whether the
-size of the shift (median over heads of |log r(16L)/r(L)|) ranks the schemes' loss change from L
-to 16L (Spearman over nine points; claim TRAIN-7). Left: each head's r at L against r at 16L
-(the band: the critical phase). Right: the shift against the loss change. CPU cost: a few
-seconds per scheme at full size (one validation window). For ALiBi the σ over [M, 2M) is mostly
-its own linear bias (slope × M across the octave), not the spread of the scores: the heads with
-the steeper slope read as frozen at 16L while it extrapolates best."""
+"""Theory beside practice on the trained models (claim TRAIN-7): per head and distance octave
+[2^j, 2^(j+1)), the attention entropy within the octave (H/log n) and the share of the row's
+attention on it, measured at the training length L (decoder at L) and at 16L (decoder at 16L),
+against the REM's prediction from the raw scores S the head shows within L and the scheme's
+coefficients L = a_t S + m_t: a seeded bootstrap of the measured scores (their bounded tail as
+measured) and, beside it, the Gaussian REM (the same octaves' mean and σ). Top: per scheme the
+median over heads of each octave's entropy, measured (solid) and predicted (bootstrap dashed,
+Gaussian dotted), at L (thin) and 16L (thick). Bottom: the predicted dilution (growth of the
+farthest octave's share from L to 16L, median over heads) against the loss change from L to
+16L (Spearman over the schemes), the predicted against the measured dilution, and each scheme's
+entropy MAE of the two predictions at 16L. The old statistic (median |log r(16L)/r(L)|) stays in
+the summary CSV as a negative finding. CPU cost: seconds per scheme at full size."""
 
 import dataclasses
 import sys
@@ -14,57 +17,95 @@ import sys
 import numpy as np
 from _plotting import plt
 from _train_common import LABELS, colours, execution, missing_note, train_parser
+from scipy.stats import spearmanr
 
-from sia_theory.gaussian.phase import PHASE_BAND
+from sia_theory.claims.train_phase import ENTROPY_TOLERANCE
 from sia_theory.studies.train_phase import PHASE_QUERIES, PHASE_SCHEMES, PhaseSettings, train_phase
 from sia_theory.toolkit import run, save_experiment
 
 STEM = "train_phase"
 WINDOWS = 1
+PREDICTIONS = (("entropy_measured", "-", "measured"), ("entropy_tail", "--", "bootstrap REM"),
+               ("entropy_gauss", ":", "Gaussian REM"))
+
+
+def _profiles(axes, octaves, colour):
+    lo, hi = octaves["context"].min(), octaves["context"].max()
+    for ax, scheme in zip(axes, PHASE_SCHEMES):
+        g = octaves[(octaves["scheme"] == scheme) & (octaves["keys"] > 1)]
+        for context, width in ((lo, 0.8), (hi, 1.8)):
+            med = g[g["context"] == context].groupby("first")[[c for c, _, _ in PREDICTIONS]]
+            med = med.median()
+            for column, style, label in PREDICTIONS:
+                ax.plot(med.index, med[column], ls=style, lw=width, color=colour(scheme),
+                        label=label if context == hi else None)
+        ax.set(xscale="log", ylim=(0, 1.05), title=LABELS.get(scheme, scheme))
+        ax.tick_params(labelsize=7)
+    axes[0].legend(fontsize=6, loc="lower left")
+    axes[0].set_ylabel("H/log n in the octave")
+
+
+def _dilution(ax, summary, colour):
+    rho = float(spearmanr(summary["dilution_tail"], summary["loss_change"]).statistic)
+    for r in summary.itertuples():
+        ax.scatter(r.dilution_tail, r.loss_change, color=colour(r.scheme), s=30)
+        ax.annotate(LABELS.get(r.scheme, r.scheme), (r.dilution_tail, r.loss_change),
+                    fontsize=7, xytext=(4, 3), textcoords="offset points")
+    ax.axhline(0, color="0.5", lw=0.6)
+    ax.set(xlabel="predicted dilution: Δ share of the farthest octave, L → 16L",
+           ylabel="loss(16L) − loss(L) (nats/token)",
+           title=f"Spearman ρ = {rho:.2f} over {len(summary)} schemes")
+    return rho
+
+
+def _checks(left, right, summary, colour):
+    d = summary[["dilution_tail", "dilution_measured"]].to_numpy(float)
+    span = [float(np.nanmin(d)) - 0.02, float(np.nanmax(d)) + 0.02]
+    left.plot(span, span, color="0.5", lw=0.6, ls=":")
+    for r in summary.itertuples():
+        left.scatter(r.dilution_measured, r.dilution_tail, color=colour(r.scheme), s=30)
+        left.scatter(r.dilution_measured, r.dilution_gauss, color=colour(r.scheme), s=30,
+                     marker="x")
+    left.set(xlabel="measured dilution", ylabel="predicted (• bootstrap, × Gaussian)",
+             title="dilution: prediction vs measurement")
+    x = np.arange(len(summary))
+    right.bar(x - 0.2, summary["mae_tail_16L"], 0.4, label="bootstrap REM")
+    right.bar(x + 0.2, summary["mae_gauss_16L"], 0.4, label="Gaussian REM")
+    right.axhline(ENTROPY_TOLERANCE, color="k", lw=0.8, ls="--", label="tolerance")
+    right.set_xticks(x, [LABELS.get(s, s) for s in summary["scheme"]], rotation=60, fontsize=6)
+    right.set(ylabel="entropy MAE at 16L (H/log n)", title="prediction error per scheme")
+    right.legend(fontsize=6)
 
 
 def main(quick=False, seed=0, out_dir="figures", store="auto", finished_only=False):
     settings = dataclasses.replace(PhaseSettings.of(quick), windows=WINDOWS)
     result = train_phase(settings, seed=seed,
                          execution=execution(quick, seed, store, finished_only))
-    heads, summary = result["heads"], result["summary"]
+    heads, octaves, summary = result["heads"], result["octaves"], result["summary"]
     missing = list(result.metadata["missing"])
-    colour = colours()
-    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 5), constrained_layout=True)
-    ratios = heads[["ratio_train", "ratio_end"]].to_numpy(float)
-    lo, top = min(0.5, float(ratios.min()) / 1.2), max(2.0, float(ratios.max()) * 1.2)
-    left.axhspan(1 - PHASE_BAND, 1 + PHASE_BAND, color="0.9", lw=0)
-    left.axvspan(1 - PHASE_BAND, 1 + PHASE_BAND, color="0.9", lw=0)
-    left.plot([lo, top], [lo, top], color="0.5", lw=0.6, ls=":")
-    for scheme in PHASE_SCHEMES:
-        g = heads[heads["scheme"] == scheme]
-        if len(g):
-            left.scatter(g["ratio_train"], g["ratio_end"], s=18, color=colour[scheme],
-                         label=LABELS[scheme])
-    left.set(xscale="log", yscale="log", xlim=(lo, top), ylim=(lo, top),
-             xlabel="r = σ/√(2 log M) at L (liquid < 1 < frozen)",
-             ylabel="r at 16L", title="every head (grey bands: critical, |r − 1| ≤ "
-                                      f"{PHASE_BAND})")
-    left.legend(fontsize=7)
-    for row in summary.itertuples():
-        right.scatter(row.phase_shift, row.loss_change, color=colour[row.scheme], s=30)
-        right.annotate(LABELS[row.scheme], (row.phase_shift, row.loss_change), fontsize=7,
-                       xytext=(4, 3), textcoords="offset points")
-    rho = float(summary["spearman"].iloc[0]) if "spearman" in summary else float("nan")
-    right.axhline(0, color="0.5", lw=0.6)
-    right.set(xlabel="phase shift: median over heads of |log r(16L)/r(L)|",
-              ylabel="loss(16L) − loss(L) (nats/token, seed 0)",
-              title=f"Spearman ρ = {rho:.2f} over {len(summary)} schemes")
+    palette = colours()
+
+    def colour(scheme):
+        return palette.get(scheme, "k")
+
+    fig = plt.figure(figsize=(15, 10), constrained_layout=True)
+    grid = fig.add_gridspec(3, 5)
+    _profiles([fig.add_subplot(grid[k // 5, k % 5]) for k in range(len(PHASE_SCHEMES))],
+              octaves, colour)
+    rho = _dilution(fig.add_subplot(grid[2, :2]), summary, colour)
+    _checks(fig.add_subplot(grid[2, 2]), fig.add_subplot(grid[2, 3:]), summary, colour)
     note = f"\n{missing_note(missing)}" if missing else ""
-    fig.suptitle("Theory beside practice: the REM phase of the trained models' heads at L and "
-                 f"16L ({PHASE_QUERIES} queries, {WINDOWS} validation window, seed 0)" + note,
+    fig.suptitle("Theory beside practice: attention by distance octave (x: the octave's first "
+                 f"distance) at L and 16L, measured and predicted from the scores within L "
+                 f"({PHASE_QUERIES} queries, {WINDOWS} validation window, seed 0)" + note,
                  fontsize=10)
-    changed = {r.scheme: float(r.phase_changed) for r in summary.itertuples()}
-    return save_experiment(out_dir, STEM, fig, {"heads": heads, "summary": summary},
+    old = float(summary["spearman"].iloc[0]) if "spearman" in summary else float("nan")
+    return save_experiment(out_dir, STEM, fig,
+                           {"heads": heads, "octaves": octaves, "summary": summary},
                            seed=seed, quick=quick, windows=WINDOWS, queries=PHASE_QUERIES,
                            schemes=list(PHASE_SCHEMES), missing_runs=missing,
-                           spearman=None if np.isnan(rho) else rho,
-                           phase_changed=changed)
+                           spearman_dilution=None if np.isnan(rho) else rho,
+                           spearman_old_statistic=None if np.isnan(old) else old)
 
 
 if __name__ == "__main__":

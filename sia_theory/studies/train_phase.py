@@ -1,18 +1,23 @@
-"""Theory beside practice on the trained models: the REM phase of every head at the training
-length ``L`` and at ``16L``, and whether the phase shift ranks the schemes' loss change.
+"""Theory beside practice on the trained models (claim TRAIN-7): does the REM, fed the scores
+a head shows within the training length ``L``, predict how its attention spreads over the
+distance octaves at ``16L``, and does the predicted dilution rank the schemes' loss change?
 
-For each run of :data:`PHASE_SCHEMES` (seed 0, τ = 10 for SI) of the figure grid, every head's
-``σ`` of its logits ``L = a_t S + m_t`` over the keys at distances ``[M, 2M)``, ``M = (i + 1)//2``,
-RMS over the last ``queries`` query positions ``i``, against the freezing point ``√(2 log M)``:
-``r = σ/√(2 log M)`` and its phase (:func:`~sia_theory.gaussian.phase.phase_of_ratio`). This is
-the SmolLM2 study's measurement (:func:`~sia_theory.studies.model_extrapolation.phase_rows`) on
-the trained models' own logits: the queries ending at ``L`` through the decoder at ``L`` (as
-trained), the queries ending at ``16L`` through the decoder at ``16L`` (RoPE + NTK with its
-scaled base), on the first validation windows of ``16L`` tokens.
+For each seed-0 run of :data:`PHASE_SCHEMES` (τ = 10 for SI) of the figure grid, the queries
+ending at ``L`` (decoder at ``L``, as trained) and at ``16L`` (decoder at ``16L``: RoPE + NTK
+with its scaled base) on the first validation windows of ``16L`` tokens:
 
-The question (THEORY.md §7, the toolkit's own): does the size of a scheme's phase shift from
-``L`` to ``16L`` (the median over heads of ``|log r(16L)/r(L)|``) rank its loss change from
-``L`` to ``16L``? Spearman's ρ over the schemes (nine points: read it with that caveat).
+* per head and distance octave, the measured and predicted entropy and attention share
+  (:mod:`.train_dilution`; predictions from the raw scores ``S`` measured at ``L`` and the
+  scheme's coefficients ``L = a_t S + m_t``: a seeded bootstrap of the measured scores, and the
+  Gaussian REM of their mean and σ);
+* per scheme (:func:`phase_summary`) the prediction errors, the predicted and measured
+  dilution (the change of the farthest octave's share from ``L`` to ``16L``) and the loss
+  change from ``L`` to ``16L`` (the runs' validation losses);
+* the old statistic, kept as a documented negative finding: every head's ``σ`` of its logits
+  over ``[M, 2M)`` against ``√(2 log M)``, ``r = σ/√(2 log M)``, and the median over heads of
+  ``|log r(16L)/r(L)|`` (``phase_shift``; :func:`head_phases`). It does not test the theory:
+  QK-norm bounds ``|S| ≤ √Dh``, so heads without a transform are "liquid" by construction, and
+  ALiBi's ``σ`` is its own bias.
 """
 
 from __future__ import annotations
@@ -31,37 +36,35 @@ from ..gaussian.phase import freezing_point, phase_of_ratio, phase_shift
 from ..training.data import corpus
 from .base import study
 from .model_extrapolation import phase_rows
+from .train_dilution import head_octaves, layer_scores, octave_summary
 from .train_grid import (
     SI_POSITION_SCHEMES,
-    TABLE1_SCHEMES,
+    TABLE1_ROWS,
     TrainGridSettings,
     figure_grid,
     seed0_runs,
 )
 
 __all__ = ["PHASE_SCHEMES", "PHASE_QUERIES", "PhaseSettings", "head_phases",
-           "phase_shift_summary", "train_phase", "trained_phases"]
+           "phase_shift_summary", "phase_summary", "run_measurements", "train_phase",
+           "trained_phases"]
 
-PHASE_SCHEMES = TABLE1_SCHEMES + tuple(s for s in SI_POSITION_SCHEMES if s not in TABLE1_SCHEMES)
-"""The schemes whose heads are measured: SI Table 1's seven and SI with RoPE and NoPE."""
+PHASE_SCHEMES = TABLE1_ROWS + tuple(s for s in SI_POSITION_SCHEMES if s not in TABLE1_ROWS)
+"""The schemes whose heads are measured: the Table 1 rows (SI's seven and the learned LogN) and
+SI with RoPE and NoPE."""
 PHASE_QUERIES = 8
 """Query positions ending at ``L`` (and at ``16L``) whose logits give each head's ``σ``."""
 
 
-def _ratios(decoder, tokens, rows, transform):
-    """Per (layer, head): ``σ`` and ``r`` over the query ``rows`` of ``tokens`` (``(W, T)``):
-    :func:`~.model_extrapolation.phase_rows` on the raw scores ``q·k/√Dh`` of each window, the
-    variances averaged over the windows (RMS), ``M`` the smallest half-distance of the rows."""
-
+def _ratios(scores_by_layer, rows, transform):
+    """Per (layer, head): ``σ`` and ``r`` over the query ``rows`` from each layer's raw scores
+    ``(W, H, R, T)`` (:func:`~.train_dilution.layer_scores`):
+    :func:`~.model_extrapolation.phase_rows` per window, the variances averaged over the
+    windows (RMS), ``M`` the smallest half-distance of the rows."""
     out = []
-    for layer in range(decoder.config.n_layers):
-        queries, keys, _ = decoder.attention_inputs(tokens, layer, last=tokens.shape[1])
-        scale = 1.0 / math.sqrt(queries.shape[-1])  # the decoder's q·k/√Dh
-        per_window = []
-        for w in range(tokens.shape[0]):
-            scores = np.einsum("hrd,htd->hrt", queries[w][:, rows].astype(np.float64),
-                               keys[w].astype(np.float64)) * scale  # (H, R, T)
-            per_window.append(phase_rows(scores, rows, transform, layer, "end"))
+    for layer, scores in enumerate(scores_by_layer):
+        per_window = [phase_rows(scores[w], rows, transform, layer, "end")
+                      for w in range(scores.shape[0])]
         for h, first in enumerate(per_window[0]):
             sigma = math.sqrt(float(np.mean([pw[h]["sigma"] ** 2 for pw in per_window])))
             out.append({"layer": layer, "head": h, "M": first["M"], "sigma": sigma,
@@ -69,25 +72,34 @@ def _ratios(decoder, tokens, rows, transform):
     return out
 
 
-def head_phases(run, *, windows: int = 1, queries: int = PHASE_QUERIES) -> pd.DataFrame:
-    """One row per (layer, head) of a trained ``run``: ``sigma`` and ``ratio`` ``r`` at the
-    queries ending at ``L`` (``*_train``) and at ``16L`` (``*_end``, the run's ``max_length``),
-    their phases, and ``log_ratio_change = log(r_end / r_train)``."""
-
+def run_measurements(run, *, windows: int = 1, queries: int = PHASE_QUERIES, seed: int = 0):
+    """``(heads, octaves)`` of a trained ``run``: :func:`head_phases`'s frame and
+    :func:`~.train_dilution.head_octaves`'s, from one pass of the decoder at ``L`` and at
+    ``16L`` over the first ``windows`` validation windows (``seed``: the predictions' draws)."""
     s = run.settings
     length, train_length = s.max_length, s.train_length
     tokens = corpus(s).validation_windows(length)[:windows, :length]  # (W, 16L)
-    scheme = run.resolved_scheme()
-    transform = scheme.transform_for(s.n_heads, train_length, length)
-    at_train = _ratios(run.decoder(train_length), tokens[:, :train_length],
-                       np.arange(train_length - queries, train_length), transform)
-    at_end = _ratios(run.decoder(length), tokens, np.arange(length - queries, length), transform)
+    transform = run.resolved_scheme().transform_for(s.n_heads, train_length, length)
+    rows = {train_length: np.arange(train_length - queries, train_length),
+            length: np.arange(length - queries, length)}
+    scores = {train_length: layer_scores(run.decoder(train_length), tokens[:, :train_length],
+                                         rows[train_length]),
+              length: layer_scores(run.decoder(length), tokens, rows[length])}
+    at_train = _ratios(scores[train_length], rows[train_length], transform)
+    at_end = _ratios(scores[length], rows[length], transform)
     frame = pd.DataFrame(at_train)[["layer", "head", "M", "sigma", "ratio"]].merge(
         pd.DataFrame(at_end), on=["layer", "head"], suffixes=("_train", "_end"))
     frame["phase_train"] = phase_of_ratio(frame["ratio_train"].to_numpy())
     frame["phase_end"] = phase_of_ratio(frame["ratio_end"].to_numpy())
     frame["log_ratio_change"] = np.log(frame["ratio_end"] / frame["ratio_train"])
-    return frame
+    return frame, head_octaves(scores, rows, transform, seed=seed)
+
+
+def head_phases(run, *, windows: int = 1, queries: int = PHASE_QUERIES) -> pd.DataFrame:
+    """One row per (layer, head) of a trained ``run``: ``sigma`` and ``ratio`` ``r`` at the
+    queries ending at ``L`` (``*_train``) and at ``16L`` (``*_end``, the run's ``max_length``),
+    their phases, and ``log_ratio_change = log(r_end / r_train)`` (the old TRAIN-7 statistic)."""
+    return run_measurements(run, windows=windows, queries=queries)[0]
 
 
 def phase_shift_summary(heads: pd.DataFrame, losses: pd.DataFrame) -> pd.DataFrame:
@@ -131,23 +143,36 @@ class PhaseSettings(StudySettings):
         return cls(grid=figure_grid(True))
 
 
+def phase_summary(heads: pd.DataFrame, octaves: pd.DataFrame,
+                  losses: pd.DataFrame) -> pd.DataFrame:
+    """Per scheme: :func:`~.train_dilution.octave_summary` of ``octaves`` beside
+    :func:`phase_shift_summary` of ``heads`` (the old statistic) and the loss change."""
+    return phase_shift_summary(heads, losses).merge(octave_summary(octaves), on="scheme",
+                                                    how="left")
+
+
 @study("train_phase", PhaseSettings, sweepable=True, partial=True)
 def train_phase(settings: PhaseSettings, seed: int, execution):
     """The seed-0 runs of :data:`PHASE_SCHEMES` of ``settings.grid`` (trained, or read back
-    from ``execution.store``): frames ``heads`` (:func:`head_phases` of every run, with a
-    ``scheme`` column) and ``summary`` (:func:`phase_shift_summary`; the losses are the runs'
-    own validation losses at ``L`` and ``16L``); metadata ``missing``: the runs not in the
-    store under ``execution.finished_only`` (the figure ``train_phase`` and claim TRAIN-7)."""
+    from ``execution.store``): frames ``heads`` (:func:`head_phases` of every run),
+    ``octaves`` (:func:`~.train_dilution.head_octaves`), both with a ``scheme`` column, and
+    ``summary`` (:func:`phase_summary`; the losses are the runs' own validation losses at ``L``
+    and ``16L``); metadata ``missing``: the runs not in the store under
+    ``execution.finished_only`` (the figure ``train_phase`` and claim TRAIN-7)."""
     grid, runs, missing = seed0_runs(PHASE_SCHEMES, grid=settings.grid, seed=seed,
                                      execution=execution)
-    heads = pd.concat([head_phases(r, windows=settings.windows, queries=settings.queries)
-                       .assign(scheme=key[0]) for key, r in runs.items()], ignore_index=True)
+    heads, octaves = [], []
+    for key, r in runs.items():
+        h, o = run_measurements(r, windows=settings.windows, queries=settings.queries, seed=seed)
+        heads.append(h.assign(scheme=key[0]))
+        octaves.append(o.assign(scheme=key[0]))
+    heads, octaves = pd.concat(heads, ignore_index=True), pd.concat(octaves, ignore_index=True)
     s = grid.train
     losses = pd.DataFrame([{"scheme": key[0], "loss_train": r.validation_loss(s.train_length),
                             "loss_end": r.validation_loss(s.max_length)}
                            for key, r in runs.items()])
-    return ({"heads": heads, "summary": phase_shift_summary(heads, losses)},
-            {"missing": missing})
+    return ({"heads": heads, "octaves": octaves,
+             "summary": phase_summary(heads, octaves, losses)}, {"missing": missing})
 
 
 def trained_phases(quick: bool, seed: int, execution, *, windows: int = 1):

@@ -12,7 +12,7 @@ from sia_theory.claims import train as T
 from sia_theory.claims import train_controls as C
 from sia_theory.claims import train_needle as N
 from sia_theory.claims import train_phase as P
-from sia_theory.claims.core import NEGATIVE_CONTROLS, REGISTRY
+from sia_theory.claims.core import NEGATIVE_CONTROLS, REGISTRY, STATED
 from sia_theory.claims.seeds import with_seed_checks
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -199,6 +199,43 @@ def test_train7_the_critical_edge_is_inclusive_and_the_next_value_below_fails(n)
     below = max(r for r in set(np.round(P._exact_rhos(n), 9)) if r < critical - 1e-9)
     worse = P.ranking_with_rho(below, n)
     assert P.decide_train7(P.synthetic_phase_summary(order=worse, n=n)).verdict == "FAIL"
+
+
+def test_train7_needs_both_parts():
+    """(a) alone or (b) alone is not enough: entropies predicted 20 % off with the right ranking
+    fail, and so does the reverse ranking with exact entropies; 4 % off (MAE ≈ 0.04) passes."""
+    assert P.decide_train7(P.synthetic_phase_summary(scale=1.2)).verdict == "FAIL"
+    assert P.decide_train7(P.synthetic_phase_summary(order=range(8, -1, -1))).verdict == "FAIL"
+    assert P.decide_train7(P.synthetic_phase_summary(scale=1.04)).verdict == "PASS"
+
+
+def test_train7_one_scheme_over_the_tolerance_fails_and_is_named():
+    summary = P.synthetic_phase_summary()
+    summary.loc[3, "mae_tail_16L"] = P.ENTROPY_TOLERANCE + 0.005
+    m = P.decide_train7(summary)
+    assert m.verdict == "FAIL" and "exceeded by s3" in m.measured
+
+
+@pytest.mark.parametrize("name", [
+    STATED, "no relation (ρ = 0)", "ρ 20 % below the critical value",
+    "predicted octave entropies 20 % off the measured",
+    "the old phase-shift statistic's ranking (committed, ρ = −0.40)"])
+def test_train7_negative_controls_fail(name):
+    assert NEGATIVE_CONTROLS["TRAIN-7"][name]().verdict == "FAIL"
+
+
+def test_train7_old_statistic_is_the_committed_figure_and_ranks_against_the_loss():
+    """OLD_STATISTIC: figures/train_phase_summary.csv's phase_shift and loss_change (seed 0,
+    0.4's grid) to 3 decimals; its Spearman ρ is −0.40 (the row's documented negative finding),
+    so read as a dilution it fails (b) while (a) holds."""
+    committed = pd.read_csv(ROOT / "figures" / "train_phase_summary.csv")
+    merged = committed.merge(P.OLD_STATISTIC, on="scheme", suffixes=("", "_old"))
+    assert len(merged) == 9
+    np.testing.assert_allclose(merged["phase_shift_old"], merged["phase_shift"], atol=6e-4)
+    np.testing.assert_allclose(merged["loss_change_old"], merged["loss_change"], atol=6e-4)
+    m = P.decide_train7(P.old_statistic_summary())
+    assert m.value == pytest.approx(-0.40, abs=1e-9) and m.verdict == "FAIL"
+    assert "met by every scheme" in m.measured
 
 
 @pytest.mark.parametrize("folder, worst_nope, si", [("train_gpu", 0.094, 194 / 480),

@@ -15,7 +15,7 @@ import pytest
 
 from sia_theory.studies import Execution
 from sia_theory.studies.train_grid import (
-    TABLE1_SCHEMES,
+    TABLE1_ROWS,
     TrainGridSettings,
     figure_grid,
     train_grid,
@@ -37,7 +37,7 @@ def load(stem: str):
 
 @pytest.fixture(scope="module")
 def quick_store(tmp_path_factory):
-    """The whole quick grid, trained once (19 runs of 8 steps)."""
+    """The whole quick grid, trained once (22 runs of 8 steps)."""
     store = tmp_path_factory.mktemp("train_grid-quick")
     train_grid(figure_grid(quick=True), seed=0, execution=Execution(store=store))
     return store
@@ -49,10 +49,11 @@ def _snapshot(store: Path) -> dict:
 
 def test_the_figure_grid_is_the_one_the_lead_trains():
     full = figure_grid()
-    assert full.train.steps == 240 and len(full.runs) == 26
-    assert {(s, k) for s in TABLE1_SCHEMES for k in range(3)} <= {r[:2] for r in full.runs}
-    assert {("si-p-rope", 0, t) for t in (0.1, 1.0, 10.0, 100.0)} <= set(full.runs)
-    assert {("si-rope", 0, 10.0), ("si-nope", 0, 10.0)} <= set(full.runs)
+    assert full.train.steps == 240 and len(full.runs) == 36
+    assert {(s, k) for s in TABLE1_ROWS for k in range(3)} <= {r[:2] for r in full.runs}
+    assert {("si-p-rope", k, t) for t in (0.1, 0.625, 1.0, 10.0, 100.0) for k in (0, 1)} <= set(
+        full.runs)
+    assert {("si-rope", 1, 10.0), ("si-nope", 1, 10.0)} <= set(full.runs)
     quick = figure_grid(quick=True)
     assert quick.train.steps == 8 and {r[0] for r in quick.runs} == {r[0] for r in full.runs}
 
@@ -75,12 +76,16 @@ def test_quick_figure_from_the_shared_store(stem, quick_store, tmp_path):
     assert with_losses, "no CSV of the figure holds a loss or a mean"
     if stem == "train_table1":
         table = frames["train_table1_table"]
-        assert list(table["scheme"]) == list(TABLE1_SCHEMES)
+        pooled = table[table["kind"] == "all"]
+        assert list(pooled["scheme"]) == list(TABLE1_ROWS)
+        assert set(table["kind"]) == {"all", "prose", "code"}
         assert (table["seeds"] == 2).all()
-        assert np.isfinite(table[["loss_1L", "loss_16L", "se_16L"]].to_numpy()).all()
+        assert np.isfinite(table[["loss_1L", "loss_16L", "low_16L", "high_16L"]].to_numpy()).all()
         assert (table["loss_16L"] < np.log(320) + 0.1).all()  # trained below uniform
+        assert len(frames["train_table1_copy"]) == len(TABLE1_ROWS) * 2
     if stem == "train_tau":
-        assert sorted(frames["train_tau_summary"]["tau"].unique()) == [0.1, 1.0, 10.0, 100.0]
+        assert sorted(frames["train_tau_summary"]["tau"].unique()) == [
+            0.078125, 0.1, 1.0, 10.0, 100.0]  # 0.078125 = 10 x 32 / 4096, τ rescaled with L
     if stem == "train_si_positions":
         assert set(frames["train_si_positions_summary"]["scheme"]) == {
             "si-nope", "si-rope", "si-p-rope", "nope", "rope", "p-rope"}
@@ -95,6 +100,11 @@ def test_quick_figure_from_the_shared_store(stem, quick_store, tmp_path):
         assert (heads[["ratio_train", "ratio_end"]] > 0).all().all()
         assert -1 <= summary["spearman"].iloc[0] <= 1
         assert np.isfinite(summary["loss_change"]).all()
+        octaves = frames["train_phase_octaves"]
+        assert set(octaves["scheme"]) == set(PHASE_SCHEMES)
+        assert np.isfinite(summary[["mae_tail_L", "mae_tail_16L", "dilution_tail"]]).all().all()
+        total = octaves.groupby(["scheme", "layer", "head", "context"])["share_measured"].sum()
+        np.testing.assert_allclose(total, 1, atol=1e-9)
 
 
 @pytest.mark.parametrize("scheme, tau", [("si-p-rope", 10.0), ("alibi", None), ("rope-ntk", None),
@@ -134,8 +144,45 @@ def test_head_phase_sigma_equals_the_decoders_own_transformed_logits(scheme, tau
                                                              rel=1e-4)
 
 
+@pytest.mark.parametrize("scheme, tau", [("alibi", None), ("rope-ntk", None),
+                                         ("logn-p-rope-learned", None)])
+def test_octaves_measured_equal_the_decoders_own_attention(scheme, tau, quick_store):
+    """The study's measured octave entropy and share (raw q·k/√Dh through the scheme's
+    coefficients, per query row, mean over the rows) equal octave_stats of the decoder's own
+    transformed logits (attention_logits, the decoder at L for L and at 16L for 16L; ALiBi's
+    bias, NTK's base and the learned LogN scale inside the decoder); the predictions are shares
+    summing to 1, seeded (the same seed gives the same frame)."""
+    from sia_theory.studies.train_grid import grid_runs
+    from sia_theory.studies.train_phase import run_measurements
+    from sia_theory.training.data import corpus
+    from sia_theory.training.octaves import octave_stats
+
+    quick = figure_grid(quick=True)
+    runs = grid_runs(TrainGridSettings(train=quick.train, runs=((scheme, 0, tau),)), seed=0,
+                     execution=Execution(store=quick_store, finished_only=True))
+    run = runs[(scheme, 0, tau)]
+    _, octaves = run_measurements(run, queries=3, seed=4)
+    _, again = run_measurements(run, queries=3, seed=4)
+    pd.testing.assert_frame_equal(octaves, again)
+    tokens = corpus(run.settings).validation_windows(run.settings.max_length)
+    for n in (run.settings.train_length, run.settings.max_length):
+        decoder = run.decoder(n)
+        for layer in range(run.settings.n_layers):
+            logits = decoder.attention_logits(tokens[:1, :n], layer, last=n).astype(np.float64)
+            for h in range(run.settings.n_heads):
+                stats = [octave_stats(logits[0, h, i, i::-1]) for i in range(n - 3, n)]
+                got = octaves[(octaves["layer"] == layer) & (octaves["head"] == h)
+                              & (octaves["context"] == n)].sort_values("octave")
+                np.testing.assert_allclose(got["share_measured"],
+                                           np.mean([s for _, s in stats], axis=0), rtol=1e-4)
+                np.testing.assert_allclose(got["entropy_measured"],
+                                           np.mean([e for e, _ in stats], axis=0), rtol=1e-4)
+                for kind in ("tail", "gauss"):
+                    assert got[f"share_{kind}"].sum() == pytest.approx(1, abs=1e-9)
+
+
 def test_finished_only_draws_a_partial_store_and_writes_nothing_into_it(tmp_path):
-    """Two runs stored: the figure draws them, lists its other 12 as missing, trains nothing and
+    """Two runs stored: the figure draws them, lists its other Table 1 runs as missing, trains nothing and
     leaves the store byte for byte as it was (no error records, no probe files)."""
     store = tmp_path / "store"
     quick = figure_grid(quick=True)
@@ -155,10 +202,10 @@ def test_finished_only_draws_a_partial_store_and_writes_nothing_into_it(tmp_path
     assert exit_info.value.code in (0, None)
     assert _snapshot(store) == before
     meta = json.loads((out / "train_table1.json").read_text())["parameters"]
-    table1 = [r for r in quick.runs if r[0] in TABLE1_SCHEMES and r[2] in (None, 10.0)]
+    table1 = [r for r in quick.runs if r[0] in TABLE1_ROWS and r[2] in (None, 10.0)]
     assert len(meta["missing_runs"]) == len(table1) - 2  # only the figure's own runs
     table = pd.read_csv(out / "train_table1_table.csv")
-    assert sorted(table["scheme"]) == ["nope", "p-rope"]
+    assert sorted(set(table["scheme"])) == ["nope", "p-rope"]
 
 
 def test_finished_only_on_an_empty_store_says_so(tmp_path):
