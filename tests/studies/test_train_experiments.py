@@ -182,7 +182,8 @@ def test_octaves_measured_equal_the_decoders_own_attention(scheme, tau, quick_st
 
 
 def test_finished_only_draws_a_partial_store_and_writes_nothing_into_it(tmp_path):
-    """Two runs stored: the figure draws them, lists its other Table 1 runs as missing, trains nothing and
+    """Two runs stored: the figure draws them, lists its other Table 1 runs as missing, trains
+    nothing and
     leaves the store byte for byte as it was (no error records, no probe files)."""
     store = tmp_path / "store"
     quick = figure_grid(quick=True)
