@@ -45,6 +45,7 @@ for path in (str(TOOLS), str(ROOT)):
 import api_pages  # noqa: E402
 import public_api  # noqa: E402
 import results_pages  # noqa: E402
+import run_tutorial  # noqa: E402
 
 log = logging.getLogger("mkdocs.hooks.sia")
 TUTORIALS = ROOT / "docs" / "tutorials"
@@ -144,7 +145,12 @@ def _run_tutorial(script: Path) -> Path:
 def _tutorial(files, config, script: Path) -> None:
     out = _run_tutorial(script)
     record = json.loads((out / "cells.json").read_text())
-    parts = []
+    book = out / f"{script.stem}.ipynb"
+    if not book.exists():  # a result cached before notebooks were written
+        book.write_text(json.dumps(run_tutorial.notebook(record, out), indent=1) + "\n")
+    _add_static(files, config, f"tutorials/{script.stem}.ipynb", book)
+    parts = [f"[Download this tutorial as a notebook]({script.stem}.ipynb) (with the outputs "
+             f"below) or as the script [`{script.name}`]({script.name})."]
     for cell in record["cells"]:
         if cell["kind"] == "markdown":
             parts.append(cell["source"])

@@ -5,7 +5,8 @@ in the percent format (``# %%`` starts a code cell, ``# %% [markdown]`` a prose 
 are comments), so it also runs as ``python SCRIPT``. The cells run in order in one namespace;
 each code cell's printed output is captured, and every matplotlib figure open at its end is
 saved as a PNG and closed. The result is ``OUT_DIR/cells.json`` (kind, source, output, images,
-seconds per cell) beside the PNGs. A cell that raises stops the run: its traceback goes to
+seconds per cell) beside the PNGs, and the same as a Jupyter notebook with its outputs,
+``OUT_DIR/<script stem>.ipynb`` (:func:`notebook`), which the site offers for download. A cell that raises stops the run: its traceback goes to
 stderr and the exit status is 1, which fails the site build. A missing script or an output
 path that is (or is inside) a file is one line on stderr and exit status 2, before anything
 is created.
@@ -83,10 +84,42 @@ def run(script: Path, out_dir: Path) -> int:
                 cell["images"].append(name)
             plt.close("all")
     total = round(time.perf_counter() - started, 2)
-    (out_dir / "cells.json").write_text(json.dumps({"script": script.name, "seconds": total,
-                                                    "cells": cells}, indent=1))
+    record = {"script": script.name, "seconds": total, "cells": cells}
+    (out_dir / "cells.json").write_text(json.dumps(record, indent=1))
+    (out_dir / f"{script.stem}.ipynb").write_text(json.dumps(notebook(record, out_dir),
+                                                             indent=1) + "\n")
     print(f"{script.name}: {total:.1f} s")
     return 0
+
+
+def notebook(record: dict, images: Path) -> dict:
+    """The executed tutorial ``record`` (the ``cells.json`` of :func:`run`) as a Jupyter
+    notebook (nbformat 4.5, as JSON-able dict): prose cells as markdown, code cells with their
+    printed output as a ``stream`` and each figure (a PNG in ``images``) as ``display_data``, so
+    the download shows what the page shows and runs again cell by cell."""
+    import base64
+
+    cells = []
+    count = 0
+    for index, cell in enumerate(record["cells"]):
+        entry = {"id": f"cell-{index}", "cell_type": cell["kind"], "metadata": {},
+                 "source": cell["source"].splitlines(keepends=True)}
+        if cell["kind"] == "code":
+            count += 1
+            outputs = []
+            if cell.get("output"):
+                outputs.append({"output_type": "stream", "name": "stdout",
+                                "text": cell["output"].splitlines(keepends=True)})
+            for name in cell.get("images", []):
+                data = base64.b64encode((images / name).read_bytes()).decode("ascii")
+                outputs.append({"output_type": "display_data", "metadata": {},
+                                "data": {"image/png": data, "text/plain": ["<Figure>"]}})
+            entry.update(execution_count=count, outputs=outputs)
+        cells.append(entry)
+    return {"nbformat": 4, "nbformat_minor": 5, "cells": cells,
+            "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3",
+                                        "language": "python"},
+                         "language_info": {"name": "python"}}}
 
 
 def check_arguments(script: Path, out_dir: Path) -> str | None:

@@ -126,3 +126,36 @@ def test_run_tutorial_runs_a_script(tmp_path):
 
     cells = json.loads((tmp_path / "out" / "cells.json").read_text())["cells"]
     assert [c["kind"] for c in cells] == ["markdown", "code"] and cells[1]["output"] == "42\n"
+
+
+def test_run_tutorial_writes_the_notebook_with_its_outputs(tmp_path):
+    """The download offered beside each tutorial: nbformat 4 as its schema requires (the fields
+    written out here from nbformat's v4.5 schema, since nbformat is not a dependency), the
+    printed output as a stream and each figure as a base64 PNG that decodes to the saved file."""
+    import base64
+    import json
+
+    script = tmp_path / "t.py"
+    script.write_text("# %% [markdown]\n# # Title\n# Hi\n# %%\nprint(6 * 7)\n# %%\n"
+                      "import matplotlib.pyplot as plt\nplt.plot([0, 1])\n")
+    proc = _tutorial(script, tmp_path / "out")
+    assert proc.returncode == 0, proc.stderr
+    book = json.loads((tmp_path / "out" / "t.ipynb").read_text())
+    assert (book["nbformat"], book["nbformat_minor"]) == (4, 5)
+    assert book["metadata"]["kernelspec"]["name"] == "python3"
+    kinds = [c["cell_type"] for c in book["cells"]]
+    assert kinds == ["markdown", "code", "code"]
+    for cell in book["cells"]:
+        assert {"id", "cell_type", "metadata", "source"} <= set(cell)
+        assert isinstance(cell["source"], list)
+        if cell["cell_type"] == "code":
+            assert {"execution_count", "outputs"} <= set(cell)
+    assert "".join(book["cells"][0]["source"]) == "# Title\nHi"
+    printed = book["cells"][1]["outputs"]
+    assert printed == [{"output_type": "stream", "name": "stdout", "text": ["42\n"]}]
+    figure = book["cells"][2]["outputs"][-1]
+    assert figure["output_type"] == "display_data"
+    cells = json.loads((tmp_path / "out" / "cells.json").read_text())["cells"]
+    png = (tmp_path / "out" / cells[2]["images"][0]).read_bytes()
+    assert base64.b64decode(figure["data"]["image/png"]) == png and png[:4] == b"\x89PNG"
+    assert [c["execution_count"] for c in book["cells"][1:]] == [1, 2]
