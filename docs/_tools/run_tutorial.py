@@ -6,8 +6,9 @@ are comments), so it also runs as ``python SCRIPT``. The cells run in order in o
 each code cell's printed output is captured, and every matplotlib figure open at its end is
 saved as a PNG and closed. The result is ``OUT_DIR/cells.json`` (kind, source, output, images,
 seconds per cell) beside the PNGs, and the same as a Jupyter notebook with its outputs,
-``OUT_DIR/<script stem>.ipynb`` (:func:`notebook`), which the site offers for download. A cell that raises stops the run: its traceback goes to
-stderr and the exit status is 1, which fails the site build. A missing script or an output
+``OUT_DIR/<script stem>.ipynb`` (:func:`notebook`), which the site offers for download. A
+cell that raises stops the run: its traceback goes to stderr and the exit status is 1, which
+fails the site build. A missing script or an output
 path that is (or is inside) a file is one line on stderr and exit status 2, before anything
 is created.
 """
