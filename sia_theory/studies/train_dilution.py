@@ -33,6 +33,8 @@ __all__ = ["layer_scores", "head_octaves", "octave_summary", "entropy_errors", "
            "DILUTION_STUDY", "MIN_OCTAVE_KEYS"]
 
 OCTAVE_DRAWS = 8
+"""Seeded bootstrap draws per query row of the octave predictions (their Monte Carlo s.e. is
+reported beside them)."""
 MIN_OCTAVE_KEYS = 8
 """Octaves of fewer keys (distances 0–7) are left out of the entropy errors: the entropy of two
 to four keys of one row is dominated by that row's scores (its spread over the rows is 0.08–0.15
