@@ -42,6 +42,10 @@ BLOWUP = 0.30  # nats: the rise from L to 16L of a scheme that "blows up"
 NEAR_TOL = 0.05  # nats: "nearly matches" at L (SI + RoPE against SI + p-RoPE)
 """Nats per token: "nearly matches" at L (TRAIN-3: the interval of SI + RoPE minus SI + p-RoPE
 inside ±NEAR_TOL)."""
+POWER = 0.05  # nats: a "none resolved better" verdict needs comparisons resolving this much
+"""Nats per token: TRAIN-2 and TRAIN-4 claim that no scheme (no τ) is better; that claim is
+tested only if every comparison not resolved either way resolves differences of ``POWER``
+(its interval's half-width at most this), else the row is ``UNTESTED`` (underpowered)."""
 RESOLVED = 0.05  # TRAIN-5: a theory difference counts if > 5 % of the larger value (and 2 s.e.)
 """TRAIN-5: a theory difference counts if above 5 % of the larger value (and 2 s.e.)."""
 QUICK_NOTE = ("quick: 8-step models of width 32 cannot order schemes; the study, frames and "
@@ -111,6 +115,24 @@ def _seeds(frame) -> int:
     return int(frame["seed"].nunique())
 
 
+def _underpowered(comparisons: dict) -> list:
+    """The comparisons (``{name: Interval}`` of SI minus another) resolved neither way whose
+    interval is wider than ``±POWER``: an absence claim cannot be tested on them."""
+    return [f"{k} ({d})" for k, d in comparisons.items()
+            if not d.above(0.0) and not d.below(0.0) and not d.half <= POWER]
+
+
+def _power_checked(m: Measurement, comparisons: dict) -> Measurement:
+    """``m`` as ``UNTESTED`` when :func:`_underpowered` names a comparison and ``m`` passed
+    (a resolved counter-example still fails)."""
+    weak = _underpowered(comparisons)
+    if not weak or m.verdict != "PASS":
+        return m
+    return Measurement("UNTESTED", m.measured, m.value, m.ci_low, m.ci_high, m.target,
+                       m.tolerance, f"premise unmet: comparisons that resolve {POWER} nats "
+                       f"(unresolved and wider: {', '.join(weak)}). " + m.detail)
+
+
 # --- the decision functions --------------------------------------------------------------------
 # Each takes the per-seed frame ``scheme, seed, tau, multiple, loss`` (the study's
 # ``validation``, or its ``checkpoints`` at one step and kind) and compares seed by seed
@@ -136,8 +158,10 @@ def decide_train1(frame: pd.DataFrame) -> Measurement:
 def decide_train2(frame: pd.DataFrame) -> Measurement:
     """PASS iff at 16L no other Table 1 row (:data:`TABLE1_ROWS`, the learned LogN included) is
     lower than SI + p-RoPE by a resolved margin (the paired interval of SI − other not wholly
-    above 0), and at L SI + p-RoPE is not resolved above p-RoPE. Value: SI + p-RoPE minus the
-    best other at 16L (mean over seeds, with its paired interval)."""
+    above 0), and at L SI + p-RoPE is not resolved above p-RoPE; ``UNTESTED`` instead of PASS
+    when a comparison resolved neither way is wider than ``±POWER`` (:func:`_power_checked`).
+    Value: SI + p-RoPE minus the best other at 16L (mean over seeds, with its paired
+    interval)."""
     others = {s: _versus(frame, "si-p-rope", s, 16) for s in TABLE1_ROWS
               if s != "si-p-rope" and s in set(frame["scheme"])}
     best = min(others, key=lambda s: -others[s].mean)  # the largest SI − other: the lowest other
@@ -146,7 +170,7 @@ def decide_train2(frame: pd.DataFrame) -> Measurement:
     ok = not worse16 and not at_l.above(0.0)
     gap = others[best]
     resolution = max(d.half for d in others.values())
-    return Measurement(verdict(ok), f"16L, SI + p-RoPE minus the best other ({best}): {gap}; "
+    return _power_checked(Measurement(verdict(ok), f"16L, SI + p-RoPE minus the best other ({best}): {gap}; "
                        f"L, SI + p-RoPE minus p-RoPE: {at_l} ({_seeds(frame)} seeds, paired; "
                        f"resolves differences above {resolution:.3f} at 16L)",
                        value=gap.mean, ci_low=gap.low, ci_high=gap.high, target=0.0,
@@ -154,7 +178,8 @@ def decide_train2(frame: pd.DataFrame) -> Measurement:
                        detail=("resolved below SI + p-RoPE at 16L: " + ", ".join(worse16)
                                if worse16 else "no scheme resolved below SI + p-RoPE at 16L")
                        + ". SI + p-RoPE minus each at 16L: "
-                       + ", ".join(f"{s} {d}" for s, d in others.items()) + ".")
+                       + ", ".join(f"{s} {d}" for s, d in others.items()) + "."),
+                          {**others, "p-rope at L": at_l})
 
 
 def decide_train3(frame: pd.DataFrame) -> Measurement:
@@ -181,7 +206,8 @@ def decide_train3(frame: pd.DataFrame) -> Measurement:
 
 def decide_train4(frame: pd.DataFrame) -> Measurement:
     """PASS iff SI + p-RoPE with τ = 10 is the best of :data:`TAU_SWEEP` at 16L: no other τ
-    resolved below it (the paired interval of τ = 10 minus it not wholly above 0). A τ outside
+    resolved below it (the paired interval of τ = 10 minus it not wholly above 0); ``UNTESTED``
+    instead of PASS when a comparison resolved neither way is wider than ``±POWER``. A τ outside
     the sweep in the frame (τ rescaled with L) is reported, not judged. Value: τ = 10 minus the
     best other τ at 16L."""
     taus = sorted(float(t) for t in frame.loc[frame["scheme"] == "si-p-rope", "tau"].unique())
@@ -194,7 +220,7 @@ def decide_train4(frame: pd.DataFrame) -> Measurement:
     at_l = {t: losses(frame, "si-p-rope", 1, t).mean() for t in taus}
     shown = ", ".join(f"τ = {t:g}: {d}" for t, d in others.items())
     gap = others[best]
-    return Measurement(verdict(not beaten), f"16L, τ = 10 minus each τ ({_seeds(frame)} seeds, "
+    return _power_checked(Measurement(verdict(not beaten), f"16L, τ = 10 minus each τ ({_seeds(frame)} seeds, "
                        f"paired): {shown}", value=gap.mean, ci_low=gap.low, ci_high=gap.high,
                        target=0.0, tolerance=gap.half,
                        detail=("τ resolved below τ = 10 at 16L: " + ", ".join(
@@ -202,7 +228,8 @@ def decide_train4(frame: pd.DataFrame) -> Measurement:
                        + "".join(f"τ rescaled with L ({t:g}, not judged): τ = 10 minus it {d}. "
                                  for t, d in extra.items())
                        + f"Spread over τ at L: {max(at_l.values()) - min(at_l.values()):.3f} "
-                         "(SI: near-identical at the training length).")
+                         "(SI: near-identical at the training length)."),
+                          {f"τ = {t:g}": d for t, d in others.items()})
 
 
 SCHEMES5 = ("p-rope", "logn-p-rope", "si-p-rope")

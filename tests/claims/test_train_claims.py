@@ -65,8 +65,23 @@ def test_single_seed_tables_resolve_nothing():
     one = C.synthetic_frame()
     one = one[one["seed"] == 0]
     m = T.decide_train4(one)
-    assert m.verdict == "PASS" and "no interval" in m.measured  # nothing resolved below τ = 10
+    # nothing resolved below τ = 10, but nothing could be: an absence claim untested
+    assert m.verdict == "UNTESTED" and "no interval" in m.measured and "premise" in m.detail
+    assert T.decide_train2(one).verdict == "UNTESTED"
     assert T.decide_train3(one).verdict == "FAIL"  # nothing resolved worse either
+
+
+@pytest.mark.parametrize("decide, key", [(T.decide_train4, ("si-p-rope", 1.0)),
+                                         (T.decide_train2, ("alibi", None))])
+def test_an_absence_claim_on_comparisons_too_wide_to_resolve_power_is_untested(decide, key):
+    """τ = 1 (ALiBi) level with SI at 16L, seed noise wide enough that the paired interval is
+    wider than ±POWER: "none is better" is not shown, the row says so; with narrow noise the
+    same table passes."""
+    level = {key: 0.0, ("si-p-rope", 10.0): 0.0}
+    wide = C.synthetic_frame(rise=level, noise=0.05)
+    m = decide(wide)
+    assert m.verdict == "UNTESTED" and str(T.POWER) in m.detail
+    assert decide(C.synthetic_frame(rise=level, noise=0.005)).verdict == "PASS"
 
 
 def test_a_verdict_that_flips_with_a_seed_left_out_is_untested():
