@@ -113,8 +113,9 @@ def with_seed_checks(m: Measurement, frame: pd.DataFrame, decide, earlier=None,
     that say whether it can be trusted, in its detail:
 
     * leave-one-out: the decision with each seed left out (:func:`leave_one_out`); if any of
-      them differs from ``m``'s, the verdict does not survive a change of seed and the row is
-      ``UNTESTED`` (premise: a verdict that holds with any one seed left out);
+      them is the other decision (FAIL for a PASS, PASS for a FAIL), the verdict does not
+      survive a change of seed and the row is ``UNTESTED`` (premise: a verdict that holds with
+      any one seed left out); an ``UNTESTED`` without a seed is reported only;
     * ``earlier``: the same frame at the checkpoint before the last; a different verdict there
       means the ordering is still moving (said, the verdict kept);
     * ``kinds``: ``{kind: frame}`` of the validation documents of one kind (prose, code), each
@@ -132,7 +133,9 @@ def with_seed_checks(m: Measurement, frame: pd.DataFrame, decide, earlier=None,
     for kind, part in (kinds or {}).items():
         notes.append(f"{kind} documents alone: {decide(part).verdict}")
     detail = (m.detail + " " if m.detail else "") + "; ".join(notes) + ("." if notes else "")
-    flips = sorted({v for v in loo.values() if v != m.verdict})
+    # a decision the other way (PASS against FAIL) with a seed left out; one that is only
+    # UNTESTED there (too few seeds left to resolve a comparison) is reported, not a flip
+    flips = sorted({v for v in loo.values() if v in ("PASS", "FAIL") and v != m.verdict})
     if flips and m.verdict in ("PASS", "FAIL"):
         return Measurement("UNTESTED", m.measured, m.value, m.ci_low, m.ci_high, m.target,
                            m.tolerance, f"premise unmet: a verdict that holds with any one seed "

@@ -80,3 +80,21 @@ def test_leave_one_out_needs_three_seeds():
 
 def test_interval_str_shows_the_bounds():
     assert str(Interval(0.1, 0.05, 0.15, 0.05, 4)) == "+0.100 [+0.050, +0.150]"
+
+
+def test_an_untested_decision_with_a_seed_left_out_is_reported_not_a_flip():
+    from sia_theory.claims.core import Measurement
+    from sia_theory.claims.seeds import with_seed_checks
+
+    frame = pd.DataFrame({"seed": [0, 1, 2, 3]})
+
+    def decide(f):  # PASS on four seeds, too few to resolve on three
+        return Measurement("PASS" if len(f) == 4 else "UNTESTED", "m")
+
+    m = with_seed_checks(decide(frame), frame, decide)
+    assert m.verdict == "PASS" and "without seed 0 UNTESTED" in m.detail
+
+    def flips(f):  # FAIL without seed 3
+        return Measurement("FAIL" if 3 not in set(f["seed"]) else "PASS", "m")
+
+    assert with_seed_checks(flips(frame), frame, flips).verdict == "UNTESTED"

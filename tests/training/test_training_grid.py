@@ -233,7 +233,7 @@ def test_user_transform_trains_through_the_same_grid(tmp_path, capsys):
     table = pd.read_csv(out / "validation.csv")
     assert list(table["scheme"]) == [name] and list(table["tau"]) == [4]
     assert np.isfinite(table[["loss_1L", "loss_4L", "loss_16L"]].to_numpy()).all()
-    assert len(SCHEMES) == 13
+    assert len(SCHEMES) == 14
 
 
 @pytest.mark.slow  # half a minute or more: make test-all
