@@ -49,6 +49,10 @@ COVERED = [
     "at_context", "simulate_needle", "sample_tokens", "rem_beta50", "simplex_beta50",
     "mistral_temperature", "Grok2Temperature", "DeepSeekMScale", "MultiplierProduct", "Sandwich",
     "from_hf_config", "gap_counts", "half_mass_beta", "critical_scale", "order_parameter",
+    "rem_max_location", "zoo_phase_table", "freezing_ratio", "argmax_probability", "needle_mass",
+    "argmax_threshold", "mass_threshold", "evt_threshold", "entropy_in_range_scaling",
+    "fit_growth_laws", "laplace_log_factor", "laplace_tilted",
+    "simulate_gaussian_logits_asymptotic",
 ]
 
 
