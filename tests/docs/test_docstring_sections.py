@@ -53,6 +53,8 @@ COVERED = [
     "argmax_threshold", "mass_threshold", "evt_threshold", "entropy_in_range_scaling",
     "fit_growth_laws", "laplace_log_factor", "laplace_tilted",
     "simulate_gaussian_logits_asymptotic",
+    "attention_step", "simulate_token_step", "simulate_depth", "jacobian_eta", "dense_jacobian",
+    "participation_beta50", "rem_participation",
 ]
 
 
