@@ -55,6 +55,8 @@ COVERED = [
     "simulate_gaussian_logits_asymptotic",
     "attention_step", "simulate_token_step", "simulate_depth", "jacobian_eta", "dense_jacobian",
     "participation_beta50", "rem_participation",
+    "from_rope_parameters", "NTKRoPE", "DynamicNTKRoPE", "Report", "hf_report", "load_sweep",
+    "NeedleSettings", "needle_study",
 ]
 
 
