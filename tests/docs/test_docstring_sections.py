@@ -57,6 +57,8 @@ COVERED = [
     "participation_beta50", "rem_participation",
     "from_rope_parameters", "NTKRoPE", "DynamicNTKRoPE", "Report", "hf_report", "load_sweep",
     "NeedleSettings", "needle_study",
+    "Temperature", "QwenLogN", "YaRNTemperature", "DynamicYaRNTemperature", "Llama4Temperature",
+    "CriticalScaling",
 ]
 
 
