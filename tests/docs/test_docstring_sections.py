@@ -59,6 +59,8 @@ COVERED = [
     "NeedleSettings", "needle_study",
     "Temperature", "QwenLogN", "YaRNTemperature", "DynamicYaRNTemperature", "Llama4Temperature",
     "CriticalScaling",
+    "simplex_limit", "jacobian_limit", "simplex_eta", "simplex_sparsity", "critical_eta_excess",
+    "transition_width",
 ]
 
 
