@@ -61,6 +61,8 @@ COVERED = [
     "CriticalScaling",
     "simplex_limit", "jacobian_limit", "simplex_eta", "simplex_sparsity", "critical_eta_excess",
     "transition_width",
+    "RangeStatistics", "range_statistics", "summarize", "simulate_gaussian_logits",
+    "simulate_gaussian_range_statistics", "context_length_sweep",
 ]
 
 
