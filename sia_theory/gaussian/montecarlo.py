@@ -323,16 +323,8 @@ def simulate_gaussian_range_statistics(transform: Transform, n_ctx, ranges, samp
 
     Parameters
     ----------
-    transform : Transform
-        The scheme.
-    n_ctx : int
-        Keys the query sees, ``>= 1``.
-    ranges : sequence of (t1, t2)
-        Distance ranges, ``0 <= t1 < t2 <= n_ctx``.
-    samples : int
-        Monte Carlo samples, ``>= 2``.
-    seed : int
-        Seed of the base logits, ``0 <= seed < 2**63``.
+    transform, n_ctx, ranges, samples, seed
+        As for :func:`simulate_gaussian_logits`.
     first_sample : int
         Index of the first sample's stream, ``>= 0``.
 
@@ -344,8 +336,7 @@ def simulate_gaussian_range_statistics(transform: Transform, n_ctx, ranges, samp
     Raises
     ------
     ValueError
-        If an argument is outside the ranges above, the transform's coefficients are not finite
-        or make the logits overflow, or the run would not fit in memory.
+        As :func:`simulate_gaussian_logits`, and for ``first_sample < 0``.
 
     Examples
     --------
@@ -466,14 +457,10 @@ def context_length_sweep(transform: Transform, n_ctx_values, *, samples, seed=0,
 
     Parameters
     ----------
-    transform : Transform
-        The scheme.
+    transform, samples, seed
+        As for :func:`simulate_gaussian_logits`.
     n_ctx_values : int or sequence of int
         Context lengths, each ``>= 1``.
-    samples : int
-        Monte Carlo samples, ``>= 2``.
-    seed : int
-        Seed of the base logits, ``0 <= seed < 2**63``.
     recent : int
         Newest tokens of ``recent_mass``, ``>= 1``.
     ranges : sequence of (t1, t2)
