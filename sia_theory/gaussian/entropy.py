@@ -124,7 +124,8 @@ def entropy_in_range_scaling(transform: Transform, t_values, deltas=(2, 5, 10), 
     ------
     ValueError
         If the transform depends on the context length, a ``t < 1``, a ``Δ < 2``, either grid
-        is empty, ``samples < 2``, or the simulation would not fit in memory.
+        is empty, ``samples < 2``, ``seed`` is out of range, or the simulation would not fit in
+        memory.
 
     Examples
     --------
