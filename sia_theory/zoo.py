@@ -16,10 +16,7 @@ disagree on two conventions, and each class states and tests its own:
 
 Each member's docstring names the implementation and version it follows, and the tests
 (``tests/core/test_zoo.py``) hold it against that source's formula written out independently.
-Where a
-user would pass a member the reference's own parameter name is accepted as well (``seq_length``
-for Qwen's ``train_len``, ``factor`` / ``mscale`` / ``mscale_all_dim`` / ``attention_factor`` for
-YaRN, ``original_max_position_embeddings`` for dynamic YaRN).
+The reference's own parameter names are accepted as well (each member's Parameters).
 
 Members defined here: :class:`Temperature`, :class:`QwenLogN`, :class:`YaRNTemperature`,
 :class:`DynamicYaRNTemperature`, :class:`Llama4Temperature`, :class:`CriticalScaling`;
@@ -84,7 +81,24 @@ in other modules (:mod:`sia_theory.zoo_models`)."""
 
 @dataclass(frozen=True)
 class Temperature(_Multiplier):
-    """A constant inverse temperature: ``L = c·S`` for every query and key."""
+    """A constant inverse temperature: ``L = c·S`` for every query and key.
+
+    Parameters
+    ----------
+    c : float
+        The multiplier, ``> 0``.
+
+    Raises
+    ------
+    ValueError
+        If ``c`` is not a finite number ``> 0``.
+
+    Examples
+    --------
+    >>> from sia_theory import Temperature
+    >>> float(Temperature(2.0).multiplier())
+    2.0
+    """
 
     depends_on = frozenset()
 
@@ -111,6 +125,22 @@ class QwenLogN(_Multiplier):
     ``train_len`` is the config's ``seq_length`` (accepted under that name too). Qwen applies it
     at inference only (``not self.training``); the table's 32767-entry cap is not reproduced
     (``n`` is unbounded).
+
+    Parameters
+    ----------
+    train_len : int
+        Training context (tokens), ``>= 2``; default 8192 (also as ``seq_length``).
+
+    Raises
+    ------
+    ValueError
+        If ``train_len < 2`` or both names are given.
+
+    Examples
+    --------
+    >>> from sia_theory import QwenLogN
+    >>> QwenLogN(8192).multiplier([4096, 8192, 65536]).round(6)  # log 65536/log 8192 = 16/13
+    array([1.      , 1.      , 1.230769])
     """
 
     depends_on = frozenset({"context"})
@@ -161,6 +191,28 @@ class YaRNTemperature(_Multiplier):
     by ``get_mscale(s, mscale_all_dim)²`` in the attention module (not part of
     ``attention_factor``); that is :class:`~sia_theory.zoo_models.DeepSeekMScale`. See
     :class:`DynamicYaRNTemperature` for ``s`` following the context length.
+
+    Parameters
+    ----------
+    scale : float
+        ``s > 0`` (default 4; also as ``factor``).
+    mscale, mscale_all_dim : float, optional
+        transformers' keys, ``>= 0``.
+    attention_factor : float, optional
+        The factor on q and on k itself, ``> 0``.
+
+    Raises
+    ------
+    ValueError
+        If a value is outside these ranges or ``scale`` and ``factor`` are both given.
+
+    Examples
+    --------
+    >>> from sia_theory import YaRNTemperature
+    >>> round(float(YaRNTemperature(4.0).multiplier()), 6)  # (0.1·ln 4 + 1)²
+    1.296477
+    >>> float(YaRNTemperature(40, mscale=1.0, mscale_all_dim=1.0).multiplier())  # DeepSeek-V3
+    1.0
     """
 
     depends_on = frozenset()
@@ -211,6 +263,22 @@ class DynamicYaRNTemperature(_Multiplier):
     forward pass without a KV cache); an implementation that keeps keys cached under an older
     ``s`` differs from this, and so does a prefill of ``N`` tokens in the authors' code, which
     gives every query ``s = N/L``. This is the law CAS classes as ``~(log n)²``.
+
+    Parameters
+    ----------
+    train_len : int
+        ``L >= 1`` (tokens), default 8192 (also as ``original_max_position_embeddings``).
+
+    Raises
+    ------
+    ValueError
+        If ``train_len < 1`` or both names are given.
+
+    Examples
+    --------
+    >>> from sia_theory import DynamicYaRNTemperature
+    >>> DynamicYaRNTemperature(8192).multiplier([8192, 32768]).round(6)  # s = 1, 4
+    array([1.      , 1.296477])
     """
 
     depends_on = frozenset({"context"})
@@ -248,6 +316,26 @@ class Llama4Temperature(_Multiplier):
     ``mistral4``, vLLM's ``_get_llama_4_scaling`` in ``deepseek_v2.py``; llama.cpp sets
     ``f_attn_temp_offset = 0`` for them in ``src/llama-model.cpp``) reads ``p`` itself,
     ``offset = 0``: at ``p = floor_scale − 1`` Llama 4 gives ``1 + 0.1·ln 2`` and Mistral 1.
+
+    Parameters
+    ----------
+    floor_scale : float
+        ``> 0`` (tokens).
+    attn_scale : float
+        ``>= 0``.
+    offset : float
+        In ``[0, 1]``.
+
+    Raises
+    ------
+    ValueError
+        If a value is outside these ranges.
+
+    Examples
+    --------
+    >>> from sia_theory import Llama4Temperature
+    >>> Llama4Temperature().multiplier([8191, 8192, 16384]).round(6)  # 1 + 0.1·ln 2, 0.1·ln 3
+    array([1.      , 1.069315, 1.109861])
     """
 
     depends_on = frozenset({"context"})
@@ -285,6 +373,24 @@ class CriticalScaling(_Multiplier):
 
     (``S`` already is the cosine, e.g. unit-norm q, k with ``scale=1``). For random directions
     ``cos ~ N(0, 1/d)``, so ``S ~ N(0, 1)``: the Gaussian-logit theory applies to ``S``.
+
+    Parameters
+    ----------
+    gamma : float
+        ``γ > 0``.
+    head_dim : int, optional
+        ``d >= 1``; ``None``: ``S`` is the cosine.
+
+    Raises
+    ------
+    ValueError
+        If ``gamma <= 0`` or ``head_dim < 1``.
+
+    Examples
+    --------
+    >>> from sia_theory import CriticalScaling
+    >>> round(float(CriticalScaling(2.0, head_dim=64).multiplier(1000)), 6)  # 2·log(1000)/8
+    1.726939
     """
 
     depends_on = frozenset({"context"})

@@ -78,6 +78,13 @@ def hf_report(config, *, quick: bool = True, seed: int = 0, n_max: float = 1e6) 
     ValueError
         For a config :func:`~sia_theory.models.hf_config.from_hf_config` refuses, or
         ``n_max < 4``.
+
+    Examples
+    --------
+    >>> from sia_theory import hf_report
+    >>> report = hf_report({"hidden_size": 4096, "num_attention_heads": 32, "rope_theta": 5e5})
+    >>> report.entropy_law, report.phase, report.critical  # plain RoPE: no length scaling
+    ('logarithmic', 'liquid', ())
     """
     n_max = check_real("n_max", n_max, lo=4)
     scheme = from_hf_config(config)

@@ -1,8 +1,7 @@
 """``analyze(transform) -> Report``: one call answering what a length-scaling rule does.
 
 The report holds the :class:`~sia_theory.studies.zoo_comparison.SchemeStudy` of the transform
-and,
-side by side, of every :data:`~sia_theory.zoo.ZOO` member on the same quantities; pandas
+and, side by side, of every :data:`~sia_theory.zoo.ZOO` member on the same quantities; pandas
 DataFrames; a one-page, four-panel matplotlib figure; and :meth:`Report.write`, which publishes
 Markdown + CSV + PNG + JSON (parameters, seed, versions) as one atomic set
 (:func:`sia_theory._infra.io.write_set`).
@@ -156,7 +155,26 @@ class Report:
     ``sweep``, ``phases``, ``summary`` (one row) and ``zoo`` (one row per scheme: the
     transform first, then every ZOO member; ``None`` without the zoo); ``figure`` (four
     panels); :meth:`write`. ``gaps``: the gap-counting critical scale of the logits
-    (:func:`transform_critical_scale`) with its phase :attr:`gap_phase`."""
+    (:func:`transform_critical_scale`) with its phase :attr:`gap_phase`.
+
+    Parameters
+    ----------
+    study, zoo_rows
+        The transform's :class:`SchemeStudy`; its and the zoo's summary rows (or ``None``).
+    seed, quick, seconds, parameters
+        The seed, the quick flag, the wall time (s) and the arguments, as :func:`analyze` sets.
+
+    Examples
+    --------
+    >>> from sia_theory import NoScale, Report
+    >>> from sia_theory.studies.zoo_comparison import AnalysisSettings, scheme_study
+    >>> settings = AnalysisSettings(transform=NoScale(), n_ctx=2**10, t_closed_max=2**10,
+    ...     t_max=10**3, n_t=9, samples=64, windows=((10, 100), (100, 1000)), n_sweep_max=100,
+    ...     n_points=3, sweep_samples=16)  # a sub-second study (analyze runs larger ones)
+    >>> report = Report(scheme_study(settings, seed=0), None, seed=0, quick=True, seconds=0.0)
+    >>> report.entropy_law, report.phase, report.total_attention_limit
+    ('logarithmic', 'liquid', None)
+    """
 
     study: SchemeStudy
     zoo_rows: pd.DataFrame | None

@@ -77,6 +77,36 @@ def from_rope_parameters(rope_parameters: Mapping, *, rope_theta=None,
     is refused outside ``proportional``: this package's p-RoPE ``fraction`` is a different layout
     (see :mod:`~sia_theory.attention.positional`); :func:`~sia_theory.models.hf_config.
     from_hf_config` applies it the transformers way, to the rotated part of the head.
+
+    Parameters
+    ----------
+    rope_parameters : Mapping
+        transformers' ``rope_parameters`` (v5) or ``rope_scaling`` (v4) dict; ``rope_type`` (or
+        ``type``) one of :data:`ROPE_TYPES` (default ``"default"``), with only that type's keys.
+    rope_theta : float, optional
+        The base, when the dict does not hold it (default 10000).
+    max_position_embeddings : int, optional
+        The config's context length, ``>= 1``.
+
+    Returns
+    -------
+    tuple
+        ``(position, score_mod)``: the position encoding and a zoo transform or ``None``.
+
+    Raises
+    ------
+    ValueError
+        If ``rope_parameters`` is not a dict, its type is unknown or it holds keys that type
+        does not take, ``rope_theta`` is given twice with different values, a required key or
+        length is missing, or a value is out of range.
+
+    Examples
+    --------
+    >>> from sia_theory import from_rope_parameters
+    >>> position, score_mod = from_rope_parameters(
+    ...     {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768})
+    >>> type(position).__name__, round(score_mod.attention_factor, 6)  # 0.1·ln 4 + 1
+    ('YaRNRoPE', 1.138629)
     """
     rope_type, params, theta = _parsed(rope_parameters, rope_theta)
     if max_position_embeddings is not None:

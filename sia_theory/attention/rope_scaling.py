@@ -102,6 +102,27 @@ def dynamic_ntk_base(rope_theta, head_dim, max_position_embeddings, seq_len,
 class NTKRoPE:
     """RoPE whose base is NTK-scaled for ``inference_length`` (:func:`ntk_base`); ``fraction < 1``
     is p-RoPE as in :func:`~sia_theory.attention.rope`. ``rope_theta`` is accepted for ``base``.
+
+    Parameters
+    ----------
+    train_length, inference_length : int
+        Training and inference context lengths ``L_tr, L_inf >= 1`` (tokens).
+    base : float
+        RoPE base, ``> 1`` (default 10000; also as ``rope_theta``).
+    fraction : float
+        Share of the frequencies rotated, ``0 < fraction <= 1`` (p-RoPE).
+
+    Raises
+    ------
+    ValueError
+        If an argument is outside the ranges above, or both ``base`` and ``rope_theta`` are
+        given.
+
+    Examples
+    --------
+    >>> from sia_theory import NTKRoPE
+    >>> NTKRoPE(4096, 16384).frequencies(4)  # base 10⁴·4^(d/(d−2)) = 1.6·10⁵ at d = 4
+    array([1.    , 0.0025])
     """
 
     train_length: int
@@ -139,7 +160,30 @@ class DynamicNTKRoPE:
     rotation too). transformers keeps a grown ``inv_freq`` until the length falls back below
     ``max_position_embeddings``; a stateless encoding cannot, which differs only if a call's
     positions end before an earlier call's. ``train_length`` / ``base`` are accepted for
-    ``max_position_embeddings`` / ``rope_theta``."""
+    ``max_position_embeddings`` / ``rope_theta``.
+
+    Parameters
+    ----------
+    max_position_embeddings : int
+        Training context ``L >= 1`` (required; also as ``train_length``).
+    factor : float
+        transformers' ``factor``, ``>= 1``.
+    rope_theta : float
+        RoPE base, ``> 1`` (default 10000; also as ``base``).
+
+    Raises
+    ------
+    ValueError
+        If ``max_position_embeddings`` is missing, an argument is outside the ranges above, or a
+        value is given under both its names.
+
+    Examples
+    --------
+    >>> from sia_theory import DynamicNTKRoPE
+    >>> rope = DynamicNTKRoPE(4096, factor=2.0)
+    >>> rope.base_at(100, 4), rope.base_at(8192, 4)  # 10⁴·(2·8192/4096 − 1)^(d/(d−2))
+    (10000.0, 90000.0)
+    """
 
     max_position_embeddings: int
     factor: float = 1.0

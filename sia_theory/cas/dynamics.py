@@ -71,10 +71,38 @@ def step_memory(n: int, d: int) -> int:
 def attention_step(X, *, beta, alpha=0.0, return_attention=False, max_bytes=None):
     """One CAS attention layer (CAS eq. 1): ``x_i' = Σ_j softmax_j(β⟨y_i,y_j⟩) y_j + α x_i``.
 
-    ``X`` is ``(n, d)`` with nonzero rows; returns ``X'`` (and ``A`` if ``return_attention``).
     Without residual the map depends on the directions of the rows only (``X`` and ``cX`` give
-    the same output for any ``c > 0``, down to rows of 1e-300 or up to 1e300). The working
-    memory (:func:`step_memory`) is checked first against ``max_bytes`` (default: available).
+    the same output for any ``c > 0``, down to rows of 1e-300 or up to 1e300).
+
+    Parameters
+    ----------
+    X : array_like, shape (n, d)
+        Finite tokens, no zero row.
+    beta, alpha : float
+        Inverse temperature ``β >= 0`` and residual weight ``α >= 0``.
+    return_attention, max_bytes
+        Also return the attention ``A`` (``(n, n)``); the limit the working memory
+        (:func:`step_memory`) is checked against first (default: the memory available).
+
+    Returns
+    -------
+    numpy.ndarray or tuple of numpy.ndarray
+        ``X'``, float64 ``(n, d)``; ``(X', A)`` with ``return_attention``.
+
+    Raises
+    ------
+    ValueError
+        If ``X`` is not a finite 2-d array or has a zero row, ``beta`` or ``alpha`` is negative,
+        the working memory exceeds ``max_bytes``, or ``alpha·X`` overflows float64.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sia_theory import attention_step
+    >>> attention_step(np.eye(3), beta=np.log(2))  # self weight e^β/(e^β + 2) = 1/2
+    array([[0.5 , 0.25, 0.25],
+           [0.25, 0.5 , 0.25],
+           [0.25, 0.25, 0.5 ]])
     """
     X = check_tokens(X)
     beta = check_real("beta", beta, 0.0)
@@ -181,9 +209,49 @@ def simulate_token_step(*, n, d, rho, gamma, seed, alpha=0.0, tokens="gaussian",
     realised ``ρ``), the self weight, the effective number of attended tokens ``1/Σ_j A_ij²``, the
     attention entropy and the attention-weighted cosine ``Σ_j A_ij⟨y_i, y_j⟩``
     (``attended_cosine``). ``by_sample=True`` returns one row per ``(γ, sample)`` instead, with
-    the per-sample values in columns without suffix (``cos_after``, ``entropy``, ...). The
-    working memory (:func:`simulation_memory`) is checked first against ``max_bytes`` (default:
-    the memory available).
+    the per-sample values in columns without suffix (``cos_after``, ``entropy``, ...).
+
+    Parameters
+    ----------
+    n, d : int
+        Number of tokens ``n >= 2`` and their dimension ``d >= 1`` (``d >= n`` for the simplex).
+    rho : float
+        Pairwise cosine of the tokens, ``0 < rho < 1``.
+    gamma : float or sequence of float
+        ``γ >= 0`` (``β = γ log n``); a sequence gives one result per ``γ``.
+    seed : int
+        Seed of the token draws, ``0 <= seed < 2**63``.
+    alpha, q : float
+        Residual weight ``α >= 0`` and squared token norm ``q > 0``.
+    tokens : {"gaussian", "simplex"}
+        CAS's near-simplex draw or the exact simplex (deterministic: one sample).
+    samples : int
+        Monte Carlo samples, ``1 <= samples <= 1e7``.
+    by_sample, max_bytes
+        One row per sample; the limit the working memory (:func:`simulation_memory`) is checked
+        against first (default: the memory available).
+
+    Returns
+    -------
+    pandas.DataFrame
+        The rows described above, with the settings (``n, d, rho, gamma, beta, ...``).
+
+    Raises
+    ------
+    ValueError
+        If an argument is outside the ranges above, ``d < n`` with exact simplex tokens, or the
+        working memory exceeds ``max_bytes``.
+
+    Examples
+    --------
+    >>> from sia_theory import simplex_self_weight, simulate_token_step
+    >>> step = simulate_token_step(n=8, d=8, rho=0.5, gamma=[1.0, 3.0], seed=0, tokens="simplex")
+    >>> step[["gamma", "self_weight_mean", "cos_after_mean"]].round(6)
+       gamma  self_weight_mean  cos_after_mean
+    0    1.0          0.287780        0.970043
+    1    3.0          0.763732        0.665127
+    >>> simplex_self_weight(n=8, gamma=[1.0, 3.0], rho=0.5).round(6)
+    array([0.28778 , 0.763732])
     """
     n, d, rho, alpha, samples, seed, q = _check_common(n, d, rho, alpha, tokens, samples, seed, q)
     gammas = _gammas(gamma)
@@ -271,8 +339,32 @@ def simulate_depth(*, n, d, rho, gamma, layers, seed, alpha=0.0, tokens="gaussia
     """Iterate the CAS layer ``layers`` times at fixed ``β = γ log n`` (CAS multi-layer
     extension, CAS-8). Returns one row per layer ``0..layers`` (and per ``γ`` if a sequence) with
     the mean off-diagonal cosine (mean and standard error over samples), or with
-    ``by_sample=True`` one row per ``(γ, sample, layer)`` with its cosine ``cos``. The working
-    memory is checked first against ``max_bytes`` (default: the memory available)."""
+    ``by_sample=True`` one row per ``(γ, sample, layer)`` with its cosine ``cos``.
+
+    Parameters
+    ----------
+    n, d, rho, gamma, seed, alpha, tokens, samples, q, by_sample, max_bytes
+        As for :func:`simulate_token_step`.
+    layers : int
+        Number of layers, ``1 <= layers <= 1e6``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The rows described above, with the settings.
+
+    Raises
+    ------
+    ValueError
+        As :func:`simulate_token_step`, and for ``layers`` outside its range.
+
+    Examples
+    --------
+    >>> from sia_theory import simulate_depth
+    >>> depth = simulate_depth(n=8, d=8, rho=0.5, gamma=1.0, layers=3, seed=0, tokens="simplex")
+    >>> depth["cos_mean"].round(6).tolist()  # γ = 1 < 1/(1 − ρ): they collapse
+    [0.5, 0.970043, 0.999998, 1.0]
+    """
     n, d, rho, alpha, samples, seed, q = _check_common(n, d, rho, alpha, tokens, samples, seed, q)
     layers = check_int("layers", layers, 1, hi=10**6)
     gammas = _gammas(gamma)

@@ -87,6 +87,39 @@ def jacobian_eta(X, *, beta, alpha=0.0, block_rows=512, max_bytes=None) -> float
     (negligible for ``β ≲ 10³``; at ``β = 10⁶`` it reaches ``1e-4``; a larger ``β`` is refused,
     see :data:`MAX_BETA`). The working memory (:func:`eta_memory`) is checked first against
     ``max_bytes`` (default: the memory available).
+
+    Parameters
+    ----------
+    X : array_like, shape (n, d)
+        Finite tokens, no zero row.
+    beta : float
+        Inverse temperature, ``0 <= beta <= 1e6`` (:data:`MAX_BETA`).
+    alpha : float
+        Residual weight ``α >= 0``.
+    block_rows : int
+        Query rows per block, ``>= 1`` (memory against speed).
+    max_bytes : int, optional
+        Working-memory limit (default: the memory available).
+
+    Returns
+    -------
+    float
+        ``η``.
+
+    Raises
+    ------
+    ValueError
+        If an argument is outside the ranges above, ``X`` has a zero row, the working memory
+        exceeds ``max_bytes``, or ``η`` overflows float64.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sia_theory import dense_jacobian, jacobian_eta
+    >>> X = np.random.default_rng(0).standard_normal((5, 3))
+    >>> J = dense_jacobian(X, beta=2.0, alpha=0.5)  # the nd × nd matrix, by complex step
+    >>> round(jacobian_eta(X, beta=2.0, alpha=0.5), 10), round(float((J**2).sum()) / 15, 10)
+    (1.2838412563, 1.2838412563)
     """
     X = check_tokens(X)
     beta, alpha = _check_beta(beta), check_real("alpha", alpha, 0.0)
@@ -189,6 +222,41 @@ def dense_jacobian(X, *, beta, alpha=0.0, method="complex_step", max_bytes=None)
     rounding, independent of any hand derivation); ``"blocks"`` assembles the analytic blocks.
     Memory ``(nd)²`` (:func:`dense_jacobian_memory`, checked first against ``max_bytes``,
     default: the memory available): for validation on small ``n, d`` only.
+
+    Parameters
+    ----------
+    X : array_like, shape (n, d)
+        Finite tokens, no zero row.
+    beta : float
+        Inverse temperature, ``0 <= beta <= 1e6`` (:data:`MAX_BETA`).
+    alpha : float
+        Residual weight ``α >= 0``.
+    method : {"complex_step", "blocks"}
+        How the Jacobian is computed (above).
+    max_bytes : int, optional
+        Working-memory limit (default: the memory available).
+
+    Returns
+    -------
+    numpy.ndarray
+        float64, shape ``(n·d, n·d)``.
+
+    Raises
+    ------
+    ValueError
+        If an argument is outside the ranges above, ``X`` has a zero row, the working memory
+        exceeds ``max_bytes``, or the Jacobian overflows float64.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sia_theory import dense_jacobian
+    >>> X = np.random.default_rng(0).standard_normal((4, 2))
+    >>> J = dense_jacobian(X, beta=1.0)
+    >>> J.shape, bool(np.allclose(J, dense_jacobian(X, beta=1.0, method="blocks")))
+    ((8, 8), True)
+    >>> round(float(np.abs(J @ X.ravel()).max()), 10)  # degree-0 homogeneous: J·vec(X) = 0
+    0.0
     """
     X = check_tokens(X)
     beta, alpha = _check_beta(beta), check_real("alpha", alpha, 0.0)

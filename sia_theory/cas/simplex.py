@@ -272,7 +272,24 @@ def _scaled_cosine(s, w, v, rho, alpha, q):
 
 def transition_width(*, n, rho):
     """10–90 % width, in units of ``γ/γ_c``, of the ``α = 0`` simplex transition at large ``n``:
-    ``c(ρ)/log n`` with ``c(0.5) ≈ 3.46`` (derived in :func:`cas.transition_width_constant`)."""
+    ``c(ρ)/log n`` with ``c(0.5) ≈ 3.46`` (derived in :func:`cas.transition_width_constant`).
+
+    Parameters
+    ----------
+    n, rho
+        As for :func:`simplex_self_weight`.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        Broadcast over the array arguments.
+
+    Examples
+    --------
+    >>> from sia_theory import transition_width
+    >>> round(float(transition_width(n=10**6, rho=0.5)), 6)  # 3.46/log 10⁶
+    0.250462
+    """
     n, rho = _check_n(n), _check_rho(rho)
     return _functions()["width"](rho) / np.log(n)
 
@@ -290,7 +307,24 @@ def phase_of(*, gamma, rho, rel_tol=1e-12) -> str:
 
 def simplex_limit(*, gamma, rho, alpha=0.0, q=1.0):
     """``lim_{n→∞} ⟨y_i', y_j'⟩`` (CAS Theorem 2.1; ``1``, ``4ρ/(1+3ρ)``, ``ρ`` for ``α = 0``) and
-    its residual version ``ρ(1+α√q)² / (ρ(1+α√q)² + (1−ρ)(w+α√q)²)`` with ``w ∈ {0, 1/2, 1}``."""
+    its residual version ``ρ(1+α√q)² / (ρ(1+α√q)² + (1−ρ)(w+α√q)²)`` with ``w ∈ {0, 1/2, 1}``.
+
+    Parameters
+    ----------
+    gamma, rho, alpha, q
+        As for :func:`simplex_inner_product`; ``gamma`` and ``rho`` scalars.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        Broadcast over the array arguments.
+
+    Examples
+    --------
+    >>> from sia_theory import simplex_limit
+    >>> [simplex_limit(gamma=g, rho=0.5) for g in (1.0, 2.0, 4.0)]  # 1, 4ρ/(1 + 3ρ), ρ
+    [1.0, 0.8, 0.5]
+    """
     phase = phase_of(gamma=gamma, rho=rho)
     alpha, q = _check("alpha", alpha, 0.0), _check("q", q, 0.0, lo_open=True)
     _broadcast(alpha=alpha, q=q)
@@ -314,6 +348,24 @@ def jacobian_limit(*, gamma, rho, q=1.0, d=math.inf, alpha=0.0):
     Holds on the exact simplex as ``n → ∞`` provided ``β²/d → 0`` (at ``γ_c`` the excess is
     ``β(1−ρ)(2+ρ)/(4qd) + β²ρ(1−ρ)²/(16qd)``, see :func:`critical_eta_excess`); ``d = inf`` gives
     the ``d → ∞`` value.
+
+    Parameters
+    ----------
+    gamma, rho, q, alpha
+        As for :func:`simplex_limit`.
+    d : float or array_like
+        Head dimension, ``>= 1`` (``inf``: ``d → ∞``).
+
+    Returns
+    -------
+    float or numpy.ndarray
+        Broadcast over the array arguments.
+
+    Examples
+    --------
+    >>> from sia_theory import jacobian_limit
+    >>> [jacobian_limit(gamma=g, rho=0.5) for g in (1.0, 2.0, 4.0)]  # 0, 1/(4q), 1/q
+    [0.0, 0.25, 1.0]
     """
     phase = phase_of(gamma=gamma, rho=rho)
     q, alpha = _check("q", q, 0.0, lo_open=True), _check("alpha", alpha, 0.0)
@@ -333,7 +385,30 @@ def jacobian_limit(*, gamma, rho, q=1.0, d=math.inf, alpha=0.0):
 
 def simplex_eta(*, n, d, gamma, rho, alpha=0.0, q=1.0):
     """Exact ``η = |∂X'/∂X|_F²/(nd)`` on the simplex at finite ``n, d`` (CAS Theorem 2.4 before
-    the limit). Valid formula for any ``d ≥ 1``; an exact simplex embeds only when ``d ≥ n``."""
+    the limit). Valid formula for any ``d ≥ 1``; an exact simplex embeds only when ``d ≥ n``.
+
+    Parameters
+    ----------
+    n, gamma, rho, alpha, q
+        As for :func:`simplex_inner_product`.
+    d : int or array_like
+        Head dimension, an integer ``>= 1``.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        Broadcast over the array arguments.
+
+    Examples
+    --------
+    >>> import math
+    >>> from sia_theory import jacobian_eta, sample_tokens, simplex_eta
+    >>> X = sample_tokens(n=8, d=8, rho=0.5, tokens="simplex")  # η of the layer at these tokens
+    >>> round(float(simplex_eta(n=8, d=8, gamma=2.0, rho=0.5)), 10)
+    0.4840355471
+    >>> round(jacobian_eta(X, beta=2.0 * math.log(8)), 10)
+    0.4840355471
+    """
     n, gamma, rho = _check_n(n), _check("gamma", gamma, 0.0), _check_rho(rho)
     d = _check("d", d, 1.0, integer=True)
     alpha, q = _check("alpha", alpha, 0.0), _check("q", q, 0.0, lo_open=True)
@@ -362,6 +437,23 @@ def critical_eta_excess(*, n, d, rho, q=1.0) -> dict:
     Returns ``{"1/n": c_n/n, "beta/d": c_1 β/d, "beta^2/d": c_2 β²/d, "limit": (1−1/d)/(4q)}`` at
     ``β = γ_c log n``, with ``c_n, c_1, c_2`` derived in
     :func:`sia_theory.symbolic.cas.critical_excess_terms`.
+
+    Parameters
+    ----------
+    n, rho, q
+        As for :func:`simplex_inner_product`.
+    d : float or array_like
+        Head dimension, ``>= 1``.
+
+    Returns
+    -------
+    dict of str to float or numpy.ndarray
+
+    Examples
+    --------
+    >>> from sia_theory import critical_eta_excess
+    >>> {k: round(float(v), 6) for k, v in critical_eta_excess(n=1000, d=10**4, rho=0.5).items()}
+    {'limit': 0.249975, '1/n': 0.0005, 'beta/d': 0.000432, 'beta^2/d': 0.000149}
     """
     n, d, rho = _check_n(n), _check("d", d, 1.0), _check_rho(rho)
     q = _check("q", q, 0.0, lo_open=True)
@@ -380,7 +472,25 @@ def critical_eta_excess(*, n, d, rho, q=1.0) -> dict:
 def simplex_sparsity(*, n, gamma, rho):
     """``(participation ratio 1/Σ_j A_ij², exp(entropy))`` of a simplex attention row
     ``(w, u, …, u)`` with ``u = (1 − w)/(n − 1)`` (CAS-7): two measures of how many tokens a query
-    attends to. At ``γ_c`` the first stays ≈ 4 while the second grows like ``2√n``."""
+    attends to. At ``γ_c`` the first stays ≈ 4 while the second grows like ``2√n``.
+
+    Parameters
+    ----------
+    n, gamma, rho
+        As for :func:`simplex_self_weight`.
+
+    Returns
+    -------
+    tuple
+        Two floats or arrays, broadcast over the arguments.
+
+    Examples
+    --------
+    >>> from sia_theory import simplex_sparsity
+    >>> ratio, breadth = simplex_sparsity(n=10**6, gamma=2.0, rho=0.5)  # γ_c = 2
+    >>> round(float(ratio), 4), round(float(breadth) / (2 * 10**3), 4)
+    (4.0, 1.0)
+    """
     n, gamma, rho = _check_n(n), _check("gamma", gamma, 0.0), _check_rho(rho)
     _broadcast(n=n, gamma=gamma, rho=rho)
     # in log space: log w and log(1 − w) from log(1/w − 1), log u = log(1 − w) − log(n − 1), so

@@ -280,6 +280,43 @@ def simulate_gaussian_logits_asymptotic(transform: Transform, ranges, samples, s
     the query sees: the ``mass`` reference and the context length of context-dependent
     transforms; ``h`` a head index. ``mass`` is relative to ``[0, n_ctx)`` when ``n_ctx`` is
     given, else to the union of ``ranges``.
+
+    Parameters
+    ----------
+    transform : Transform
+        The scheme.
+    ranges : sequence of (t1, t2)
+        Integer-valued distances, ``0 <= t1 < t2``, ``t1 <= 1e30``, ``t2 <= 1e32`` (``<= n_ctx``
+        when given).
+    samples : int
+        Monte Carlo samples, ``>= 2``.
+    seed : int
+        Seed of the draws, ``0 <= seed < 2**63``.
+    top_k : int
+        Logits drawn exactly per segment, ``1 <= top_k <= 1e7``.
+    n_ctx : int, optional
+        Keys the query sees, ``1 <= n_ctx <= 1e32``.
+    h : int, optional
+        Head index of a head-dependent transform.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per range, the columns above.
+
+    Raises
+    ------
+    ValueError
+        If an argument is outside the ranges above, or the samples would not fit in memory.
+
+    Examples
+    --------
+    >>> import math
+    >>> from sia_theory import NoScale, simulate_gaussian_logits_asymptotic
+    >>> row = simulate_gaussian_logits_asymptotic(NoScale(), [(0, 10**20)], 200, seed=1,
+    ...                                           top_k=100)
+    >>> round(float(row.loc[0, "log_Z_mean"]), 3), round(20 * math.log(10) + 0.5, 3)  # log t2·e^½
+    (46.552, 46.552)
     """
     stats = asymptotic_range_statistics(transform, ranges, samples, seed, top_k, n_ctx, h)
     pairs = stats["ranges"]

@@ -100,16 +100,77 @@ def entropy_in_range_samples(transform: Transform, t_values, deltas=(2, 5, 10), 
 def entropy_in_range_scaling(transform: Transform, t_values, deltas=(2, 5, 10), *,
                              samples: int, seed: int = 0) -> pd.DataFrame:
     """``E[H_t^{tΔ}]`` (mean, standard error) for every ``t`` in ``t_values`` and ``Δ``: the
-    ``table`` of :func:`entropy_in_range_samples`."""
+    ``table`` of :func:`entropy_in_range_samples`.
+
+    Parameters
+    ----------
+    transform : Transform
+        The scheme; its coefficients must not depend on the context length.
+    t_values : int or sequence of int
+        Range starts ``t >= 1`` (distances from the query).
+    deltas : int or sequence of int
+        Range ratios ``Δ >= 2``: the range is ``[t, tΔ)``.
+    samples : int
+        Monte Carlo samples, ``>= 2``.
+    seed : int
+        Seed of the simulation.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per ``(Δ, t)``: ``delta, t, t1, t2, H_mean, H_se, samples, H_plug_in``.
+
+    Raises
+    ------
+    ValueError
+        If the transform depends on the context length, a ``t < 1``, a ``Δ < 2``, either grid
+        is empty, ``samples < 2``, ``seed`` is out of range, or the simulation would not fit in
+        memory.
+
+    Examples
+    --------
+    >>> from sia_theory import NoScale, entropy_in_range_scaling
+    >>> table = entropy_in_range_scaling(NoScale(), [10, 100], [2], samples=200, seed=0)
+    >>> table[["t1", "t2", "H_mean", "H_plug_in"]].round(3)  # plug-in: log(t2 − t1) − 1/2
+        t1   t2  H_mean  H_plug_in
+    0   10   20   1.892      1.803
+    1  100  200   4.108      4.105
+    """
     return entropy_in_range_samples(transform, t_values, deltas, samples=samples, seed=seed)[0]
 
 
 def fit_growth_laws(table: pd.DataFrame) -> pd.DataFrame:
     """Least-squares line of ``H_mean`` against each of :data:`GROWTH_LAWS`, per ``Δ``.
 
-    Returns columns ``delta, law, slope, intercept, r2``. ``t`` must be finite and ``>= 1``
-    (both laws need ``log t >= 0``), ``H_mean`` finite; ``r2`` is 1 for a constant ``H_mean``
-    (the fitted line, of slope 0, is exact).
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        Columns ``delta`` (integers ``>= 2``), ``t`` (finite, ``>= 1``: both laws need
+        ``log t >= 0``) and ``H_mean`` (finite), with at least 3 distinct ``t`` per ``delta``
+        (e.g. :func:`entropy_in_range_scaling`'s).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``delta, law, slope, intercept, r2``, one row per ``delta`` and law; ``r2`` is 1
+        for a constant ``H_mean`` (the fitted line, of slope 0, is exact).
+
+    Raises
+    ------
+    ValueError
+        If ``table`` is not a DataFrame, lacks a column, is empty, holds a value outside the
+        ranges above, or has fewer than 3 distinct ``t`` for some ``delta``.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from sia_theory import fit_growth_laws
+    >>> t = np.array([10.0, 100.0, 1000.0])
+    >>> fits = fit_growth_laws(pd.DataFrame({"delta": 2, "t": t, "H_mean": 0.5 * np.log(t) + 1}))
+    >>> fits.round(6)  # an exact log-law: slope 0.5, intercept 1, r2 = 1
+       delta          law     slope  intercept        r2
+    0      2        log t  0.500000   1.000000  1.000000
+    1      2  sqrt(log t)  2.060937  -1.019649  0.994256
     """
     if not isinstance(table, pd.DataFrame):
         raise ValueError(f"table must be a pandas DataFrame, got {type(table).__name__}")

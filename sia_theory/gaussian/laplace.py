@@ -144,7 +144,40 @@ def laplace_log_factor(a, m, log_s, *, refine: int = 1) -> np.ndarray:
     (arrays broadcast; ``a >= 0``). Computed as ``log1p(−ε)`` with ``ε = E[−expm1(−s e^L)]``
     integrated directly (relative accuracy ~1e-10 even for ``ε ~ 1e-35``), floored at
     ``log g >= −690`` (a factor below ``e^{−690}`` makes any product it enters negligible).
-    ``log_s`` rather than ``s`` because the relevant ``s ~ 1/Z`` can be ``e^{−400}``."""
+    ``log_s`` rather than ``s`` because the relevant ``s ~ 1/Z`` can be ``e^{−400}``.
+
+    Parameters
+    ----------
+    a : array_like of float
+        Multipliers, finite and ``>= 0``.
+    m : array_like of float
+        Biases, finite.
+    log_s : array_like of float
+        ``log s``, finite.
+    refine : int
+        Multiplies the quadrature's panel counts (1 is the default accuracy).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``log g``, float64, the broadcast shape of ``a``, ``m``, ``log_s``.
+
+    Raises
+    ------
+    ValueError
+        If an ``a`` is negative or a value is not finite.
+
+    Examples
+    --------
+    >>> import math
+    >>> from sia_theory import laplace_log_factor
+    >>> float(laplace_log_factor(0.0, 0.0, 0.0).round(9))  # a = 0: log e^{−s e^m} = −1
+    -1.0
+    >>> (laplace_log_factor([0.5, 1.0], 0.0, -20.0) * 1e9).round(6)  # ≈ −1e9·e^{−20 + a²/2}
+    array([-2.335593, -3.398268])
+    >>> [round(-1e9 * math.exp(-20 + a * a / 2), 6) for a in (0.5, 1.0)]
+    [-2.335593, -3.398268]
+    """
     a, m, log_s = _checked(a, m, log_s)
     return log_factor(step_expectation("F", a, log_s + m, refine))
 
@@ -154,7 +187,31 @@ def laplace_tilted(a, m, log_s, *, refine: int = 1) -> tuple[np.ndarray, np.ndar
 
     ``E[e^{L_n}/(e^{L_n} + Z')] = ∫₀^∞ E[e^{L_n} e^{−s e^{L_n}}]·E[e^{−sZ'}] ds`` for an
     independent ``Z'``: these are the per-token numerators of every mass and ``N/Z`` integral of
-    :mod:`sia_theory.gaussian.exact`. Both overflow float64 only where ``e^{m + a²/2}`` does."""
+    :mod:`sia_theory.gaussian.exact`. Both overflow float64 only where ``e^{m + a²/2}`` does.
+
+    Parameters
+    ----------
+    a, m, log_s, refine
+        As for :func:`laplace_log_factor`.
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        The two expectations, float64, each the broadcast shape of ``a``, ``m``, ``log_s``.
+
+    Raises
+    ------
+    ValueError
+        As :func:`laplace_log_factor`.
+
+    Examples
+    --------
+    >>> import math
+    >>> from sia_theory import laplace_tilted
+    >>> e, q = laplace_tilted(0.0, 0.5, math.log(2.0))  # a = 0: e^m e^{−s e^m}, m·(the same)
+    >>> round(float(e), 10), round(float(q), 10), round(math.exp(0.5 - 2 * math.exp(0.5)), 10)
+    (0.0609657809, 0.0304828904, 0.0609657809)
+    """
     a, m, log_s = _checked(a, m, log_s)
     _, e_t, q_t = laplace_pieces(a, m, log_s, refine)
     scale = np.exp(m + 0.5 * a * a)

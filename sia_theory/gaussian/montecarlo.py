@@ -63,6 +63,24 @@ class RangeStatistics:
     ``Z`` and ``N`` are the unshifted sums, so they overflow to ``inf`` once a logit exceeds
     ~709; ``log_Z`` never overflows, and ``H`` and ``mass`` are computed from sums shifted by the
     largest logit, so they stay accurate for logits of magnitude 1e4 and far beyond.
+
+    Parameters
+    ----------
+    Z, N, H, mass, log_Z : numpy.ndarray
+        2-D float64 arrays of one shape ``(rows, n_ranges)``.
+
+    Raises
+    ------
+    ValueError
+        If a field is not a 2-D float64 array or the shapes differ.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sia_theory import RangeStatistics
+    >>> one = np.ones((1, 1))
+    >>> RangeStatistics(Z=one, N=0 * one, H=0 * one, mass=one, log_Z=0 * one).rows
+    1
     """
 
     Z: np.ndarray
@@ -139,7 +157,33 @@ def range_statistics(logits, ranges) -> RangeStatistics:
     ``logits`` is ``(rows, n)``: column ``t`` is the logit of the key at distance ``t``. ``mass``
     is relative to the whole row ``[0, n)``. Sums are shifted by running maxima, so ``H``,
     ``mass`` and ``log_Z`` are accurate for logits of magnitude 1e4 and beyond (``Z`` and ``N``
-    overflow to ``inf`` above ~709, see :class:`RangeStatistics`). Logits must be finite.
+    overflow to ``inf`` above ~709, see :class:`RangeStatistics`).
+
+    Parameters
+    ----------
+    logits : array_like, shape (rows, n)
+        Finite logits, ``n >= 1``.
+    ranges : sequence of (t1, t2)
+        Distance ranges, ``0 <= t1 < t2 <= n``.
+
+    Returns
+    -------
+    RangeStatistics
+        Arrays ``(rows, len(ranges))``.
+
+    Raises
+    ------
+    ValueError
+        If ``logits`` is not a finite 2-d array with a column, a range is invalid, or the
+        output would not fit in memory.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sia_theory import range_statistics
+    >>> stats = range_statistics(np.zeros((1, 4)), [(0, 2), (0, 4)])  # uniform attention
+    >>> stats.Z, stats.H.round(6), stats.mass  # H = log(t2 − t1)
+    (array([[2., 4.]]), array([[0.693147, 1.386294]]), array([[0.5, 1. ]]))
     """
     logits = check_finite_array("logits", logits, ndim=2, dtype=np.float64)
     if logits.shape[1] < 1:
@@ -153,7 +197,36 @@ def range_statistics(logits, ranges) -> RangeStatistics:
 
 
 def summarize(stats: RangeStatistics, ranges) -> pd.DataFrame:
-    """One row per range: mean and standard error over rows of ``Z, N, H, mass, log_Z``."""
+    """One row per range: mean and standard error over rows of ``Z, N, H, mass, log_Z``.
+
+    Parameters
+    ----------
+    stats : RangeStatistics
+        At least one row.
+    ranges : array_like, shape (n_ranges, 2)
+        The ``(t1, t2)`` integer pairs of the columns of ``stats``, ``0 <= t1 < t2``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``t1, t2, Z_mean, Z_se, N_mean, N_se, H_mean, H_se, mass_mean, mass_se,
+        log_Z_mean, log_Z_se, samples``.
+
+    Raises
+    ------
+    ValueError
+        If ``stats`` is not a RangeStatistics with a row, or ``ranges`` is not such pairs, one
+        per column.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sia_theory import range_statistics, summarize
+    >>> logits = np.log([[1.0, 1.0], [3.0, 1.0]])  # Z of [0, 1): 1 and 3
+    >>> summarize(range_statistics(logits, [(0, 1)]), [(0, 1)])[["Z_mean", "Z_se", "samples"]]
+       Z_mean  Z_se  samples
+    0     2.0   1.0        2
+    """
     if not isinstance(stats, RangeStatistics):
         raise ValueError(f"stats must be a RangeStatistics, got {type(stats).__name__}")
     if stats.rows < 1:
@@ -246,7 +319,35 @@ def simulate_gaussian_range_statistics(transform: Transform, n_ctx, ranges, samp
     """Per-sample version of :func:`simulate_gaussian_logits`: a :class:`RangeStatistics` with
     one row per sample (row ``i`` uses the base logits ``rng.normals(seed, first_sample + i,
     n_ctx)``; a block of samples starting at ``first_sample`` gives exactly those rows of a
-    larger run)."""
+    larger run).
+
+    Parameters
+    ----------
+    transform, n_ctx, ranges, samples, seed
+        As for :func:`simulate_gaussian_logits`.
+    first_sample : int
+        Index of the first sample's stream, ``>= 0``.
+
+    Returns
+    -------
+    RangeStatistics
+        Arrays ``(samples, len(ranges))``.
+
+    Raises
+    ------
+    ValueError
+        As :func:`simulate_gaussian_logits`, and for ``first_sample < 0``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sia_theory import NoScale, simulate_gaussian_range_statistics
+    >>> run = simulate_gaussian_range_statistics(NoScale(), 50, [(0, 10)], 6, seed=3)
+    >>> block = simulate_gaussian_range_statistics(NoScale(), 50, [(0, 10)], 2, seed=3,
+    ...                                            first_sample=4)
+    >>> run.H.shape, bool(np.array_equal(block.H, run.H[4:]))
+    ((6, 1), True)
+    """
     n_ctx, samples, seed = _check_simulation(transform, n_ctx, samples, seed)
     first_sample = check_int("first_sample", first_sample, lo=0, hi=2**63 - 1)
     ranges = _check_ranges(ranges, n_ctx)
@@ -269,6 +370,30 @@ def simulate_gaussian_logits(transform: Transform, n_ctx, ranges, samples, seed=
     one pass over the tokens; samples run in parallel and give the same numbers on any number of
     threads. Note that ``Z`` has a heavy right tail (its variance grows like ``e²·(t2−t1)`` for
     the scale-invariant transform), so its standard error converges slowly.
+
+    Parameters
+    ----------
+    transform : Transform
+        The scheme.
+    n_ctx : int
+        Keys the query sees, ``>= 1``.
+    ranges : sequence of (t1, t2)
+        Distance ranges, ``0 <= t1 < t2 <= n_ctx``.
+    samples : int
+        Monte Carlo samples, ``>= 2``.
+    seed : int
+        Seed of the base logits, ``0 <= seed < 2**63``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per range, the columns above.
+
+    Raises
+    ------
+    ValueError
+        If an argument is outside the ranges above, the transform's coefficients are not finite
+        or make the logits overflow, or the run would not fit in memory.
 
     Examples
     --------
@@ -329,6 +454,37 @@ def context_length_sweep(transform: Transform, n_ctx_values, *, samples, seed=0,
     ``N − 1`` sees exactly the distances ``0 .. N−1``, so context ``N`` is the prefix ``[0, N)``
     of the same samples. Context-dependent transforms (LogN) run one simulation per length, all
     with the same seed (common random numbers, so the curves are smooth in ``N``).
+
+    Parameters
+    ----------
+    transform, samples, seed
+        As for :func:`simulate_gaussian_logits`.
+    n_ctx_values : int or sequence of int
+        Context lengths, each ``>= 1``.
+    recent : int
+        Newest tokens of ``recent_mass``, ``>= 1``.
+    ranges : sequence of (t1, t2)
+        Ranges of ``range_entropy``, ``0 <= t1 < t2 <= max(n_ctx_values)``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The long table above.
+
+    Raises
+    ------
+    ValueError
+        If an argument is outside the ranges above or ``n_ctx_values`` is empty, the
+        transform's coefficients are not finite or make the logits overflow, or the run would
+        not fit in memory.
+
+    Examples
+    --------
+    >>> from sia_theory import NoScale, context_length_sweep
+    >>> table = context_length_sweep(NoScale(), [10, 100], samples=2000, seed=0, recent=10)
+    >>> mass = table[table["quantity"] == "recent_mass"]  # exchangeable keys: 10/N
+    >>> mass[["n_ctx", "mean", "se"]].round(4).to_dict("list")
+    {'n_ctx': [10, 100], 'mean': [1.0, 0.0997], 'se': [0.0, 0.0008]}
     """
     if not isinstance(transform, Transform):
         raise ValueError(f"transform must be a sia_theory Transform, got {transform!r}")

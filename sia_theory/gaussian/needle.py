@@ -147,6 +147,36 @@ def argmax_probability(transform, n_ctx, t, deltas, head=None) -> np.ndarray:
     ``∫ φ(u − δ) exp(G_t(a_t u + m_t)) du`` by the trapezoid rule in ``u`` (step
     :data:`U_STEP` over ``δ ± 9``): the integrand is smooth, so the error is far below the
     Monte Carlo's. ``G_t`` is evaluated once per ``u``-grid, shared by nearby ``δ``.
+
+    Parameters
+    ----------
+    transform : Transform
+        The scheme.
+    n_ctx : int
+        Keys the query sees, ``N >= 2``.
+    t : int
+        The needle's distance from the query, ``0 <= t < n_ctx``.
+    deltas : array_like of float
+        Raises ``δ`` of the needle's score (finite, in units of its standard deviation).
+    head : int, optional
+        Head index, required by a head-dependent transform.
+
+    Returns
+    -------
+    numpy.ndarray
+        The probabilities, float64, shaped like ``deltas``.
+
+    Raises
+    ------
+    ValueError
+        If ``n_ctx < 2``, ``t`` is outside ``[0, n_ctx)``, ``head`` is missing for a
+        head-dependent transform, or a ``δ`` is not finite.
+
+    Examples
+    --------
+    >>> from sia_theory import NoScale, argmax_probability
+    >>> argmax_probability(NoScale(), 10, 3, [0.0, 2.0]).round(6)  # 1/N at δ = 0 (symmetry)
+    array([0.1     , 0.673645])
     """
     n_ctx, t = check_needle(transform, n_ctx, t, head)
     deltas = check_finite_array("deltas", deltas, dtype=np.float64)
@@ -200,5 +230,36 @@ def needle_mass(transform, n_ctx, t, deltas, head=None) -> np.ndarray:
     With ``R(ℓ) = E[e^ℓ/(e^ℓ + Z_rest)]`` (the exact route's point mass:
     ``∫ q(u + ℓ) Ψ_t(e^u) du``, ``q`` the Gumbel density and ``Ψ_t`` the Laplace transform of
     the rest), the mass is ``∫ φ(u − δ) R(a_t u + m_t) du``. Cost independent of ``N``; the
-    numerical error is :func:`needle_mass_with_error`'s."""
+    numerical error is :func:`needle_mass_with_error`'s.
+
+    Parameters
+    ----------
+    transform : Transform
+        The scheme.
+    n_ctx : int
+        Keys the query sees, ``N >= 2``.
+    t : int
+        The needle's distance from the query, ``0 <= t < n_ctx``.
+    deltas : array_like of float
+        Raises ``δ`` of the needle's score (finite, in units of its standard deviation).
+    head : int, optional
+        Head index, required by a head-dependent transform.
+
+    Returns
+    -------
+    numpy.ndarray
+        The expected masses, float64 in ``[0, 1]``, shaped like ``deltas``.
+
+    Raises
+    ------
+    ValueError
+        If ``n_ctx < 2``, ``t`` is outside ``[0, n_ctx)``, ``head`` is missing for a
+        head-dependent transform, or a ``δ`` is not finite.
+
+    Examples
+    --------
+    >>> from sia_theory import NoScale, needle_mass
+    >>> needle_mass(NoScale(), 10, 3, [0.0, 2.0]).round(6)  # 1/N at δ = 0 (symmetry)
+    array([0.1     , 0.377883])
+    """
     return needle_mass_with_error(transform, n_ctx, t, deltas, head)[0]

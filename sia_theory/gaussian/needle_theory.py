@@ -105,7 +105,36 @@ def gumbel_parameters(transform, n_ctx, t, head=None) -> tuple[float, float]:
 
 def evt_threshold(transform, n_ctx, t, head=None) -> float:
     """The extreme-value prediction of ``δ*(t, N)``: ``(ℓ* − m_t)/a_t + y(θ·a_t)`` (module
-    docstring); ``nan`` if the needle's multiplier ``a_t`` is 0 (``δ`` then has no effect)."""
+    docstring); ``nan`` if the needle's multiplier ``a_t`` is 0 (``δ`` then has no effect).
+
+    Parameters
+    ----------
+    transform : Transform
+        The scheme.
+    n_ctx : int
+        Keys the query sees, ``N >= 2``.
+    t : int
+        The needle's distance from the query, ``0 <= t < n_ctx``.
+    head : int, optional
+        Head index, required by a head-dependent transform.
+
+    Returns
+    -------
+    float
+        The predicted threshold (in units of the score's standard deviation), or ``nan``.
+
+    Raises
+    ------
+    ValueError
+        If ``n_ctx < 2``, ``t`` is outside ``[0, n_ctx)``, ``head`` is missing for a
+        head-dependent transform.
+
+    Examples
+    --------
+    >>> from sia_theory import NoScale, evt_threshold
+    >>> round(evt_threshold(NoScale(), 1000, 5), 4)  # exact: argmax_threshold gives 3.2363
+    3.253
+    """
     n_ctx, t = check_needle(transform, n_ctx, t, head)
     a_t, m_t = needle_coefficients(transform, n_ctx, t, head)
     if a_t <= 0:
@@ -182,7 +211,39 @@ def argmax_threshold(transform, n_ctx, t, head=None, *, guess=None) -> float:
     """The exact ``δ*(t, N)``: the root of ``P(argmax) = ½`` in ``δ`` (``nan`` if ``a_t = 0``).
 
     ``guess`` starts the bracket (default :func:`evt_threshold`); it widens until it holds the
-    root, so the answer does not depend on the guess."""
+    root, so the answer does not depend on the guess.
+
+    Parameters
+    ----------
+    transform : Transform
+        The scheme.
+    n_ctx : int
+        Keys the query sees, ``N >= 2``.
+    t : int
+        The needle's distance from the query, ``0 <= t < n_ctx``.
+    head : int, optional
+        Head index, required by a head-dependent transform.
+    guess : float, optional
+        Where the bracket starts (finite).
+
+    Returns
+    -------
+    float
+        ``δ*`` (in units of the score's standard deviation), or ``nan``.
+
+    Raises
+    ------
+    ValueError
+        If ``n_ctx < 2``, ``t`` is outside ``[0, n_ctx)``, ``head`` is missing for a
+        head-dependent transform, or ``guess`` is not finite.
+
+    Examples
+    --------
+    >>> from sia_theory import NoScale, argmax_threshold, argmax_probability
+    >>> delta = argmax_threshold(NoScale(), 1000, 5)
+    >>> round(delta, 4), argmax_probability(NoScale(), 1000, 5, [delta]).round(6)
+    (3.2363, array([0.5]))
+    """
     n_ctx, t = check_needle(transform, n_ctx, t, head)
     a_t, _ = needle_coefficients(transform, n_ctx, t, head)
     if a_t <= 0:
@@ -217,7 +278,39 @@ def free_energy_threshold(transform, n_ctx, t, head=None) -> float:
 
 def mass_threshold(transform, n_ctx, t, head=None, *, guess=None) -> float:
     """The exact ``δ*_mass(t, N)``: the root of ``E[e^{L_t}/Z] = ½`` in ``δ`` (``nan`` if
-    ``a_t = 0``); the bracket starts at :func:`free_energy_threshold` and widens."""
+    ``a_t = 0``); the bracket starts at :func:`free_energy_threshold` and widens.
+
+    Parameters
+    ----------
+    transform : Transform
+        The scheme.
+    n_ctx : int
+        Keys the query sees, ``N >= 2``.
+    t : int
+        The needle's distance from the query, ``0 <= t < n_ctx``.
+    head : int, optional
+        Head index, required by a head-dependent transform.
+    guess : float, optional
+        Where the bracket starts (finite).
+
+    Returns
+    -------
+    float
+        ``δ*_mass`` (in units of the score's standard deviation), or ``nan``.
+
+    Raises
+    ------
+    ValueError
+        If ``n_ctx < 2``, ``t`` is outside ``[0, n_ctx)``, ``head`` is missing for a
+        head-dependent transform, or ``guess`` is not finite.
+
+    Examples
+    --------
+    >>> from sia_theory import NoScale, mass_threshold, needle_mass
+    >>> delta = mass_threshold(NoScale(), 1000, 5)
+    >>> round(delta, 4), needle_mass(NoScale(), 1000, 5, [delta]).round(6)
+    (7.4059, array([0.5]))
+    """
     n_ctx, t = check_needle(transform, n_ctx, t, head)
     a_t, _ = needle_coefficients(transform, n_ctx, t, head)
     if a_t <= 0:

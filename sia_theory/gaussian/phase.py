@@ -116,7 +116,29 @@ def phase_table(transform: Transform, n_ctx: int, t_values) -> pd.DataFrame:
 
 def rem_max_location(n) -> np.ndarray:
     """``a_n = √(2 log n) − (log log n + log 4π)/(2√(2 log n))``: the location of the maximum of
-    ``n`` iid ``N(0, 1)`` (Gumbel centring); elementwise, ``n >= 3``."""
+    ``n`` iid ``N(0, 1)`` (Gumbel centring); elementwise.
+
+    Parameters
+    ----------
+    n : array_like of float
+        Number of variables, ``>= 3`` (finite).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``a_n``, float64, shaped like ``n``.
+
+    Raises
+    ------
+    ValueError
+        If an ``n`` is below 3 or not finite.
+
+    Examples
+    --------
+    >>> from sia_theory import rem_max_location
+    >>> rem_max_location([1000, 10**6]).round(4)  # √(2 log n) = 3.7169, 5.2565 less the centring
+    array([3.1165, 4.766 ])
+    """
     n = check_finite_array("n", n, dtype=np.float64, lo=3)
     r = np.sqrt(2.0 * np.log(n))
     return r - (np.log(np.log(n)) + math.log(4 * math.pi)) / (2 * r)
@@ -132,7 +154,35 @@ def context_spread(transform: Transform, n_ctx: float, points: int = POINTS) -> 
 
 
 def freezing_ratio(transform: Transform, n_ctx: float, finite: bool = False) -> float:
-    """``r(N) = σ(N)/√(2 log N)`` (or ``/a_N`` with ``finite=True``, ``N >= 3``)."""
+    """``r(N) = σ(N)/√(2 log N)`` (or ``/a_N`` with ``finite=True``, ``N >= 3``).
+
+    Parameters
+    ----------
+    transform : Transform
+        The scheme.
+    n_ctx : float
+        Context length ``N`` (keys), ``> 1``; ``>= 3`` with ``finite=True``.
+    finite : bool
+        Divide by the finite-``N`` location :func:`rem_max_location` instead.
+
+    Returns
+    -------
+    float
+        ``r(N)``: above 1 the logits freeze, below 1 they are liquid.
+
+    Raises
+    ------
+    ValueError
+        If ``n_ctx <= 1`` (or ``< 3`` with ``finite=True``) or not finite.
+
+    Examples
+    --------
+    >>> from sia_theory import LogN, NoScale, freezing_ratio
+    >>> round(freezing_ratio(NoScale(), 1000), 6)  # 1/√(2 log 1000)
+    0.26904
+    >>> round(freezing_ratio(LogN(0.4), 1000), 4)  # 0.4·log 1000/√(2 log 1000)
+    0.7434
+    """
     n_ctx = check_real("n_ctx", n_ctx, 1.0, lo_open=True)
     point = float(rem_max_location(n_ctx)) if finite else math.sqrt(2 * math.log(n_ctx))
     return context_spread(transform, n_ctx) / point
@@ -169,7 +219,32 @@ def zoo_phase_table(schemes: dict | None = None, n_max: float = N_MAX,
                     at=(1e3, 1e6, 1e9, 1e30)) -> pd.DataFrame:
     """One row per scheme: its crossings of the iid freezing point (asymptotic ``√(2 log N)``
     and finite-``N`` ``a_N``), the first freezing and melting ``N`` (``nan``: none in
-    ``(1, n_max]``), and ``r(N)`` with its phase at the context lengths ``at``."""
+    ``(1, n_max]``), and ``r(N)`` with its phase at the context lengths ``at``.
+
+    Parameters
+    ----------
+    schemes : dict of str to Transform, optional
+        Name → scheme; default :func:`phase_schemes`.
+    n_max : float
+        Largest context length searched for crossings, ``>= 3``.
+    at : sequence of float
+        Context lengths (each ``> 1``) of the ``ratio_*`` / ``phase_*`` columns.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``scheme``, ``transform``, ``crossings``, ``freezes_at``, ``melts_at``,
+        ``freezes_at_finite`` and ``ratio_<N>``, ``phase_<N>`` for each ``N`` in ``at``.
+
+    Examples
+    --------
+    >>> from sia_theory import LogN, NoScale, zoo_phase_table
+    >>> table = zoo_phase_table({"none": NoScale(), "logn": LogN(0.4)}, at=(1e9,))
+    >>> print(table[["scheme", "crossings", "phase_1e+09"]].to_string(index=False))
+    scheme            crossings phase_1e+09
+      none       melts at 1.649      liquid
+      logn freezes at 2.683e+05      frozen
+    """
     schemes = phase_schemes() if schemes is None else schemes
     rows = []
     for name, transform in schemes.items():

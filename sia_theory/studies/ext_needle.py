@@ -46,7 +46,42 @@ class NeedleSettings(StudySettings):
     index is needed). Heat maps at each ``N`` of ``heat_n_ctx``: ``t`` on :func:`t_grid`
     (``t_per_decade`` points a decade), ``δ`` from 0 to ``delta_max`` by ``delta_step``.
     Thresholds at :func:`threshold_ts` for every ``N`` of ``n_ctx``. The Monte Carlo:
-    ``mc_samples`` contexts of ``mc_n_ctx`` keys for each of ``mc_schemes`` and ``mc_ts``."""
+    ``mc_samples`` contexts of ``mc_n_ctx`` keys for each of ``mc_schemes`` and ``mc_ts``.
+
+    Parameters
+    ----------
+    schemes, mc_schemes : tuple of str
+        Non-empty tuples of :data:`~sia_theory.zoo.ZOO` names.
+    n_ctx, heat_n_ctx : tuple of int
+        Context lengths ``N`` in ``[3, 1e18]``; ``heat_n_ctx`` a subset of ``n_ctx``.
+    t_per_decade : int
+        Heat-map distances a decade, ``1 <= t_per_decade <= 100``.
+    delta_max, delta_step : float
+        ``0 < delta_max <= 100``, ``0 < delta_step <= delta_max`` (units of the score's
+        standard deviation).
+    table_deltas : tuple of float
+        The boosts of the Monte Carlo table, each in ``[-50, 100]``.
+    mass : bool
+        Also compute the expected attention mass and its threshold.
+    mc_n_ctx : int
+        Context of the Monte Carlo, ``3 <= mc_n_ctx <= 1e7``.
+    mc_ts : tuple of int
+        Needle distances of the Monte Carlo, in ``[0, mc_n_ctx)``.
+    mc_samples : int
+        Monte Carlo contexts, ``>= 2``.
+
+    Raises
+    ------
+    ValueError
+        If a field is outside the ranges above.
+
+    Examples
+    --------
+    >>> from sia_theory import NeedleSettings
+    >>> settings = NeedleSettings.quick()
+    >>> settings.schemes, settings.n_ctx, settings.deltas().tolist()[:4]
+    (('none', 'logn', 'alibi', 'scale-invariant'), (1000, 100000), [0.0, 1.0, 2.0, 3.0])
+    """
 
     schemes: tuple = tuple(ZOO)
     n_ctx: tuple = (10**3, 10**4, 10**5, 10**6, 10**7, 10**8, 10**9)
@@ -219,7 +254,41 @@ def needle_monte_carlo(settings: NeedleSettings, seed) -> pd.DataFrame:
 @study("ext_needle", NeedleSettings, sweepable=True)
 def needle_study(settings: NeedleSettings, seed: int, execution):
     """Frames ``grid``, ``thresholds``, ``ranges`` (:func:`needle_exact`) and ``montecarlo``
-    (:func:`needle_monte_carlo`): the figure's and the claim's numbers."""
+    (:func:`needle_monte_carlo`): the figure's and the claim's numbers.
+
+    Parameters
+    ----------
+    settings : NeedleSettings
+        What to compute.
+    seed : int
+        Seed of the Monte Carlo, ``0 <= seed < 2**63`` (keyword).
+    execution : Execution, optional
+        Store and scheduler of the exact cells (keyword; default: in this process).
+
+    Returns
+    -------
+    StudyResult
+        The four frames by name.
+
+    Raises
+    ------
+    ValueError
+        If ``settings`` is not a :class:`NeedleSettings`, ``seed`` is out of range or
+        ``execution`` is not an ``Execution``.
+
+    Examples
+    --------
+    >>> from sia_theory import NeedleSettings, needle_study
+    >>> settings = NeedleSettings(schemes=("none",), n_ctx=(1000,), heat_n_ctx=(1000,),
+    ...     t_per_decade=1, delta_step=2.0, delta_max=6.0, table_deltas=(3.0,), mass=False,
+    ...     mc_schemes=("none",), mc_n_ctx=1000, mc_ts=(5,), mc_samples=200)
+    >>> result = needle_study(settings, seed=0)
+    >>> row = result["montecarlo"].iloc[0]  # exact P(argmax) against the Monte Carlo
+    >>> [round(float(row[k]), 3) for k in ("p_argmax", "p_argmax_mc", "p_argmax_se")]
+    [0.412, 0.36, 0.034]
+    >>> result["thresholds"]["delta_star"].round(4).unique().tolist()  # the same at every t
+    [3.2363]
+    """
     out = needle_exact(settings, execution)
     out["montecarlo"] = needle_monte_carlo(settings, seed)
     return out

@@ -255,7 +255,33 @@ def _existing_store(store) -> Path:
 
 def load_sweep(store) -> pd.DataFrame:
     """Every finished cell of ``store`` as one DataFrame (cells in order of their key; within a
-    cell, fn's rows in order), with the parameter, ``cell_key`` and ``cell_seed`` columns."""
+    cell, fn's rows in order), with the parameter, ``cell_key`` and ``cell_seed`` columns.
+
+    Parameters
+    ----------
+    store : str or os.PathLike
+        The folder of a sweep store (written by :func:`~sia_theory.sweeps.engine.sweep`).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per row of each finished cell; no rows (the cell columns) if none finished.
+
+    Raises
+    ------
+    ValueError
+        If ``store`` is not a sweep store (it has no manifest).
+
+    Examples
+    --------
+    >>> from sia_theory import load_sweep, sweep
+    >>> def cell(params, rng_seed):
+    ...     return {"square": params["x"] ** 2}
+    >>> _ = sweep(cell, {"x": [1, 2, 3]}, store="squares", seed=0, scheduler="sync",
+    ...           progress=False)
+    >>> load_sweep("squares")[["x", "square"]].to_dict("list")  # read back from the files
+    {'x': [1, 2, 3], 'square': [1, 4, 9]}
+    """
     root = _existing_store(store)
     paths = sorted(p for p in (root / "cells").glob("*.parquet") if not p.name.startswith("."))
     frames = [_read(p)[0] for p in paths]

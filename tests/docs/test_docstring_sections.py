@@ -4,9 +4,9 @@ one that rejects input itself a ``Raises`` section, and each an ``Examples`` sec
 ``tests/docs/test_doctests.py``).
 
 The rules are :func:`numpy_sections` of ``docs/_tools/public_api.py``, which also counts the
-sections over every public name. ``COVERED`` lists the top-level names whose docstrings have been
-brought to the standard; the rest of ``sia_theory.__all__`` is to follow (each added to the list
-as its docstring is written, until the list is the whole of ``__all__``).
+sections over every public name. ``COVERED`` is every name of ``sia_theory.__all__`` that is a
+function or class taking arguments, so a new top-level name fails here until its docstring meets
+the standard.
 """
 
 from __future__ import annotations
@@ -35,32 +35,27 @@ def _load_public_api():
 
 api = _load_public_api()
 
-# The names brought to the standard so far; the rest of sia_theory.__all__ is to follow.
-COVERED = [
-    "ALiBi", "LogN", "SSMax", "ScaleInvariant", "ScaleInvariantFamily",
-    "expected_log_total_attention", "expected_negentropy", "plug_in_entropy",
-    "scale_invariant_total_attention", "scale_invariant_negentropy", "scale_invariant_limits",
-    "expected_total_attention", "analyze", "Scheme", "resolve_scheme", "sweep",
-    "load_pretrained", "expectation", "get_study",
-    "critical_gamma", "simplex_self_weight", "simplex_inner_product",
-    "range_log_laplace", "expected_entropy_exact", "expected_mass_exact",
-    "Estimate", "ExactEntropy", "ExactMass", "assert_agree",
-    "DistanceLaw", "ScoreModTransform", "YaRNRoPE", "distance_quadrature", "FixedContext",
-    "at_context", "simulate_needle", "sample_tokens", "rem_beta50", "simplex_beta50",
-    "mistral_temperature", "Grok2Temperature", "DeepSeekMScale", "MultiplierProduct", "Sandwich",
-    "from_hf_config", "gap_counts", "half_mass_beta", "critical_scale", "order_parameter",
-]
-
 
 def _callable_with_arguments(name: str) -> bool:
     value = getattr(sia_theory, name)
     return not inspect.ismodule(value) and api.is_code(value) and api.takes_arguments(value)
 
 
-def test_the_covered_names_are_top_level_functions_or_classes_with_arguments():
-    assert len(set(COVERED)) == len(COVERED)
-    assert set(COVERED) <= set(sia_theory.__all__)
-    assert all(_callable_with_arguments(name) for name in COVERED)
+# Every top-level function or class that takes arguments (95 of the 110 names of __all__ when the
+# last one was brought to the standard): a new one fails test_the_docstring_has_the_numpy_sections
+# until its docstring has the sections.
+COVERED = [name for name in sia_theory.__all__ if _callable_with_arguments(name)]
+
+
+def test_every_top_level_function_or_class_with_arguments_is_covered():
+    """The selection itself, on known cases: the functions and classes with arguments are in,
+    a class without (NoScale), data (ZOO, SCHEMES) and subpackages are out."""
+    assert len(COVERED) == len(set(COVERED)) >= 95
+    for name in ("ScaleInvariant", "expected_negentropy", "simulate_gaussian_logits", "Report",
+                 "needle_study", "participation_beta50", "CriticalScaling"):
+        assert name in COVERED, name
+    for name in ("NoScale", "ZOO", "SCHEMES", "zoo_table", "gaussian", "cas"):
+        assert name in sia_theory.__all__ and name not in COVERED, name
 
 
 @pytest.mark.parametrize("name", COVERED)
