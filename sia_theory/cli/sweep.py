@@ -25,7 +25,7 @@ import dataclasses
 import time
 import warnings
 
-from .._infra.cli import OneLineArgumentParser, output_dir, positive_int, seed
+from .._infra.cli import OneLineArgumentParser, add_no_progress, output_dir, positive_int, seed
 from ..studies import ALIASES, DEPRECATED_NAMES, SWEEPABLE, get_study
 from ..targets import TargetError, load_transform
 
@@ -135,7 +135,7 @@ def add_execution_flags(parser, default_scheduler: str, force: str) -> None:
     parser.add_argument("--workers", type=positive_int, default=None,
                         help="processes of the local cluster (default: CPU count)")
     parser.add_argument("--force", action="store_true", help=force)
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_no_progress(parser)
 
 
 def settings_from_args(study, args):
