@@ -46,7 +46,31 @@ class NeedleSettings(StudySettings):
     index is needed). Heat maps at each ``N`` of ``heat_n_ctx``: ``t`` on :func:`t_grid`
     (``t_per_decade`` points a decade), ``δ`` from 0 to ``delta_max`` by ``delta_step``.
     Thresholds at :func:`threshold_ts` for every ``N`` of ``n_ctx``. The Monte Carlo:
-    ``mc_samples`` contexts of ``mc_n_ctx`` keys for each of ``mc_schemes`` and ``mc_ts``."""
+    ``mc_samples`` contexts of ``mc_n_ctx`` keys for each of ``mc_schemes`` and ``mc_ts``.
+
+    Attributes
+    ----------
+    n_ctx : tuple of int
+        The context lengths N at which the needle's thresholds are computed.
+    heat_n_ctx : tuple of int
+        The context lengths N of the heat maps.
+    t_per_decade : int
+        Points per decade of the heat maps' distance axis t.
+    delta_max : float
+        The largest score gap δ of the heat maps (from 0).
+    delta_step : float
+        The step of the heat maps' score gap δ.
+    table_deltas : tuple of float
+        The score gaps δ of the table of argmax probabilities.
+    mass : bool
+        Also compute the needle's attention mass on the heat maps (not only its argmax probability).
+    mc_n_ctx : int
+        Keys per context of the Monte Carlo check.
+    mc_ts : tuple of int
+        The needle distances t of the Monte Carlo check.
+    mc_samples : int
+        Contexts per scheme and distance of the Monte Carlo check.
+    """
 
     schemes: tuple = tuple(ZOO)
     n_ctx: tuple = (10**3, 10**4, 10**5, 10**6, 10**7, 10**8, 10**9)
