@@ -21,11 +21,12 @@ import tempfile
 from pathlib import Path
 
 from .fileset import recover_sets
+from .progress import bars_hidden
 from .seeding import MAX_SEED
 
 __all__ = ["OneLineArgumentParser", "int_range", "positive_int", "nonnegative_int",
            "positive_float", "seed", "output_dir", "check_output_dir", "experiment_parser",
-           "run"]
+           "add_no_progress", "run"]
 
 
 class OneLineArgumentParser(argparse.ArgumentParser):
@@ -152,8 +153,9 @@ def output_dir(text: str) -> Path:
 
 def experiment_parser(description: str) -> OneLineArgumentParser:
     """The one command-line style of the figure scripts: ``--quick`` (a seconds-long run for
-    the tests), ``--seed`` (:func:`seed`, default 0) and ``--out`` (an output folder checked by
-    :func:`check_output_dir`, default ``figures``).
+    the tests), ``--seed`` (:func:`seed`, default 0), ``--out`` (an output folder checked by
+    :func:`check_output_dir`, default ``figures``) and ``--no-progress`` (no progress bar, even
+    on a terminal; :func:`run` applies it).
 
     Parameters
     ----------
@@ -171,7 +173,16 @@ def experiment_parser(description: str) -> OneLineArgumentParser:
                         help=f"Monte Carlo seed, an integer in [0, {MAX_SEED}]")
     parser.add_argument("--out", type=output_dir, default="figures",
                         help="output folder (default: figures)")
+    add_no_progress(parser)
     return parser
+
+
+def add_no_progress(parser) -> None:
+    """Add ``--no-progress`` (dest ``no_progress``) to ``parser``: the one wording of the flag
+    on every command that can draw a progress bar."""
+    parser.add_argument("--no-progress", action="store_true",
+                        help="no progress bar, even on a terminal (bars are drawn only when "
+                             "stderr is a terminal)")
 
 
 def benchmark_parser(description: str, *, seed_flag: bool = False) -> OneLineArgumentParser:
@@ -193,6 +204,7 @@ def run(main, description: str, argv=None, parser=None) -> int:
     option is validated by the parser before ``main`` starts (so no progress bar can precede a
     usage error); then what a killed earlier run left in the output folder is rolled forward or
     removed. A ``ValueError`` that ``main`` raises is still reported as one line, exit status 2.
+    ``--no-progress`` is not passed to ``main``: it hides every bar while ``main`` runs.
     """
     parser = parser or experiment_parser(description)
     args = vars(parser.parse_args(argv))
@@ -200,7 +212,8 @@ def run(main, description: str, argv=None, parser=None) -> int:
         args["out_dir"] = args.pop("out")
         recover_sets(args["out_dir"])  # finish or remove what a killed run left there
     try:
-        main(**args)
+        with bars_hidden(args.pop("no_progress", False)):
+            main(**args)
     except ValueError as err:
         print(f"{parser.prog}: error: {' '.join(str(err).split())}", file=sys.stderr)
         return 2

@@ -1,21 +1,44 @@
 """Progress bars: every bar of the package, its command and its scripts comes from here.
 
 A bar is drawn on stderr only when stderr is a terminal: a log file, a pipe, CI or a notebook's
-captured stream gets no bar (and none of the carriage returns a bar writes).
+captured stream gets no bar (and none of the carriage returns a bar writes). A command's
+``--no-progress`` hides every bar of the process while it runs (:func:`bars_hidden`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import sys
 
-from tqdm.auto import tqdm
+__all__ = ["progress_bar", "bars_shown", "bars_hidden"]
 
-__all__ = ["progress_bar", "bars_shown"]
+_HIDDEN = [False]  # True inside bars_hidden(): a command's --no-progress, for the whole process
+
+
+@contextlib.contextmanager
+def bars_hidden(hidden: bool = True):
+    """Within the block, no progress bar is drawn (if ``hidden``), whatever a caller's
+    ``progress`` option says: what a command's ``--no-progress`` does.
+
+    Examples
+    --------
+    >>> with bars_hidden():
+    ...     bars_shown()
+    False
+    """
+    previous = _HIDDEN[0]
+    _HIDDEN[0] = previous or bool(hidden)
+    try:
+        yield
+    finally:
+        _HIDDEN[0] = previous
 
 
 def bars_shown(stream=None) -> bool:
     """Whether a progress bar would be drawn: ``stream`` (default ``sys.stderr``) is a
-    terminal."""
+    terminal, outside :func:`bars_hidden`."""
+    if _HIDDEN[0]:
+        return False
     stream = sys.stderr if stream is None else stream
     try:
         return bool(stream.isatty())
@@ -46,4 +69,7 @@ def progress_bar(iterable=None, *, enabled: bool = True, **options):
     >>> list(progress_bar(range(3), desc="demo"))  # stderr is not a terminal under doctest
     [0, 1, 2]
     """
+    # start-up: tqdm (90 ms), only once a bar is made: the commands' parsers import this module
+    from tqdm.auto import tqdm
+
     return tqdm(iterable, disable=not (enabled and bars_shown()), **options)

@@ -1,17 +1,17 @@
-"""``sia-theory analyze TARGET [--n-ctx N] [--out DIR] [--quick] [--seed S] [--no-zoo]
-[--head H]``: :func:`sia_theory.analyze` on a transform named ``MODULE:OBJECT`` (a module on the
-path), ``FILE.py:OBJECT`` (a file) or ``zoo:NAME`` (a :data:`~sia_theory.zoo.ZOO` member); the
-object is a Transform instance, a Transform class that takes no arguments, or a plain function
-with FlexAttention's ``score_mod(score, b, h, q_idx, kv_idx)`` signature (numpy), whose affine
-coefficients are probed (refused if it is not affine in the score). The target is loaded before
-any computation or output. ``analyze --hf-config config.json`` gives the theory's verdict on the
-scheme a model's config ships (:func:`sia_theory.analysis.hf.hf_report`)."""
+"""``sia-theory analyze TARGET [--n-ctx N] [--out DIR] [--quick] [--seed S] [--no-zoo] [--head H]
+[--no-progress]``: :func:`sia_theory.analyze` on a transform named ``MODULE:OBJECT`` (a module on
+the path), ``FILE.py:OBJECT`` (a file) or ``zoo:NAME`` (a :data:`~sia_theory.zoo.ZOO` member);
+the object is a Transform instance, a Transform class that takes no arguments, or a plain
+function with FlexAttention's ``score_mod(score, b, h, q_idx, kv_idx)`` signature (numpy), whose
+affine coefficients are probed (refused if it is not affine in the score). The target is loaded
+before any computation or output. ``analyze --hf-config config.json`` gives the theory's verdict
+on the scheme a model's config ships (:func:`sia_theory.analysis.hf.hf_report`)."""
 
 from __future__ import annotations
 
 import re
 
-from .._infra.cli import OneLineArgumentParser, int_range, output_dir, seed
+from .._infra.cli import OneLineArgumentParser, add_no_progress, int_range, output_dir, seed
 from ..targets import load_transform
 from .errors import CommandError
 
@@ -74,6 +74,7 @@ def register(subparsers):
     p.add_argument("--quick", action="store_true",
                    help="seconds-long settings (fewer samples and contexts; wider intervals)")
     p.add_argument("--seed", type=seed, default=0, help="the Monte Carlo seed (default 0)")
+    add_no_progress(p)
     p.add_argument("--no-zoo", action="store_true",
                    help="skip the side-by-side table of the zoo's schemes")
     p.add_argument("--head", type=int_range(0), default=None,

@@ -1,12 +1,12 @@
-"""``sia-theory check [--quick] [--only ID...] [--seed S] [--out DIR]``: the claims table
-(:mod:`sia_theory.claims`): every claim's decision function on its measurement, written as
-``claims.md`` and ``claims.csv`` to ``--out``."""
+"""``sia-theory check [--quick] [--only ID...] [--seed S] [--out DIR] [--no-progress]``: the
+claims table (:mod:`sia_theory.claims`): every claim's decision function on its measurement,
+written as ``claims.md`` and ``claims.csv`` to ``--out``."""
 
 from __future__ import annotations
 
 import argparse
 
-from .._infra.cli import output_dir, seed
+from .._infra.cli import add_no_progress, output_dir, seed
 
 __all__ = ["register", "claim_id"]
 
@@ -40,6 +40,7 @@ def register(subparsers):
     p.add_argument("--only", nargs="+", type=claim_id, metavar="ID",
                    help="claim IDs, e.g. SI-7 CAS-3 (default: every claim)")
     p.add_argument("--seed", type=seed, default=0, help="the Monte Carlo seed (default 0)")
+    add_no_progress(p)
     p.add_argument("--out", type=output_dir, default=None,
                    help="folder for claims.md and claims.csv (default ./sia-theory-claims, "
                         "./sia-theory-claims-quick with --quick)")

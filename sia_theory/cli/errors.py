@@ -10,6 +10,9 @@ Every subcommand handler ``handler(args) -> int`` raises instead of printing its
   holds the traceback;
 * ``KeyboardInterrupt``: status 130, saying the finished cells are kept and a re-run resumes.
 
+A handler runs inside :func:`~sia_theory._infra.progress.bars_hidden` when ``args.no_progress``
+is set (the subcommands' ``--no-progress``), so no bar of the process is drawn.
+
 The line starts with ``args.prog`` when a handler set it (``sia-theory sweep STUDY``), else
 ``sia-theory COMMAND``; ``args.store`` (when set) is the store the messages name.
 """
@@ -17,6 +20,8 @@ The line starts with ``args.prog`` when a handler set it (``sia-theory sweep STU
 from __future__ import annotations
 
 import sys
+
+from .._infra.progress import bars_hidden
 
 __all__ = ["CommandError", "MissingExtra", "dispatch", "one_line"]
 
@@ -39,7 +44,8 @@ def dispatch(args) -> int:
     status."""
     prog = getattr(args, "prog", None) or f"sia-theory {args.command}"
     try:
-        return args.handler(args)
+        with bars_hidden(getattr(args, "no_progress", False)):
+            return args.handler(args)
     except (ValueError, MissingExtra) as err:
         print(f"{prog}: error: {one_line(err)}", file=sys.stderr)
         return 2

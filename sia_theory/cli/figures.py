@@ -1,10 +1,11 @@
 """``sia-theory figures [--quick] [--family core|ext|model|train|all] [--only NAME...]
-[--seed S] [--out DIR]``: runs ``experiments/NAME.py`` (every script of the family not starting
-with ``_``) one after another, each in its own process (:mod:`.scripts` says which folder)."""
+[--seed S] [--out DIR] [--no-progress]``: runs ``experiments/NAME.py`` (every script of the
+family not starting with ``_``) one after another, each in its own process (:mod:`.scripts` says
+which folder)."""
 
 from __future__ import annotations
 
-from .._infra.cli import output_dir, seed
+from .._infra.cli import add_no_progress, output_dir, seed
 from .scripts import (
     FAMILIES,
     NamesHelpParser,
@@ -25,7 +26,8 @@ def _handler(args) -> int:
         available = {k: v for k, v in available.items() if figure_family(k) == args.family}
     scripts = select_scripts(available, args.only, "figure")
     extra = ["--seed", str(args.seed), "--out", str(args.out or figures)]
-    return run_scripts(scripts, extra + (["--quick"] if args.quick else []))
+    extra += ["--quick"] if args.quick else []
+    return run_scripts(scripts, extra + (["--no-progress"] if args.no_progress else []))
 
 
 def register(subparsers):
@@ -46,6 +48,7 @@ def register(subparsers):
                         "(experiments/train_*.py: models trained here) or all")
     p.add_argument("--seed", type=seed, default=0,
                    help="the Monte Carlo and training seed every script starts from (default 0)")
+    add_no_progress(p)
     p.add_argument("--out", type=output_dir, default=None,
                    help="folder the figures, their data and manifests go to (default: figures/ "
                         "of the checkout, ./figures from the wheel)")

@@ -11,7 +11,8 @@ with a store and a scheduler, so the numbers are those of the figures and claims
 settings. Fields that the settings derive when left unset (``None``, such as the entropy
 study's local-slope windows) are derived again from the fields given. A field whose value is a
 transform takes ``MODULE:OBJECT``, ``FILE.py:OBJECT`` or ``zoo:NAME`` (as ``analyze``); fields
-of other kinds are not flags. ``--scheduler`` takes a Dask address (``tcp://host:8786``),
+of other kinds are not flags. Each flag's help is the field's meaning, read off the settings'
+docstring (:func:`field_meanings`), and its default. ``--scheduler`` takes a Dask address (``tcp://host:8786``),
 ``sync`` or ``threads``; unset, ``SIA_DASK_SCHEDULER`` or an embedded LocalCluster.
 Re-running resumes from the store; ``--force`` recomputes. Bad input (an unknown study or
 flag, a value out of the settings' range, a scheduler that does not answer) is one line on
@@ -22,15 +23,17 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import inspect
+import re
 import time
 import warnings
 
-from .._infra.cli import OneLineArgumentParser, output_dir, positive_int, seed
+from .._infra.cli import OneLineArgumentParser, add_no_progress, output_dir, positive_int, seed
 from ..studies import ALIASES, DEPRECATED_NAMES, SWEEPABLE, get_study
 from ..targets import TargetError, load_transform
 
 __all__ = ["register", "scheduler_arg", "settings_parser", "settings_from_args",
-           "add_execution_flags"]
+           "add_execution_flags", "field_meanings"]
 
 
 def scheduler_arg(text: str) -> str:
@@ -96,6 +99,71 @@ def _flag_kind(value):
     return None
 
 
+_ENTRY = re.compile(r"^(\w+) : [^\n]*\n((?:[ \t]+\S[^\n]*\n?)+)", re.M)
+_MARKUP = re.compile(r":\w+:`~?([^`]+)`|``([^`]+)``")
+
+
+def _plain(text: str) -> str:
+    """reST as plain one-line text: roles and literals unwrapped, whitespace collapsed."""
+    return " ".join(_MARKUP.sub(lambda m: m.group(1) or m.group(2), text).split())
+
+
+def _clause(text: str, start: int) -> str:
+    """The clause of ``text`` around ``start``: from the last ``;`` or sentence end before it
+    to the next one after it outside brackets."""
+    depth, end = 0, start
+    while end < len(text):
+        depth += (text[end] in "([{") - (text[end] in ")]}")
+        if depth <= 0 and (text[end] == ";" or text.startswith((". ", ".\n"), end)):
+            break
+        end += 1
+    begin = max(text.rfind(";", 0, start), text.rfind(". ", 0, start),
+                text.rfind(".\n", 0, start)) + 1
+    return text[begin:end].strip()
+
+
+def field_meanings(settings_type) -> dict:
+    """``{field: meaning}`` read off a settings dataclass's docstring, the one place the
+    meanings are written: its numpy ``Attributes`` section (``name : type`` and the indented
+    meaning), and, for a field that section does not list, the clause of the docstring that
+    first names it as a literal (clauses end at ``;`` and at sentence ends; a leading
+    "name:" is dropped). Plain text on one line.
+
+    Parameters
+    ----------
+    settings_type : type
+        A study's settings dataclass (or any class with such a docstring).
+
+    Returns
+    -------
+    dict
+        ``{name: meaning}``; a field the docstring does not name is absent.
+
+    Examples
+    --------
+    >>> class Settings:
+    ...     '''``n`` draws of ``d`` dimensions; ``tau``: the temperature (in (0, 1]; ``x``).
+    ...
+    ...     Attributes
+    ...     ----------
+    ...     n : int
+    ...         Seeded draws
+    ...         per point.
+    ...     '''
+    >>> field_meanings(Settings)["n"], field_meanings(Settings)["tau"]
+    ('Seeded draws per point.', 'the temperature (in (0, 1]; x)')
+    """
+    prose, _, section = (inspect.getdoc(settings_type) or "").partition(
+        "\nAttributes\n----------\n")
+    section = re.split(r"\n\S[^\n]*\n-{3,}\n", section)[0]  # up to the next section
+    meanings = {m.group(1): _plain(m.group(2)) for m in _ENTRY.finditer(section)}
+    for m in re.finditer(r"``(\w+)``", prose):
+        if m.group(1) not in meanings:
+            clause = re.sub(rf"^``{m.group(1)}``:\s*", "", _clause(prose, m.start()))
+            meanings[m.group(1)] = _plain(clause)
+    return meanings
+
+
 def settings_parser(study, prog: str) -> OneLineArgumentParser:
     """The parser of ``sia-theory sweep NAME``: one flag per settings field (see the module
     docstring) and the execution flags."""
@@ -105,6 +173,7 @@ def settings_parser(study, prog: str) -> OneLineArgumentParser:
         "that field of the full (or, with --quick, the quick) settings.")
     parser.add_argument("--quick", action="store_true", help="start from the quick settings")
     preset = study.full()
+    meanings = field_meanings(study.settings_type)
     short = {field: alias for alias, field in study.cli_aliases.items()}
     group = parser.add_argument_group("settings fields")
     for f in dataclasses.fields(study.settings_type):
@@ -117,8 +186,11 @@ def settings_parser(study, prog: str) -> OneLineArgumentParser:
         if f.name in short:
             names.append(f"--{short[f.name]}")
         kind.setdefault("metavar", f.name.upper())
+        default = f"default {getattr(preset, f.name)!r}"
+        meaning = meanings.get(f.name, "").rstrip(".")
+        text = f"{meaning} ({default})" if meaning else default
         group.add_argument(*names, dest=f"field_{f.name}", default=None,
-                           help=f"default {getattr(preset, f.name)!r}", **kind)
+                           help=text.replace("%", "%%"), **kind)
     parser.add_argument("--store", type=output_dir, default=f"sweeps/{study.name}",
                         help=f"store folder (default: sweeps/{study.name})")
     parser.add_argument("--seed", type=seed, default=0, help="sweep seed (default 0)")
@@ -135,7 +207,7 @@ def add_execution_flags(parser, default_scheduler: str, force: str) -> None:
     parser.add_argument("--workers", type=positive_int, default=None,
                         help="processes of the local cluster (default: CPU count)")
     parser.add_argument("--force", action="store_true", help=force)
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_no_progress(parser)
 
 
 def settings_from_args(study, args):

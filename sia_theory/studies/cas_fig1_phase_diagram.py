@@ -30,7 +30,31 @@ class PhaseDiagramSettings(StudySettings):
     """CAS Fig. 1 grid (``size × size`` over ``γ ∈ [0, gamma_max]`` and ``ρ``, one draw per
     ``(d, ρ)`` row) and, at nominal ``rho``, the 10/50/90 % crossings for each ``d``
     (``transition_draws`` draws at ``n``) and β₅₀ of the lowest ``d`` for ``scaling_ns``
-    (``scaling_draws`` draws each, ``scaling_queries`` query rows)."""
+    (``scaling_draws`` draws each, ``scaling_queries`` query rows).
+
+    Attributes
+    ----------
+    n : int
+        Tokens per draw (the context length).
+    size : int
+        Points of the grid on each axis: size values of γ times size values of ρ.
+    gamma_max : float
+        The largest inverse temperature γ of the grid (the grid is [0, gamma_max]).
+    rho_range : (float, float)
+        The lowest and highest nominal cosine ρ of the grid, inside (0, 1).
+    dims : tuple of int
+        The token dimensions d, one phase diagram each.
+    rho : float
+        The nominal cosine at which the 10/50/90 % crossings and β₅₀ are measured.
+    transition_draws : int
+        Draws per dimension d for the crossings (>= 2).
+    scaling_ns : tuple of int
+        The context lengths n at which β₅₀ of the lowest d is measured.
+    scaling_draws : int
+        Draws per context length of the β₅₀ scaling (>= 2).
+    scaling_queries : int
+        Query rows per draw of the β₅₀ scaling.
+    """
 
     n: int = 1000
     size: int = 40

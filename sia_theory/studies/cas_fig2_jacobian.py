@@ -30,7 +30,23 @@ class JacobianSweepSettings(StudySettings):
     """``η`` of unit-norm Gaussian near-simplex tokens (``draws`` per ``d``) on a ``γ`` grid.
 
     ``d ≥ 16``: at ``d = 4`` the tokens are not near-simplex (cosines of both signs) and
-    ``η(γ_c/4)`` is 0.13, not ≈ 0 (measured with 8 draws at n = 1000)."""
+    ``η(γ_c/4)`` is 0.13, not ≈ 0 (measured with 8 draws at n = 1000).
+
+    Attributes
+    ----------
+    n : int
+        Tokens per draw (the context length).
+    rho : float
+        The nominal cosine of the near-simplex tokens, inside (0, 1).
+    dims : tuple of int
+        The token dimensions d, one curve each.
+    gamma_max : float
+        The largest inverse temperature γ of the grid (the grid is [0, gamma_max]).
+    points : int
+        Points of the γ grid.
+    draws : int
+        Seeded token draws per dimension d.
+    """
 
     n: int = 1000
     rho: float = 0.5

@@ -146,7 +146,25 @@ def si_simplex_profile(*, n, d, rho, tau=10.0) -> pd.DataFrame:
 class SIOnCASSettings(StudySettings):
     """``draws`` Gaussian near-simplex draws of ``n`` tokens for each ``d`` in ``dims``
     (nominal cosine ``rho``), ``queries`` queries each; SI transform with ``tau``; the octave
-    slope is fitted over octaves starting at ``t >= t_fit``."""
+    slope is fitted over octaves starting at ``t >= t_fit``.
+
+    Attributes
+    ----------
+    n : int
+        Tokens per draw (the context length).
+    dims : tuple of int
+        The token dimensions d.
+    rho : float
+        The nominal cosine of the near-simplex tokens, inside (0, 1).
+    draws : int
+        Seeded token draws per dimension d.
+    queries : int
+        Query rows per draw.
+    tau : float
+        Τ of the scale-invariant transform.
+    t_fit : int
+        The smallest octave start t of the fitted octave slope.
+    """
 
     n: int = 2**14
     dims: tuple = (128, 512)

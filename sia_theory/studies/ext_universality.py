@@ -30,7 +30,23 @@ __all__ = ["UniversalitySettings", "universality_cells", "universality_study",
 class UniversalitySettings(StudySettings):
     """``draws`` seeded draws of each class for each ``n`` in ``ns``, ``queries`` query rows
     each: iid scores, the planted REM for each cosine spread in ``spreads`` and Gaussian
-    near-simplex tokens for each ``d`` in ``dims`` (nominal cosine ``rho``)."""
+    near-simplex tokens for each ``d`` in ``dims`` (nominal cosine ``rho``).
+
+    Attributes
+    ----------
+    ns : tuple of int
+        The context lengths n.
+    dims : tuple of int
+        The token dimensions d of the near-simplex class.
+    spreads : tuple of float
+        The cosine spreads of the planted REM class.
+    rho : float
+        The nominal cosine of the near-simplex tokens, inside (0, 1).
+    draws : int
+        Seeded draws per class and context length.
+    queries : int
+        Query rows per draw.
+    """
 
     ns: tuple = tuple(2**k for k in range(8, 15))
     dims: tuple = (2, 8, 32, 128, 512, 1024)

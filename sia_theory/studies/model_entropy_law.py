@@ -42,7 +42,35 @@ class EntropyLawSettings(StudySettings):
     """Documents of ``n_tokens``; main queries every ``stride`` from ``n_tokens/2 − 1`` to the
     end (each sees at least ``2·t_max`` keys); ``n_t`` log-spaced ``t`` in ``[t_min, t_max]``,
     ranges ``[t, 2t)``; local-slope ``windows``; ``recent`` newest tokens for the contexts
-    ``contexts`` (8 queries ending at each ``N − 1``); ``samples`` Gaussian-theory rows."""
+    ``contexts`` (8 queries ending at each ``N − 1``); ``samples`` Gaussian-theory rows.
+
+    Attributes
+    ----------
+    n_tokens : int
+        Tokens per document.
+    n_prose : int
+        How many prose documents the model reads.
+    n_code : int
+        How many code documents (modules of the standard library) the model reads.
+    stride : int
+        The spacing of the main queries.
+    t_min : int
+        The smallest range start t.
+    t_max : int
+        The largest range start t.
+    n_t : int
+        How many log-spaced range starts t in [t_min, t_max].
+    windows : tuple of (int, int)
+        The (t_lo, t_hi) windows of the local slopes.
+    recent : int
+        The newest tokens whose attention is measured at each context length.
+    contexts : tuple of int
+        The context lengths N of the recent-token measurement.
+    samples : int
+        Rows of the Gaussian theory's Monte Carlo.
+    z : float
+        Standard errors by which the last window's slope must exceed 0 for a growing entropy law.
+    """
 
     n_tokens: int = 8192
     n_prose: int = 1

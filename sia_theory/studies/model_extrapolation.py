@@ -83,7 +83,23 @@ def phase_rows(scores, rows, score_mod, layer, tag):
 @dataclass(frozen=True)
 class ExtrapolationSettings(StudySettings):
     """Documents of ``n_tokens`` (twice the ``train_length``), loss ``buckets`` (edges),
-    ``phase_queries`` last queries (and as many ending at the training length) for phases."""
+    ``phase_queries`` last queries (and as many ending at the training length) for phases.
+
+    Attributes
+    ----------
+    n_tokens : int
+        Tokens per document.
+    n_prose : int
+        How many prose documents the model reads.
+    n_code : int
+        How many code documents (modules of the standard library) the model reads.
+    train_length : int
+        The model's training context length.
+    buckets : tuple of int
+        The edges of the position buckets of the loss.
+    phase_queries : int
+        The last queries whose attention phase is measured.
+    """
 
     n_tokens: int = 16384
     n_prose: int = 2

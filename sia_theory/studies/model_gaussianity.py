@@ -43,7 +43,23 @@ GAUSSIANITY_STUDY = "models.gaussianity"
 @dataclass(frozen=True)
 class GaussianitySettings(StudySettings):
     """Documents of ``n_tokens``; query blocks of ``queries`` rows ending at each of
-    ``positions``; ``qq`` quantiles per head."""
+    ``positions``; ``qq`` quantiles per head.
+
+    Attributes
+    ----------
+    n_tokens : int
+        Tokens per document.
+    n_prose : int
+        How many prose documents the model reads.
+    n_code : int
+        How many code documents (modules of the standard library) the model reads.
+    positions : tuple of int
+        The last query position of each query block.
+    queries : int
+        Query rows per block.
+    qq : int
+        Quantiles per head of the Q-Q comparison with a Gaussian.
+    """
 
     n_tokens: int = 4096
     n_prose: int = 1

@@ -47,7 +47,19 @@ class PasskeySettings(StudySettings):
     keys per depth (key ``j`` is the same in every cell: paired comparisons). A prompt costs
     the forward pass after its needle plus, per scheme family, the filler before the deepest
     needle. At depth 0.1 of 9216 tokens the key is ≈ 8.3k tokens before the question, farther
-    than the training context."""
+    than the training context.
+
+    Attributes
+    ----------
+    contexts : tuple of int
+        The prompt lengths in tokens.
+    depths : tuple of tuple of float
+        For each prompt length, the relative depths of the key.
+    trials : tuple of int
+        For each prompt length, keys per depth.
+    train_length : int
+        The model's training context length.
+    """
 
     contexts: tuple = (4096, 9216)
     depths: tuple = ((0.1, 0.5, 0.9), (0.1, 0.5, 0.9))

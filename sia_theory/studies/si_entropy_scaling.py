@@ -51,7 +51,26 @@ def decade_windows(t_min: int, t_max: int) -> tuple:
 class EntropyScalingSettings(StudySettings):
     """``n_t`` log-spaced ``t`` from ``t_min`` to ``t_max``, ranges ``[t, tΔ)`` for each of
     ``deltas``, ``samples`` Monte Carlo rows, and the ``windows`` ``(t_lo, t_hi)`` in which the
-    local slope on ``log t`` is fitted (default :func:`decade_windows`)."""
+    local slope on ``log t`` is fitted (default :func:`decade_windows`).
+
+    Attributes
+    ----------
+    transform : Transform
+        The score transform whose attention entropy is measured.
+    t_min : int
+        The smallest range start t (>= 2).
+    t_max : int
+        The largest range start t (> t_min).
+    n_t : int
+        How many log-spaced range starts t from t_min to t_max (>= 3).
+    deltas : tuple of int
+        The range ratios Δ: the entropy is measured on the key ranges [t, tΔ) (each >= 2).
+    samples : int
+        Monte Carlo rows (queries) per range.
+    windows : tuple of (int, int) or None
+        The (t_lo, t_hi) windows in which the local slope on log t is fitted; None: the decades
+        inside [t_min, t_max].
+    """
 
     transform: Transform = field(default_factory=lambda: ScaleInvariant(10.0))
     t_min: int = 10

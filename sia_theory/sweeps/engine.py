@@ -42,6 +42,7 @@ from .._infra.progress import progress_bar
 from .._infra.seeding import check_seed
 from .._infra.validate import check_int
 from . import store as stores
+from .dataset import DatasetUpdater
 from .grid import cell_key, cell_seed, expand_grid, file_stem
 
 __all__ = ["sweep", "run_cells", "SweepError", "CellOutput", "ENV_SCHEDULER", "CONNECT_TIMEOUT",
@@ -51,9 +52,8 @@ ENV_SCHEDULER = "SIA_DASK_SCHEDULER"
 """The environment variable naming a Dask scheduler to use when none is given."""
 CONNECT_TIMEOUT = "3s"
 """Dask's connect timeout to a scheduler."""
-HANDSHAKE_TIMEOUT = 5.0  # seconds for the TCP connect and the Dask handshake together
-"""Seconds for the TCP connect and the Dask handshake together before a scheduler address is
-refused."""
+HANDSHAKE_TIMEOUT = 5.0
+"""Seconds for the TCP connect and the Dask handshake together before an address is refused."""
 IN_PROCESS = ("sync", "threads")
 """Schedulers that run in this process (no cluster)."""
 
@@ -257,6 +257,7 @@ def run_cells(fn, grid, *, seed, store=None, scheduler=None, force=False, progre
     if todo and scheduler not in IN_PROCESS:  # connect before anything is written
         client, close = connect(scheduler, n_workers)
     _open_store(root, study, seed, close)
+    dataset = None if root is None else DatasetUpdater(root)  # data.parquet: every cell
     errors = {}
     bar = progress_bar(total=len(cells), initial=len(cells) - len(todo), desc=study,
                        unit="cell", enabled=progress, leave=False)
@@ -269,6 +270,7 @@ def run_cells(fn, grid, *, seed, store=None, scheduler=None, force=False, progre
             if root is not None:
                 stores.write_cell(root, stems[i], outcome[1], cells[i], keys[i], seeds[i],
                                   outcome[2])
+                dataset.cell_written()
         else:
             errors[keys[i]] = outcome[1]
             if root is not None:
@@ -282,6 +284,8 @@ def run_cells(fn, grid, *, seed, store=None, scheduler=None, force=False, progre
         bar.close()
         if close is not None:
             close()
+        if dataset is not None:
+            dataset.close()
     if errors and on_error == "raise":
         key, line = next(iter(errors.items()))
         raise SweepError(f"{len(errors)} of {len(cells)} cells failed; first: {key}: {line}")
@@ -328,8 +332,8 @@ def sweep(fn, grid, *, store, seed, scheduler=None, force=False, progress=True,
     grid : iterable of dict, or dict of lists
         Dicts of scalar parameters, or a dict of lists (their Cartesian product).
     store : str, Path or None
-        A folder for the Parquet dataset (one file per finished cell, see
-        :mod:`sia_theory.sweeps.store`), or ``None`` to keep the results in memory only.
+        A folder for the cells' Parquet files and ``data.parquet``, all of them in one table
+        (:mod:`sia_theory.sweeps.store`), or ``None`` to keep the results in memory only.
     seed : int
         The sweep seed, in ``[0, 2**63 − 1]``; the seed of a cell is
         ``seed_int(seed, study, key_index(cell_key(cell)))``, or ``seed_int(seed,

@@ -11,6 +11,8 @@ Layout of ``store``::
                             Parquet file records each one's SHA-256, and a cell whose file is
                             missing or differs (damaged) counts as unfinished: it runs again
     errors/<stem>.json      one failed cell: parameters, key, seed, error line and traceback
+    data.parquet            every finished cell's rows in one table, for pandas, pyarrow and
+                            others to read as it is (:mod:`sia_theory.sweeps.dataset`)
 
 ``<stem>`` is a hash of the cell key (:func:`sia_theory.sweeps.grid.file_stem`); the key itself is
 in the file. Every file is written to a hidden temporary sibling and moved into place with
@@ -35,7 +37,7 @@ from .._infra.fileset import fsync_path, recover_sets, temporary_name
 __all__ = ["CELL_COLUMNS", "check_store", "read_finished", "open_store", "finished_stems",
            "write_cell", "read_cell",
            "read_cell_files", "check_file_names", "write_error", "clear_error", "load_sweep",
-           "load_errors"]
+           "load_errors", "atomic_write", "existing_store"]
 
 CELL_COLUMNS = ("cell_key", "cell_seed")
 """The columns the store adds to each row a cell returns."""
@@ -44,7 +46,7 @@ _DIGESTS = b"sia_theory.sweeps.files"  # Parquet metadata: {file name: SHA-256} 
 _MANIFEST = "sweep.json"
 
 
-def _atomic_write(path: Path, write, durable: bool = True) -> None:
+def atomic_write(path: Path, write, durable: bool = True) -> None:
     """``write(tmp)`` then ``os.replace(tmp, path)``; the temporary file is created with mode
     ``0o666`` so the umask applies. ``durable`` fsyncs the file first (survives a power cut, not
     only a kill); cell files skip it (a few ms each) because an unreadable cell file is simply
@@ -112,7 +114,7 @@ def open_store(store, *, study: str, seed: int) -> Path:
         recover_sets(root / sub)
     if not manifest.exists():
         text = json.dumps({"study": study, "seed": seed, "format": 1}, indent=2) + "\n"
-        _atomic_write(manifest, lambda tmp: tmp.write_text(text))
+        atomic_write(manifest, lambda tmp: tmp.write_text(text))
     return root
 
 
@@ -165,7 +167,7 @@ def write_cell(root: Path, stem: str, frame: pd.DataFrame, cell: dict, key: str,
     import pyarrow.parquet as pq
 
     for name, data in (files or {}).items():
-        _atomic_write(root / "cells" / f"{stem}.{name}", lambda tmp, d=data: tmp.write_bytes(d),
+        atomic_write(root / "cells" / f"{stem}.{name}", lambda tmp, d=data: tmp.write_bytes(d),
                       durable=False)
     for name in CELL_COLUMNS:
         if name in frame.columns:
@@ -180,7 +182,7 @@ def write_cell(root: Path, stem: str, frame: pd.DataFrame, cell: dict, key: str,
     table = table.replace_schema_metadata({**(table.schema.metadata or {}),
                                            _ADDED: json.dumps(added).encode(),
                                            _DIGESTS: json.dumps(digests).encode()})
-    _atomic_write(root / "cells" / f"{stem}.parquet", lambda tmp: pq.write_table(table, tmp),
+    atomic_write(root / "cells" / f"{stem}.parquet", lambda tmp: pq.write_table(table, tmp),
                   durable=False)
     clear_error(root, stem)
 
@@ -237,7 +239,7 @@ def write_error(root: Path, stem: str, cell: dict, key: str, seed: int, error: s
     record = {"cell": cell, "cell_key": key, "cell_seed": seed, "error": error,
               "traceback": trace}
     text = json.dumps(record, indent=2, default=str) + "\n"
-    _atomic_write(root / "errors" / f"{stem}.json", lambda tmp: tmp.write_text(text),
+    atomic_write(root / "errors" / f"{stem}.json", lambda tmp: tmp.write_text(text),
                   durable=False)
 
 
@@ -246,7 +248,8 @@ def clear_error(root: Path, stem: str) -> None:
     (root / "errors" / f"{stem}.json").unlink(missing_ok=True)
 
 
-def _existing_store(store) -> Path:
+def existing_store(store) -> Path:
+    """``store`` as a Path if it holds a sweep (its manifest), else ``ValueError``."""
     root = Path(os.fspath(store))
     if not (root / _MANIFEST).is_file():
         raise ValueError(f"store {str(root)!r} is not a sweep store (no {_MANIFEST})")
@@ -282,7 +285,7 @@ def load_sweep(store) -> pd.DataFrame:
     >>> load_sweep("squares")[["x", "square"]].to_dict("list")  # read back from the files
     {'x': [1, 2, 3], 'square': [1, 4, 9]}
     """
-    root = _existing_store(store)
+    root = existing_store(store)
     paths = sorted(p for p in (root / "cells").glob("*.parquet") if not p.name.startswith("."))
     frames = [_read(p)[0] for p in paths]
     if not frames:
@@ -294,7 +297,7 @@ def load_sweep(store) -> pd.DataFrame:
 def load_errors(store) -> pd.DataFrame:
     """The failed cells of ``store``: ``cell_key, cell_seed, error, traceback`` and the
     parameters."""
-    root = _existing_store(store)
+    root = existing_store(store)
     rows = []
     for path in sorted((root / "errors").glob("*.json")):
         if path.name.startswith("."):
