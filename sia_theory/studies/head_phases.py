@@ -65,6 +65,21 @@ def _window_entropy(x: np.ndarray) -> float:
     return float((logsumexp(x) - p @ x) / np.log(x.size))
 
 
+def _head_rows(x: np.ndarray, rows) -> tuple:
+    """``(median β_½, mean window entropy, mean octave entropy)`` of one head's rows ``x``
+    (``(R, T)``): the window ``[M, 2M)`` and the octaves of distances ``0 … i − 1``."""
+    beta, far, octaves = [], [], []
+    for j, i in enumerate(rows):
+        by_distance = x[j, i:0:-1]  # distances 0 … i − 1, key 0 left out
+        m = (i + 1) // 2
+        window = by_distance[m:2 * m]
+        beta.append(half_mass_beta(window)[0])
+        far.append(_window_entropy(window))
+        entropy, _ = octave_stats(by_distance)
+        octaves.append(np.nanmean(entropy[np.diff(octave_edges(i)) >= MIN_OCTAVE_KEYS]))
+    return np.median(beta), np.mean(far), np.mean(octaves)
+
+
 def head_measures(logits, rows, *, layer: int = 0) -> pd.DataFrame:
     """Per head of one layer: the REM ratio, the half-mass point and the measured entropies.
 
@@ -107,21 +122,7 @@ def head_measures(logits, rows, *, layer: int = 0) -> pd.DataFrame:
     for j, i in enumerate(rows):
         check_scores(x[:, j, :i + 1], "logits")
     out = pd.DataFrame(phase_rows(x, rows, None, layer, "head"))
-    beta, far, octaves = [], [], []
-    for h in range(x.shape[0]):
-        b, f, o = [], [], []
-        for j, i in enumerate(rows):
-            by_distance = x[h, j, i:0:-1]  # distances 0 … i − 1, key 0 left out
-            m = (i + 1) // 2
-            window = by_distance[m:2 * m]
-            b.append(half_mass_beta(window)[0])
-            f.append(_window_entropy(window))
-            entropy, _ = octave_stats(by_distance)
-            counts = np.diff(octave_edges(i))
-            o.append(np.nanmean(entropy[counts >= MIN_OCTAVE_KEYS]))
-        beta.append(np.median(b))
-        far.append(np.mean(f))
-        octaves.append(np.mean(o))
+    beta, far, octaves = np.array([_head_rows(x[h], rows) for h in range(x.shape[0])]).T
     out["beta_half"] = beta
     out["gap_ratio"] = 1.0 / out["beta_half"]
     out["rem_phase"] = phase_of_ratio(out["ratio"].to_numpy())
