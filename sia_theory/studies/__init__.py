@@ -40,6 +40,7 @@ STUDIES = {
     "train_needle": "train_needle",
     "train_attention_stats": "train_attention_stats",
     "train_phase": "train_phase",
+    "head_phases": "head_phases",
 }
 """Study name → module of :mod:`sia_theory.studies` that defines it."""
 
@@ -49,7 +50,7 @@ ALIASES = {"entropy-scaling": "si_entropy_scaling", "phase-diagram": "cas_fig1_p
 SWEEPABLE = ("si_entropy_scaling", "cas_fig1_phase_diagram", "cas_fig2_jacobian", "ext_needle",
              "ext_si_on_cas", "ext_universality", "model_gaussianity", "model_entropy_law",
              "model_extrapolation", "model_passkey", "train_grid", "train_needle",
-             "train_attention_stats", "train_phase")
+             "train_attention_stats", "train_phase", "head_phases")
 """The studies that run their cells on the sweep engine (``sia-theory sweep`` runs these; a
 test holds the list against each study's ``sweepable``)."""
 DEPRECATED_NAMES = {"train-grid": "train_grid", "train-needle": "train_needle"}

@@ -55,6 +55,7 @@ SEED_KEYS = {
     "sia_theory.studies.ext_sphere:SPHERE_CLAIMS_STUDY": "ext.sphere",
     "sia_theory.sphere.routes:SPHERE_STUDY": "sphere.routes",
     "sia_theory.gaps:GAPS_STUDY": "gaps.bootstrap",
+    "sia_theory.studies.head_phases:HEAD_PHASES_STUDY": "head_phases.bootstrap",
 }
 @pytest.mark.parametrize("where", sorted(SEED_KEYS))
 def test_seeding_keys_are_byte_identical(where):
