@@ -134,6 +134,12 @@ def simplex_limit(*, gamma, rho, alpha=0.0, q=1.0):
     float or numpy.ndarray
         Broadcast over the array arguments.
 
+    Raises
+    ------
+    ValueError
+        If an argument is out of range or not real (``gamma`` and ``rho`` scalars), or the
+        arrays do not broadcast.
+
     Examples
     --------
     >>> from sia_theory import simplex_limit

@@ -102,6 +102,12 @@ def jacobian_limit(*, gamma, rho, q=1.0, d=math.inf, alpha=0.0):
     float or numpy.ndarray
         Broadcast over the array arguments.
 
+    Raises
+    ------
+    ValueError
+        If an argument is out of range or not real, the arrays do not broadcast, or the result is
+        not finite.
+
     Examples
     --------
     >>> from sia_theory import jacobian_limit
@@ -139,6 +145,12 @@ def simplex_eta(*, n, d, gamma, rho, alpha=0.0, q=1.0):
     -------
     float or numpy.ndarray
         Broadcast over the array arguments.
+
+    Raises
+    ------
+    ValueError
+        If an argument is out of range or not real (``d`` not an integer ``>= 1``), the arrays do
+        not broadcast, or the result is not finite.
 
     Examples
     --------
@@ -189,6 +201,12 @@ def critical_eta_excess(*, n, d, rho, q=1.0) -> dict:
     Returns
     -------
     dict of str to float or numpy.ndarray
+
+    Raises
+    ------
+    ValueError
+        If an argument is out of range or not real, the arrays do not broadcast, or a term is not
+        finite.
 
     Examples
     --------

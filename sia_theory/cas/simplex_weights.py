@@ -179,6 +179,11 @@ def transition_width(*, n, rho):
     float or numpy.ndarray
         Broadcast over the array arguments.
 
+    Raises
+    ------
+    ValueError
+        If ``n`` is not an integer ``>= 2`` or ``rho`` is not in ``(0, 1)``.
+
     Examples
     --------
     >>> from sia_theory import transition_width
@@ -214,6 +219,11 @@ def simplex_sparsity(*, n, gamma, rho):
     -------
     tuple
         Two floats or arrays, broadcast over the arguments.
+
+    Raises
+    ------
+    ValueError
+        As :func:`simplex_self_weight`.
 
     Examples
     --------
