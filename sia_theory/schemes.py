@@ -1,12 +1,13 @@
 """Length schemes: one position encoding plus one logit transform, under one name.
 
-A :class:`Scheme` is the library's one notion of "how a model handles positions and context
-length": a position encoding (a key of :data:`POSITIONS`, built for a training length and a
-target length) and a transform (a :class:`~sia_theory.transforms.Transform`, or a rule that
-builds one from the head count, the training length and the target length). The models, the
-trainer, the studies, the command line and the docs all take their schemes from the one registry
-:data:`SCHEMES`; a user's transform becomes a scheme through :func:`resolve_scheme`, once, at the
-boundary.
+A :class:`Scheme` (defined in :mod:`sia_theory.scheme_type`, with :class:`BoundScheme`,
+:data:`POSITIONS`, :data:`ROPE_BASE` and :data:`LEARNED`, all importable from here) is the
+library's one notion of "how a model handles positions and context length": a position encoding (a
+key of :data:`POSITIONS`, built for a training length and a target length) and a transform (a
+:class:`~sia_theory.transforms.Transform`, or a rule that builds one from the head count, the
+training length and the target length). The models, the trainer, the studies, the command line and
+the docs all take their schemes from the one registry :data:`SCHEMES`; a user's transform becomes a
+scheme through :func:`resolve_scheme`, once, at the boundary.
 
 | name | position encoding | transform |
 |---|---|---|
@@ -39,32 +40,20 @@ twice still resolve, with a :class:`DeprecationWarning` naming the new one (:dat
 
 from __future__ import annotations
 
-import dataclasses
-import inspect
 import math
 import warnings
-from collections.abc import Callable
-from dataclasses import dataclass
 from types import MappingProxyType
-from typing import NamedTuple
 
-from ._infra.validate import check_int, check_real
-from .attention.positional import NoPE, PRoPESI, RoPE
-from .attention.rope_scaling import NTKRoPE, YaRNRoPE
+from .scheme_type import LEARNED, POSITIONS, ROPE_BASE, BoundScheme, Scheme
 from .targets import load_transform
-from .transforms import ALiBi, NoScale, ScaleInvariant, Transform
+from .transforms import ALiBi, NoScale, ScaleInvariant
 from .zoo import ZOO, Llama4Temperature, QwenLogN, YaRNTemperature
 
 __all__ = ["Scheme", "BoundScheme", "SCHEMES", "ALIASES", "POSITIONS", "ROPE_BASE", "SI_TAU",
            "SI_EPSILON", "LEARNED", "si_tau", "get_scheme", "resolve_scheme", "scheme_names"]
 
-ROPE_BASE = 10000.0  # SI App. G
-"""RoPE's base (SI App. G); p-RoPE and RoPE + NTK start from it unless a model says otherwise."""
 SI_TAU = 10.0  # SI §5: τ = 10, chosen at 4k (App. H)
 """The default τ of the scale-invariant schemes (SI §5, chosen in App. H / Fig. 5)."""
-LEARNED = ("score_scale",)
-"""Parameters a scheme may ask the model to learn beside its weights: ``score_scale``, one
-multiplier of the score ``S`` per layer (from 1), i.e. a learned inverse temperature."""
 SI_EPSILON = 0.1
 """The post-hoc SI transform's tolerance inside the training context: ``a_t <= 1 + SI_EPSILON``
 there (sets τ, :func:`si_tau`)."""
@@ -77,193 +66,6 @@ def si_tau(train_length: int = 8192, epsilon: float = SI_EPSILON) -> float:
     transform is left within ε of its trained logits where it was trained and the transform
     grows only beyond (τ ≈ 3.5·L for ε = 0.1)."""
     return train_length / math.expm1(((1.0 + epsilon) ** 2 - 1.0) / 2.0)
-
-
-def _nope(train_length, length, base=ROPE_BASE):
-    return NoPE()
-
-
-def _rope(train_length, length, base=ROPE_BASE):
-    return RoPE(base)
-
-
-def _p_rope(train_length, length, base=ROPE_BASE):
-    return PRoPESI()
-
-
-def _rope_ntk(train_length, length, base=ROPE_BASE):
-    # ntk_base leaves the base alone up to the training length (SI App. G)
-    return NTKRoPE(train_length, length, base)
-
-
-def _yarn(train_length, length, base=ROPE_BASE):
-    return YaRNRoPE(train_length, length, base)
-
-
-POSITIONS: dict[str, Callable] = {"nope": _nope, "rope": _rope, "p-rope": _p_rope,
-                                  "rope-ntk": _rope_ntk, "yarn": _yarn}
-"""Position encodings by name: ``f(train_length, length, base=ROPE_BASE)`` gives the encoding used
-for sequences of ``length`` tokens by a model trained at ``train_length``."""
-
-_CONTEXT = ("n_heads", "train_length", "length")
-
-
-def _rule_arguments(rule) -> tuple[str, ...] | None:
-    """The context names a transform rule takes by keyword, or ``None`` for a function of the
-    head count alone (one positional parameter of another name, as ``ALiBi.standard``)."""
-    try:
-        params = inspect.signature(rule).parameters
-    except (TypeError, ValueError):
-        return None
-    if params and all(p in _CONTEXT for p in params):
-        return tuple(params)
-    return None
-
-
-class BoundScheme(NamedTuple):
-    """A scheme at one length: its ``position`` encoding object and its ``score_mod`` (a
-    :class:`~sia_theory.transforms.Transform`, ``None`` where the scheme has no transform);
-    ``rule`` is the scheme's description."""
-
-    name: str
-    position: object
-    score_mod: Transform | None
-    rule: str
-
-
-@dataclass(frozen=True)
-class Scheme:
-    """A length scheme (module docstring): ``name``, ``position`` (a key of :data:`POSITIONS`,
-    or an encoding object where a model's config fixes it: :func:`sia_theory.from_hf_config`),
-    ``transform`` (a Transform, or a rule ``f(n_heads=…, train_length=…, length=…)`` returning
-    one; a function of one other parameter is called with the head count), ``description``,
-    ``source`` (the paper or implementation it follows) and ``extension`` (how it extends beyond
-    the training length).
-
-    Parameters
-    ----------
-    name : str
-        The scheme's name, non-empty.
-    position : str or callable
-        A key of :data:`POSITIONS`, or an encoding object ``encoding(x, positions)``.
-    transform : Transform or callable
-        The logit transform, or a rule returning one.
-    description, source, extension : str, optional
-        What it is, what it follows and how it extends beyond the training length.
-    learned : tuple of str, optional
-        Parameters a trained model learns for this scheme beside its weights (names of
-        :data:`LEARNED`; default none).
-
-    Raises
-    ------
-    ValueError
-        If ``name`` is empty or not a string, ``position`` is neither a key of
-        :data:`POSITIONS` nor callable, ``transform`` is neither a Transform nor callable, or
-        ``learned`` names a parameter not in :data:`LEARNED`.
-
-    Examples
-    --------
-    >>> s = SCHEMES["si-p-rope"]
-    >>> s.tau, s.with_tau(1.0).tau
-    (10.0, 1.0)
-    >>> from sia_theory import LogN
-    >>> mine = Scheme("my-logn", "p-rope", LogN(0.3))
-    >>> mine.takes_tau, mine.position_encoding(128, 512)  # LogN has no τ; p-RoPE as in SI App. G
-    (False, PRoPESI())
-    """
-
-    name: str
-    position: str
-    transform: Transform | Callable
-    description: str = ""
-    source: str = ""
-    extension: str = ""
-    learned: tuple = ()
-
-    def __post_init__(self):
-        if not isinstance(self.name, str) or not self.name:
-            raise ValueError(f"scheme name must be a non-empty string, got {self.name!r}")
-        fixed = not isinstance(self.position, str) and callable(self.position)
-        if not fixed and self.position not in POSITIONS:
-            raise ValueError(f"position must be one of {', '.join(POSITIONS)} or an encoding "
-                             f"object encoding(x, positions), got {self.position!r}")
-        if not (isinstance(self.transform, Transform) or callable(self.transform)):
-            raise ValueError(f"transform must be a Transform or a function of n_heads, got "
-                             f"{self.transform!r}")
-        learned = (self.learned,) if isinstance(self.learned, str) else self.learned
-        try:
-            learned = tuple(learned)
-        except TypeError:
-            learned = (learned,)
-        unknown = [k for k in learned if k not in LEARNED]
-        if unknown or len(set(learned)) != len(learned):
-            raise ValueError(f"learned must be distinct names of {', '.join(LEARNED)}, got "
-                             f"{self.learned!r}")
-        object.__setattr__(self, "learned", learned)
-
-    @property
-    def takes_tau(self) -> bool:
-        """Whether the transform has a ``tau`` (the SI schemes, or a user's dataclass)."""
-        t = self.transform
-        return (isinstance(t, Transform) and dataclasses.is_dataclass(t)
-                and "tau" in {f.name for f in dataclasses.fields(t)})
-
-    @property
-    def tau(self) -> float | None:
-        """The transform's τ for schemes that take one (``si-*``), else ``None``."""
-        return float(self.transform.tau) if self.takes_tau else None
-
-    def with_tau(self, tau) -> Scheme:
-        """This scheme with ``τ = tau`` (``None``: unchanged); ``ValueError`` if it has no τ or
-        ``tau`` is not a positive number."""
-        if tau is None:
-            return self
-        tau = check_real("tau", tau, lo=0, lo_open=True, hi=1e9)
-        if not self.takes_tau:
-            raise ValueError(f"tau: scheme {self.name!r} has no τ (the si-* schemes and "
-                             f"transforms with a tau field take one), got tau={tau!r}")
-        return dataclasses.replace(self, transform=dataclasses.replace(self.transform, tau=tau))
-
-    def position_encoding(self, train_length: int, length: int, base: float = ROPE_BASE):
-        """The encoding for sequences of ``length`` tokens, trained at ``train_length``, with
-        RoPE base ``base`` (a scheme whose ``position`` is an encoding object, as a model's
-        config fixes it, returns that object)."""
-        train_length = check_int("train_length", train_length, lo=1)
-        length = check_int("length", length, lo=1)
-        base = check_real("base", base, lo=1, lo_open=True, hi=1e12)
-        if not isinstance(self.position, str):
-            return self.position
-        return POSITIONS[self.position](train_length, length, base)
-
-    def transform_for(self, n_heads: int = 1, train_length: int | None = None,
-                      length: int | None = None) -> Transform:
-        """The transform for a model with ``n_heads`` heads trained at ``train_length`` and
-        used at ``length`` (the last two are needed only by rules that depend on them)."""
-        n_heads = check_int("n_heads", n_heads, lo=1)
-        t = self.transform
-        if not isinstance(t, Transform):
-            names = _rule_arguments(t)
-            context = {"n_heads": n_heads, "train_length": train_length, "length": length}
-            if names is None:
-                t = t(n_heads)
-            else:
-                missing = [k for k in names if context[k] is None]
-                if missing:
-                    raise ValueError(f"scheme {self.name!r}: its transform depends on "
-                                     f"{' and '.join(missing)}; pass them to transform_for")
-                t = t(**{k: context[k] for k in names})
-        if not isinstance(t, Transform):
-            raise ValueError(f"scheme {self.name!r}: its transform function must return a "
-                             f"Transform, got {t!r}")
-        return t
-
-    def at(self, length: int, train_length: int, base: float = ROPE_BASE,
-           n_heads: int = 1) -> BoundScheme:
-        """The scheme at ``length`` tokens for a model trained at ``train_length``: its encoding
-        and transform objects (``score_mod`` ``None`` where the transform is ``NoScale``)."""
-        mod = self.transform_for(n_heads, train_length, length)
-        return BoundScheme(self.name, self.position_encoding(train_length, length, base),
-                           None if isinstance(mod, NoScale) else mod, self.description)
 
 
 def _alibi(n_heads):

@@ -6,7 +6,7 @@ returning an :class:`~.estimate.Estimate` (``routes.expectation`` calls any of t
 
 * ``closed_forms``: lognormal moment sums (SI eq. 6–7, App. B–D), octave sums, convergence;
 * ``montecarlo``: brute-force sampling (numba kernels in ``_kernels``, counter-based normals in
-  ``rng``), bit-identical on any thread count;
+  ``rng``, the statistics of given logits in ``range_stats``), bit-identical on any thread count;
 * ``exact``: ``E[H]``, ``E[log Z]``, ``E[N/Z]``, masses by Laplace/Frullani integrals at a cost
   independent of the range, on the one integrator ``frullani`` (per-distance factors in
   ``laplace``, the distance sums in ``quadrature``);

@@ -1,28 +1,20 @@
-"""Monte Carlo of attention under Gaussian logits, and range statistics of given logits (SI §3).
-
-Notation of SI eq. 6–8: for a row of logits ``L_t`` (``t`` = distance back from the query,
-``t = 0 .. n-1``) and a range ``[t1, t2)``
-
-* ``Z = Σ_{t1<=t<t2} e^{L_t}`` (total unnormalised attention),
-* ``N = Σ e^{L_t} L_t`` (unnormalised negentropy),
-* ``H = −N/Z + log Z`` (entropy of the attention restricted to the range),
-* ``mass = Z / Z_{[0,n)}`` (share of the whole row's attention that falls in the range).
+"""Monte Carlo of attention under Gaussian logits (SI §3.2): range statistics by sampling.
 
 The Gaussian model (SI §3.2) draws base logits ``L̄_t ~ N(0, 1)`` iid and applies a transform,
-``L_t = a_t L̄_t + m_t``. Sample ``i`` uses the normals
-``sia_theory.gaussian.rng.normals(seed, i, n)``, so results are bit-identical for any number of
-threads.
+``L_t = a_t L̄_t + m_t`` (``t`` = distance back from the query, ``t = 0 .. n-1``). Sample ``i``
+uses the normals ``sia_theory.gaussian.rng.normals(seed, i, n)``, so results are bit-identical
+for any number of threads. The statistics of a range (``Z, N, H, mass, log Z``, SI eq. 6–8) and
+their summaries are those of :mod:`sia_theory.gaussian.range_stats`, whose names
+(:class:`RangeStatistics`, :func:`range_statistics`, :func:`summarize`,
+:func:`range_statistics_reference`, ``SUMMARY_COLUMNS``) are importable from here as well.
 
-Entry points: :func:`range_statistics` (given logits), :func:`simulate_gaussian_logits` (one
-context length, many ranges), :func:`context_length_sweep` (SI Fig. 1: global entropy and the
-mass on the most recent tokens versus context length), :func:`summarize` (mean ± standard
-error). The ``*_reference`` functions are the slow, obvious numpy versions the kernels are
-tested against.
+Entry points: :func:`simulate_gaussian_logits` (one context length, many ranges),
+:func:`context_length_sweep` (SI Fig. 1: global entropy and the mass on the most recent tokens
+versus context length), :func:`simulate_gaussian_range_statistics` (per sample). The
+``*_reference`` functions are the slow, obvious numpy versions the kernels are tested against.
 """
 
 from __future__ import annotations
-
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -31,10 +23,20 @@ from .._infra.memory import check_memory
 from .._infra.progress import progress_bar
 from .._infra.seeding import check_seed
 from .._infra.stats import mean_se
-from .._infra.validate import check_finite_array, check_int
+from .._infra.validate import check_int
 from ..transforms import Transform, declared_dependence
 from . import _kernels as kernels
-from .closed_forms import check_range
+from .range_stats import (
+    SUMMARY_COLUMNS,  # noqa: F401  (re-exported: the summary table's columns)
+    RangeStatistics,
+    as_statistics,
+    check_range_pairs,
+    range_statistics,
+    range_statistics_reference,
+    segment_plan,
+    summarize,
+    with_total,
+)
 from .rng import normals
 
 __all__ = [
@@ -50,201 +52,7 @@ __all__ = [
     "simulate_gaussian_logits_reference",
 ]
 
-SUMMARY_COLUMNS = ["t1", "t2", "Z_mean", "Z_se", "N_mean", "N_se", "H_mean", "H_se",
-                   "mass_mean", "mass_se", "log_Z_mean", "log_Z_se", "samples"]
 SWEEP_COLUMNS = ["n_ctx", "quantity", "t1", "t2", "mean", "se", "samples"]
-_QUANTITIES = ("Z", "N", "H", "mass", "log_Z")
-
-
-@dataclass(frozen=True)
-class RangeStatistics:
-    """Per-row range statistics, each array shaped ``(rows, n_ranges)``.
-
-    ``Z`` and ``N`` are the unshifted sums, so they overflow to ``inf`` once a logit exceeds
-    ~709; ``log_Z`` never overflows, and ``H`` and ``mass`` are computed from sums shifted by the
-    largest logit, so they stay accurate for logits of magnitude 1e4 and far beyond.
-
-    Parameters
-    ----------
-    Z, N, H, mass, log_Z : numpy.ndarray
-        2-D float64 arrays of one shape ``(rows, n_ranges)``.
-
-    Raises
-    ------
-    ValueError
-        If a field is not a 2-D float64 array or the shapes differ.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sia_theory import RangeStatistics
-    >>> one = np.ones((1, 1))
-    >>> RangeStatistics(Z=one, N=0 * one, H=0 * one, mass=one, log_Z=0 * one).rows
-    1
-    """
-
-    Z: np.ndarray
-    N: np.ndarray
-    H: np.ndarray
-    mass: np.ndarray
-    log_Z: np.ndarray
-
-    def __post_init__(self):
-        shape = None
-        for name in ("Z", "N", "H", "mass", "log_Z"):
-            value = getattr(self, name)
-            if not isinstance(value, np.ndarray) or value.dtype != np.float64 or value.ndim != 2:
-                raise ValueError(f"RangeStatistics.{name} must be a 2-D float64 array (rows, "
-                                 f"ranges), got {type(value).__name__} "
-                                 f"{getattr(value, 'shape', '')}")
-            if shape is not None and value.shape != shape:
-                raise ValueError(f"RangeStatistics.{name} must have the shape of Z {shape}, got "
-                                 f"{value.shape}")
-            shape = value.shape
-
-    @property
-    def rows(self) -> int:
-        """The number of samples (rows)."""
-        return self.Z.shape[0]
-
-
-def _check_ranges(ranges, n_ctx: int, *, allow_empty=False) -> np.ndarray:
-    """``ranges`` as an ``(R, 2)`` int64 array of valid ``[t1, t2)`` with ``t2 <= n_ctx``."""
-    try:
-        pairs = list(ranges)
-    except TypeError:
-        raise ValueError(f"ranges must be a sequence of (t1, t2) pairs, got {ranges!r}") from None
-    if not pairs and not allow_empty:
-        raise ValueError("ranges must contain at least one (t1, t2) pair")
-    out = np.empty((len(pairs), 2), dtype=np.int64)
-    for i, pair in enumerate(pairs):
-        try:
-            t1, t2 = pair
-        except (TypeError, ValueError):
-            raise ValueError(f"ranges[{i}] must be a (t1, t2) pair, got {pair!r}") from None
-        try:
-            out[i] = check_range(t1, t2, n_ctx)[:2]
-        except ValueError as err:
-            raise ValueError(f"ranges[{i}] = {tuple(pair)!r} must satisfy 0 <= t1 < t2 <= "
-                             f"{n_ctx} (n_ctx): {err}") from None
-    return out
-
-
-def _segment_plan(ranges: np.ndarray, n: int):
-    """Sorted unique boundaries (segments ``[b_s, b_{s+1})``) and each range's segment span."""
-    bounds = np.unique(np.concatenate([[0, n], ranges.ravel()])).astype(np.int64)
-    first_seg = np.searchsorted(bounds, ranges[:, 0]).astype(np.int64)
-    stop_seg = np.searchsorted(bounds, ranges[:, 1]).astype(np.int64)
-    return bounds, first_seg, stop_seg
-
-
-def _with_total(ranges: np.ndarray, n: int):
-    """Append the whole row ``[0, n)`` and point every range's mass at it."""
-    full = np.vstack([ranges, [[0, n]]]).astype(np.int64)
-    mass_ref = np.full(len(full), len(ranges), dtype=np.int64)
-    return full, mass_ref
-
-
-def _as_statistics(arrays, keep: int | None = None) -> RangeStatistics:
-    if keep is not None:
-        arrays = [x[:, :keep] for x in arrays]
-    return RangeStatistics(*(np.ascontiguousarray(x) for x in arrays))
-
-
-def range_statistics(logits, ranges) -> RangeStatistics:
-    """``Z, N, H`` (SI eq. 6–8), ``mass`` and ``log Z`` of each range, for each row of ``logits``.
-
-    ``logits`` is ``(rows, n)``: column ``t`` is the logit of the key at distance ``t``. ``mass``
-    is relative to the whole row ``[0, n)``. Sums are shifted by running maxima, so ``H``,
-    ``mass`` and ``log_Z`` are accurate for logits of magnitude 1e4 and beyond (``Z`` and ``N``
-    overflow to ``inf`` above ~709, see :class:`RangeStatistics`).
-
-    Parameters
-    ----------
-    logits : array_like, shape (rows, n)
-        Finite logits, ``n >= 1``.
-    ranges : sequence of (t1, t2)
-        Distance ranges, ``0 <= t1 < t2 <= n``.
-
-    Returns
-    -------
-    RangeStatistics
-        Arrays ``(rows, len(ranges))``.
-
-    Raises
-    ------
-    ValueError
-        If ``logits`` is not a finite 2-d array with a column, a range is invalid, or the
-        output would not fit in memory.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sia_theory import range_statistics
-    >>> stats = range_statistics(np.zeros((1, 4)), [(0, 2), (0, 4)])  # uniform attention
-    >>> stats.Z, stats.H.round(6), stats.mass  # H = log(t2 − t1)
-    (array([[2., 4.]]), array([[0.693147, 1.386294]]), array([[0.5, 1. ]]))
-    """
-    logits = check_finite_array("logits", logits, ndim=2, dtype=np.float64)
-    if logits.shape[1] < 1:
-        raise ValueError("logits must have at least one column (n >= 1)")
-    ranges = _check_ranges(ranges, logits.shape[1])
-    check_memory("ranges", f"<{len(ranges)} ranges>", 80 * logits.shape[0] * (len(ranges) + 1))
-    full, mass_ref = _with_total(ranges, logits.shape[1])
-    bounds, first_seg, stop_seg = _segment_plan(full, logits.shape[1])
-    out = kernels.given_rows(np.ascontiguousarray(logits), bounds, first_seg, stop_seg, mass_ref)
-    return _as_statistics(out, keep=len(ranges))
-
-
-def summarize(stats: RangeStatistics, ranges) -> pd.DataFrame:
-    """One row per range: mean and standard error over rows of ``Z, N, H, mass, log_Z``.
-
-    Parameters
-    ----------
-    stats : RangeStatistics
-        At least one row.
-    ranges : array_like, shape (n_ranges, 2)
-        The ``(t1, t2)`` integer pairs of the columns of ``stats``, ``0 <= t1 < t2``.
-
-    Returns
-    -------
-    pandas.DataFrame
-        Columns ``t1, t2, Z_mean, Z_se, N_mean, N_se, H_mean, H_se, mass_mean, mass_se,
-        log_Z_mean, log_Z_se, samples``.
-
-    Raises
-    ------
-    ValueError
-        If ``stats`` is not a RangeStatistics with a row, or ``ranges`` is not such pairs, one
-        per column.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sia_theory import range_statistics, summarize
-    >>> logits = np.log([[1.0, 1.0], [3.0, 1.0]])  # Z of [0, 1): 1 and 3
-    >>> summarize(range_statistics(logits, [(0, 1)]), [(0, 1)])[["Z_mean", "Z_se", "samples"]]
-       Z_mean  Z_se  samples
-    0     2.0   1.0        2
-    """
-    if not isinstance(stats, RangeStatistics):
-        raise ValueError(f"stats must be a RangeStatistics, got {type(stats).__name__}")
-    if stats.rows < 1:
-        raise ValueError("stats must hold at least one row (sample) to summarise, got 0")
-    ranges = check_finite_array("ranges", ranges, ndim=2, lo=0, integer=True)
-    if ranges.shape[1] != 2 or np.any(ranges[:, 0] >= ranges[:, 1]) or np.any(
-            ranges > np.iinfo(np.int64).max):
-        raise ValueError(f"ranges must be (t1, t2) integer pairs with 0 <= t1 < t2, got "
-                         f"{ranges.tolist()}")
-    ranges = ranges.astype(np.int64)
-    if len(ranges) != stats.Z.shape[1]:
-        raise ValueError(f"ranges must have one pair per column of stats ({stats.Z.shape[1]}), "
-                         f"got {len(ranges)}")
-    table = {"t1": ranges[:, 0], "t2": ranges[:, 1]}
-    for name in _QUANTITIES:
-        table[f"{name}_mean"], table[f"{name}_se"] = mean_se(getattr(stats, name))
-    table["samples"] = np.full(len(ranges), stats.rows, dtype=np.int64)
-    return pd.DataFrame(table, columns=SUMMARY_COLUMNS)
 
 
 def simulation_memory(n_ctx: int, samples: int, n_ranges: int, *, dense: bool = False) -> int:
@@ -301,7 +109,7 @@ def _simulate(a, m, ranges, mass_ref, samples, seed, first_sample=0) -> RangeSta
     Sample ``i`` always uses stream ``first_sample + i``, so chunking (for the progress bar, or
     into sweep cells) changes nothing.
     """
-    bounds, first_seg, stop_seg = _segment_plan(ranges, a.size)
+    bounds, first_seg, stop_seg = segment_plan(ranges, a.size)
     chunk = samples if samples * a.size <= PROGRESS_LOGITS else max(1, CHUNK_LOGITS // a.size)
     starts = range(0, samples, chunk)
     if len(starts) > 1:
@@ -311,7 +119,7 @@ def _simulate(a, m, ranges, mass_ref, samples, seed, first_sample=0) -> RangeSta
                                    min(chunk, samples - start), np.uint64(seed),
                                    np.uint64(first_sample + start))
              for start in starts]
-    return _as_statistics(tuple(np.concatenate(arrays) for arrays in zip(*parts)))
+    return as_statistics(tuple(np.concatenate(arrays) for arrays in zip(*parts)))
 
 
 def simulate_gaussian_range_statistics(transform: Transform, n_ctx, ranges, samples, seed=0, *,
@@ -350,12 +158,12 @@ def simulate_gaussian_range_statistics(transform: Transform, n_ctx, ranges, samp
     """
     n_ctx, samples, seed = _check_simulation(transform, n_ctx, samples, seed)
     first_sample = check_int("first_sample", first_sample, lo=0, hi=2**63 - 1)
-    ranges = _check_ranges(ranges, n_ctx)
+    ranges = check_range_pairs(ranges, n_ctx)
     _check_simulation(transform, n_ctx, samples, seed, len(ranges))
     a, m = _coefficients(transform, n_ctx)
-    full, mass_ref = _with_total(ranges, n_ctx)
+    full, mass_ref = with_total(ranges, n_ctx)
     stats = _simulate(a, m, full, mass_ref, samples, seed, first_sample)
-    return _as_statistics((stats.Z, stats.N, stats.H, stats.mass, stats.log_Z), keep=len(ranges))
+    return as_statistics((stats.Z, stats.N, stats.H, stats.mass, stats.log_Z), keep=len(ranges))
 
 
 def simulate_gaussian_logits(transform: Transform, n_ctx, ranges, samples, seed=0
@@ -409,7 +217,7 @@ def simulate_gaussian_logits(transform: Transform, n_ctx, ranges, samples, seed=
     (4000, True)
     """
     stats = simulate_gaussian_range_statistics(transform, n_ctx, ranges, samples, seed)
-    return summarize(stats, _check_ranges(ranges, check_int("n_ctx", n_ctx, lo=1)))
+    return summarize(stats, check_range_pairs(ranges, check_int("n_ctx", n_ctx, lo=1)))
 
 
 def _sweep_plan(lengths, recent: int, user_ranges: np.ndarray):
@@ -495,7 +303,7 @@ def context_length_sweep(transform: Transform, n_ctx_values, *, samples, seed=0,
     recent = check_int("recent", recent, lo=1)
     n_max, samples, seed = _check_simulation(transform, values[-1], samples, seed,
                                              name="n_ctx_values")
-    user_ranges = _check_ranges(ranges, n_max, allow_empty=True)
+    user_ranges = check_range_pairs(ranges, n_max, allow_empty=True)
     _check_simulation(transform, n_max, samples, seed, 2 * len(values) + len(user_ranges),
                       name="n_ctx_values")
 
@@ -519,19 +327,7 @@ def context_length_sweep(transform: Transform, n_ctx_values, *, samples, seed=0,
 
 
 # --- slow, obvious numpy versions (the oracles the kernels are tested against) -------------
-
-def range_statistics_reference(logits, ranges) -> RangeStatistics:
-    """Dense textbook version of :func:`range_statistics`: SI eq. 6–8 with no shift at all, so
-    only valid for moderate logits (``|L| < ~700``); the oracle the kernel is tested against."""
-    logits = check_finite_array("logits", logits, ndim=2, dtype=np.float64)  # (rows, n)
-    ranges = _check_ranges(ranges, logits.shape[1])
-    weight = np.exp(logits)  # (rows, n)  Ã_t = e^{L_t}
-    z = np.stack([weight[:, t1:t2].sum(axis=1) for t1, t2 in ranges], axis=1)  # (rows, R)
-    n = np.stack([(weight[:, t1:t2] * logits[:, t1:t2]).sum(axis=1) for t1, t2 in ranges],
-                 axis=1)  # (rows, R)
-    total = weight.sum(axis=1, keepdims=True)  # (rows, 1)
-    return RangeStatistics(Z=z, N=n, H=-n / z + np.log(z), mass=z / total, log_Z=np.log(z))
-
+# (range_statistics_reference, the oracle of given logits, lives in range_stats)
 
 def gaussian_logits_reference(transform: Transform, n_ctx, samples, seed=0) -> np.ndarray:
     """The ``(samples, n_ctx)`` logit matrix the Monte Carlo uses (row ``i`` = stream ``i``)."""
@@ -545,4 +341,4 @@ def simulate_gaussian_logits_reference(transform: Transform, n_ctx, ranges, samp
                                        ) -> pd.DataFrame:
     """Dense numpy version of :func:`simulate_gaussian_logits` (same random numbers)."""
     logits = gaussian_logits_reference(transform, n_ctx, samples, seed)
-    return summarize(range_statistics_reference(logits, ranges), _check_ranges(ranges, n_ctx))
+    return summarize(range_statistics_reference(logits, ranges), check_range_pairs(ranges, n_ctx))

@@ -56,26 +56,6 @@ def test_kernel_matches_numpy_oracle(transform):
     _assert_frames_match(fast, slow)
 
 
-def test_range_statistics_matches_direct_formulas():
-    logits = np.random.default_rng(3).normal(scale=4.0, size=(7, 1100))  # (rows, n)
-    ranges = [(0, 1100), (0, 1), (5, 600), (512, 1024), (1099, 1100), (200, 201)]
-    fast = mc.range_statistics(logits, ranges)
-    slow = mc.range_statistics_reference(logits, ranges)
-    for name in ("Z", "N", "mass", "log_Z"):
-        np.testing.assert_allclose(getattr(fast, name), getattr(slow, name), rtol=1e-12,
-                                   err_msg=name)
-    np.testing.assert_allclose(fast.H, slow.H, rtol=1e-12, atol=1e-13)
-    assert fast.H.shape == (7, len(ranges))
-
-
-def test_range_statistics_handles_one_token_rows():
-    stats = mc.range_statistics([[2.5], [-7.0]], [(0, 1)])
-    np.testing.assert_allclose(stats.Z[:, 0], np.exp([2.5, -7.0]), rtol=1e-15)
-    np.testing.assert_allclose(stats.N[:, 0], np.exp([2.5, -7.0]) * [2.5, -7.0], rtol=1e-15)
-    np.testing.assert_array_equal(stats.H, 0.0)
-    np.testing.assert_array_equal(stats.mass, 1.0)
-
-
 def test_polynomial_exp_matches_numpy_exp():
     d = np.concatenate([-np.logspace(-18, np.log10(708), 1500), np.linspace(-708, 0, 1501)])
     np.testing.assert_allclose([exp_nonpositive(x) for x in d], np.exp(d), rtol=4e-16, atol=0)
@@ -328,31 +308,6 @@ def test_sweep_validation_errors_name_the_parameter(change, name):
         mc.context_length_sweep(**kwargs)
 
 
-@pytest.mark.parametrize(("logits", "ranges", "name"), [
-    (np.zeros(5), [(0, 2)], "logits"),
-    (np.array([[0.0, np.nan]]), [(0, 2)], "logits"),
-    (np.array([[0.0, np.inf]]), [(0, 2)], "logits"),
-    (np.zeros((2, 0)), [(0, 1)], "logits"),
-    (np.zeros((2, 4)), [(0, 5)], "ranges"),
-    (np.zeros((2, 4)), [(2, 1)], "ranges"),
-])
-def test_range_statistics_validation_errors_name_the_parameter(logits, ranges, name):
-    with pytest.raises(ValueError, match=rf"^{name}\b"):
-        mc.range_statistics(logits, ranges)
-
-
-def test_summarize_rejects_mismatched_input():
-    stats = mc.range_statistics(np.zeros((3, 4)), [(0, 2), (2, 4)])
-    with pytest.raises(ValueError, match=r"^stats\b"):
-        mc.summarize({"Z": stats.Z}, [(0, 2), (2, 4)])
-    with pytest.raises(ValueError, match=r"^ranges\b"):
-        mc.summarize(stats, [(0, 2)])
-    table = mc.summarize(stats, [(0, 2), (2, 4)])
-    np.testing.assert_allclose(table.mass_mean, [0.5, 0.5], rtol=1e-15)
-    np.testing.assert_allclose(table.H_mean, [math.log(2)] * 2, rtol=1e-15)
-    assert (table.samples == 3).all()
-
-
 def test_chunked_simulation_behind_progress_bar_is_bit_identical(monkeypatch):
     """Large runs are split into chunks of samples for the progress bar; sample i keeps stream i,
     so the chunking must not change a single bit."""
@@ -365,12 +320,3 @@ def test_chunked_simulation_behind_progress_bar_is_bit_identical(monkeypatch):
     chunked = montecarlo.simulate_gaussian_range_statistics(*args, samples=37, seed=4)
     for name in ("Z", "N", "H", "mass", "log_Z"):
         np.testing.assert_array_equal(getattr(chunked, name), getattr(whole, name))
-
-
-def test_summarize_rejects_malformed_ranges():
-    from sia_theory.gaussian.montecarlo import range_statistics, summarize
-
-    stats = range_statistics(np.zeros((3, 8)), [(0, 2), (2, 4)])
-    for bad in ([[0, 2, 2, 4]], [(7, 1), (0, 2)]):
-        with pytest.raises(ValueError, match="^ranges must be"):
-            summarize(stats, bad)
