@@ -170,7 +170,8 @@ def decide_train2(frame: pd.DataFrame) -> Measurement:
     ok = not worse16 and not at_l.above(0.0)
     gap = others[best]
     resolution = max(d.half for d in others.values())
-    return _power_checked(Measurement(verdict(ok), f"16L, SI + p-RoPE minus the best other ({best}): {gap}; "
+    return _power_checked(Measurement(
+                       verdict(ok), f"16L, SI + p-RoPE minus the best other ({best}): {gap}; "
                        f"L, SI + p-RoPE minus p-RoPE: {at_l} ({_seeds(frame)} seeds, paired; "
                        f"resolves differences above {resolution:.3f} at 16L)",
                        value=gap.mean, ci_low=gap.low, ci_high=gap.high, target=0.0,
@@ -220,7 +221,8 @@ def decide_train4(frame: pd.DataFrame) -> Measurement:
     at_l = {t: losses(frame, "si-p-rope", 1, t).mean() for t in taus}
     shown = ", ".join(f"τ = {t:g}: {d}" for t, d in others.items())
     gap = others[best]
-    return _power_checked(Measurement(verdict(not beaten), f"16L, τ = 10 minus each τ ({_seeds(frame)} seeds, "
+    return _power_checked(Measurement(
+                       verdict(not beaten), f"16L, τ = 10 minus each τ ({_seeds(frame)} seeds, "
                        f"paired): {shown}", value=gap.mean, ci_low=gap.low, ci_high=gap.high,
                        target=0.0, tolerance=gap.half,
                        detail=("τ resolved below τ = 10 at 16L: " + ", ".join(
