@@ -143,14 +143,16 @@ TWENTY_PERCENT = {
     "TRAIN-1": ("the rise of the loss from L to 16L against the flat / blow-up thresholds",
                 ("SI rise 20 % beyond the flat tolerance", "p-RoPE rise 20 % short of a blow-up",
                  "NoPE rise 20 % short of a blow-up"), ""),
-    "TRAIN-2": ("SI + p-RoPE's loss against the best other's at 16L and p-RoPE's at L (2 s.e.)",
-                ("best other 20 % beyond 2 s.e. below SI at 16L",
-                 "SI 20 % beyond 2 s.e. above p-RoPE at L"), ""),
-    "TRAIN-3": ("the gaps SI + RoPE − SI + p-RoPE at 16L and SI + NoPE − SI + p-RoPE at L",
-                ("SI + RoPE's 16L gap 20 % below the noise", "SI + NoPE's L gap 20 % below the "
-                 "noise", "SI + RoPE 20 % beyond the near tolerance at L"), ""),
-    "TRAIN-4": ("loss(τ = 10) − the best other τ's at 16L",
-                ("τ = 10 20 % beyond the noise above the best",), ""),
+    "TRAIN-2": ("SI + p-RoPE minus each other at 16L and minus p-RoPE at L (paired t intervals)",
+                ("the learned LogN 20 % beyond the resolution below SI at 16L",
+                 "SI 20 % beyond the resolution above p-RoPE at L"), ""),
+    "TRAIN-3": ("SI + RoPE − SI + p-RoPE at 16L and L, SI + NoPE − SI + p-RoPE at L, SI + NoPE's "
+                "rise (paired t intervals)",
+                ("SI + RoPE's 16L gap 20 % below the resolution",
+                 "SI + NoPE's L gap 20 % below the resolution",
+                 "SI + RoPE 20 % beyond the near tolerance at L"), ""),
+    "TRAIN-4": ("τ = 10 minus each other τ at 16L (paired t intervals)",
+                ("τ = 1 20 % beyond the resolution below τ = 10 at 16L",), ""),
     "TRAIN-5": ("the orderings of the Fig. 1 statistics between schemes",
                 ("SI's recent-token attention 20 % below LogN's",), ""),
     "TRAIN-6": ("the needle accuracies at L and 16L against the hold / lose bounds",
@@ -159,8 +161,10 @@ TWENTY_PERCENT = {
                  "SI's 16L accuracy 20 % beyond the hold tolerance, premise just met"),
                 "the learned-at-L bound is the premise, not the claim: a seed 20 % short of it "
                 "gives UNTESTED, not FAIL (tests/claims/test_train_claims.py)"),
-    "TRAIN-7": ("Spearman's ρ of the phase shift against the loss change",
-                ("ρ 20 % below the critical value",), ""),
+    "TRAIN-7": ("the bootstrap's octave-entropy error and Spearman's ρ of the predicted "
+                "dilution against the loss change",
+                ("ρ 20 % below the critical value",
+                 "predicted octave entropies 20 % off the measured"), ""),
 }
 
 
