@@ -197,7 +197,7 @@ def decide_train3(frame: pd.DataFrame) -> Measurement:
               "SI + NoPE flat": nope_rise.within(FLAT_TOL),
               "SI + NoPE worse at L": nope1.above(0.0)}
     failed = [k for k, ok in checks.items() if not ok]
-    return Measurement(verdict(not failed), f"minus SI + p-RoPE over {_seeds(frame)} seeds "
+    return Measurement(verdict(not failed), f"minus SI + p-RoPE over {rope16.n} seeds "
                        f"(paired): SI + RoPE {rope1} at L, {rope16} at 16L; SI + NoPE {nope1} "
                        f"at L; SI + NoPE's rise {nope_rise}",
                        value=rope16.mean, ci_low=rope16.low, ci_high=rope16.high, target=0.0,
@@ -222,7 +222,7 @@ def decide_train4(frame: pd.DataFrame) -> Measurement:
     shown = ", ".join(f"τ = {t:g}: {d}" for t, d in others.items())
     gap = others[best]
     return _power_checked(Measurement(
-                       verdict(not beaten), f"16L, τ = 10 minus each τ ({_seeds(frame)} seeds, "
+                       verdict(not beaten), f"16L, τ = 10 minus each τ ({gap.n} seeds, "
                        f"paired): {shown}", value=gap.mean, ci_low=gap.low, ci_high=gap.high,
                        target=0.0, tolerance=gap.half,
                        detail=("τ resolved below τ = 10 at 16L: " + ", ".join(
