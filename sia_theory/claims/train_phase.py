@@ -42,7 +42,7 @@ OLD_STATISTIC = pd.DataFrame({
                "si-nope", "si-rope"],
     "phase_shift": [0.081, 0.093, 0.131, 0.146, 1.536, 0.305, 0.167, 0.077, 0.205],
     "loss_change": [0.530, 0.406, 0.510, 0.240, -0.030, 0.278, 0.024, -0.025, 0.105]})
-"""The old TRAIN-7 statistic as committed (figures/train_phase_summary.csv of 0.4's figure
+"""The old TRAIN-7 statistic as committed in 0.3 (figures/train_phase_summary.csv of 0.3's figure
 grid, seed 0): the median over heads of ``|log r(16L)/r(L)|`` and the loss change per scheme,
 Spearman ρ = −0.40. Fed as a dilution ranking it must fail (a negative control)."""
 
