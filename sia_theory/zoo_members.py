@@ -31,9 +31,11 @@ SSMax = LogN
 is exactly :class:`~sia_theory.transforms.LogN`: an alias, not a second class."""
 
 
-class _Multiplier(Transform):
-    """A pure logit multiplier ``L = multiplier(n)·S`` (no bias, no distance dependence);
-    ``multiplier(n_ctx)`` is public: it is the scheme's effective inverse temperature."""
+class Multiplier(Transform):
+    """The base of the zoo's pure logit multipliers ``L = multiplier(n)·S`` (no bias, no
+    distance dependence), public for members defined in other modules
+    (:mod:`sia_theory.zoo_yarn`, :mod:`sia_theory.zoo_models`); ``multiplier(n_ctx)`` is the
+    scheme's effective inverse temperature."""
 
     def multiplier(self, n_ctx=None) -> np.ndarray:
         """The effective inverse temperature at context length ``n_ctx`` (keys the query sees,
@@ -57,13 +59,9 @@ class _Multiplier(Transform):
         return self.multiplier(n) * np.ones_like(t), np.zeros_like(t)
 
 
-Multiplier = _Multiplier
-"""The base of the zoo's pure multipliers ``L = multiplier(n)·S``, public for members defined
-in other modules (:mod:`sia_theory.zoo_yarn`, :mod:`sia_theory.zoo_models`)."""
-
 
 @dataclass(frozen=True)
-class Temperature(_Multiplier):
+class Temperature(Multiplier):
     """A constant inverse temperature: ``L = c·S`` for every query and key.
 
     Parameters
@@ -95,7 +93,7 @@ class Temperature(_Multiplier):
 
 
 @dataclass(frozen=True, init=False)
-class QwenLogN(_Multiplier):
+class QwenLogN(Multiplier):
     """Qwen-1 ``use_logn_attn`` (``modeling_qwen.py`` of Qwen-7B / Qwen-7B-Chat on the Hugging Face
     Hub, read in the mirror undefdev/Qwen-7B-Chat at commit 04df5dd57b94, ``QWenAttention``):
     ``logn_list = [math.log(i, self.seq_length) if i > self.seq_length else 1 for i in range(1,
@@ -142,7 +140,7 @@ class QwenLogN(_Multiplier):
 
 
 @dataclass(frozen=True)
-class Llama4Temperature(_Multiplier):
+class Llama4Temperature(Multiplier):
     """Llama-4 attention temperature tuning (transformers ``models/llama4/modeling_llama4.py``,
     ``Llama4TextAttention.forward``, commit 63210d0e3b74, NoPE layers, citing Nakanishi 2025):
     ``attn_scales = log(floor((cache_position + 1) / floor_scale) + 1)·attn_scale + 1``
@@ -209,7 +207,7 @@ class Llama4Temperature(_Multiplier):
 
 
 @dataclass(frozen=True)
-class CriticalScaling(_Multiplier):
+class CriticalScaling(Multiplier):
     """Critical attention scaling (CAS): ``softmax(β·cos)`` with ``β = γ·log n`` on cosine
     scores of unit tokens; ``γ = 1/(1−ρ)`` is critical for simplex tokens with cosine ``ρ``.
 
