@@ -48,7 +48,6 @@ class NeedleSettings(StudySettings):
     Thresholds at :func:`threshold_ts` for every ``N`` of ``n_ctx``. The Monte Carlo:
     ``mc_samples`` contexts of ``mc_n_ctx`` keys for each of ``mc_schemes`` and ``mc_ts``.
 
-<<<<<<< HEAD
     Parameters
     ----------
     schemes, mc_schemes : tuple of str
@@ -76,13 +75,6 @@ class NeedleSettings(StudySettings):
     ValueError
         If a field is outside the ranges above.
 
-    Examples
-    --------
-    >>> from sia_theory import NeedleSettings
-    >>> settings = NeedleSettings.quick()
-    >>> settings.schemes, settings.n_ctx, settings.deltas().tolist()[:4]
-    (('none', 'logn', 'alibi', 'scale-invariant'), (1000, 100000), [0.0, 1.0, 2.0, 3.0])
-=======
     Attributes
     ----------
     n_ctx : tuple of int
@@ -98,14 +90,21 @@ class NeedleSettings(StudySettings):
     table_deltas : tuple of float
         The score gaps δ of the table of argmax probabilities.
     mass : bool
-        Also compute the needle's attention mass on the heat maps (not only its argmax probability).
+        Also compute the needle's attention mass on the heat maps (not only its argmax
+        probability).
     mc_n_ctx : int
         Keys per context of the Monte Carlo check.
     mc_ts : tuple of int
         The needle distances t of the Monte Carlo check.
     mc_samples : int
         Contexts per scheme and distance of the Monte Carlo check.
->>>>>>> h27-store
+
+    Examples
+    --------
+    >>> from sia_theory import NeedleSettings
+    >>> settings = NeedleSettings.quick()
+    >>> settings.schemes, settings.n_ctx, settings.deltas().tolist()[:4]
+    (('none', 'logn', 'alibi', 'scale-invariant'), (1000, 100000), [0.0, 1.0, 2.0, 3.0])
     """
 
     schemes: tuple = tuple(ZOO)
