@@ -24,18 +24,24 @@ from sia_theory.toolkit import OneLineArgumentParser, mean_se, wilson_interval
 FILES = ("curves", "copy", "needles", "tune", "runs")
 
 
-def joined(folders: list[Path]) -> dict:
-    frames = {name: [] for name in FILES}
-    seen = set()
+def joined(folders: list[Path], files=FILES, key=("scheme", "seed")) -> dict:
+    """The folders' ``files`` (CSV stems) joined, a run (its ``key`` columns, compared as text)
+    taken from the first folder whose ``runs.csv`` holds it; a file a folder lacks is skipped
+    there."""
+    key = list(key)
+    frames = {name: [] for name in files}
+    seen: set = set()
     for folder in folders:
         runs = pd.read_csv(folder / "runs.csv")
-        fresh = {(r.scheme, r.seed) for r in runs.itertuples()} - seen
-        for name in FILES:
-            f = pd.read_csv(folder / f"{name}.csv")
-            keep = [(s, k) in fresh for s, k in zip(f["scheme"], f["seed"], strict=True)]
-            frames[name].append(f[keep])
+        fresh = {tuple(r) for r in runs[key].astype(str).itertuples(index=False)} - seen
+        for name in files:
+            path = folder / f"{name}.csv"
+            if path.exists():
+                f = pd.read_csv(path)
+                keep = [tuple(r) in fresh for r in f[key].astype(str).itertuples(index=False)]
+                frames[name].append(f[keep])
         seen |= fresh
-    return {name: pd.concat(parts, ignore_index=True) for name, parts in frames.items()}
+    return {name: pd.concat(parts, ignore_index=True) for name, parts in frames.items() if parts}
 
 
 def table2(needles: pd.DataFrame) -> pd.DataFrame:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from train_gpu_collect import table2
+from train_gpu_collect import joined, table2
 
 from sia_theory.claims.seeds import leave_one_out, t_interval, with_seed_checks
 from sia_theory.claims.train import decide_train1, decide_train2, decide_train3, decide_train4
@@ -32,22 +32,10 @@ DECISIONS = {"TRAIN-1": decide_train1, "TRAIN-2": decide_train2, "TRAIN-3": deci
              "TRAIN-4": decide_train4}
 
 
-def joined(folders: list[Path]) -> dict:
-    """The folders' files joined, a run taken from the first folder that holds it."""
-    frames = {name: [] for name in FILES}
-    seen: set = set()
-    for folder in folders:
-        runs = pd.read_csv(folder / "runs.csv")
-        fresh = {tuple(r) for r in runs[KEY].astype(str).itertuples(index=False)} - seen
-        for name in FILES:
-            path = folder / f"{name}.csv"
-            if not path.exists():
-                continue
-            f = pd.read_csv(path)
-            keep = [tuple(r) in fresh for r in f[KEY].astype(str).itertuples(index=False)]
-            frames[name].append(f[keep])
-        seen |= fresh
-    out = {name: pd.concat(parts, ignore_index=True) for name, parts in frames.items() if parts}
+def joined_runs(folders: list[Path]) -> dict:
+    """The folders' files joined (:func:`train_gpu_collect.joined` keyed by scheme, seed and
+    τ), ``tau`` as floats."""
+    out = joined(folders, FILES, KEY)
     for frame in out.values():
         frame["tau"] = frame["tau"].astype(float)
     return out
@@ -156,7 +144,7 @@ def main(argv=None):
     folders = [Path(x) for x in args.runs.split(",")]
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    frames = joined(folders)
+    frames = joined_runs(folders)
     for name, frame in frames.items():
         frame.to_csv(out / f"{name}.csv", index=False, float_format="%.6g")
     points = frames["checkpoints"]
