@@ -20,7 +20,8 @@ from scipy.stats import t as student_t
 from .core import Measurement
 
 __all__ = ["Interval", "t_interval", "paired", "losses", "leave_one_out", "LEVEL",
-           "with_seed_checks"]
+           "with_seed_checks", "HELD", "CONTRADICTED", "UNRESOLVED", "exceeds", "at_most",
+           "at_least", "within", "not_beaten", "combined"]
 
 LEVEL = 0.95
 """Two-sided level of every between-seed interval of the training claims."""
@@ -96,6 +97,85 @@ def paired(a: pd.Series, b: pd.Series, level: float = LEVEL) -> Interval:
     if not len(common):
         raise ValueError("the two series share no seed")
     return t_interval((a.loc[common] - b.loc[common]).to_numpy(), level)
+
+
+# --- sub-checks: held, contradicted or unresolved ----------------------------------------------
+# A row's claim is a conjunction of sub-checks, each judged on one interval. A sub-check is
+# ``HELD`` when the interval shows it, ``CONTRADICTED`` when the interval shows the opposite
+# (resolved the wrong way, or, for a claimed difference, resolved as smaller than the row's
+# power), and ``UNRESOLVED`` when the interval allows both. :func:`combined` makes the row FAIL on
+# any contradiction, PASS when everything held, and UNTESTED otherwise: a comparison too wide to
+# decide is a premise unmet, not evidence against the paper.
+
+HELD, CONTRADICTED, UNRESOLVED = "held", "contradicted", "unresolved"
+
+
+def _outcome(held: bool, contradicted: bool) -> str:
+    return HELD if held else CONTRADICTED if contradicted else UNRESOLVED
+
+
+def exceeds(d: Interval, power: float) -> str:
+    """The claim ``d > 0`` (a resolved difference): held if the interval lies above 0;
+    contradicted if it lies below 0, or if it resolves differences of ``power`` (half-width at
+    most ``power``) and still does not lie above 0 (no material difference); else unresolved.
+
+    Examples
+    --------
+    >>> exceeds(t_interval([0.10, 0.12, 0.11]), 0.05), exceeds(t_interval([-0.01, 0.0, 0.01]), 0.05)
+    ('held', 'contradicted')
+    >>> exceeds(t_interval([-0.2, 0.1, 0.4]), 0.05)
+    'unresolved'
+    """
+    return _outcome(d.above(0.0), d.below(0.0) or d.half <= power)
+
+
+def at_most(d: Interval, bound: float) -> str:
+    """The one-sided claim ``d ≤ bound``: held if the whole interval is at most ``bound``,
+    contradicted if it lies wholly above it."""
+    return _outcome(d.high <= bound, d.above(bound))
+
+
+def at_least(d: Interval, bound: float) -> str:
+    """The one-sided claim ``d ≥ bound``: held if the whole interval is at least ``bound``,
+    contradicted if it lies wholly below it."""
+    return _outcome(d.low >= bound, d.below(bound))
+
+
+def within(d: Interval, tolerance: float) -> str:
+    """The two-sided claim ``|d| ≤ tolerance``: held if the whole interval is inside
+    ``[−tolerance, tolerance]``, contradicted if it lies wholly outside on one side."""
+    return _outcome(d.within(tolerance), d.above(tolerance) or d.below(-tolerance))
+
+
+def not_beaten(d: Interval, power: float) -> str:
+    """The absence claim "the other is not better" on ``d`` = ours minus the other: contradicted
+    if the interval lies above 0 (the other resolved better); held if it lies below 0 or
+    resolves differences of ``power`` (half-width at most ``power``); else unresolved."""
+    return _outcome(not d.above(0.0) and (d.below(0.0) or d.half <= power), d.above(0.0))
+
+
+def combined(checks: dict) -> tuple:
+    """``(verdict, text)`` of a conjunction ``{name: outcome}``: FAIL if any sub-check is
+    contradicted, PASS if all held, else UNTESTED; the text names the sub-checks by outcome
+    (an UNTESTED one opens with "premise unmet").
+
+    Examples
+    --------
+    >>> combined({"a": HELD, "b": UNRESOLVED})[0], combined({"a": CONTRADICTED, "b": UNRESOLVED})[0]
+    ('UNTESTED', 'FAIL')
+    """
+    bad = {o for o in checks.values()} - {HELD, CONTRADICTED, UNRESOLVED}
+    if bad or not checks:
+        raise ValueError(f"checks must map names to held/contradicted/unresolved, got {checks!r}")
+    names = {o: [k for k, v in checks.items() if v == o]
+             for o in (CONTRADICTED, UNRESOLVED, HELD)}
+    verdict = ("FAIL" if names[CONTRADICTED] else "PASS" if not names[UNRESOLVED]
+               else "UNTESTED")
+    text = "; ".join(f"{o}: {', '.join(v)}" for o, v in names.items() if v)
+    if verdict == "UNTESTED":
+        text = ("premise unmet: intervals that decide every sub-check (nothing is "
+                "contradicted, but not everything is decided); " + text)
+    return verdict, text + "."
 
 
 def leave_one_out(frame: pd.DataFrame, decide) -> dict:

@@ -8,7 +8,10 @@ with ``make figures-train``; missing runs are trained, finished ones read back) 
 per-seed validation losses (``scheme, seed, tau, multiple, loss``) to a pure decision function,
 which compares schemes seed by seed (:mod:`.seeds`: t intervals at 95 %, paired by seed, since
 every run sees the same data in the same order). In miniature the claims are orderings and
-shapes, judged with stated tolerances in nats per token. Each row is decided at the last
+shapes, judged with stated tolerances in nats per token. A row is a conjunction of sub-checks,
+each held, contradicted or unresolved on its interval (:func:`.seeds.combined`): FAIL only on a
+contradiction, PASS when every sub-check held, ``UNTESTED`` when nothing is contradicted but
+something is unresolved (the seeds cannot decide it). Each row is decided at the last
 checkpoint on every seed and its detail says (:func:`.seeds.with_seed_checks`) what the decision
 is with each seed left out (a verdict that flips is ``UNTESTED``: it does not survive a change of
 seed), at the checkpoint before the last (a different verdict: the ordering is still moving),
@@ -33,19 +36,34 @@ from sia_theory.studies.train_attention_stats import AttentionStatsSettings, tra
 from sia_theory.studies.train_grid import TABLE1_ROWS, TAU_SWEEP, figure_grid, train_grid
 
 from .core import Measurement, claim, verdict
-from .seeds import LEVEL, Interval, losses, paired, with_seed_checks
+from .seeds import (
+    LEVEL,
+    Interval,
+    at_least,
+    at_most,
+    combined,
+    exceeds,
+    losses,
+    not_beaten,
+    paired,
+    with_seed_checks,
+    within,
+)
 
-FLAT_TOL = 0.10  # nats: |loss(16L) − loss(L)| of a scheme that "stays flat"
-"""Nats per token: the largest ``|loss(16L) − loss(L)|`` of a scheme that "stays flat"."""
+FLAT_TOL = 0.10  # nats: loss(16L) − loss(L) of a scheme that "stays flat" (one-sided)
+"""Nats per token: the largest rise ``loss(16L) − loss(L)`` of a scheme that "stays flat"
+(one-sided: a loss that falls with more context is flat or better)."""
 BLOWUP = 0.30  # nats: the rise from L to 16L of a scheme that "blows up"
 """Nats per token: the smallest rise from L to 16L of a scheme that "blows up"."""
 NEAR_TOL = 0.05  # nats: "nearly matches" at L (SI + RoPE against SI + p-RoPE)
 """Nats per token: "nearly matches" at L (TRAIN-3: the interval of SI + RoPE minus SI + p-RoPE
 inside ±NEAR_TOL)."""
-POWER = 0.05  # nats: a "none resolved better" verdict needs comparisons resolving this much
-"""Nats per token: TRAIN-2 and TRAIN-4 claim that no scheme (no τ) is better; that claim is
-tested only if every comparison not resolved either way resolves differences of ``POWER``
-(its interval's half-width at most this), else the row is ``UNTESTED`` (underpowered)."""
+POWER = 0.05  # nats: the smallest material difference a comparison must resolve
+"""Nats per token: the smallest material difference between two schemes. TRAIN-2 and TRAIN-4
+claim that no scheme (no τ) is better: a comparison resolved neither way holds only if it
+resolves differences of ``POWER`` (its interval's half-width at most this), else it is
+unresolved and the row ``UNTESTED`` (underpowered). TRAIN-3 claims differences: one that such a
+comparison does not find is contradicted (no material difference)."""
 RESOLVED = 0.05  # TRAIN-5: a theory difference counts if > 5 % of the larger value (and 2 s.e.)
 """TRAIN-5: a theory difference counts if above 5 % of the larger value (and 2 s.e.)."""
 QUICK_NOTE = ("quick: 8-step models of width 32 cannot order schemes; the study, frames and "
@@ -115,22 +133,13 @@ def _seeds(frame) -> int:
     return int(frame["seed"].nunique())
 
 
-def _underpowered(comparisons: dict) -> list:
-    """The comparisons (``{name: Interval}`` of SI minus another) resolved neither way whose
-    interval is wider than ``±POWER``: an absence claim cannot be tested on them."""
-    return [f"{k} ({d})" for k, d in comparisons.items()
-            if not d.above(0.0) and not d.below(0.0) and not d.half <= POWER]
-
-
-def _power_checked(m: Measurement, comparisons: dict) -> Measurement:
-    """``m`` as ``UNTESTED`` when :func:`_underpowered` names a comparison and ``m`` passed
-    (a resolved counter-example still fails)."""
-    weak = _underpowered(comparisons)
-    if not weak or m.verdict != "PASS":
-        return m
-    return Measurement("UNTESTED", m.measured, m.value, m.ci_low, m.ci_high, m.target,
-                       m.tolerance, f"premise unmet: comparisons that resolve {POWER} nats "
-                       f"(unresolved and wider: {', '.join(weak)}). " + m.detail)
+def _verdict_of(checks: dict, shown: dict) -> tuple:
+    """``(verdict, detail)`` of sub-checks ``{name: outcome}`` (:func:`.seeds.combined`), the
+    detail followed by each sub-check's interval ``shown[name]``."""
+    v, text = combined(checks)
+    return v, (text + " Intervals: " + "; ".join(f"{k} {shown[k]}" for k in checks)
+               + f" (a comparison resolves a material difference when its half-width is at most "
+               f"POWER = {POWER} nats).")
 
 
 # --- the decision functions --------------------------------------------------------------------
@@ -140,98 +149,98 @@ def _power_checked(m: Measurement, comparisons: dict) -> Measurement:
 # difference the comparison resolves).
 
 def decide_train1(frame: pd.DataFrame) -> Measurement:
-    """PASS iff SI + p-RoPE stays flat (the t interval of its rise from L to 16L inside
-    ``±FLAT_TOL``) while p-RoPE and NoPE blow up (their rises' intervals above ``BLOWUP``).
-    Value: SI + p-RoPE's mean rise, with its interval."""
+    """SI + p-RoPE stays flat (its rise from L to 16L at most ``FLAT_TOL``: one-sided, a fall
+    is not a failure) while p-RoPE and NoPE blow up (their rises at least ``BLOWUP``), each
+    sub-check held, contradicted or unresolved on its t interval over seeds
+    (:mod:`.seeds`): FAIL on a contradiction, PASS when all held, else UNTESTED. Value: SI +
+    p-RoPE's mean rise, with its interval."""
     si, prope, nope = (_rise(frame, s) for s in ("si-p-rope", "p-rope", "nope"))
-    ok = si.within(FLAT_TOL) and prope.low >= BLOWUP and nope.low >= BLOWUP
+    shown = {"SI + p-RoPE flat": si, "p-RoPE blows up": prope, "NoPE blows up": nope}
+    checks = {"SI + p-RoPE flat": at_most(si, FLAT_TOL), "p-RoPE blows up": at_least(
+        prope, BLOWUP), "NoPE blows up": at_least(nope, BLOWUP)}
+    v, detail = _verdict_of(checks, shown)
     others = ", ".join(f"{s} {_rise(frame, s)}" for s in TABLE1_ROWS
                        if s not in ("si-p-rope", "p-rope", "nope")
                        and s in set(frame["scheme"]))
-    return Measurement(verdict(ok), f"rise L → 16L over {_seeds(frame)} seeds ({LEVEL:.0%} t "
-                       f"intervals): SI + p-RoPE {si} (flat: inside ±{FLAT_TOL}), p-RoPE "
-                       f"{prope}, NoPE {nope} (blow-up: above {BLOWUP})",
+    return Measurement(v, f"rise L → 16L over {_seeds(frame)} seeds ({LEVEL:.0%} t "
+                       f"intervals): SI + p-RoPE {si} (flat: at most {FLAT_TOL}), p-RoPE "
+                       f"{prope}, NoPE {nope} (blow-up: at least {BLOWUP})",
                        value=si.mean, ci_low=si.low, ci_high=si.high, target=0.0,
-                       tolerance=FLAT_TOL, detail=f"Others: {others}.")
+                       tolerance=FLAT_TOL, detail=f"{detail} Others: {others}.")
 
 
 def decide_train2(frame: pd.DataFrame) -> Measurement:
-    """PASS iff at 16L no other Table 1 row (:data:`TABLE1_ROWS`, the learned LogN included) is
-    lower than SI + p-RoPE by a resolved margin (the paired interval of SI − other not wholly
-    above 0), and at L SI + p-RoPE is not resolved above p-RoPE; ``UNTESTED`` instead of PASS
-    when a comparison resolved neither way is wider than ``±POWER`` (:func:`_power_checked`).
-    Value: SI + p-RoPE minus the best other at 16L (mean over seeds, with its paired
-    interval)."""
+    """No other Table 1 row (:data:`TABLE1_ROWS`, the learned LogN included) is lower than SI +
+    p-RoPE at 16L, and SI + p-RoPE is not above p-RoPE at L: each comparison (SI minus the
+    other, paired by seed) is contradicted if resolved above 0, held if resolved below 0 or
+    narrow enough to resolve ``POWER`` (:func:`.seeds.not_beaten`), else unresolved; FAIL on a
+    contradiction, PASS when all held, else UNTESTED (underpowered). Value: SI + p-RoPE minus
+    the best other at 16L (mean over seeds, with its paired interval); tolerance: ``POWER``."""
     others = {s: _versus(frame, "si-p-rope", s, 16) for s in TABLE1_ROWS
               if s != "si-p-rope" and s in set(frame["scheme"])}
     best = min(others, key=lambda s: -others[s].mean)  # the largest SI − other: the lowest other
-    worse16 = [s for s, d in others.items() if d.above(0.0)]
     at_l = _versus(frame, "si-p-rope", "p-rope", 1)
-    ok = not worse16 and not at_l.above(0.0)
+    shown = {**{f"{s} at 16L": d for s, d in others.items()}, "p-RoPE at L": at_l}
+    v, detail = _verdict_of({k: not_beaten(d, POWER) for k, d in shown.items()}, shown)
     gap = others[best]
     resolution = max(d.half for d in others.values())
-    return _power_checked(Measurement(
-                       verdict(ok), f"16L, SI + p-RoPE minus the best other ({best}): {gap}; "
+    return Measurement(v, f"16L, SI + p-RoPE minus the best other ({best}): {gap}; "
                        f"L, SI + p-RoPE minus p-RoPE: {at_l} ({_seeds(frame)} seeds, paired; "
                        f"resolves differences above {resolution:.3f} at 16L)",
                        value=gap.mean, ci_low=gap.low, ci_high=gap.high, target=0.0,
-                       tolerance=gap.half,
-                       detail=("resolved below SI + p-RoPE at 16L: " + ", ".join(worse16)
-                               if worse16 else "no scheme resolved below SI + p-RoPE at 16L")
-                       + ". SI + p-RoPE minus each at 16L: "
-                       + ", ".join(f"{s} {d}" for s, d in others.items()) + "."),
-                          {**others, "p-rope at L": at_l})
+                       tolerance=POWER, detail="SI + p-RoPE not beaten by each (SI minus it): "
+                       + detail)
 
 
 def decide_train3(frame: pd.DataFrame) -> Measurement:
-    """PASS iff under SI p-RoPE beats RoPE at 16L (SI + RoPE minus SI + p-RoPE resolved above
-    0) while nearly matching it at L (that difference's interval inside ``±NEAR_TOL``), and SI +
-    NoPE stays flat (its rise inside ``±FLAT_TOL``) but is worse than SI + p-RoPE at L (resolved
-    above 0); paired by seed. Value: SI + RoPE minus SI + p-RoPE at 16L."""
-    rope16 = _versus(frame, "si-rope", "si-p-rope", 16)
-    rope1 = _versus(frame, "si-rope", "si-p-rope", 1)
-    nope1 = _versus(frame, "si-nope", "si-p-rope", 1)
-    nope_rise = _rise(frame, "si-nope")
-    checks = {"SI + RoPE worse at 16L": rope16.above(0.0),
-              "SI + RoPE near at L": rope1.within(NEAR_TOL),
-              "SI + NoPE flat": nope_rise.within(FLAT_TOL),
-              "SI + NoPE worse at L": nope1.above(0.0)}
-    failed = [k for k, ok in checks.items() if not ok]
-    return Measurement(verdict(not failed), f"minus SI + p-RoPE over {rope16.n} seeds "
+    """Under SI, p-RoPE beats RoPE at 16L (SI + RoPE minus SI + p-RoPE above 0:
+    :func:`.seeds.exceeds` with ``POWER``) while nearly matching it at L (that difference
+    inside ``±NEAR_TOL``, two-sided), and SI + NoPE stays flat (its rise at most ``FLAT_TOL``,
+    one-sided) but is worse than SI + p-RoPE at L (above 0, as for RoPE at 16L); paired by
+    seed, each sub-check held, contradicted or unresolved: FAIL on a contradiction, PASS when
+    all held, else UNTESTED. Value: SI + RoPE minus SI + p-RoPE at 16L; tolerance: ``POWER``."""
+    shown = {"SI + RoPE worse at 16L": _versus(frame, "si-rope", "si-p-rope", 16),
+             "SI + RoPE near at L": _versus(frame, "si-rope", "si-p-rope", 1),
+             "SI + NoPE flat": _rise(frame, "si-nope"),
+             "SI + NoPE worse at L": _versus(frame, "si-nope", "si-p-rope", 1)}
+    rope16, rope1, nope_rise, nope1 = shown.values()
+    checks = {"SI + RoPE worse at 16L": exceeds(rope16, POWER),
+              "SI + RoPE near at L": within(rope1, NEAR_TOL),
+              "SI + NoPE flat": at_most(nope_rise, FLAT_TOL),
+              "SI + NoPE worse at L": exceeds(nope1, POWER)}
+    v, detail = _verdict_of(checks, shown)
+    return Measurement(v, f"minus SI + p-RoPE over {rope16.n} seeds "
                        f"(paired): SI + RoPE {rope1} at L, {rope16} at 16L; SI + NoPE {nope1} "
                        f"at L; SI + NoPE's rise {nope_rise}",
                        value=rope16.mean, ci_low=rope16.low, ci_high=rope16.high, target=0.0,
-                       detail="all sub-checks hold." if not failed else
-                       "failed: " + ", ".join(failed) + ".")
+                       tolerance=POWER, detail=detail)
 
 
 def decide_train4(frame: pd.DataFrame) -> Measurement:
-    """PASS iff SI + p-RoPE with τ = 10 is the best of :data:`TAU_SWEEP` at 16L: no other τ
-    resolved below it (the paired interval of τ = 10 minus it not wholly above 0); ``UNTESTED``
-    instead of PASS when a comparison resolved neither way is wider than ``±POWER``. A τ outside
-    the sweep in the frame (τ rescaled with L) is reported, not judged. Value: τ = 10 minus the
-    best other τ at 16L."""
+    """SI + p-RoPE with τ = 10 is the best of :data:`TAU_SWEEP` at 16L: each other τ (τ = 10
+    minus it, paired by seed) judged by :func:`.seeds.not_beaten` with ``POWER``; FAIL on a
+    contradiction, PASS when all held, else UNTESTED (underpowered). A τ outside the sweep in
+    the frame (τ rescaled with L) is reported, not judged; so is each τ at L (paired). Value:
+    τ = 10 minus the best other τ at 16L; tolerance: ``POWER``."""
     taus = sorted(float(t) for t in frame.loc[frame["scheme"] == "si-p-rope", "tau"].unique())
     others = {t: _versus(frame, "si-p-rope", "si-p-rope", 16, 10.0, t) for t in TAU_SWEEP
               if t != 10.0}
     extra = {t: _versus(frame, "si-p-rope", "si-p-rope", 16, 10.0, t) for t in taus
              if t not in TAU_SWEEP}
+    at_l = {t: _versus(frame, "si-p-rope", "si-p-rope", 1, 10.0, t) for t in taus if t != 10.0}
     best = max(others, key=lambda t: others[t].mean)
-    beaten = [t for t, d in others.items() if d.above(0.0)]
-    at_l = {t: losses(frame, "si-p-rope", 1, t).mean() for t in taus}
-    shown = ", ".join(f"τ = {t:g}: {d}" for t, d in others.items())
+    shown = {f"τ = {t:g}": d for t, d in others.items()}
+    v, detail = _verdict_of({k: not_beaten(d, POWER) for k, d in shown.items()}, shown)
     gap = others[best]
-    return _power_checked(Measurement(
-                       verdict(not beaten), f"16L, τ = 10 minus each τ ({gap.n} seeds, "
-                       f"paired): {shown}", value=gap.mean, ci_low=gap.low, ci_high=gap.high,
-                       target=0.0, tolerance=gap.half,
-                       detail=("τ resolved below τ = 10 at 16L: " + ", ".join(
-                           f"{t:g}" for t in beaten) + ". " if beaten else "")
-                       + "".join(f"τ rescaled with L ({t:g}, not judged): τ = 10 minus it {d}. "
+    return Measurement(v, f"16L, τ = 10 minus each τ ({gap.n} seeds, paired): "
+                       + ", ".join(f"{k}: {d}" for k, d in shown.items()),
+                       value=gap.mean, ci_low=gap.low, ci_high=gap.high,
+                       target=0.0, tolerance=POWER, detail="τ = 10 not beaten by each τ (τ = 10 minus it): " + detail
+                       + "".join(f" τ rescaled with L ({t:g}, not judged): τ = 10 minus it {d}."
                                  for t, d in extra.items())
-                       + f"Spread over τ at L: {max(at_l.values()) - min(at_l.values()):.3f} "
-                         "(SI: near-identical at the training length)."),
-                          {f"τ = {t:g}": d for t, d in others.items()})
+                       + " At L, τ = 10 minus each τ (paired; SI: near-identical at the "
+                         "training length): " + ", ".join(f"τ = {t:g}: {d}"
+                                                          for t, d in at_l.items()) + ".")
 
 
 SCHEMES5 = ("p-rope", "logn-p-rope", "si-p-rope")
@@ -301,8 +310,8 @@ def judged(m: Measurement, quick: bool) -> Measurement:
 
 
 @claim("TRAIN-1", "Table 1 shape: SI + p-RoPE stays flat from L to 16L while p-RoPE and NoPE "
-                  "blow up at 16L (in miniature, 95 % t intervals over seeds: the rise inside ±0.1 "
-                  "nats against above 0.3)",
+                  "blow up at 16L (in miniature, 95 % t intervals over seeds: the rise at most 0.1 "
+                  "nats against at least 0.3)",
        alternative="SI + p-RoPE rises beyond L like p-RoPE")
 def train_1(quick, seed):
     """SI Table 1 / Fig. 3 (figures/train_table1)."""

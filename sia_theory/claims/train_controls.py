@@ -1,6 +1,8 @@
 """Negative controls of TRAIN-1 … TRAIN-5 (:mod:`.train`): synthetic per-seed tables that follow
 each claim except for the alternative it rejects, the near ones (20 % beyond a tolerance or a
-resolution) included, each fed to the row's decision function, which must say ``FAIL``.
+resolution) included, each fed to the row's decision function, which must say ``FAIL``. Every
+alternative is resolved (its interval decides the sub-check the wrong way); an alternative the
+intervals cannot decide makes the row ``UNTESTED``, which the tests check separately.
 
 :func:`synthetic_frame` builds the per-seed table: every scheme at 3.90 at L, the claims' rises
 from L to 16L, a shared seed effect (the same for every scheme of a seed, as a common
@@ -21,6 +23,7 @@ from .train import (
     BLOWUP,
     FLAT_TOL,
     NEAR_TOL,
+    POWER,
     SCHEMES5,
     decide_train1,
     decide_train2,
@@ -123,15 +126,17 @@ negative_control("TRAIN-2", "SI 20 % beyond the resolution above p-RoPE at L")(
         "si-p-rope", "p-rope", 1, 10.0, None)})))
 negative_control("TRAIN-3")(lambda: decide_train3(synthetic_frame(
     rise={("si-rope", 10.0): 0.0})))
-negative_control("TRAIN-3", "SI + RoPE's 16L gap 20 % below the resolution")(
-    lambda: decide_train3(synthetic_frame(rise={("si-rope", 10.0): 0.8 * _res(
-        "si-rope", "si-p-rope", 16)})))
+negative_control("TRAIN-3", "SI + RoPE resolved below SI + p-RoPE at 16L by 20 % of POWER")(
+    lambda: decide_train3(synthetic_frame(rise={("si-rope", 10.0): -0.2 * POWER},
+                                          noise=_TIGHT)))
 negative_control("TRAIN-3", "SI + RoPE 20 % beyond the near tolerance at L")(
     lambda: decide_train3(synthetic_frame(at_l={("si-rope", 10.0): 3.9 + 1.2 * NEAR_TOL},
                                           noise=_TIGHT)))
-negative_control("TRAIN-3", "SI + NoPE's L gap 20 % below the resolution")(
-    lambda: decide_train3(synthetic_frame(at_l={("si-nope", 10.0): 3.9 + 0.8 * _res(
-        "si-nope", "si-p-rope", 1)})))
+negative_control("TRAIN-3", "SI + NoPE level with SI + p-RoPE at L (a tie resolved to POWER)")(
+    lambda: decide_train3(synthetic_frame(at_l={("si-nope", 10.0): 3.9})))
+negative_control("TRAIN-3", "SI + NoPE rising 20 % beyond the flat tolerance")(
+    lambda: decide_train3(synthetic_frame(rise={("si-nope", 10.0): 1.2 * FLAT_TOL},
+                                          noise=_TIGHT)))
 negative_control("TRAIN-4")(lambda: decide_train4(synthetic_frame(
     rise={("si-p-rope", 1.0): -0.1})))
 negative_control("TRAIN-4", "τ = 1 20 % beyond the resolution below τ = 10 at 16L")(

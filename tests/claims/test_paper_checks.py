@@ -148,9 +148,11 @@ TWENTY_PERCENT = {
                  "SI 20 % beyond the resolution above p-RoPE at L"), ""),
     "TRAIN-3": ("SI + RoPE − SI + p-RoPE at 16L and L, SI + NoPE − SI + p-RoPE at L, SI + NoPE's "
                 "rise (paired t intervals)",
-                ("SI + RoPE's 16L gap 20 % below the resolution",
-                 "SI + NoPE's L gap 20 % below the resolution",
-                 "SI + RoPE 20 % beyond the near tolerance at L"), ""),
+                ("SI + RoPE resolved below SI + p-RoPE at 16L by 20 % of POWER",
+                 "SI + RoPE 20 % beyond the near tolerance at L",
+                 "SI + NoPE rising 20 % beyond the flat tolerance"),
+                "a claimed difference's nearest resolved alternative is a tie resolved to POWER "
+                "or a difference resolved the other way, each a named control"),
     "TRAIN-4": ("τ = 10 minus each other τ at 16L (paired t intervals)",
                 ("τ = 1 20 % beyond the resolution below τ = 10 at 16L",), ""),
     "TRAIN-5": ("the orderings of the Fig. 1 statistics between schemes",

@@ -13,7 +13,7 @@ from sia_theory.claims import train_controls as C
 from sia_theory.claims import train_needle as N
 from sia_theory.claims import train_phase as P
 from sia_theory.claims.core import NEGATIVE_CONTROLS, REGISTRY, STATED
-from sia_theory.claims.seeds import with_seed_checks
+from sia_theory.claims.seeds import losses, paired, with_seed_checks
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -44,15 +44,51 @@ def test_each_named_alternative_fails(claim_id, name):
     assert NEGATIVE_CONTROLS[claim_id][name]().verdict == "FAIL", name
 
 
-def test_train1_flat_is_an_interval_inside_the_tolerance_on_both_sides():
+def test_train1_flat_is_one_sided_and_an_undecided_interval_is_untested():
     edge = C.synthetic_frame(rise={("si-p-rope", 10.0): 0.9 * T.FLAT_TOL,
                                    ("p-rope", None): 1.1 * T.BLOWUP}, noise=0.001)
     assert T.decide_train1(edge).verdict == "PASS"
     falling = C.synthetic_frame(rise={("si-p-rope", 10.0): -1.2 * T.FLAT_TOL}, noise=0.001)
-    assert T.decide_train1(falling).verdict == "FAIL"  # "flat" is two-sided
-    # a mean inside the tolerance whose interval is not: not shown flat
+    assert T.decide_train1(falling).verdict == "PASS"  # "flat" is one-sided: a fall is no rise
+    # a mean inside the tolerance whose interval reaches beyond it: neither shown flat nor
+    # shown rising, so the row is untested (nothing contradicted), naming the sub-check
     wide = C.synthetic_frame(rise={("si-p-rope", 10.0): 0.9 * T.FLAT_TOL}, noise=0.05)
-    assert T.decide_train1(wide).verdict == "FAIL"
+    m = T.decide_train1(wide)
+    assert m.verdict == "UNTESTED"
+    assert "premise unmet" in m.detail and "unresolved: SI + p-RoPE flat" in m.detail
+    # the same undecided interval beside a resolved contradiction: FAIL
+    both = _wide_for("si-p-rope", noise=0.05, rise={("si-p-rope", 10.0): 0.9 * T.FLAT_TOL,
+                                                    ("nope", None): 0.5 * T.BLOWUP})
+    m = T.decide_train1(both)
+    assert m.verdict == "FAIL" and "contradicted: NoPE blows up" in m.detail
+    assert "unresolved: SI + p-RoPE flat" in m.detail
+
+
+def _wide_for(scheme, noise=0.06, **change):
+    """The synthetic table with ``change``, its seed noise 0.001 nats except ``scheme``'s rows,
+    taken from the same table with ``noise``: only that scheme's comparisons are wide."""
+    tight = C.synthetic_frame(noise=0.001, **change)
+    wide = C.synthetic_frame(noise=noise, **change)
+    rows = tight["scheme"] == scheme
+    tight.loc[rows, "loss"] = wide.loc[rows, "loss"].to_numpy()
+    return tight
+
+
+@pytest.mark.parametrize("scheme, change, check", [
+    ("si-rope", {"rise": {("si-rope", 10.0): 0.8 * T.POWER}}, "SI + RoPE worse at 16L"),
+    ("si-nope", {"at_l": {("si-nope", 10.0): 3.9 + 0.8 * T.POWER}}, "SI + NoPE worse at L"),
+    ("si-rope", {"at_l": {("si-rope", 10.0): 3.9 + 0.8 * T.NEAR_TOL}}, "SI + RoPE near at L")])
+def test_train3_a_sub_check_the_seeds_cannot_decide_is_untested_not_failed(scheme, change,
+                                                                           check):
+    """Seed noise of 0.06 nats on one scheme (paired half-width ≈ 0.095 > POWER): the changed
+    comparison's interval shows neither the claim nor its opposite, nothing is contradicted,
+    so TRAIN-3 is UNTESTED and names it; with that scheme's noise at 0.001 nats the same table
+    is decided (PASS: the change is a smaller but resolved difference, or inside the near
+    tolerance)."""
+    m = T.decide_train3(_wide_for(scheme, **change))
+    assert m.verdict == "UNTESTED", m.detail
+    assert "premise unmet" in m.detail and check in m.detail.split("unresolved:")[1].split(";")[0]
+    assert T.decide_train3(C.synthetic_frame(noise=0.001, **change)).verdict == "PASS"
 
 
 def test_train2_a_difference_inside_its_resolution_passes():
@@ -68,7 +104,9 @@ def test_single_seed_tables_resolve_nothing():
     # nothing resolved below τ = 10, but nothing could be: an absence claim untested
     assert m.verdict == "UNTESTED" and "no interval" in m.measured and "premise" in m.detail
     assert T.decide_train2(one).verdict == "UNTESTED"
-    assert T.decide_train3(one).verdict == "FAIL"  # nothing resolved worse either
+    # TRAIN-1 and TRAIN-3 claim differences and shapes: with one seed none is decided either
+    assert T.decide_train1(one).verdict == "UNTESTED"
+    assert T.decide_train3(one).verdict == "UNTESTED"
 
 
 @pytest.mark.parametrize("decide, key", [(T.decide_train4, ("si-p-rope", 1.0)),
@@ -84,15 +122,29 @@ def test_an_absence_claim_on_comparisons_too_wide_to_resolve_power_is_untested(d
     assert decide(C.synthetic_frame(rise=level, noise=0.005)).verdict == "PASS"
 
 
+def _mean_rule(frame):
+    """A decision without intervals (PASS iff SI + p-RoPE's mean rise is below FLAT_TOL): the
+    kind of rule whose verdict one seed can flip."""
+    from sia_theory.claims.core import Measurement
+
+    rise = paired(losses(frame, "si-p-rope", 16), losses(frame, "si-p-rope", 1)).mean
+    return Measurement("PASS" if rise < T.FLAT_TOL else "FAIL", f"mean rise {rise:.3f}", rise)
+
+
 def test_a_verdict_that_flips_with_a_seed_left_out_is_untested():
     frame = C.synthetic_frame(noise=0.001)
-    # seed 3 alone makes SI + p-RoPE rise: with it the mean rise is 0.06, inside ±0.1 only
-    # without it
+    # seed 3 alone makes SI + p-RoPE rise by 0.5 more: the mean rise is 0.125 with it, 0 without
     frame.loc[(frame["scheme"] == "si-p-rope") & (frame["tau"] == 10.0)
               & (frame["seed"] == 3) & (frame["multiple"] == 16), "loss"] += 0.5
-    m = with_seed_checks(T.decide_train1(frame), frame, T.decide_train1)
-    assert T.decide_train1(frame).verdict == "FAIL"
+    assert _mean_rule(frame).verdict == "FAIL"
+    m = with_seed_checks(_mean_rule(frame), frame, _mean_rule)
     assert m.verdict == "UNTESTED" and "without seed 3 PASS" in m.detail
+    assert "premise unmet: a verdict that holds with any one seed left out" in m.detail
+    # the row's own rule sees the outlier as an interval it cannot decide: UNTESTED at once,
+    # and the leave-one-out PASS (the seeds without the outlier) is reported, not a flip
+    m = with_seed_checks(T.decide_train1(frame), frame, T.decide_train1)
+    assert m.verdict == "UNTESTED" and "without seed 3 PASS" in m.detail
+    assert "unresolved: SI + p-RoPE flat" in m.detail
     steady = C.synthetic_frame()
     m = with_seed_checks(T.decide_train1(steady), steady, T.decide_train1, earlier=steady,
                          kinds={"prose": steady})
