@@ -235,7 +235,8 @@ def decide_train4(frame: pd.DataFrame) -> Measurement:
     return Measurement(v, f"16L, τ = 10 minus each τ ({gap.n} seeds, paired): "
                        + ", ".join(f"{k}: {d}" for k, d in shown.items()),
                        value=gap.mean, ci_low=gap.low, ci_high=gap.high,
-                       target=0.0, tolerance=POWER, detail="τ = 10 not beaten by each τ (τ = 10 minus it): " + detail
+                       target=0.0, tolerance=POWER,
+                       detail="τ = 10 not beaten by each τ (τ = 10 minus it): " + detail
                        + "".join(f" τ rescaled with L ({t:g}, not judged): τ = 10 minus it {d}."
                                  for t, d in extra.items())
                        + " At L, τ = 10 minus each τ (paired; SI: near-identical at the "
