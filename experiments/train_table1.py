@@ -85,8 +85,9 @@ def draw(intervals, curves, copies, L, note, steps):
                             color=colour[scheme])
     length_axis(axes[0, 0])
     axes[0, 0].set(ylabel="validation loss (nats/token)",
-                   title=f"Table 1 in miniature: trained at L = {L} (95 % t over seeds)")
-    axes[0, 0].legend(fontsize=8)
+                   title=f"Table 1 in miniature: trained at L = {L} (95 % t over seeds)",
+                   ylim=(None, axes[0, 0].get_ylim()[1] + 0.02))
+    axes[0, 0].legend(fontsize=8, ncol=3, loc="lower center", bbox_to_anchor=(0.5, 1.07))
     axes[0, 1].set(xlabel="training step", ylabel="validation loss (mean over seeds)",
                    title="Fig. 3b: at 4L (—) and 16L (- -) during training")
     for scheme in TABLE1_ROWS:
@@ -112,16 +113,19 @@ def draw(intervals, curves, copies, L, note, steps):
         ax.bar(x + (j - 0.5) * 0.38, values, 0.38, label=f"{kind} documents at 16L",
                color=("0.55", "0.8")[j])
     ax.plot(x, at16.loc[shown, "mean"], "kD", ms=5, label="pooled at 16L")
+    handles = ax.get_legend_handles_labels()
     if len(copies):
         twin = ax.twinx()
         drop = copies.groupby("scheme")["text_drop"].mean().reindex(shown)
         twin.plot(x, drop.to_numpy(), "r^", ms=7, label="copy drop, text (right)")
         twin.set_ylabel("copy drop (nats/token, mean over seeds)", color="r")
-        twin.legend(fontsize=8, loc="upper right")
+        handles = [a + b for a, b in zip(handles, twin.get_legend_handles_labels(),
+                                         strict=True)]
     ax.set_xticks(x, [LABELS[s] for s in shown], rotation=25, ha="right", fontsize=8)
     ax.set(ylim=(2.5, None), ylabel="validation loss at 16L (nats/token)",
            title="Prose and code apart; the copy test of the pretrained models")
-    ax.legend(fontsize=8, loc="upper left")
+    # one legend above the panel: inside it would cover bars or markers
+    ax.legend(*handles, fontsize=8, ncol=4, loc="lower center", bbox_to_anchor=(0.5, 1.07))
     fig.suptitle(f"SI Table 1 / Fig. 3 in miniature ({steps} steps; 95 % t intervals over "
                  "seeds)" + (f"\n{note}" if note else ""), fontsize=10)
     return fig
