@@ -55,7 +55,10 @@ class _GrowingArray:
         return tuple(index)
 
     def view(self):
-        return self.data[self._slice(0, self.length)]
+        """The filled part of the buffer as a read-only view (the buffer stays writable)."""
+        out = self.data[self._slice(0, self.length)]
+        out.flags.writeable = False
+        return out
 
     @property
     def nbytes(self):

@@ -107,7 +107,13 @@ def paired(a: pd.Series, b: pd.Series, level: float = LEVEL) -> Interval:
 # any contradiction, PASS when everything held, and UNTESTED otherwise: a comparison too wide to
 # decide is a premise unmet, not evidence against the paper.
 
-HELD, CONTRADICTED, UNRESOLVED = "held", "contradicted", "unresolved"
+HELD = "held"
+"""A sub-check's outcome: its interval shows the claimed relation."""
+CONTRADICTED = "contradicted"
+"""A sub-check's outcome: its interval shows the opposite (resolved the wrong way, or, for a
+claimed difference, a comparison that resolves the row's power and does not find it)."""
+UNRESOLVED = "unresolved"
+"""A sub-check's outcome: its interval allows both the claim and its opposite."""
 
 
 def _outcome(held: bool, contradicted: bool) -> str:

@@ -20,13 +20,19 @@ def test_kv_cache_appends_along_positions():
     assert cache.allocated_nbytes >= cache.nbytes
 
 
-@pytest.mark.xfail(strict=True, reason="keys()/values()/initial() say 'a read-only view' but "
-                   "return a writable slice of the buffer")
-def test_views_are_read_only():
+def test_views_are_read_only_and_appending_still_works():
     cache = DecodingCache(1, "kv")
     cache.append_kv(0, np.ones((1, 1, 2, 2)), np.ones((1, 1, 2, 2)))
-    with pytest.raises(ValueError):
-        cache.keys(0)[0, 0, 0, 0] = 5.0
+    for view in (cache.keys(0), cache.values(0)):
+        with pytest.raises(ValueError, match="read-only"):
+            view[0, 0, 0, 0] = 5.0
+    cache.append_kv(0, np.full((1, 1, 1, 2), 2.0), np.full((1, 1, 1, 2), 3.0))
+    assert cache.keys(0).shape == (1, 1, 3, 2) and cache.keys(0)[0, 0, 2, 0] == 2.0
+    assert cache.values(0)[0, 0, :, 0].tolist() == [1.0, 1.0, 3.0]
+    initial = DecodingCache(1, "initial")
+    initial.append_initial(np.arange(6.0).reshape(1, 3, 2))
+    with pytest.raises(ValueError, match="read-only"):
+        initial.initial()[0, 0, 0] = 1.0
 
 
 def test_copy_is_independent_and_truncate_forgets():
