@@ -27,9 +27,26 @@ HAYASE_2026 = ("Hayase, Karakida, 'A Unified Framework for Critical Scaling of I
 
 
 def low_d_exponent(d: int, p: float, ci_low: float, ci_high: float) -> str:
-    """EXT-4: the sentence for the low-``d`` class whose ``β₅₀ ∝ n^p`` (95 % interval
-    ``[ci_low, ci_high]``); empty if the interval misses ``2/(d − 1)`` (then the result does not
-    explain it)."""
+    """EXT-4's sentence for its low-``d`` class.
+
+    Parameters
+    ----------
+    d : int
+        The token dimension (keys on ``S^{d−1}``), ``>= 2``.
+    p, ci_low, ci_high : float
+        The measured exponent of ``β₅₀ ∝ n^p`` and its 95 % interval.
+
+    Returns
+    -------
+    str
+        The sentence citing :data:`BRUNO_2026`, or ``""`` if the interval misses ``2/(d − 1)``
+        (then the published law does not explain the row).
+
+    Examples
+    --------
+    >>> "2605.08505" in low_d_exponent(2, 2.05, 1.89, 2.20), low_d_exponent(2, 1.0, 0.9, 1.1)
+    (True, '')
+    """
     law = 2 / (d - 1)
     if not ci_low <= law <= ci_high:
         return ""
@@ -43,9 +60,26 @@ def low_d_exponent(d: int, p: float, ci_low: float, ci_high: float) -> str:
 
 
 def sub_critical_average(d: int, beta50_by_n: dict | None = None) -> str:
-    """CAS-5: the sentence for the low-``d`` panel whose output-cosine midpoint stays O(1)
-    (``beta50_by_n``: ``n -> median β₅₀``, optional; with it the sentence gives the largest
-    ``β₅₀/β*_n`` of uniform keys on ``S^{d−1}``)."""
+    """CAS-5's sentence for its low-``d`` panel, whose output-cosine midpoint stays O(1).
+
+    Parameters
+    ----------
+    d : int
+        The token dimension, ``>= 2``.
+    beta50_by_n : dict, optional
+        ``n -> median β₅₀``; with it the sentence gives ``β*_n`` of uniform keys on
+        ``S^{d−1}`` and the largest ``β₅₀/β*_n``.
+
+    Returns
+    -------
+    str
+        The sentence citing :data:`BRUNO_2026`.
+
+    Examples
+    --------
+    >>> "β₅₀/β*_n ≤ 0.00082" in sub_critical_average(2, {128: 2.72, 512: 2.72})
+    True
+    """
     law = DistanceLaw.uniform(d)
     ratio = ""
     if beta50_by_n:

@@ -56,7 +56,11 @@ __all__ = ["PhasePlaneSettings", "phase_plane_study", "crossing", "limit_n", "PH
 PHASE_PLANE_STUDY = "ext.phase_plane"
 """The study key of the sphere draws (stream ``(seed, key, route, d, n)``)."""
 Z95 = 1.959963984540054  # the normal 97.5 % quantile
+"""The standard normal 97.5 % quantile: a boundary's 95 % interval is where the mean ``∓ Z95``
+standard errors crosses its level."""
 SMALLEST_GAP = 1e-10  # 1/β*_n at the limit's n: the nearest key's gap still resolved in float64
+"""The smallest ``1/β*_n`` (the nearest key's gap) the extreme-value route is run at
+(:func:`limit_n`): still resolved against 1 in float64."""
 
 
 @dataclass(frozen=True)
@@ -133,9 +137,28 @@ class PhasePlaneSettings(StudySettings):
 
 
 def crossing(lams, mean, level: float) -> float:
-    """The ``λ`` where ``mean`` (increasing over the increasing grid ``lams``) first reaches
-    ``level``, linear in ``log λ`` between the bracketing grid points; ``nan`` if it does not
-    cross inside the grid."""
+    """The ``λ`` where ``mean`` first reaches ``level``, linear in ``log λ`` between the
+    bracketing grid points.
+
+    Parameters
+    ----------
+    lams : sequence of float
+        The increasing grid of ``λ > 0``.
+    mean : sequence of float
+        The order parameter at each ``λ`` (increasing).
+    level : float
+        The level to cross.
+
+    Returns
+    -------
+    float
+        The crossing, or ``nan`` if ``mean`` does not cross ``level`` inside the grid.
+
+    Examples
+    --------
+    >>> round(crossing([1.0, 10.0, 100.0], [0.0, 0.5, 1.0], 0.25) ** 2, 9)
+    10.0
+    """
     mean = np.asarray(mean, dtype=np.float64)
     above = np.flatnonzero(mean >= level)
     if above.size == 0 or above[0] == 0:
@@ -147,7 +170,22 @@ def crossing(lams, mean, level: float) -> float:
 
 
 def limit_n(law: DistanceLaw) -> int:
-    """The largest ``n = 2^j ≤ 2^40`` with ``1/β*_n ≥`` :data:`SMALLEST_GAP`."""
+    """The ``n`` at which the extreme-value route stands for the Poisson limit.
+
+    Parameters
+    ----------
+    law : DistanceLaw
+
+    Returns
+    -------
+    int
+        The largest ``n = 2^j ≤ 2^40`` with ``1/β*_n ≥`` :data:`SMALLEST_GAP`.
+
+    Examples
+    --------
+    >>> limit_n(DistanceLaw.uniform(2)), limit_n(DistanceLaw.uniform(8)) == 2**40
+    (131072, True)
+    """
     j = math.floor((math.log(SMALLEST_GAP ** (-law.k / 2)) - math.log(law.C)) / math.log(2))
     return int(2 ** min(40, j))
 
