@@ -34,6 +34,7 @@ from sia_theory.studies.cas_transition import (
 )
 
 from .core import Measurement, claim, negative_control, verdict
+from .explained import sub_critical_average
 
 THREADS = Execution(scheduler="threads")
 """The execution of the CAS-5 and CAS-6 studies: their cells on threads."""
@@ -121,7 +122,8 @@ def decide_cas5(summary: dict) -> Measurement:
     Otherwise PASS if d = 2 looks like a smoothed version of the same transition (midpoint
     within 50 % of γ_c and β₅₀(1−ρ̄) ∝ (log n)^k with k's interval containing 1); DIVERGES if its
     midpoint is below ½γ_c (upper 95 % limit) and β₅₀ does not grow like log n (k's interval
-    below 1); FAIL if neither."""
+    below 1); FAIL if neither. A DIVERGES says in its detail that arXiv 2605.08505 explains it
+    (:func:`~sia_theory.claims.explained.sub_critical_average`)."""
     by_d, k = summary["by_d"], summary["k"]
     d_hi, d_lo = max(by_d), min(by_d)
     d_mid = sorted(by_d)[len(by_d) // 2]
@@ -131,12 +133,14 @@ def decide_cas5(summary: dict) -> Measurement:
     same = abs(low["mid"] - 1) < 0.5 and k_low["ci_low"] <= 1 <= k_low["ci_high"]
     neighbour = low["mid_ci"][1] < 0.5 and k_low["ci_high"] < 1
     outcome = "FAIL" if not sharp else "PASS" if same else "DIVERGES" if neighbour else "FAIL"
+    explained = (sub_critical_average(d_lo, summary.get("beta50_by_n", {}).get(d_lo))
+                 if outcome == "DIVERGES" and d_lo >= 2 else "")
     text = "; ".join(f"d={d}: γ₅₀/γ_c {v['mid']:.3f} [{v['mid_ci'][0]:.3f}, {v['mid_ci'][1]:.3f}]"
                      f", width {v['width']:.2f}" for d, v in sorted(by_d.items(), reverse=True))
     return Measurement(outcome, f"{text}; d={d_lo}: β₅₀(1−ρ̄) ∝ (log n)^{k_low['slope']:.2f} "
                        f"[{k_low['ci_low']:.2f}, {k_low['ci_high']:.2f}]",
                        value=low["mid"], ci_low=low["mid_ci"][0], ci_high=low["mid_ci"][1],
-                       target=1.0, tolerance=0.5)
+                       target=1.0, tolerance=0.5, detail=explained)
 
 
 @claim("CAS-5", "Fig. 1: mean post-update inner product over a (γ, ρ) grid for d = 512 (sharp "
@@ -160,7 +164,8 @@ def cas_5(quick, seed):
         f"{', '.join(str(n) for n in summary['beta50_by_n'][2])} (O(1), not ∝ log n); near γ_c "
         f"the attended cosine is "
         f"{near['attended_cosine_mean'].mean():.2f}: queries average their angular neighbours, "
-        "so the d = 2 panel is neighbour averaging, not a smoothed version of the transition.")})
+        "so the d = 2 panel is neighbour averaging, not a smoothed version of the transition. "
+        f"{m.detail}").strip()})
 
 
 def cas_5_alternative(sharp: bool, smoothed: bool, mid_512: float | None = None) -> dict:

@@ -26,6 +26,7 @@ from sia_theory.studies.ext_universality import (
 )
 
 from .core import Measurement, claim, negative_control
+from .explained import low_d_exponent
 
 RATIO_TOL = 0.03  # iid β₅₀ against 2a_n (the exact route: 0.3–0.5 % for n ≥ 2⁸)
 """EXT-4: the largest ``|β₅₀/2a_n − 1|`` allowed for iid scores (the exact route is within
@@ -56,7 +57,9 @@ def decide_ext4(summary: pd.DataFrame, iid: str, simplex_like: list, rem_like: s
     ``SIMPLEX_TOL`` of (or its interval containing) the simplex law's finite-``n`` exponent,
     above the REM law's, ``β₅₀`` within ``SIMPLEX_TOL`` of the simplex closed form; (iii) the
     planted REM with the largest spread: interval containing the REM exponent. Then PASS if the
-    lowest ``d`` has ``β₅₀ = O(1)`` (``k``'s upper limit below ``O1_K``), else DIVERGES."""
+    lowest ``d`` has ``β₅₀ = O(1)`` (``k``'s upper limit below ``O1_K``), else DIVERGES; a
+    DIVERGES whose low-``d`` exponent on ``n`` holds ``2/(d − 1)`` says in its detail that
+    arXiv 2605.08505 explains it (:func:`~sia_theory.claims.explained.low_d_exponent`)."""
     r = _row(summary, iid)
     k_rem, k_simplex = r["k_rem_finite"], r["k_simplex_finite"]
     iid_ok = (_has(r, k_rem) and r["k_ci_high"] < k_simplex
@@ -72,12 +75,14 @@ def decide_ext4(summary: pd.DataFrame, iid: str, simplex_like: list, rem_like: s
                else "DIVERGES")
     text = "; ".join(f"{x['class']}: k = {x['k']:.3f} [{x['k_ci_low']:.3f}, {x['k_ci_high']:.3f}]"
                      for _, x in summary.iterrows())
+    explained = (low_d_exponent(int(low["d"]), low["power_n"], low["power_ci_low"],
+                                low["power_ci_high"]) if outcome == "DIVERGES" else "")
     return Measurement(outcome, f"REM law k = {k_rem:.3f}, simplex law k = {k_simplex:.3f} over "
                        f"n = {r['n_min']}…{r['n_max']}; {text}; {low_d}: β₅₀ ∝ n^"
                        f"{low['power_n']:.2f} [{low['power_ci_low']:.2f}, "
                        f"{low['power_ci_high']:.2f}]; iid β₅₀/2a_n = {r['rem_ratio']:.4f}",
                        value=r["k"], ci_low=r["k_ci_low"], ci_high=r["k_ci_high"],
-                       target=0.5, tolerance=abs(k_rem - 0.5))
+                       target=0.5, tolerance=abs(k_rem - 0.5), detail=explained)
 
 
 def _ext4_labels(settings: UniversalitySettings) -> dict:
@@ -115,7 +120,8 @@ def ext_4(quick, seed):
         f"REM: β₅₀ = 2a_n (a_n = √(2 log n) − (log log n + log 4π)/(2√(2 log n)), the location "
         f"of the maximum), so k → ½ only slowly; {exact}. Low d is not O(1) under this order "
         "parameter: a token is isolated from its angular neighbours only at β ∝ n^{2/(d−1)} "
-        "(CAS-5's O(1) midpoint is the output-cosine criterion, i.e. neighbour averaging).")})
+        "(CAS-5's O(1) midpoint is the output-cosine criterion, i.e. neighbour averaging). "
+        f"{m.detail}").strip()})
 
 
 def ext_4_alternative(seed: int = 0) -> pd.DataFrame:

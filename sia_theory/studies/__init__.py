@@ -30,6 +30,7 @@ STUDIES = {
     "ext_universality": "ext_universality",
     "ext_zoo_phase": "ext_zoo_phase",
     "ext_sphere": "ext_sphere",
+    "ext_phase_plane": "ext_phase_plane",
     "model_gaussianity": "model_gaussianity",
     "model_entropy_law": "model_entropy_law",
     "model_extrapolation": "model_extrapolation",

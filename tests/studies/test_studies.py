@@ -53,6 +53,7 @@ SEED_KEYS = {
     "sia_theory.studies.train_needle:NEEDLE_CELLS_STUDY": "training.needle",
     "sia_theory.training.needle_task:NEEDLE_TASK_STUDY": "training.needle_task",
     "sia_theory.studies.ext_sphere:SPHERE_CLAIMS_STUDY": "ext.sphere",
+    "sia_theory.studies.ext_phase_plane:PHASE_PLANE_STUDY": "ext.phase_plane",
     "sia_theory.sphere.routes:SPHERE_STUDY": "sphere.routes",
     "sia_theory.gaps:GAPS_STUDY": "gaps.bootstrap",
     "sia_theory.studies.head_phases:HEAD_PHASES_STUDY": "head_phases.bootstrap",
