@@ -76,7 +76,7 @@ def plot_entropy_scaling(table, fits, title: str, sampler=None, exact=None):
                                       label="asymptotic sampler"))
         handles.insert(0, plt.Line2D([], [], ls="", marker="o", color="k", ms=3,
                                      label="brute-force Monte Carlo"))
-        ax.legend(handles=handles, fontsize=6.5)
+        ax.legend(handles=handles, fontsize=LEGEND_FONTSIZE, loc="best")  # where it covers least
     fig.suptitle(title)
     return fig
 
