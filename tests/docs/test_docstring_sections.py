@@ -65,13 +65,15 @@ def test_the_docstring_has_the_numpy_sections(name):
     assert not found["missing"], f"sia_theory.{name} lacks {found['missing']}"
 
 
-# The engines' own __all__ (a subpackage's exports; the sphere package exports nothing, so its
-# modules' __all__): every function or class there, re-exports
+# The engines' own __all__ (a subpackage's exports; the sphere and CAS packages export nothing,
+# so their modules' __all__): every function or class there, re-exports
 # of the top level included, has Parameters (where it takes arguments), Returns (a function)
 # and Raises (where it rejects input itself); Examples where cheap, so not required here.
 ENGINES = ("sia_theory.attention", "sia_theory.models", "sia_theory.training",
            "sia_theory.studies", "sia_theory.gaps", "sia_theory.sphere.model",
-           "sia_theory.sphere.routes")
+           "sia_theory.sphere.routes", *(f"sia_theory.cas.{name}" for name in (
+               "config", "dynamics", "jacobian", "simplex", "simplex_jacobian",
+               "simplex_weights", "tokens", "transition", "universality")))
 
 
 def _engine_names() -> list[str]:
@@ -91,9 +93,9 @@ ENGINE_NAMES = _engine_names()
 
 
 def test_the_engine_selection_holds_the_known_names():
-    assert len(ENGINE_NAMES) >= 65
+    assert len(ENGINE_NAMES) >= 110
     for name in ("sia_theory.attention:attention_partial", "sia_theory.models:read_gguf",
-                 "sia_theory.sphere.model:order_parameters",
+                 "sia_theory.sphere.model:order_parameters", "sia_theory.cas.tokens:check_rng",
                  "sia_theory.training:TrainSettings", "sia_theory.studies:Execution",
                  "sia_theory.gaps:top_scores"):
         assert name in ENGINE_NAMES, name
