@@ -66,7 +66,7 @@ def test_the_docstring_has_the_numpy_sections(name):
 
 
 # The engines' own __all__ (a subpackage's exports; the sphere and CAS packages export nothing,
-# so their modules' __all__; of the Gaussian engine's modules, the six listed so far):
+# so their modules' __all__; of the Gaussian engine's modules, those listed so far):
 # every function or class there, re-exports of the top level included, has Parameters (where it
 # takes arguments), Returns (a function) and Raises (where it rejects input itself); Examples
 # where cheap, so not required here.
@@ -76,7 +76,8 @@ ENGINES = ("sia_theory.attention", "sia_theory.models", "sia_theory.training",
                "config", "dynamics", "jacobian", "simplex", "simplex_jacobian",
                "simplex_weights", "tokens", "transition", "universality")),
            *(f"sia_theory.gaussian.{name}" for name in (
-               "phase", "needle_theory", "family", "entropy", "estimate", "laws")))
+               "phase", "needle_theory", "family", "entropy", "estimate", "laws", "needle",
+               "tails", "quadrature", "rng", "needle_montecarlo", "asymptotic")))
 
 
 def _engine_names() -> list[str]:
