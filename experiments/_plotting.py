@@ -13,6 +13,25 @@ import numpy as np  # noqa: E402
 
 from sia_theory.gaussian.entropy import GROWTH_LAWS
 
+LEGEND_FONTSIZE = 9
+"""Legend text size (points) of the figures: readable when a figure about 11 inches wide is
+shown at a documentation page's width (about 700 pixels)."""
+
+
+def style_legends(ax, colours: dict, styles: dict, *, style_title=None, loc="upper left",
+                  style_loc="upper right"):
+    """Two legends on ``ax`` for curves that vary in colour and line style together: one entry
+    per colour (``{label: colour}``, at ``loc``) and one per line style (``{label: style}``,
+    at ``style_loc``), instead of one entry per curve."""
+    first = ax.legend(handles=[plt.Line2D([], [], color=c, label=label)
+                               for label, c in colours.items()],
+                      fontsize=LEGEND_FONTSIZE, loc=loc)
+    ax.add_artist(first)
+    ax.legend(handles=[plt.Line2D([], [], color="k", ls=ls, label=label)
+                       for label, ls in styles.items()],
+              fontsize=LEGEND_FONTSIZE, title=style_title, title_fontsize=LEGEND_FONTSIZE,
+              loc=style_loc)
+
 
 def plot_entropy_scaling(table, fits, title: str, sampler=None, exact=None):
     """Two panels (SI Fig. 2 / Fig. 6 layout): ``E[H_t^{tΔ}]`` against ``log t`` and against
@@ -57,7 +76,7 @@ def plot_entropy_scaling(table, fits, title: str, sampler=None, exact=None):
                                       label="asymptotic sampler"))
         handles.insert(0, plt.Line2D([], [], ls="", marker="o", color="k", ms=3,
                                      label="brute-force Monte Carlo"))
-        ax.legend(handles=handles, fontsize=6.5)
+        ax.legend(handles=handles, fontsize=LEGEND_FONTSIZE, loc="best")  # where it covers least
     fig.suptitle(title)
     return fig
 

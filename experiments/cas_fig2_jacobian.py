@@ -4,7 +4,7 @@ near-simplex tokens, q = 1), with the three limits of CAS Theorem 2.4 overlaid."
 import sys
 
 import numpy as np
-from _plotting import plt
+from _plotting import LEGEND_FONTSIZE, plt
 
 from sia_theory.cas.simplex import critical_gamma, jacobian_limit
 from sia_theory.studies import Execution
@@ -12,9 +12,9 @@ from sia_theory.studies.cas_fig2_jacobian import JacobianSweepSettings, jacobian
 from sia_theory.toolkit import run, save_experiment
 
 
-def main(quick=False, seed=0, out_dir="figures"):
-    settings = JacobianSweepSettings.of(quick)
-    data = jacobian_sweep(settings, seed=seed, execution=Execution(scheduler="threads"))
+def plot(settings, data):
+    """η against γ per d with the limits of CAS Theorem 2.4 (legend at 9 pt, right of the
+    transition, below the curves)."""
     summary, simplex = data["summary"], data["simplex"]
     rho, gamma_c = settings.rho, float(critical_gamma(settings.rho))
     fine = simplex["gamma"].to_numpy()
@@ -38,11 +38,17 @@ def main(quick=False, seed=0, out_dir="figures"):
     ax.set_xlabel(r"$\gamma$  ($\beta = \gamma \log n$)")
     ax.set_ylabel(r"$\eta = \|\partial X'/\partial X\|_F^2 / (nd)$")
     ax.set_title(f"CAS Fig. 2: Jacobian norm, unit-norm tokens, ρ = {rho}, n = {settings.n}, "
-                 f"{settings.draws} draws; dotted: limits 0 / (1−1/d)/4 (◇) / 1−1/d")
-    ax.legend(fontsize=8, loc="upper left")
+                 f"{settings.draws} draws;\ndotted: limits 0 / (1−1/d)/4 (◇) / 1−1/d")
+    ax.legend(fontsize=LEGEND_FONTSIZE, loc="lower right")  # the upper left hid the limits
     ax.grid(alpha=0.3)
-    return save_experiment(out_dir, "cas_fig2_jacobian", fig, data, seed=seed, quick=quick,
-                           settings=settings.__dict__)
+    return fig
+
+
+def main(quick=False, seed=0, out_dir="figures"):
+    settings = JacobianSweepSettings.of(quick)
+    data = jacobian_sweep(settings, seed=seed, execution=Execution(scheduler="threads"))
+    return save_experiment(out_dir, "cas_fig2_jacobian", plot(settings, data), data, seed=seed,
+                           quick=quick, settings=settings.__dict__)
 
 
 if __name__ == "__main__":

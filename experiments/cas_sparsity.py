@@ -4,7 +4,7 @@
 import sys
 
 import numpy as np
-from _plotting import plt
+from _plotting import LEGEND_FONTSIZE, plt
 
 from sia_theory.cas.config import PHASE_LABELS, PHASES
 from sia_theory.studies.cas_sparsity import (
@@ -15,15 +15,12 @@ from sia_theory.studies.cas_sparsity import (
 from sia_theory.toolkit import run, save_experiment
 
 
-def main(quick=False, seed=0, out_dir="figures"):
-    settings = SparsitySettings.of(quick)
-    data = sparsity_study(settings, seed=seed)
-    table, simplex = data["gaussian"], data["simplex"]
-    table["exp_entropy"] = np.exp(table["entropy"])
+def plot(settings, table, simplex):
+    """Participation ratio and exp(entropy) against n per phase (legends at 9 pt, in room left
+    above the curves)."""
     fits = summarize_sparsity(table)
     means = table.groupby(["phase", "n"])[["effective_tokens", "exp_entropy"]].mean().reset_index()
-
-    fig, axes = plt.subplots(1, 2, figsize=(12, 4.8), constrained_layout=True)
+    fig, axes = plt.subplots(1, 2, figsize=(12, 5.4), layout="constrained")
     colours = dict(zip(PHASES, plt.rcParams["axes.prop_cycle"].by_key()["color"], strict=False))
     for ax, (column, fit_key, label) in zip(axes, (
             ("effective_tokens", "participation", r"participation ratio $1/\sum_j A_{ij}^2$"),
@@ -44,12 +41,21 @@ def main(quick=False, seed=0, out_dir="figures"):
         ax.plot(fine, fine, ":", color="grey", label="n (uniform attention)")
         ax.set(xscale="log", yscale="log", xlabel="n", ylabel=label,
                title=f"γ/γc = 0.5, 1, 1.5 (ρ = {settings.rho}), {settings.draws} draws per n")
+        ax.set_ylim(top=ax.get_ylim()[1] * 1e4)  # four decades above the curves for the legend
         ax.grid(alpha=0.3, which="both")
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=LEGEND_FONTSIZE - 1, loc="upper left")
     fig.suptitle("CAS-7: how many tokens does a query attend to? (β = γ log n)")
-    return save_experiment(out_dir, "cas_sparsity", fig, {"gaussian": table, "simplex": simplex},
-                           seed=seed, quick=quick, settings=settings.__dict__)
+    return fig
 
+
+def main(quick=False, seed=0, out_dir="figures"):
+    settings = SparsitySettings.of(quick)
+    data = sparsity_study(settings, seed=seed)
+    table, simplex = data["gaussian"], data["simplex"]
+    table["exp_entropy"] = np.exp(table["entropy"])
+    return save_experiment(out_dir, "cas_sparsity", plot(settings, table, simplex),
+                           {"gaussian": table, "simplex": simplex},
+                           seed=seed, quick=quick, settings=settings.__dict__)
 
 if __name__ == "__main__":
     sys.exit(run(main, __doc__))

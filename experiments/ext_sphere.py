@@ -11,7 +11,7 @@ and by Monte Carlo at 2^10."""
 import sys
 
 import numpy as np
-from _plotting import plt
+from _plotting import LEGEND_FONTSIZE, plt
 
 from sia_theory.gaussian.phase import rem_max_location
 from sia_theory.studies.ext_sphere import SphereSettings, sphere_study
@@ -32,7 +32,7 @@ def _panel_sphere(ax, scale, fits):
                     label=f"{label}: p = {p['p']:.3f} [{p['p_ci_low']:.3f}, {p['p_ci_high']:.3f}]")
     ax.set(xscale="log", xlabel="n keys", ylabel="β_c / β*_n",
            title="(a) sphere and distance laws of local exponent k: β_c ∝ n^{2/k} (flat)")
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=LEGEND_FONTSIZE, loc="center right")  # between the k = 3 and k = 5 rows
     ax.grid(alpha=0.3, which="both")
 
 
@@ -48,7 +48,7 @@ def _panel_logs(ax, scale):
                 color=colour, lw=1, label=f"∝ {law_name}")
     ax.set(xscale="log", yscale="log", xlabel="log n", ylabel="β_c (median half-mass point)",
            title="(b) the gap-counting laws")
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=LEGEND_FONTSIZE)
     ax.grid(alpha=0.3, which="both")
 
 
@@ -60,11 +60,12 @@ def _panel_exponents(ax, fits):
     for y, (_, value, lo, hi, target) in enumerate(rows):
         ax.errorbar(value / target, y, xerr=[[(value - lo) / target], [(hi - value) / target]],
                     fmt="o", color="k", capsize=3)
-        ax.text(1.31, y, f"{value:.3f} (law {target:.3f})", va="center", fontsize=7)
+        ax.text(1.31, y, f"{value:.3f} (law {target:.3f})", va="center",
+                fontsize=LEGEND_FONTSIZE - 1)
     ax.axvspan(0.9, 1.1, color="grey", alpha=0.2, label="law ± 10 %")
     for x in (0.8, 1.2):
         ax.axvline(x, color="tab:red", ls=":", lw=1)
-    ax.set_yticks(range(len(rows)), [r[0] for r in rows], fontsize=7)
+    ax.set_yticks(range(len(rows)), [r[0] for r in rows], fontsize=LEGEND_FONTSIZE - 1)
     ax.set(xlim=(0.7, 1.55), xlabel="exponent / the law's exponent over the same n (95 % "
            "bootstrap interval); dotted: ±20 %",
            title="(c) exponents against their laws")
@@ -81,22 +82,27 @@ def _panel_regimes(ax, regimes):
     ax.axvspan(0.3, 3, color="grey", alpha=0.15, label="critical: β ≍ β*_n")
     ax.set(xscale="log", xlabel="λ = β/β*_n", ylabel="mass on the nearest key (± 2 se)",
            title="(d) S²: sub-critical → critical → super-critical")
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=LEGEND_FONTSIZE)
     ax.grid(alpha=0.3, which="both")
 
 
-def main(quick=False, seed=0, out_dir="figures"):
-    settings = SphereSettings.of(quick)
-    result = sphere_study(settings, seed=seed)
+def plot(result):
+    """The four panels from the study's frames (legends at 9 pt)."""
     scale, fits = result["critical_scale"], result["fits"].set_index("family")
-    fig, axes = plt.subplots(2, 2, figsize=(13, 10), constrained_layout=True)
+    fig, axes = plt.subplots(2, 2, figsize=(12.5, 10), layout="constrained")
     _panel_sphere(axes[0, 0], scale, fits)
     _panel_logs(axes[0, 1], scale)
     _panel_exponents(axes[1, 0], fits)
     _panel_regimes(axes[1, 1], result["regimes"])
     fig.suptitle("Critical attention with bounded scores: n^{2/k} set by the local exponent k "
                  "and the gap-counting laws (SPH-1, SPH-2, GAP-1 … GAP-3)")
-    return save_experiment(out_dir, "ext_sphere", fig, result, seed=seed, quick=quick,
+    return fig
+
+
+def main(quick=False, seed=0, out_dir="figures"):
+    settings = SphereSettings.of(quick)
+    result = sphere_study(settings, seed=seed)
+    return save_experiment(out_dir, "ext_sphere", plot(result), result, seed=seed, quick=quick,
                            settings=settings.__dict__)
 
 

@@ -6,7 +6,7 @@ import sys
 
 import numpy as np
 import pandas as pd
-from _plotting import plt
+from _plotting import LEGEND_FONTSIZE, plt
 
 from sia_theory.gaussian.family import CRITICAL_PREFACTOR, negentropy_slope_theory
 from sia_theory.studies.ext_trichotomy import (
@@ -31,14 +31,11 @@ def _summary(frame, settings):
     return pd.DataFrame(rows)
 
 
-def main(quick=False, seed=0, out_dir="figures"):
-    settings = TrichotomySettings.of(quick)
-    frame = trichotomy_study(settings, seed=seed)["entropy"]
-    summary = _summary(frame, settings)
+def plot(settings, frame, summary):
+    """The entropy against log t per c, the growth slopes and the E[N] slopes (legends at 9 pt,
+    the first beside its panel)."""
+    fig, axes = plt.subplots(1, 3, figsize=(15, 5.2), layout="constrained")
     delta = max(settings.deltas)
-    prefactor = pd.concat([prefactor_estimates(frame, d) for d in settings.deltas])
-
-    fig, axes = plt.subplots(1, 3, figsize=(16, 4.8), constrained_layout=True)
     cmap = plt.get_cmap("viridis")
     cs = sorted(settings.c_values)
     ax = axes[0]
@@ -57,9 +54,9 @@ def main(quick=False, seed=0, out_dir="figures"):
         else:
             ax.axhline(g["frozen_limit"].iloc[0], color=colour, ls="--", lw=0.8)
     ax.set(xlabel="log t", ylabel=r"$E[H_t^{t\Delta}]$ (exact route)", yscale="log",
-           title=f"Δ = {delta}: liquid (dotted: plug-in), critical, frozen (dashed: "
+           title=f"Δ = {delta}: liquid (dotted: plug-in), critical,\nfrozen (dashed: "
                  "ψ(1) − ψ(1 − c^-½))")
-    ax.legend(fontsize=7, ncol=2)
+    ax.legend(fontsize=LEGEND_FONTSIZE, loc="upper left", bbox_to_anchor=(1.0, 1.0))  # beside
     ax.grid(alpha=0.3, which="both")
 
     ax = axes[1]
@@ -75,7 +72,7 @@ def main(quick=False, seed=0, out_dir="figures"):
     ax.axvline(1.0, color="grey", ls=":")
     ax.set(xlabel="c", ylabel="dE[H]/d log t at the largest t",
            title=f"Growth slope at t = {frame['t'].max():.0e}")
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=LEGEND_FONTSIZE)
     ax.grid(alpha=0.3)
 
     ax = axes[2]
@@ -86,10 +83,20 @@ def main(quick=False, seed=0, out_dir="figures"):
     ax.axhline(0, color="grey", lw=0.8)
     ax.axvline(1.0, color="grey", ls=":")
     ax.set(xlabel="c", ylabel="dE[N]/d log t", title="E[N] slope: (c − 1)·ατ·log Δ (lines)")
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=LEGEND_FONTSIZE)
     ax.grid(alpha=0.3)
     fig.suptitle("EXT-1…3: the entropy trichotomy of a_t² = 1 + 2c log(1 + t/τ), "
                  "E[Ã_t] = α/(t/τ + 1)")
+    return fig
+
+
+def main(quick=False, seed=0, out_dir="figures"):
+    settings = TrichotomySettings.of(quick)
+    frame = trichotomy_study(settings, seed=seed)["entropy"]
+    summary = _summary(frame, settings)
+    prefactor = pd.concat([prefactor_estimates(frame, d) for d in settings.deltas])
+
+    fig = plot(settings, frame, summary)
     return save_experiment(out_dir, "ext_trichotomy", fig,
                            {"entropy": frame, "slopes": summary, "prefactor": prefactor},
                            seed=seed, quick=quick, settings=settings.__dict__)

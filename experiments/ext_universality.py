@@ -7,7 +7,7 @@ n = 1e30."""
 import sys
 
 import numpy as np
-from _plotting import plt
+from _plotting import LEGEND_FONTSIZE, plt
 
 from sia_theory.cas.universality import simplex_beta50
 from sia_theory.gaussian.phase import rem_max_location
@@ -21,15 +21,10 @@ from sia_theory.studies.ext_universality import (
 from sia_theory.toolkit import experiment_parser, run, save_experiment
 
 
-def main(quick=False, seed=0, out_dir="figures", store=None):
-    settings = UniversalitySettings.of(quick)
-    draws = universality_study(settings, seed=seed, execution=Execution(
-        scheduler="threads", store=store))["draws"]
-    summary = summarize_universality(draws, settings.rho)
-    exact_ns = [2.0**8, 2.0**14] if quick else [2.0**8, 2.0**11, 2.0**14, 1e6, 1e10, 1e20, 1e30]
-    exact = rem_exact_curve(exact_ns)
-
-    fig, axes = plt.subplots(1, 3, figsize=(17, 5), constrained_layout=True)
+def plot(settings, draws, summary, exact):
+    """β₅₀ per class against n, the exponent per class, and the REM's finite-n ratio; the
+    first panel's legend below the three (legends at 9 pt)."""
+    fig, axes = plt.subplots(1, 3, figsize=(15, 6.2), layout="constrained")
     ax = axes[0]
     ns = np.array(settings.ns, dtype=float)
     colours = plt.cm.viridis(np.linspace(0, 0.95, summary.shape[0]))
@@ -41,7 +36,10 @@ def main(quick=False, seed=0, out_dir="figures", store=None):
     ax.plot(ns, simplex_beta50(ns, settings.rho), "k:", lw=1.5, label="simplex closed form")
     ax.set(xscale="log", yscale="log", xlabel="n", ylabel="β₅₀ (median over draws)",
            title="β₅₀: mean Σ_j A_ij² crosses ½")
-    ax.legend(fontsize=6, ncol=2)
+    # the 14 curves' legend below the panels (it covered the curves of this panel at 6 pt)
+    fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncol=5,
+               fontsize=LEGEND_FONTSIZE, title="left panel: class and its exponent k",
+               title_fontsize=LEGEND_FONTSIZE)
     ax.grid(alpha=0.3, which="both")
     ax = axes[1]
     y = np.arange(summary.shape[0])
@@ -52,10 +50,10 @@ def main(quick=False, seed=0, out_dir="figures", store=None):
                                 (0.5, "-", "k = ½ (n → ∞)"), (1.0, "-.", "k = 1 (n → ∞)")):
         ax.axvline(value, ls=style, color="tab:red" if "REM" in label or "½" in label
                    else "tab:blue", label=label)
-    ax.set_yticks(y, summary["class"], fontsize=7)
+    ax.set_yticks(y, summary["class"], fontsize=LEGEND_FONTSIZE)
     ax.set(xscale="symlog", xlabel="k in β₅₀ ∝ (log n)^k (95 % interval)",
            title="Exponent per class")
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=LEGEND_FONTSIZE, loc="lower right")
     ax.grid(alpha=0.3)
     ax = axes[2]
     ax.plot(exact["n"], exact["beta50_exact"] / exact["two_sqrt_2logn"], "o-",
@@ -65,9 +63,21 @@ def main(quick=False, seed=0, out_dir="figures", store=None):
     ax.axhline(1, color="k", lw=0.8)
     ax.set(xscale="log", xlabel="n", ylabel="ratio", title="iid scores: finite-n approach to "
            "2√(2 log n)")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=LEGEND_FONTSIZE, loc="lower right")
     ax.grid(alpha=0.3, which="both")
     fig.suptitle("EXT-4: universality classes of the critical scaling (one order parameter)")
+    return fig
+
+
+def main(quick=False, seed=0, out_dir="figures", store=None):
+    settings = UniversalitySettings.of(quick)
+    draws = universality_study(settings, seed=seed, execution=Execution(
+        scheduler="threads", store=store))["draws"]
+    summary = summarize_universality(draws, settings.rho)
+    exact_ns = [2.0**8, 2.0**14] if quick else [2.0**8, 2.0**11, 2.0**14, 1e6, 1e10, 1e20, 1e30]
+    exact = rem_exact_curve(exact_ns)
+
+    fig = plot(settings, draws, summary, exact)
     return save_experiment(out_dir, "ext_universality", fig,
                            {"draws": draws, "summary": summary, "rem_exact": exact},
                            seed=seed, quick=quick, settings=settings.__dict__)

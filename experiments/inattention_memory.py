@@ -8,7 +8,7 @@ import tracemalloc
 
 import numpy as np
 import pandas as pd
-from _plotting import plt
+from _plotting import LEGEND_FONTSIZE, plt
 
 from sia_theory import ScaleInvariant
 from sia_theory.attention import Decoder, DecoderConfig, PRoPESI
@@ -64,7 +64,7 @@ def measure(variant, n_layers, n_ctx, seed):
 
 
 def plot(data: pd.DataFrame):
-    fig, axes = plt.subplots(1, 3, figsize=(17, 4.6), constrained_layout=True)
+    fig, axes = plt.subplots(1, 3, figsize=(14, 5.6), layout="constrained")
     layer_counts = sorted(data["n_layers"].unique())
     colours = dict(zip(layer_counts, plt.rcParams["axes.prop_cycle"].by_key()["color"],
                        strict=False))
@@ -77,16 +77,14 @@ def plot(data: pd.DataFrame):
             for variant, kw in ((standard, dict(ls="-", marker="o")),
                                 (projected, dict(ls="none", marker="^", mfc="none", ms=8))):
                 group = data[(data["variant"] == variant) & (data["n_layers"] == n_layers)]
-                ax.plot(group["n_ctx"], group[column] / unit, color=c, ms=kw.pop("ms", 4),
-                        label=f"{variant}, L = {n_layers}", **kw)
+                ax.plot(group["n_ctx"], group[column] / unit, color=c, ms=kw.pop("ms", 4), **kw)
             group = data[(data["variant"] == initial) & (data["n_layers"] == n_layers)]
             if column == "decode_step_seconds":  # re-projection cost grows with L
                 ax.plot(group["n_ctx"], group[column] / unit, color=c, ls="--", marker="s",
-                        ms=4, label=f"{initial}, L = {n_layers}")
+                        ms=4)
         if column != "decode_step_seconds":  # the cache of Y is the same for every L
             group = data[data["variant"] == initial].groupby("n_ctx")[column].max()
-            ax.plot(group.index, group.to_numpy() / unit, color="k", ls="--", marker="s", ms=4,
-                    label=f"{initial}, any L")
+            ax.plot(group.index, group.to_numpy() / unit, color="k", ls="--", marker="s", ms=4)
     longest = data["n_ctx"].max()
     at_longest = data[data["n_ctx"] == longest].set_index(["variant", "n_layers"])
 
@@ -97,22 +95,29 @@ def plot(data: pd.DataFrame):
     bytes_text = ", ".join(f"L={n}: {ratio('cache_bytes', n):.0f}×" for n in layer_counts)
     peak_text = ", ".join(f"L={n}: {ratio('decode_step_peak_bytes', n):.1f}×"
                           for n in layer_counts)
-    titles = [f"cache bytes; standard / InAttention-Y at T={longest:,}: {bytes_text}",
+    titles = [f"cache bytes; standard / InAttention-Y\nat T={longest:,}: {bytes_text}",
               f"tracemalloc peak of one decoding step (cache + working memory)\n"
               f"standard / InAttention-Y at T={longest:,}: {peak_text}",
-              "time of one decoding step (InAttention-Y re-projects Y: O(L·T·d²))"]
+              "time of one decoding step\n(InAttention-Y re-projects Y: O(L·T·d²))"]
     ylabels = ["cache size (MiB)", "peak traced memory (MiB)", "milliseconds"]
     for ax, title, ylabel in zip(axes, titles, ylabels, strict=True):
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_xlabel("context length T (tokens)")
         ax.set_ylabel(ylabel)
-        ax.set_title(title, fontsize=9)
+        ax.set_title(title, fontsize=LEGEND_FONTSIZE)
         ax.grid(alpha=0.3, which="both")
-    axes[0].legend(fontsize=7)
-    axes[2].legend(fontsize=6.5)
+    # one legend below the panels: the layer count by colour, the cache by marker and line
+    handles = [plt.Line2D([], [], color=colours[n], lw=6, label=f"L = {n} layers")
+               for n in layer_counts]
+    handles += [plt.Line2D([], [], color="k", marker="o", ms=4, label=standard),
+                plt.Line2D([], [], color="k", ls="none", marker="^", mfc="none", ms=8,
+                           label=projected),
+                plt.Line2D([], [], color="k", ls="--", marker="s", ms=4,
+                           label=f"{initial} (black: the same for every L)")]
+    fig.legend(handles=handles, loc="outside lower center", ncol=3, fontsize=LEGEND_FONTSIZE)
     fig.suptitle("INA-1: decoding caches grow linearly in T; InAttention's cache of Y is 2L× "
-                 f"smaller than a standard KV cache (d_model = {MODEL['d_model']}, "
+                 f"smaller than a standard KV cache\n(d_model = {MODEL['d_model']}, "
                  f"{MODEL['n_heads']} heads, float64, batch 1; W_K Y, W_V Y cache = standard "
                  "size)")
     return fig

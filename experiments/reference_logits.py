@@ -7,7 +7,7 @@ import sys
 
 import numpy as np
 import pandas as pd
-from _plotting import plt
+from _plotting import LEGEND_FONTSIZE, plt, style_legends
 from scipy import stats
 
 from sia_theory import LogN, NoScale, ScaleInvariant
@@ -91,7 +91,8 @@ def context_sweep(quick: bool, seed: int) -> tuple[pd.DataFrame, float]:
 
 
 def plot(qq: pd.DataFrame, sweep: pd.DataFrame):
-    fig, axes = plt.subplots(1, 4, figsize=(20, 4.4), constrained_layout=True)
+    fig, grid = plt.subplots(2, 2, figsize=(11, 8.4), constrained_layout=True)
+    axes = grid.ravel()
     ax = axes[0]
     n_layers = qq["layer"].nunique()
     for layer, group in qq.groupby("layer"):
@@ -102,19 +103,21 @@ def plot(qq: pd.DataFrame, sweep: pd.DataFrame):
     ax.set_xlabel("standard normal quantile")
     ax.set_ylabel("quantile of raw logits S = q·k/√d")
     ax.set_title("QQ plot of raw logits (cf. SI App. J, Fig. 9)")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=LEGEND_FONTSIZE)
     colours = dict(zip(TRANSFORMS, plt.rcParams["axes.prop_cycle"].by_key()["color"],
                        strict=False))
-    styles = ["-", "--", ":", "-."]
+    styles = dict(zip(RANGES, ["-", "--", ":", "-."], strict=True))
+    shown = {}
     for label, group in sweep.groupby("transform", sort=False):
         c = colours[label]
         glob = group[group["quantity"] == "global_entropy"]
         axes[1].errorbar(glob["n_ctx"], glob["mean"], yerr=2 * glob["se"], color=c, label=label)
-        for style, (t1, t2) in zip(styles, RANGES, strict=True):
+        for (t1, t2), style in styles.items():
             part = group[(group["quantity"] == "range_entropy") & (group["t1"] == t1)]
             if len(part):
                 axes[2].errorbar(part["n_ctx"], part["mean"], yerr=2 * part["se"], color=c,
-                                 ls=style, label=f"{label}, {t1:,}–{t2:,}")
+                                 ls=style)
+                shown[f"{t1:,}–{t2:,}"] = style
         recent = group[group["quantity"] == "recent_mass"]
         axes[3].errorbar(recent["n_ctx"], recent["mean"], yerr=2 * recent["se"], color=c,
                          label=label)
@@ -128,11 +131,13 @@ def plot(qq: pd.DataFrame, sweep: pd.DataFrame):
         ax.set_title(title + " (layer 0, last query)")
         ax.grid(alpha=0.3)
     axes[0].grid(alpha=0.3)
-    axes[1].legend(fontsize=8)
-    axes[2].legend(fontsize=6)
-    axes[3].legend(fontsize=8)
-    fig.suptitle("Attention reference at RANDOM INITIALISATION (untrained; SI Fig. 1 bottom row "
-                 "uses trained models): QK-norm + p-RoPE (SI), bars ±2 standard errors")
+    axes[1].legend(fontsize=LEGEND_FONTSIZE)
+    top = sweep.loc[sweep["quantity"] == "range_entropy", "mean"].max()
+    axes[2].set_ylim(top=1.45 * top)  # room above the curves for the two legends
+    style_legends(axes[2], colours, shown, style_title="range of t")
+    axes[3].legend(fontsize=LEGEND_FONTSIZE)
+    fig.suptitle("Attention reference at RANDOM INITIALISATION (untrained; SI Fig. 1 bottom "
+                 "row uses\ntrained models): QK-norm + p-RoPE (SI), bars ±2 standard errors")
     return fig
 
 

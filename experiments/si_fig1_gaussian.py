@@ -3,7 +3,7 @@ tokens versus context length, for IID Gaussian logits under NoScale, LogN and Sc
 
 import sys
 
-from _plotting import plt
+from _plotting import LEGEND_FONTSIZE, plt
 from matplotlib.lines import Line2D
 
 from sia_theory.studies.si_fig1_constants import FIG1_RANGES, FIG1_RECENT, FIG1_TRANSFORMS
@@ -16,7 +16,7 @@ RECENT = FIG1_RECENT
 
 
 def plot(data):
-    fig, axes = plt.subplots(1, 3, figsize=(15, 4.2), constrained_layout=True)
+    fig, axes = plt.subplots(1, 3, figsize=(13, 4.6), layout="constrained")
     colours = dict(zip(TRANSFORMS, plt.rcParams["axes.prop_cycle"].by_key()["color"]))
     styles = ["-", "--", ":", "-."]
     for label, group in data.groupby("transform", sort=False):
@@ -41,12 +41,12 @@ def plot(data):
         ax.set_ylabel(ylabel)
         ax.set_title(title)
         ax.grid(alpha=0.3)
-    axes[0].legend(fontsize=8)
+    axes[0].legend(fontsize=LEGEND_FONTSIZE)
     # Colours name the transform (left legend); line styles name the range of distances t.
     axes[1].legend(handles=[Line2D([], [], color="k", ls=style, marker="o", ms=2.5,
                                    label=f"t ∈ [{t1:,}, {t2:,})")
-                            for style, (t1, t2) in zip(styles, RANGES)], fontsize=8)
-    axes[2].legend(fontsize=8)
+                            for style, (t1, t2) in zip(styles, RANGES)], fontsize=LEGEND_FONTSIZE)
+    axes[2].legend(fontsize=LEGEND_FONTSIZE)
     fig.suptitle("IID Gaussian logits (SI Fig. 1, top row); bars: ±2 standard errors")
     return fig
 

@@ -50,8 +50,30 @@ RTOL = 1e-12
 
 
 def check_scores(scores, name: str = "scores") -> np.ndarray:
-    """``scores`` as a finite float64 ``(rows, n)`` array (a 1-D array is one row), ``n >= 2``;
-    ``ValueError`` naming ``name`` otherwise (NaN, inf, complex, fewer than 2 keys)."""
+    """``scores`` as a finite float64 ``(rows, n)`` array (a 1-D array is one row).
+
+    Parameters
+    ----------
+    scores : array_like
+        Real, finite; at least one row of ``n >= 2`` scores.
+    name : str
+        The name the error message gives the array.
+
+    Returns
+    -------
+    numpy.ndarray
+        float64 ``(rows, n)``.
+
+    Raises
+    ------
+    ValueError
+        Naming ``name``, for NaN, inf, complex values, more than 2 axes or fewer than 2 keys.
+
+    Examples
+    --------
+    >>> check_scores([1, 2, 3]).shape
+    (1, 3)
+    """
     out = check_finite_array(name, scores, dtype=np.float64)
     if out.ndim == 1:
         out = out[None, :]
@@ -70,8 +92,26 @@ def top_scores(isf, n, top_k: int, rows: int, rng: np.random.Generator) -> np.nd
     iid ``Exp(1)`` (uniform order statistics by exponential spacings; ``Γ_{n+1} − Γ_K`` is one
     ``Gamma(n + 1 − K)`` draw), so the cost is ``O(rows·top_k)`` whatever ``n`` (to ``2^62``).
 
-    ``isf``: the inverse survival function of the score law, vectorised (e.g.
-    ``scipy.stats.norm.isf``). Returns ``(rows, K)``.
+    Parameters
+    ----------
+    isf : callable
+        The inverse survival function of the score law, vectorised (e.g.
+        ``scipy.stats.norm.isf``).
+    n : int
+        Scores per row, ``>= 2``.
+    top_k, rows : int
+        ``>= 1``.
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    numpy.ndarray
+        float64 ``(rows, min(top_k, n))``.
+
+    Raises
+    ------
+    ValueError
+        If a count is out of range.
 
     Examples
     --------
@@ -185,12 +225,21 @@ def half_mass_beta(scores) -> np.ndarray:
 class CriticalScale:
     """The critical scale of a score family over context lengths.
 
-    ``table``: per ``n``, the median ``beta_c`` of the rows' half-mass points with its
-    bootstrap interval (``ci_low``, ``ci_high``) and the row count. ``power``: the exponent
-    ``p`` of ``β_c ∝ n^p`` (slope of ``log β_c`` on ``log n``); ``log_power``: ``k`` of
-    ``β_c ∝ (log n)^k`` (slope on ``log log n``); each a dict ``value, ci_low, ci_high``, the
-    interval the 2.5 / 97.5 % percentiles of the slope over ``boots`` bootstrap resamples of
-    the rows (each ``n`` resampled on its own).
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        Per ``n``, the median ``beta_c`` of the rows' half-mass points with its bootstrap
+        interval (``ci_low``, ``ci_high``) and the row count.
+    power : dict
+        The exponent ``p`` of ``β_c ∝ n^p`` (slope of ``log β_c`` on ``log n``):
+        ``value, ci_low, ci_high``, the interval the 2.5 / 97.5 % percentiles of the slope over
+        ``boots`` bootstrap resamples of the rows (each ``n`` resampled on its own).
+    log_power : dict
+        ``k`` of ``β_c ∝ (log n)^k`` (slope on ``log log n``), as ``power``.
+    boots : int
+        Bootstrap resamples.
+    seed : int
+        The seed of the bootstrap.
     """
 
     table: pd.DataFrame

@@ -142,6 +142,15 @@ def _run_tutorial(script: Path) -> Path:
     return out
 
 
+def _under_the_title(source: str, link: str) -> list[str]:
+    """A tutorial's first Markdown cell as page parts, with ``link`` under its ``# title``
+    (before the whole cell when it does not open with one)."""
+    title, _, rest = source.partition("\n")
+    if not title.startswith("# "):
+        return [link, source]
+    return [title, link] + ([rest.strip("\n")] if rest.strip() else [])
+
+
 def _tutorial(files, config, script: Path) -> None:
     out = _run_tutorial(script)
     record = json.loads((out / "cells.json").read_text())
@@ -149,12 +158,17 @@ def _tutorial(files, config, script: Path) -> None:
     if not book.exists():  # a result cached before notebooks were written
         book.write_text(json.dumps(run_tutorial.notebook(record, out), indent=1) + "\n")
     _add_static(files, config, f"tutorials/{script.stem}.ipynb", book)
-    parts = [f"[Download this tutorial as a notebook]({script.stem}.ipynb) (with the outputs "
-             f"below) or as the script [`{script.name}`]({script.name})."]
+    link = (f"[Download this tutorial as a notebook]({script.stem}.ipynb) (with the outputs "
+            f"below) or as the script [`{script.name}`]({script.name}).")
+    parts = []
     for cell in record["cells"]:
         if cell["kind"] == "markdown":
-            parts.append(cell["source"])
+            parts.extend(_under_the_title(cell["source"], link) if link else [cell["source"]])
+            link = None
             continue
+        if link:  # a tutorial that opens with code: the link heads the page
+            parts.append(link)
+            link = None
         parts.append(f"```python\n{cell['source']}\n```")
         if cell["output"].strip():
             text = cell["output"].rstrip().replace("```", "ʼʼʼ")

@@ -173,7 +173,8 @@ def gallery_page(root: Path, family_of) -> tuple[str, list[str]]:
              "`experiments/NAME.py`), the command that regenerates it, the claims it bears on "
              "(with their verdicts in the [claims table](claims.md)) and its data: the CSV "
              "tables, the JSON of parameters, seed and package versions, and the manifest "
-             "(size and SHA-256 of each file of the set).", "",
+             "(size and SHA-256 of each file of the set). Click a figure to open it at full "
+             "resolution.", "",
              "Families: the papers' figures (`make figures`, about 12 minutes on 2 cores), "
              "the results beyond the papers (`ext_*`, `make figures-ext`, budget 20 minutes) and "
              "the pretrained model (`model_*`, `make figures-model`, budget 45 minutes), "
@@ -198,7 +199,9 @@ def gallery_page(root: Path, family_of) -> tuple[str, list[str]]:
                 f"[{c}](claims.md#{c}) {badge(verdicts[c])}" if c in verdicts else c
                 for c in claims) or "— (no claim row)"
             lines += [f"### {name} {{#{name}}}", "",
-                      f"![{name}](figures/{png.name}){{ loading=lazy }}", "",
+                      # the figure links to itself: a click shows it at full resolution
+                      f"[![{name}](figures/{png.name}){{ loading=lazy }}](figures/{png.name} "
+                      '"open at full resolution")', "",
                       _caption(root, name), "", "| | |", "|---|---|",
                       f"| regenerate | `sia-theory figures --only {name}` "
                       f"(all of its family: `{_make_target(root, family)}`) |",

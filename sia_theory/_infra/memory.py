@@ -41,7 +41,21 @@ def format_bytes(count) -> str:
 
 
 def check_max_bytes(max_bytes):
-    """``None`` (the limit is the memory available) or a positive integer byte count."""
+    """``None`` (the limit is the memory available) or a positive integer byte count.
+
+    Parameters
+    ----------
+    max_bytes : int or None
+
+    Returns
+    -------
+    int or None
+
+    Raises
+    ------
+    ValueError
+        If ``max_bytes`` is not None or an integer ``>= 1``.
+    """
     return None if max_bytes is None else check_int("max_bytes", max_bytes, lo=1)
 
 

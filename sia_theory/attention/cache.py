@@ -70,10 +70,25 @@ class _GrowingArray:
 
 
 class DecodingCache:
-    """What a :class:`Decoder` keeps between decoding steps (``mode`` ``"kv"`` or ``"initial"``).
+    """What a :class:`Decoder` keeps between decoding steps.
 
     ``length`` is the number of positions already processed; ``nbytes`` counts the stored
     entries (what the cache must hold), ``allocated_nbytes`` the buffers including spare room.
+
+    Parameters
+    ----------
+    n_layers : int
+        ``>= 1``.
+    mode : str
+        ``"kv"`` (keys and values per layer) or ``"initial"`` (the initial embeddings, for
+        InAttention).
+    capacity : int or None
+        Positions to allocate up front (``>= 1``; default: grow as needed).
+
+    Raises
+    ------
+    ValueError
+        If ``mode`` is unknown or a count is out of range.
     """
 
     def __init__(self, n_layers, mode, capacity=None):

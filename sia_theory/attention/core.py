@@ -127,8 +127,24 @@ def attention_scores(q, k, *, score_mod=None, causal=True, scale=None, max_bytes
 
     Dense: for inspecting logits (SI App. J, Fig. 1) on a few queries, not for long contexts.
     Conventions as in :func:`attention` (queries are the last ``Tq`` positions when causal).
-    Masked entries are ``-inf``. Returns float64. The dense matrix and its temporaries must fit
-    in the available memory (or ``max_bytes``); otherwise ``ValueError`` before any work.
+
+    Parameters
+    ----------
+    q, k, score_mod, causal, scale
+        As for :func:`attention` (``k`` is ``(B, Hkv, Tk, D)``).
+    max_bytes : int or None
+        Memory the dense matrix and its temporaries may take (default: the available memory).
+
+    Returns
+    -------
+    numpy.ndarray
+        float64 ``(B, H, Tq, Tk)``; masked entries are ``-inf``.
+
+    Raises
+    ------
+    ValueError
+        If an input is malformed (as for :func:`attention`) or the matrix would not fit in
+        ``max_bytes``, before any work.
     """
     if not isinstance(causal, bool | np.bool_):
         raise ValueError(f"causal must be True or False, got {causal!r}")
@@ -225,7 +241,24 @@ def cached_attention(q, k, v, *, score_mod=None, causal=True, block_size=None, w
 def attention_dense(q, k, v, *, score_mod=None, causal=True, scale=None, return_lse=False):
     """The obvious dense path of :func:`attention`: the whole ``(B, H, Tq, Tk)`` score matrix
     at once, in float64 whatever the input (rounded to ``q``'s dtype at the end), one thread
-    of numpy: the built-in reference the streaming path is compared with."""
+    of numpy: the built-in reference the streaming path is compared with.
+
+    Parameters
+    ----------
+    q, k, v, score_mod, causal, scale, return_lse
+        As for :func:`attention`.
+
+    Returns
+    -------
+    numpy.ndarray or tuple
+        ``out`` ``(B, H, Tq, Dv)`` in ``q``'s dtype; ``(out, lse)`` with ``return_lse``.
+
+    Raises
+    ------
+    ValueError
+        If an input is malformed (as for :func:`attention`), a query row is fully masked, or
+        ``score_mod`` gives NaN or ``+inf``.
+    """
     if not isinstance(causal, bool | np.bool_):
         raise ValueError(f"causal must be True or False, got {causal!r}")
     scale, _ = _check_inputs(q, k, v, scale, None)
@@ -249,13 +282,31 @@ def attention_dense(q, k, v, *, score_mod=None, causal=True, scale=None, return_
 def attention_partial(q, k, v, *, q_start, kv_start=0, score_mod=None, causal=True,
                       block_size=None, scale=None, workers=None):
     """Attention of queries at absolute positions ``q_start ..`` over one chunk of keys at
-    positions ``kv_start ..``; returns ``(out, lse)`` in float64, ``out`` normalised within
-    the chunk. Rows that see no key of the chunk get ``out = 0``, ``lse = -inf``.
+    positions ``kv_start ..``, ``out`` normalised within the chunk.
 
     Chunks over disjoint keys combine exactly with :func:`merge_partials` (the split-KV
-    reduction of Flash-Decoding, Dao et al. 2023): this is what ``return_lse`` is for. The
-    score_mod sees absolute ``q_idx`` and ``kv_idx``, so position-dependent transforms
-    (including LogN's ``n = q_idx + 1``) are exact per chunk.
+    reduction of Flash-Decoding, Dao et al. 2023). The score_mod sees absolute ``q_idx`` and
+    ``kv_idx``, so position-dependent transforms (including LogN's ``n = q_idx + 1``) are exact
+    per chunk.
+
+    Parameters
+    ----------
+    q, k, v, score_mod, causal, block_size, scale, workers
+        As for :func:`attention`.
+    q_start, kv_start : int
+        Absolute positions (``>= 0``) of the first query and the first key of the chunk.
+
+    Returns
+    -------
+    out : numpy.ndarray
+        float64 ``(B, H, Tq, Dv)``; ``0`` in rows that see no key of the chunk.
+    lse : numpy.ndarray
+        float64 ``(B, H, Tq)``; ``-inf`` in rows that see no key of the chunk.
+
+    Raises
+    ------
+    ValueError
+        If an input is malformed (as for :func:`attention`) or a start is negative.
     """
     q_start = check_int("q_start", q_start, lo=0)
     kv_start = check_int("kv_start", kv_start, lo=0)
@@ -274,7 +325,25 @@ def cached_attention_partial(q, k, v, *, q_start, kv_start=0, score_mod=None,
 def merge_partials(parts):
     """Combine ``(out, lse)`` pairs of :func:`attention_partial` over disjoint key chunks into
     the attention over their union: ``lse = log Σ_c e^{lse_c}``, ``out = Σ_c e^{lse_c − lse}
-    out_c``. Raises ``ValueError`` if some query sees no key in any chunk."""
+    out_c``.
+
+    Parameters
+    ----------
+    parts : iterable of (numpy.ndarray, numpy.ndarray)
+        ``(out, lse)`` pairs of float arrays shaped ``(B, H, Tq, D)`` and ``(B, H, Tq)``, one
+        shape for all.
+
+    Returns
+    -------
+    out, lse : numpy.ndarray
+        The attention output and log-sum-exp over every chunk's keys.
+
+    Raises
+    ------
+    ValueError
+        If ``parts`` is empty or malformed, holds NaN (or ``+inf`` in ``lse``), or some query
+        sees no key in any chunk.
+    """
     parts = list(parts)
     if not parts:
         raise ValueError("parts must contain at least one (out, lse) pair")

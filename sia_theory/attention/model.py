@@ -43,11 +43,36 @@ _POSITION_TYPES = (NoPE, RoPE, PRoPESI, NTKRoPE, DynamicNTKRoPE, YaRNRoPE)
 class DecoderConfig:
     """Configuration of :class:`Decoder` (frozen: a model's shape cannot drift after init).
 
-    ``position`` is ``NoPE()``, ``RoPE(base, fraction)``, ``PRoPESI()`` (SI's p-RoPE),
-    ``NTKRoPE(...)``, ``DynamicNTKRoPE(...)`` or ``YaRNRoPE(...)``; ``transform`` is a
-    :mod:`sia_theory.transforms` object applied to the attention logits (SI eq. 16 for
-    ``ScaleInvariant``). ``inattention_cache`` is ``"initial"``
-    (cache ``Y``) or ``"projected"`` (cache ``W_K Y``, ``W_V Y`` per layer).
+    Parameters
+    ----------
+    vocab_size, d_model, n_heads, n_layers : int
+        ``>= 1``; ``d_model`` a multiple of ``n_heads``; the head dimension even under a
+        rotary ``position`` (a multiple of 4 for ``PRoPESI``).
+    mlp_hidden : int or None
+        Hidden width of the MLP (default ``4·d_model``).
+    position : object
+        ``NoPE()``, ``RoPE(base, fraction)``, ``PRoPESI()`` (SI's p-RoPE), ``NTKRoPE(...)``,
+        ``DynamicNTKRoPE(...)`` or ``YaRNRoPE(...)``.
+    transform : Transform
+        A :mod:`sia_theory.transforms` object applied to the attention logits (SI eq. 16 for
+        ``ScaleInvariant``), supporting ``n_heads`` heads.
+    qk_norm, inattention : bool
+        RMSNorm of queries and keys; InAttention (values from the initial embeddings).
+    inattention_cache : str
+        ``"initial"`` (cache ``Y``) or ``"projected"`` (cache ``W_K Y``, ``W_V Y`` per layer).
+    seed : int
+        ``>= 0``, seeds the random weights.
+    dtype : str
+        ``"float32"`` or ``"float64"``.
+    block_size : int or None
+        Streaming block of :func:`~sia_theory.attention.attention` (default: its own).
+    kv_chunk : int
+        Positions re-projected per chunk from an InAttention ``"initial"`` cache.
+
+    Raises
+    ------
+    ValueError
+        If a field is outside its range.
     """
 
     vocab_size: int = 256
@@ -131,7 +156,17 @@ def parameter_shapes(c: DecoderConfig) -> dict:
 
 class Decoder:
     """Decoder of :class:`DecoderConfig` with random (seeded) weights, or given ones through
-    :meth:`from_parameters`; see the module docstring."""
+    :meth:`from_parameters`; see the module docstring.
+
+    Parameters
+    ----------
+    config : DecoderConfig
+
+    Raises
+    ------
+    ValueError
+        If ``config`` is not a :class:`DecoderConfig` or its weights would not fit in memory.
+    """
 
     def __init__(self, config: DecoderConfig):
         if not isinstance(config, DecoderConfig):

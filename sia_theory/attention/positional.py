@@ -52,7 +52,28 @@ def __getattr__(name):
 
 def p_rope_si_frequencies(head_dim) -> np.ndarray:
     """SI's p-RoPE frequencies (App. G, modded-nanogpt "half-truncate RoPE"): ``D/4`` frequencies
-    geometric from 1 to ``1/1024`` inclusive, then ``D/4`` zeros. Shape ``(D/2,)``."""
+    geometric from 1 to ``1/1024`` inclusive, then ``D/4`` zeros.
+
+    Parameters
+    ----------
+    head_dim : int
+        ``D``, a multiple of 4.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(D/2,)``.
+
+    Raises
+    ------
+    ValueError
+        If ``head_dim`` is not a positive multiple of 4.
+
+    Examples
+    --------
+    >>> p_rope_si_frequencies(8).tolist()
+    [1.0, 0.0009765625, 0.0, 0.0]
+    """
     head_dim = check_head_dim(head_dim, multiple=4)
     n_rotating = head_dim // 4
     if n_rotating == 1:
@@ -63,14 +84,55 @@ def p_rope_si_frequencies(head_dim) -> np.ndarray:
 
 
 def p_rope_si(x, positions):
-    """p-RoPE exactly as in the SI experiments (App. G): see :func:`p_rope_si_frequencies`."""
+    """p-RoPE exactly as in the SI experiments (App. G): see :func:`p_rope_si_frequencies`.
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        Queries or keys ``(..., T, D)``, float32 or float64, finite, ``D`` a multiple of 4.
+    positions : array_like
+        ``(T,)`` finite positions.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``x`` rotated, same shape and dtype.
+
+    Raises
+    ------
+    ValueError
+        If ``x`` or ``positions`` is malformed.
+    """
     x = check_x(x, 4)
     return rotate(x, positions, p_rope_si_frequencies(x.shape[-1]))
 
 
 def rms_norm(x, eps=None):
     """RMSNorm without a gain, over the last axis: ``x / sqrt(mean(x²) + eps)`` (Zhang & Sennrich
-    2019). ``eps`` defaults to the dtype's machine epsilon, as ``torch.nn.functional.rms_norm``."""
+    2019), computed without overflow or underflow.
+
+    Parameters
+    ----------
+    x : array_like
+        Finite, at least one axis; integers are normalised in float64.
+    eps : float, optional
+        ``>= 0``; default the dtype's machine epsilon, as ``torch.nn.functional.rms_norm``.
+
+    Returns
+    -------
+    numpy.ndarray
+        Same shape as ``x``.
+
+    Raises
+    ------
+    ValueError
+        If ``x`` is not finite or has no entries on its last axis, or ``eps < 0``.
+
+    Examples
+    --------
+    >>> rms_norm([3.0, 4.0], eps=0.0).round(6).tolist()  # rms = sqrt(12.5)
+    [0.848528, 1.131371]
+    """
     x = check_finite_array("x", x)
     if x.ndim < 1 or x.shape[-1] == 0:
         raise ValueError(f"x must have at least one axis with entries to normalise over (the "
@@ -89,7 +151,25 @@ def rms_norm(x, eps=None):
 
 
 def qk_norm(q, k, eps=None):
-    """QK-norm (SI App. G; Henry et al. 2020): RMSNorm of q and k over the head dimension."""
+    """QK-norm (SI App. G; Henry et al. 2020): RMSNorm of q and k over the head dimension.
+
+    Parameters
+    ----------
+    q, k : array_like
+        Queries and keys, as for :func:`rms_norm`.
+    eps : float, optional
+        As for :func:`rms_norm`.
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        ``(rms_norm(q, eps), rms_norm(k, eps))``.
+
+    Raises
+    ------
+    ValueError
+        As :func:`rms_norm`.
+    """
     return rms_norm(q, eps), rms_norm(k, eps)
 
 

@@ -74,7 +74,26 @@ def _ntk_exponent(head_dim):
 
 def ntk_base(base, head_dim, train_length, inference_length) -> float:
     """NTK-aware RoPE base (SI App. G; bloc97 2023): ``base·(L_inf/L_tr)^(d/(d−2))`` if
-    ``L_inf > L_tr``, else ``base`` (the scaling only applies beyond the training length)."""
+    ``L_inf > L_tr``, else ``base`` (the scaling only applies beyond the training length).
+
+    Parameters
+    ----------
+    base : float
+        ``> 1``.
+    head_dim : int
+        ``d``, even and ``>= 4``.
+    train_length, inference_length : int
+        ``L_tr`` and ``L_inf``, ``>= 1``.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        If an argument is outside its range.
+    """
     base = check_real("base", base, lo=1, lo_open=True)
     exponent = _ntk_exponent(head_dim)
     train_length = check_int("train_length", train_length, lo=1)
@@ -87,9 +106,30 @@ def ntk_base(base, head_dim, train_length, inference_length) -> float:
 def dynamic_ntk_base(rope_theta, head_dim, max_position_embeddings, seq_len,
                      factor=1.0) -> float:
     """Dynamic NTK base (transformers ``_compute_dynamic_ntk_parameters``): with
-    ``ℓ = max(seq_len, L)``, ``rope_theta·(factor·ℓ/L − (factor − 1))^(d/(d−2))``. Equal to
+    ``ℓ = max(seq_len, L)``, ``rope_theta·(factor·ℓ/L − (factor − 1))^(d/(d−2))``; equal to
     ``rope_theta`` up to ``L = max_position_embeddings`` and to :func:`ntk_base` when
-    ``factor = 1``."""
+    ``factor = 1``.
+
+    Parameters
+    ----------
+    rope_theta : float
+        ``> 1``.
+    head_dim : int
+        ``d``, even and ``>= 4``.
+    max_position_embeddings, seq_len : int
+        ``L`` and the current length, ``>= 1``.
+    factor : float
+        ``>= 1``.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        If an argument is outside its range.
+    """
     rope_theta = check_real("rope_theta", rope_theta, lo=1, lo_open=True)
     exponent = _ntk_exponent(head_dim)
     length = check_int("max_position_embeddings", max_position_embeddings, lo=1)
@@ -380,9 +420,27 @@ class YaRNRoPE:
 
 def yarn_frequencies(head_dim, base, train_length, target_length, alpha=YARN_ALPHA,
                      beta=YARN_BETA, *, ramp="dimension", truncate=True) -> np.ndarray:
-    """YaRN's interpolated RoPE frequencies, ``(D/2,)``: :meth:`YaRNRoPE.frequencies` of
+    """YaRN's interpolated RoPE frequencies: :meth:`YaRNRoPE.frequencies` of
     ``YaRNRoPE(train_length, target_length, base, alpha, beta, ramp=ramp, truncate=truncate)``
-    (``s = max(1, target_length/train_length)``; the default ramp is the reference code's, in
-    the dimension index; ``ramp="rotations"`` is the paper's text)."""
+    (``s = max(1, target_length/train_length)``).
+
+    Parameters
+    ----------
+    head_dim : int
+        ``D``, even.
+    base, train_length, target_length, alpha, beta, ramp, truncate
+        As for :class:`YaRNRoPE` (the default ramp is the reference code's, in the dimension
+        index; ``ramp="rotations"`` is the paper's text).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(D/2,)``.
+
+    Raises
+    ------
+    ValueError
+        If an argument is outside its range (as for :class:`YaRNRoPE`).
+    """
     return YaRNRoPE(train_length, target_length, base, alpha, beta, ramp=ramp,
                     truncate=truncate).frequencies(head_dim)

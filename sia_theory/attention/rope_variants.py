@@ -54,7 +54,20 @@ def longrope_attention_factor(factor, original_max_position_embeddings) -> float
 @dataclass(frozen=True)
 class LinearRoPE:
     """Linear scaling (position interpolation, transformers ``rope_type="linear"``): RoPE's
-    frequencies divided by ``factor``, i.e. positions divided by ``factor``."""
+    frequencies divided by ``factor``, i.e. positions divided by ``factor``.
+
+    Parameters
+    ----------
+    factor : float
+        ``> 0``.
+    rope_theta : float
+        The RoPE base, ``> 1``.
+
+    Raises
+    ------
+    ValueError
+        If a value is out of range.
+    """
 
     factor: float
     rope_theta: float = 10000.0
@@ -88,7 +101,23 @@ class LongRoPE:
     rescale factors, ``short_factor`` up to ``original_max_position_embeddings`` and
     ``long_factor`` beyond. ``frequencies(D)`` is the frequencies at initialisation (short);
     ``frequencies(D, seq_len)`` those of a forward call whose last position is ``seq_len − 1``.
-    A call rotates with the factors of ``max(positions) + 1``, as transformers' forward does."""
+    A call rotates with the factors of ``max(positions) + 1``, as transformers' forward does.
+
+    Parameters
+    ----------
+    short_factor, long_factor : sequence of float
+        Positive factors, one per frequency (``D/2``), the two of one length.
+    original_max_position_embeddings : int
+        ``>= 1``: the length up to which ``short_factor`` applies.
+    rope_theta : float
+        The RoPE base, ``> 1``.
+
+    Raises
+    ------
+    ValueError
+        If a factor list is empty, not positive, or the two differ in length, or a value is
+        out of range.
+    """
 
     short_factor: tuple
     long_factor: tuple
@@ -139,7 +168,22 @@ class LongRoPE:
 class ProportionalRoPE:
     """Proportional RoPE (transformers v5 ``rope_type="proportional"``, module docstring):
     ``int(partial_rotary_factor·D//2)`` rotating frequencies ``base^(−2k/D)``, zeros after,
-    all divided by ``factor``."""
+    all divided by ``factor``.
+
+    Parameters
+    ----------
+    rope_theta : float
+        The RoPE base, ``> 1``.
+    partial_rotary_factor : float
+        Share of the frequencies that rotate, in ``[0, 1]``.
+    factor : float
+        ``> 0``.
+
+    Raises
+    ------
+    ValueError
+        If a value is out of range.
+    """
 
     rope_theta: float = 10000.0
     partial_rotary_factor: float = 1.0

@@ -47,8 +47,33 @@ def check_head_dim(head_dim, multiple=2):
 
 
 def rope_frequencies(head_dim, base=10000.0, fraction=1.0) -> np.ndarray:
-    """Angular frequencies ``θ_k = base^(−2k/D)`` of RoPE (RoFormer eq. 15), shape ``(D/2,)``;
-    p-RoPE (``fraction < 1``) sets all but the ``round(fraction·D/2)`` highest to 0."""
+    """Angular frequencies ``θ_k = base^(−2k/D)`` of RoPE (RoFormer eq. 15); p-RoPE
+    (``fraction < 1``) sets all but the ``round(fraction·D/2)`` highest to 0.
+
+    Parameters
+    ----------
+    head_dim : int
+        ``D``, even and ``>= 2``.
+    base : float
+        ``> 1``.
+    fraction : float
+        Share of the ``D/2`` frequencies that rotate, in ``(0, 1]``.
+
+    Returns
+    -------
+    numpy.ndarray
+        float64 ``(D/2,)``.
+
+    Raises
+    ------
+    ValueError
+        If an argument is outside its range, or ``fraction`` keeps no frequency.
+
+    Examples
+    --------
+    >>> rope_frequencies(4, base=100.0).tolist()
+    [1.0, 0.1]
+    """
     head_dim = check_head_dim(head_dim)
     base = check_real("base", base, lo=1, lo_open=True)
     fraction = check_real("fraction", fraction, lo=0, hi=1, lo_open=True)
@@ -143,12 +168,31 @@ def rotate(x, positions, theta):
 
 
 def rope(x, positions, base=10000.0, fraction=1.0):
-    """Rotary position embedding of ``x`` (``(..., T, D)``) at integer ``positions`` (``(T,)``).
+    """Rotary position embedding of ``x`` at integer ``positions``.
 
     RoPE (Su et al. 2024): pair ``(x_k, x_{k+D/2})`` is rotated by ``position·θ_k`` with
     ``θ_k = base^(−2k/D)``, so ``rope(q, i)·rope(k, j)`` depends on ``i − j`` only and norms are
     preserved. ``fraction < 1`` is p-RoPE (Barbero et al. 2024): only the highest-frequency
-    ``round(fraction·D/2)`` pairs rotate. ``D`` must be even; ``fraction`` in ``(0, 1]``.
+    ``round(fraction·D/2)`` pairs rotate.
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        Queries or keys ``(..., T, D)``, float32 or float64, finite, ``D`` even.
+    positions : array_like
+        ``(T,)`` finite positions.
+    base, fraction
+        As for :func:`rope_frequencies`.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``x`` rotated, same shape and dtype.
+
+    Raises
+    ------
+    ValueError
+        If ``x`` or ``positions`` is malformed or ``base``/``fraction`` out of range.
     """
     x = check_x(x, 2)
     return rotate(x, positions, rope_frequencies(x.shape[-1], base, fraction))
@@ -156,8 +200,22 @@ def rope(x, positions, base=10000.0, fraction=1.0):
 
 @dataclass(frozen=True, init=False)
 class RoPE:
-    """RoPE / p-RoPE with a given base and fraction of rotating frequencies (see :func:`rope`);
-    ``rope_theta`` (transformers' name) is accepted for ``base``."""
+    """RoPE / p-RoPE with a given base and fraction of rotating frequencies (see :func:`rope`).
+
+    Parameters
+    ----------
+    base : float, optional
+        ``> 1`` (default 10000); ``rope_theta`` (transformers' name) is accepted instead.
+    fraction : float
+        Share of the frequencies that rotate, in ``(0, 1]``.
+    rope_theta : float, optional
+        Another name for ``base``; give at most one of the two.
+
+    Raises
+    ------
+    ValueError
+        If both ``base`` and ``rope_theta`` are given or a value is out of range.
+    """
 
     base: float = 10000.0
     fraction: float = 1.0

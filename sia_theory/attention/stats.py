@@ -22,7 +22,17 @@ __all__ = ["QueryStats", "stats_from_sums"]
 
 
 class QueryStats(NamedTuple):
-    """Per-query statistics, each shaped ``(B, H, Tq)``."""
+    """Per-query statistics, each shaped ``(B, H, Tq)``.
+
+    Parameters
+    ----------
+    lse : numpy.ndarray
+        Natural log-sum-exp of the modified, masked logits.
+    entropy : numpy.ndarray
+        ``−Σ p log p`` of the attention weights (nats).
+    max_weight : numpy.ndarray
+        The largest attention weight of the row.
+    """
 
     lse: object  # natural log-sum-exp of the modified, masked logits
     entropy: object  # −Σ p log p of the attention weights (nats)

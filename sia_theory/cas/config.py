@@ -27,21 +27,69 @@ TOKEN_KINDS = ("gaussian", "simplex")
 
 
 def check_phase(phase) -> str:
-    """``phase`` if it is one of :data:`PHASES`, else ``ValueError``."""
+    """``phase`` if it is one of :data:`PHASES`.
+
+    Parameters
+    ----------
+    phase : str
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    ValueError
+        If ``phase`` is not one of :data:`PHASES`.
+    """
     return _check_phase(phase, PHASES)
 
 
 def check_token_kind(tokens) -> str:
-    """``tokens`` if it is one of :data:`TOKEN_KINDS`, else ``ValueError``."""
+    """``tokens`` if it is one of :data:`TOKEN_KINDS`.
+
+    Parameters
+    ----------
+    tokens : str
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    ValueError
+        If ``tokens`` is not one of :data:`TOKEN_KINDS`.
+    """
     if tokens not in TOKEN_KINDS:
         raise ValueError(f"tokens must be one of {TOKEN_KINDS}, got {tokens!r}")
     return tokens
 
 
 def check_layer_grid(d, rho, ns, draws) -> tuple[int, ...]:
-    """Validate the grid of a single-layer study (width ``d >= 1``, ``0 < rho < 1``, at least
-    two token counts ``3 <= n <= 10**6``, ``draws >= 2``); the token counts as a tuple, or one
-    ``ValueError`` naming the parameter."""
+    """Validate the grid of a single-layer study.
+
+    Parameters
+    ----------
+    d : int
+        Width, ``>= 1``.
+    rho : float
+        In ``(0, 1)``.
+    ns : sequence of int
+        At least two token counts, each in ``[3, 10**6]``.
+    draws : int
+        ``>= 2``.
+
+    Returns
+    -------
+    tuple of int
+        The token counts.
+
+    Raises
+    ------
+    ValueError
+        Naming the parameter that is out of range.
+    """
     check_int("d", d, lo=1)
     check_real("rho", rho, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
     ns = tuple(check_int("ns", n, lo=3, hi=10**6) for n in check_sequence("ns", ns))

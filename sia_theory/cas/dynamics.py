@@ -53,6 +53,18 @@ def softmax_from_gram(gram: np.ndarray, beta: float) -> np.ndarray:
     The maximum is subtracted *before* multiplying by ``β`` (``β(g − max g)`` rather than
     ``βg − max βg``), so no score overflows for any finite ``β``: a huge ``β`` gives the one-hot
     (or uniform-over-ties) limit, never ``inf − inf = NaN``.
+
+    Parameters
+    ----------
+    gram : numpy.ndarray
+        ``(n, n)`` Gram matrix of the tokens (finite).
+    beta : float
+        ``>= 0``.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(n, n)``, rows summing to 1.
     """
     S = gram - gram.max(axis=1, keepdims=True)  # (b, n), entries in [-2, 0] for cosines
     with np.errstate(over="ignore"):
@@ -123,8 +135,24 @@ def attention_step(X, *, beta, alpha=0.0, return_attention=False, max_bytes=None
 
 
 def attention_statistics(A: np.ndarray) -> dict:
-    """Sparsity of a row-stochastic ``A``: mean self weight ``A_ii``, mean effective number of
-    attended tokens ``1/Σ_j A_ij²``, mean entropy ``−Σ_j A_ij log A_ij`` (nats)."""
+    """Sparsity of a row-stochastic ``A``.
+
+    Parameters
+    ----------
+    A : numpy.ndarray
+        Square ``(n, n)``, finite.
+
+    Returns
+    -------
+    dict
+        ``self_weight`` (mean ``A_ii``), ``effective_tokens`` (mean ``1/Σ_j A_ij²``) and
+        ``entropy`` (mean ``−Σ_j A_ij log A_ij``, nats).
+
+    Raises
+    ------
+    ValueError
+        If ``A`` is not a finite square matrix.
+    """
     A = check_finite_array("A", A, ndim=2, dtype=np.float64)
     if A.shape[0] != A.shape[1]:
         raise ValueError(f"A must be a square (n, n) attention matrix, got shape {A.shape}")
@@ -137,8 +165,26 @@ def attention_statistics(A: np.ndarray) -> dict:
 
 def crossing_point(x, y, level) -> float:
     """First ``x`` at which ``y`` falls below ``level`` (linear interpolation in ``log x``, or in
-    ``x`` next to ``x = 0``), or ``nan`` if it never does or already starts below. Used to locate
-    the collapse → preservation transition."""
+    ``x`` next to ``x = 0``). Used to locate the collapse → preservation transition.
+
+    Parameters
+    ----------
+    x : array_like
+        ``(m,)`` increasing, ``>= 0``.
+    y : array_like
+        ``(m,)``.
+    level : float
+
+    Returns
+    -------
+    float
+        ``nan`` if ``y`` never falls below ``level`` or already starts below.
+
+    Raises
+    ------
+    ValueError
+        If ``x`` or ``y`` is malformed or their lengths differ.
+    """
     x = check_finite_array("x", x, ndim=1, dtype=np.float64, lo=0.0, min_size=1)
     y = check_finite_array("y", y, ndim=1, dtype=np.float64)
     level = check_real("level", level)

@@ -45,7 +45,19 @@ def _check_beta(beta) -> float:
 
 def eta_memory(n: int, d: int, block_rows: int) -> int:
     """Bytes of working memory of :func:`jacobian_eta`: ``G`` and the square features (``n²``
-    or ``n·d(d+1)/2``), and about eight ``(block, n)`` arrays per concurrent row block."""
+    or ``n·d(d+1)/2``), and about eight ``(block, n)`` arrays per concurrent row block.
+
+    Parameters
+    ----------
+    n, d : int
+        Tokens and width.
+    block_rows : int
+        Rows per block.
+
+    Returns
+    -------
+    int
+    """
     k = d * (d + 1) // 2 if d * (d + 1) // 2 < n else n
     b = min(block_rows, n)
     return 8 * (n * n + n * k + min(worker_count(), -(-n // b)) * b * (8 * n + k + 4 * d))
@@ -53,7 +65,19 @@ def eta_memory(n: int, d: int, block_rows: int) -> int:
 
 def dense_jacobian_memory(n: int, d: int, method: str = "complex_step") -> int:
     """Bytes of working memory of :func:`dense_jacobian`: the ``(nd)²`` result, plus a batch of
-    256 complex forward passes (``complex_step``) or four ``n²d²`` block arrays (``blocks``)."""
+    256 complex forward passes (``complex_step``) or four ``n²d²`` block arrays (``blocks``).
+
+    Parameters
+    ----------
+    n, d : int
+        Tokens and width.
+    method : str
+        ``"complex_step"`` or ``"blocks"``.
+
+    Returns
+    -------
+    int
+    """
     nd = n * d
     if method == "blocks":
         return 8 * 5 * nd * nd
@@ -284,7 +308,24 @@ def dense_jacobian(X, *, beta, alpha=0.0, method="complex_step", max_bytes=None)
 
 
 def eta_from_jacobian(J: np.ndarray, n: int, d: int) -> float:
-    """``|J|_F² / (nd)`` of a dense Jacobian."""
+    """``|J|_F² / (nd)`` of a dense Jacobian.
+
+    Parameters
+    ----------
+    J : numpy.ndarray
+        ``(n·d, n·d)``, finite.
+    n, d : int
+        ``>= 1``.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        If ``J`` is not finite or not of shape ``(n·d, n·d)``.
+    """
     n, d = check_int("n", n, 1), check_int("d", d, 1)
     J = check_finite_array("J", J, ndim=2, dtype=np.float64)
     if J.shape != (n * d, n * d):

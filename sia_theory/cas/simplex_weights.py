@@ -32,8 +32,29 @@ __all__ = ["critical_gamma", "simplex_self_weight", "phase_of", "transition_widt
 # ----------------------------------------------------------------------------- validation
 def check_param(name, value, lo=None, hi=None, *, lo_open=False, hi_open=False, integer=False):
     """``value`` checked: ``check_real`` for scalars, the same bounds element-wise for arrays
-    (dtype checked before any cast: complex, string, object and ragged input are a
-    ``ValueError`` naming ``name``)."""
+    (dtype checked before any cast).
+
+    Parameters
+    ----------
+    name : str
+        The name the error message gives it.
+    value : float or array_like
+    lo, hi : float, optional
+        Bounds (inclusive unless ``lo_open``/``hi_open``).
+    lo_open, hi_open : bool
+    integer : bool
+        Require integers.
+
+    Returns
+    -------
+    float or numpy.ndarray
+
+    Raises
+    ------
+    ValueError
+        Naming ``name``, for values out of range, non-finite, complex, string, object or ragged
+        input.
+    """
     if is_scalar(value):
         out = check_real(name, value, lo, hi, lo_open=lo_open, hi_open=hi_open)
         if integer and not float(out).is_integer():
@@ -46,7 +67,16 @@ def check_param(name, value, lo=None, hi=None, *, lo_open=False, hi_open=False, 
 
 
 def is_scalar(value) -> bool:
-    """Whether ``value`` is a scalar (0-d, not a string; ragged nesting is not)."""
+    """Whether ``value`` is a scalar (0-d, not a string; ragged nesting is not).
+
+    Parameters
+    ----------
+    value : object
+
+    Returns
+    -------
+    bool
+    """
     try:
         return np.ndim(value) == 0 and not isinstance(value, str)
     except ValueError:  # ragged nesting: check_finite_array names the parameter
@@ -54,7 +84,22 @@ def is_scalar(value) -> bool:
 
 
 def check_broadcast(**arrays):
-    """The arguments broadcast to one shape, or ``ValueError`` naming them."""
+    """Check that the arguments broadcast to one shape.
+
+    Parameters
+    ----------
+    **arrays
+        Scalars or arrays, by name.
+
+    Returns
+    -------
+    None
+
+    Raises
+    ------
+    ValueError
+        Naming the shapes, if they do not broadcast.
+    """
     try:
         np.broadcast_shapes(*(np.shape(a) for a in arrays.values()))
     except ValueError:
@@ -63,19 +108,63 @@ def check_broadcast(**arrays):
 
 
 def finite_result(value, names: str):
-    """``value`` if every entry is finite, else ``ValueError`` (the exact answer overflows)."""
+    """``value`` if every entry is finite (else the exact answer overflows float64).
+
+    Parameters
+    ----------
+    value : float or numpy.ndarray
+    names : str
+        The arguments the error message names.
+
+    Returns
+    -------
+    float or numpy.ndarray
+
+    Raises
+    ------
+    ValueError
+        If an entry is not finite.
+    """
     if not np.all(np.isfinite(value)):
         raise ValueError(f"the result overflows float64 for these {names}; choose smaller values")
     return value[()] if isinstance(value, np.ndarray) and value.ndim == 0 else value
 
 
 def check_rho(rho):
-    """``rho`` checked: in ``(0, 1)``, a scalar or an array."""
+    """``rho`` checked: in ``(0, 1)``, a scalar or an array.
+
+    Parameters
+    ----------
+    rho : float or array_like
+
+    Returns
+    -------
+    float or numpy.ndarray
+
+    Raises
+    ------
+    ValueError
+        If an entry is outside ``(0, 1)``.
+    """
     return check_param("rho", rho, 0.0, 1.0, lo_open=True, hi_open=True)
 
 
 def check_n(n):
-    """``n`` checked: an integer ``>= 2``, a scalar or an array."""
+    """``n`` checked: an integer ``>= 2``, a scalar or an array.
+
+    Parameters
+    ----------
+    n : int or array_like
+
+    Returns
+    -------
+    float or numpy.ndarray
+
+    Raises
+    ------
+    ValueError
+        If an entry is not an integer ``>= 2``.
+    """
     return check_param("n", n, 2, None, integer=True)
 
 
@@ -98,8 +187,18 @@ def _functions():
 
 def log_self_weights(n, gamma, rho):
     """``(log w, log(1 − w))`` of the simplex self weight, from ``log(1/w − 1)`` (exact in
-    floating point where ``w`` rounds to 1 or ``1 − w`` underflows); arguments already checked
-    (:func:`check_n`, :func:`check_param`, :func:`check_rho`)."""
+    floating point where ``w`` rounds to 1 or ``1 − w`` underflows).
+
+    Parameters
+    ----------
+    n, gamma, rho
+        Already checked (:func:`check_n`, :func:`check_param`, :func:`check_rho`), scalars or
+        arrays that broadcast.
+
+    Returns
+    -------
+    log_w, log_1_minus_w : numpy.ndarray
+    """
     lo = _functions()["log_odds"](np.asarray(n, dtype=np.float64), gamma, rho)
     return -np.logaddexp(0.0, lo), -np.logaddexp(0.0, -lo)
 
@@ -195,8 +294,32 @@ def transition_width(*, n, rho):
 
 
 def phase_of(*, gamma, rho, rel_tol=1e-12) -> str:
-    """One of :data:`PHASES` (``"subcritical"``, ``"critical"``, ``"supercritical"``) by comparing
-    ``γ`` with ``γ_c``."""
+    """The phase by comparing ``γ`` with ``γ_c`` (scalars only: a phase is one label).
+
+    Parameters
+    ----------
+    gamma : float
+        ``>= 0``.
+    rho : float
+        In ``(0, 1)``.
+    rel_tol : float
+        Relative tolerance of ``γ = γ_c``.
+
+    Returns
+    -------
+    str
+        One of :data:`PHASES` (``"subcritical"``, ``"critical"``, ``"supercritical"``).
+
+    Raises
+    ------
+    ValueError
+        If ``gamma`` or ``rho`` is out of range.
+
+    Examples
+    --------
+    >>> phase_of(gamma=2.0, rho=0.5), phase_of(gamma=1.0, rho=0.5)  # γ_c = 1/(1 − ρ) = 2
+    ('critical', 'subcritical')
+    """
     # Scalars only: a phase is one label (the finite-n functions take arrays).
     gamma = check_real("gamma", gamma, lo=0.0)
     gamma_c = critical_gamma(check_real("rho", rho, 0.0, 1.0, lo_open=True, hi_open=True))

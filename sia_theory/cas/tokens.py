@@ -22,12 +22,38 @@ __all__ = ["sample_tokens", "token_rng", "check_rng", "check_tokens", "normalise
 
 def token_rng(seed, study: str, *index) -> np.random.Generator:
     """The generator of token draw ``index`` of ``study`` under ``seed`` (one stream per
-    ``(seed, study, index)``, the same whatever the thread count)."""
+    ``(seed, study, index)``, the same whatever the thread count).
+
+    Parameters
+    ----------
+    seed : int
+    study : str
+    *index : int
+        The draw's coordinates.
+
+    Returns
+    -------
+    numpy.random.Generator
+    """
     return rng_for(seed, study, *index)
 
 
 def check_rng(rng) -> np.random.Generator:
-    """``rng`` if it is a ``numpy.random.Generator``, else ``ValueError`` naming ``rng``."""
+    """``rng`` if it is a ``numpy.random.Generator``.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    numpy.random.Generator
+
+    Raises
+    ------
+    ValueError
+        Naming ``rng``, for anything else.
+    """
     if not isinstance(rng, np.random.Generator):
         raise ValueError(f"rng must be a numpy.random.Generator (e.g. token_rng(seed, study, i)), "
                          f"got {rng!r}")
@@ -35,7 +61,23 @@ def check_rng(rng) -> np.random.Generator:
 
 
 def check_tokens(X, name: str = "X") -> np.ndarray:
-    """``X`` as a finite float64 ``(n, d)`` array with ``n, d ≥ 1``, or ``ValueError``."""
+    """``X`` as a finite float64 ``(n, d)`` array with ``n, d ≥ 1``.
+
+    Parameters
+    ----------
+    X : array_like
+    name : str
+        The name the error message gives it.
+
+    Returns
+    -------
+    numpy.ndarray
+
+    Raises
+    ------
+    ValueError
+        If ``X`` is not finite, not 2-D or empty.
+    """
     X = check_finite_array(name, X, ndim=2, dtype=np.float64)
     if X.shape[0] < 1 or X.shape[1] < 1:
         raise ValueError(f"{name} must have at least one row and one column, got shape {X.shape}")
@@ -43,13 +85,38 @@ def check_tokens(X, name: str = "X") -> np.ndarray:
 
 
 def normalise_rows(X: np.ndarray, name: str = "X") -> tuple[np.ndarray, np.ndarray]:
-    """``(Y, norms)`` with ``y_i = x_i/|x_i|`` (the CAS pre-layer-norm onto the sphere);
-    ``ValueError`` for a zero row.
+    """``(Y, norms)`` with ``y_i = x_i/|x_i|`` (the CAS pre-layer-norm onto the sphere).
 
     Each row is first divided by its largest absolute entry, so ``|x_i|²`` neither overflows
     (rows ~1e200) nor underflows (rows ~1e-200): the directions ``Y`` are exact to rounding for
     every finite nonzero row. ``norms`` is ``inf`` (or ``0``) only where ``|x_i|`` itself is not a
     float64.
+
+    Parameters
+    ----------
+    X : numpy.ndarray
+        ``(n, d)``, finite.
+    name : str
+        The name the error message gives it.
+
+    Returns
+    -------
+    Y : numpy.ndarray
+        ``(n, d)`` unit rows.
+    norms : numpy.ndarray
+        ``(n,)``.
+
+    Raises
+    ------
+    ValueError
+        For a zero row.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> Y, norms = normalise_rows(np.array([[3.0, 4.0], [1e200, 0.0]]))
+    >>> Y.tolist(), norms.tolist()
+    ([[0.6, 0.8], [1.0, 0.0]], [5.0, 1e+200])
     """
     scale = np.max(np.abs(X), axis=1)  # (n,)
     if np.any(scale == 0):
@@ -63,12 +130,38 @@ def normalise_rows(X: np.ndarray, name: str = "X") -> tuple[np.ndarray, np.ndarr
 
 def token_memory(n: int, d: int, tokens: str = "gaussian") -> int:
     """Bytes of working memory of one token draw: ``(n, d)`` float64 arrays (tokens, noise,
-    directions), plus the ``(n, n)`` square root of the Gram matrix for exact simplex tokens."""
+    directions), plus the ``(n, n)`` square root of the Gram matrix for exact simplex tokens.
+
+    Parameters
+    ----------
+    n, d : int
+    tokens : str
+        ``"gaussian"`` or ``"simplex"``.
+
+    Returns
+    -------
+    int
+    """
     return 8 * (3 * n * d + (n * n if tokens == "simplex" else 0))
 
 
 def mean_cosine(X) -> float:
-    """Mean of ``⟨y_i, y_j⟩`` over ordered pairs ``i ≠ j``, in ``O(nd)`` via ``|Σ y_i|²``."""
+    """Mean of ``⟨y_i, y_j⟩`` over ordered pairs ``i ≠ j``, in ``O(nd)`` via ``|Σ y_i|²``.
+
+    Parameters
+    ----------
+    X : array_like
+        ``(n, d)`` tokens, ``n >= 2``, no zero row.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        If ``X`` is not finite, has fewer than 2 rows or a zero row.
+    """
     X = check_finite_array("X", X, ndim=2, dtype=np.float64)
     if X.shape[0] < 2:
         raise ValueError(f"X must have at least 2 rows (tokens) for a pairwise cosine, "

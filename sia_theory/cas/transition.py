@@ -46,7 +46,26 @@ TRANSITION_STUDY = "cas.transition"
 
 def near_simplex_window(n, rho1, rho2, level=0.5):
     """``(β_low, β_high)``: the ``β`` range in which the mean self weight of tokens with pairwise
-    cosines in ``[ρ₁, ρ₂]`` reaches ``level`` (see the module docstring)."""
+    cosines in ``[ρ₁, ρ₂]`` reaches ``level`` (see the module docstring).
+
+    Parameters
+    ----------
+    n : float or array_like
+        ``>= 2``.
+    rho1, rho2 : float or array_like
+        Cosines in ``[-1, 1]``.
+    level : float or array_like
+        A self weight in ``(0, 1)``.
+
+    Returns
+    -------
+    beta_low, beta_high : float or numpy.ndarray
+
+    Raises
+    ------
+    ValueError
+        If an argument is out of range.
+    """
     n = check_finite_array("n", n, dtype=np.float64, min_size=1)
     if np.min(n) < 2:
         raise ValueError(f"n must be >= 2, got min {float(np.min(n))!r}")
@@ -98,9 +117,41 @@ def draw_memory(n: int, d: int, queries: int) -> int:
 
 def transition_draw(*, n, d, rho, seed, draw, queries=1024, levels=(0.5,), rtol=1e-3,
                     study=TRANSITION_STUDY, max_bytes=None) -> dict:
-    """One Gaussian near-simplex draw (``token_rng(seed, study, n, d, draw)``): realised cosine,
-    ``ρ₁, ρ₂``, the crossings ``β_ℓ`` of the output cosine for each ``ℓ`` in ``levels``, the
-    self-weight-½ point ``β_½`` and the near-simplex windows (module docstring)."""
+    """One Gaussian near-simplex draw (``token_rng(seed, study, n, d, draw)``) and its transition
+    (module docstring).
+
+    Parameters
+    ----------
+    n : int
+        Tokens, ``>= 3``.
+    d : int
+        Width, ``>= 1``.
+    rho : float
+        Nominal cosine, in ``(0, 1)``.
+    seed, draw : int
+        The draw's stream.
+    queries : int
+        Query rows used, ``>= 2`` (at most ``n``).
+    levels : sequence of float
+        Levels in ``(0, 1)`` of the output cosine's crossings.
+    rtol : float
+        Relative tolerance of the root finding, in ``(0, 1)``.
+    study : str
+        The stream's name.
+    max_bytes : int, optional
+        Working-memory limit (default: the memory available).
+
+    Returns
+    -------
+    dict
+        The realised cosine, ``ρ₁, ρ₂``, the crossings ``β_ℓ`` (``beta_50`` …), the
+        self-weight-½ point ``β_½`` and the near-simplex windows.
+
+    Raises
+    ------
+    ValueError
+        Naming the argument that is out of range, or if the draw would not fit in memory.
+    """
     n, d, draw = check_int("n", n, 3), check_int("d", d, 1), check_int("draw", draw, 0)
     rho = check_real("rho", rho, 0.0, 1.0, lo_open=True, hi_open=True)
     queries = min(check_int("queries", queries, 2), n)
@@ -149,8 +200,26 @@ def transition_draw(*, n, d, rho, seed, draw, queries=1024, levels=(0.5,), rtol=
 def transition_draws(*, ns, d, rho, seed, draws, queries=1024, levels=(0.5,), rtol=1e-3,
                      study=TRANSITION_STUDY, max_bytes=None) -> pd.DataFrame:
     """:func:`transition_draw` for every ``n`` in ``ns`` and ``draws`` draws each (independent
-    tasks on the worker threads); one row per draw, with ``log_n = log n``. The working memory of
-    the concurrent draws is checked first against ``max_bytes`` (default: the memory available).
+    tasks on the worker threads). The working memory of the concurrent draws is checked first.
+
+    Parameters
+    ----------
+    ns : sequence of int
+        Token counts in ``[3, 2**62]``.
+    draws : int
+        Draws per ``n``, ``1 … 10**7``.
+    d, rho, seed, queries, levels, rtol, study, max_bytes
+        As for :func:`transition_draw`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per draw, with ``log_n = log n``.
+
+    Raises
+    ------
+    ValueError
+        Naming the argument that is out of range, or if the draws would not fit in memory.
     """
     ns = check_finite_array("ns", ns, ndim=1, lo=3, integer=True, min_size=1)
     if np.max(ns) > 2**62:

@@ -54,7 +54,25 @@ BETA_RANGE = (1e-3, 1e12)  # bracket of β₅₀ (low d isolates a token only at
 
 
 def participation(scores: np.ndarray, beta: float) -> float:
-    """Mean over rows of ``Σ_j p_j²`` with ``p = softmax(β·row)`` (``scores``: ``(m, n)``)."""
+    """Mean over rows of ``Σ_j p_j²`` with ``p = softmax(β·row)``.
+
+    Parameters
+    ----------
+    scores : numpy.ndarray
+        ``(m, n)``, finite (checked by the callers).
+    beta : float
+        ``>= 0``.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> participation(np.zeros((2, 4)), 1.0)  # uniform weights: 4 · (1/4)²
+    0.25
+    """
     S = scores - scores.max(axis=1, keepdims=True)  # (m, n), <= 0
     with np.errstate(over="ignore"):
         S *= beta
@@ -202,7 +220,26 @@ def rem_beta50(n, level: float = 0.5) -> float:
 
 
 def simplex_participation(beta, n, rho) -> np.ndarray:
-    """``Y = w² + (1−w)²/(n−1)`` with ``w = 1/(1 + (n−1)e^{−β(1−ρ)})`` (exact simplex)."""
+    """``Y = w² + (1−w)²/(n−1)`` with ``w = 1/(1 + (n−1)e^{−β(1−ρ)})`` (exact simplex).
+
+    Parameters
+    ----------
+    beta : float or array_like
+        ``>= 0``.
+    n : float or array_like
+        ``>= 2``.
+    rho : float
+        In ``[-1, 1)``.
+
+    Returns
+    -------
+    numpy.ndarray
+
+    Raises
+    ------
+    ValueError
+        If an argument is out of range.
+    """
     beta = check_finite_array("beta", beta, dtype=np.float64, lo=0)
     n = check_finite_array("n", n, dtype=np.float64, lo=2)
     rho = check_real("rho", rho, -1.0, 1.0, hi_open=True)
@@ -261,11 +298,28 @@ def _scores(kind: str, n: int, d: int, rho: float, spread: float, queries: int,
 
 
 def universality_draw(cell: dict, seed: int) -> dict:
-    """One draw of the universality sweep: ``cell`` holds ``kind, n, d, rho, spread, queries,
-    draw``; the draw's generator is ``token_rng(seed, UNIVERSALITY_STUDY, k, n, d,
-    10⁶·spread, draw)`` (``k`` the index of ``kind`` in :data:`CLASS_KINDS`). Returns the cell
-    with ``beta_50``, the realised mean and spread (sd over keys, pooled over queries) of the
-    off-diagonal scores, and ``log_n``."""
+    """One draw of the universality sweep; the draw's generator is ``token_rng(seed,
+    UNIVERSALITY_STUDY, k, n, d, 10⁶·spread, draw)`` (``k`` the index of ``kind`` in
+    :data:`CLASS_KINDS`).
+
+    Parameters
+    ----------
+    cell : dict
+        ``kind`` (one of :data:`CLASS_KINDS`), ``n`` (``>= 3``), ``d`` (``>= 1``), ``rho``
+        (``[0, 1)``), ``spread`` (``>= 0``), ``queries`` (``>= 2``) and ``draw``.
+    seed : int
+
+    Returns
+    -------
+    dict
+        The cell with ``beta_50``, the realised mean and spread (sd over keys, pooled over
+        queries) of the off-diagonal scores, and ``log_n``.
+
+    Raises
+    ------
+    ValueError
+        Naming the field that is out of range.
+    """
     kind = cell["kind"]
     if kind not in CLASS_KINDS:
         raise ValueError(f"kind must be one of {CLASS_KINDS}, got {kind!r}")

@@ -99,8 +99,17 @@ def _flag_kind(value):
     return None
 
 
-_ENTRY = re.compile(r"^(\w+) : [^\n]*\n((?:[ \t]+\S[^\n]*\n?)+)", re.M)
+_ENTRY = re.compile(r"^(\w+(?:, \w+)*) : [^\n]*\n((?:[ \t]+\S[^\n]*\n?)+)", re.M)
+_SECTION = re.compile(r"^\S[^\n]*\n-{3,}\n", re.M)  # a numpy section's title and underline
 _MARKUP = re.compile(r":\w+:`~?([^`]+)`|``([^`]+)``")
+
+
+def _section_entries(doc: str, title: str) -> list[tuple[list[str], str]]:
+    """The ``(names, meaning)`` entries of the numpy section ``title`` of ``doc`` (``[]``
+    without one): ``name : type`` or ``name, other : type``, the indented meaning plain."""
+    _, found, section = ("\n" + doc).partition(f"\n{title}\n{'-' * len(title)}\n")
+    section = _SECTION.split(section)[0] if found else ""  # up to the next section
+    return [(m.group(1).split(", "), _plain(m.group(2))) for m in _ENTRY.finditer(section)]
 
 
 def _plain(text: str) -> str:
@@ -124,10 +133,11 @@ def _clause(text: str, start: int) -> str:
 
 def field_meanings(settings_type) -> dict:
     """``{field: meaning}`` read off a settings dataclass's docstring, the one place the
-    meanings are written: its numpy ``Attributes`` section (``name : type`` and the indented
-    meaning), and, for a field that section does not list, the clause of the docstring that
-    first names it as a literal (clauses end at ``;`` and at sentence ends; a leading
-    "name:" is dropped). Plain text on one line.
+    meanings are written: its numpy ``Parameters`` section (``name : type`` or
+    ``name, other : type`` and the indented meaning), then, for a field that section does not
+    list, its ``Attributes`` section, and, for a field neither lists, the clause of the prose
+    before the first section that first names it as a literal (clauses end at ``;`` and at
+    sentence ends; a leading "name:" is dropped). Plain text on one line.
 
     Parameters
     ----------
@@ -144,7 +154,7 @@ def field_meanings(settings_type) -> dict:
     >>> class Settings:
     ...     '''``n`` draws of ``d`` dimensions; ``tau``: the temperature (in (0, 1]; ``x``).
     ...
-    ...     Attributes
+    ...     Parameters
     ...     ----------
     ...     n : int
     ...         Seeded draws
@@ -153,10 +163,13 @@ def field_meanings(settings_type) -> dict:
     >>> field_meanings(Settings)["n"], field_meanings(Settings)["tau"]
     ('Seeded draws per point.', 'the temperature (in (0, 1]; x)')
     """
-    prose, _, section = (inspect.getdoc(settings_type) or "").partition(
-        "\nAttributes\n----------\n")
-    section = re.split(r"\n\S[^\n]*\n-{3,}\n", section)[0]  # up to the next section
-    meanings = {m.group(1): _plain(m.group(2)) for m in _ENTRY.finditer(section)}
+    doc = inspect.getdoc(settings_type) or ""
+    prose = _SECTION.split(doc)[0]
+    meanings = {}
+    for title in ("Parameters", "Attributes"):  # Parameters first: it wins
+        for names, meaning in _section_entries(doc, title):
+            for name in names:
+                meanings.setdefault(name, meaning)
     for m in re.finditer(r"``(\w+)``", prose):
         if m.group(1) not in meanings:
             clause = re.sub(rf"^``{m.group(1)}``:\s*", "", _clause(prose, m.start()))

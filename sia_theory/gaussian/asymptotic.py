@@ -220,8 +220,24 @@ def _check_args(transform, samples, seed, top_k, n_ctx):
 
 def asymptotic_range_statistics(transform: Transform, ranges, samples, seed, top_k=1000,
                                 n_ctx=None, h=None, *, tol=BIN_TOL) -> dict:
-    """Per-sample ``log_Z``, ``nbar = N/Z``, ``H`` and ``log_mass`` ``(samples, R)`` (as a dict,
-    plus ``ranges``) of :func:`simulate_gaussian_logits_asymptotic`."""
+    """Per-sample statistics of :func:`simulate_gaussian_logits_asymptotic`.
+
+    Parameters
+    ----------
+    transform, ranges, samples, seed, top_k, n_ctx, h, tol
+        As for :func:`simulate_gaussian_logits_asymptotic`.
+
+    Returns
+    -------
+    dict
+        ``log_Z``, ``nbar = N/Z``, ``H`` and ``log_mass``, each ``(samples, R)``, and
+        ``ranges``.
+
+    Raises
+    ------
+    ValueError
+        If an argument is out of range (as for :func:`simulate_gaussian_logits_asymptotic`).
+    """
     samples, seed, top_k, n_ctx = _check_args(transform, samples, seed, top_k, n_ctx)
     pairs = _check_ranges(ranges, n_ctx)
     bounds = np.unique(np.concatenate([pairs.ravel(), [] if n_ctx is None else [0.0, n_ctx]]))

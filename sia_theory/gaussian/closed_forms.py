@@ -49,7 +49,25 @@ CONVERGENCE_ATOL = 1e-9
 
 
 def check_range(t1, t2, n_ctx=None) -> tuple[int, int, int | None]:
-    """Validate a distance range ``[t1, t2)`` (and ``t2 <= n_ctx`` when ``n_ctx`` is given)."""
+    """Validate a distance range ``[t1, t2)``.
+
+    Parameters
+    ----------
+    t1, t2 : int
+        ``0 <= t1 < t2`` (and ``t2 <= n_ctx`` when ``n_ctx`` is given).
+    n_ctx : int, optional
+        ``>= 1``.
+
+    Returns
+    -------
+    tuple
+        ``(t1, t2, n_ctx)`` as ints (``n_ctx`` None when not given).
+
+    Raises
+    ------
+    ValueError
+        Naming the argument that is out of range.
+    """
     n_ctx = None if n_ctx is None else check_int("n_ctx", n_ctx, lo=1)
     t1 = check_int("t1", t1, lo=0)
     t2 = check_int("t2", t2, lo=t1 + 1, hi=n_ctx)
@@ -360,15 +378,48 @@ def scale_invariant_limits(transform: ScaleInvariant, delta) -> tuple[float, flo
 # --- octave sums and their convergence (SI Defs. 3.1–3.2) ---------------------------------
 
 def octave_starts(t_max: int = 2**20, t_min: int = 1) -> np.ndarray:
-    """``t = 2^k`` from ``t_min`` (rounded up to a power of 2) to ``t_max``."""
+    """``t = 2^k`` from ``t_min`` (rounded up to a power of 2) to ``t_max``.
+
+    Parameters
+    ----------
+    t_max, t_min : int
+        ``1 <= t_min <= t_max``.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64.
+
+    Raises
+    ------
+    ValueError
+        If ``t_min < 1`` or ``t_max < t_min``.
+
+    Examples
+    --------
+    >>> octave_starts(100, 3).tolist()
+    [4, 8, 16, 32, 64]
+    """
     k0 = math.ceil(math.log2(check_int("t_min", t_min, lo=1)))
     k1 = math.floor(math.log2(check_int("t_max", t_max, lo=t_min)))
     return 2 ** np.arange(k0, k1 + 1, dtype=np.int64)
 
 
 def octave_closed_forms(transform: Transform, t_values):
-    """``E[Z_t^{2t}]``, ``E[N_t^{2t}]`` for each ``t`` (columns ``t, t2, EZ, EN``) of a
-    transform that does not depend on the context (wrap others with :func:`at_context`)."""
+    """``E[Z_t^{2t}]``, ``E[N_t^{2t}]`` for each ``t`` of a transform that does not depend on the
+    context (wrap others with :func:`at_context`).
+
+    Parameters
+    ----------
+    transform : Transform
+    t_values : iterable of int
+        Octave starts.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``t, t2, EZ, EN``.
+    """
     import pandas as pd  # start-up: pandas (0.25 s), only for the table
 
     rows = [{"t": int(t), "t2": 2 * int(t), "EZ": expected_total_attention(transform, t, 2 * t),
@@ -384,7 +435,23 @@ def convergence(values, last: int = 3, rtol: float = CONVERGENCE_RTOL,
     ``|x_k − x_{k−1}| <= rtol·|x_k| + atol``; else ``"diverges"`` if the steps do not shrink
     (``|x_K − x_{K−1}| >= 0.9·|x_{K−3} − x_{K−4}|``: no geometric approach), or if the values
     are not finite; else ``"undecided"`` (shrinking but not yet within tolerance at ``t = 2^20``).
-    Returns ``(status, limit or None)``.
+
+    Parameters
+    ----------
+    values : array_like
+        At least ``last + 4`` values.
+    last : int
+    rtol, atol : float
+
+    Returns
+    -------
+    status : str
+    limit : float or None
+
+    Raises
+    ------
+    ValueError
+        If ``values`` holds fewer than ``last + 4`` values.
     """
     x = np.asarray(values, dtype=np.float64)
     if x.size < last + 4:

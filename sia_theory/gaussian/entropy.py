@@ -55,8 +55,24 @@ def _check_grid(transform: Transform, t_values, deltas):
 
 
 def entropy_table(transform: Transform, t_values, deltas, h) -> pd.DataFrame:
-    """The ``table`` of :func:`entropy_in_range_samples` from per-sample entropies ``h``
-    ``(samples, len(deltas), len(t_values))`` (e.g. blocks of samples concatenated in order)."""
+    """The ``table`` of :func:`entropy_in_range_samples` from per-sample entropies.
+
+    Parameters
+    ----------
+    transform, t_values, deltas
+        As for :func:`entropy_in_range_samples`.
+    h : numpy.ndarray
+        ``(samples, len(deltas), len(t_values))`` (e.g. blocks of samples concatenated in order).
+
+    Returns
+    -------
+    pandas.DataFrame
+
+    Raises
+    ------
+    ValueError
+        If the grid is out of range or ``h`` has another shape.
+    """
     t_values, deltas, ranges = _check_grid(transform, t_values, deltas)
     h = np.ascontiguousarray(h, dtype=np.float64)
     if h.ndim != 3 or h.shape[1:] != (len(deltas), len(t_values)):
@@ -76,13 +92,37 @@ def entropy_in_range_samples(transform: Transform, t_values, deltas=(2, 5, 10), 
 
     One Gaussian-logit simulation with ``n_ctx = max(t)·max(Δ)`` covers all ranges; entropy in
     a range depends only on the logits inside it, so for transforms that do not depend on the
-    context length the ``n_ctx`` does not matter. Transforms that do (LogN; ``"context"`` in
-    ``transform.depends_on``) are rejected: for them the answer would depend on the arbitrary
-    ``n_ctx`` of the grid.
-    Returns ``(table, h)``: ``table`` has columns ``delta, t, t1, t2, H_mean, H_se, samples,
-    H_plug_in`` (the last is the closed-form law-of-large-numbers value
-    :func:`~sia_theory.gaussian.closed_forms.plug_in_entropy`), ``h`` is the per-sample entropy,
-    shaped ``(samples, len(deltas), len(t_values))``.
+    context length the ``n_ctx`` does not matter.
+
+    Parameters
+    ----------
+    transform : Transform
+        Not depending on the context (``"context"`` not in ``depends_on``: for LogN the answer
+        would depend on the arbitrary ``n_ctx`` of the grid).
+    t_values : int or sequence of int
+        Range starts ``t >= 1``.
+    deltas : int or sequence of int
+        Range ratios ``Δ >= 2``.
+    samples : int
+        ``>= 2``.
+    seed : int
+    first_sample : int
+        Index of the first sample (blocks of one run concatenate in order).
+
+    Returns
+    -------
+    table : pandas.DataFrame
+        Columns ``delta, t, t1, t2, H_mean, H_se, samples, H_plug_in`` (the last the
+        closed-form law-of-large-numbers value
+        :func:`~sia_theory.gaussian.closed_forms.plug_in_entropy`).
+    h : numpy.ndarray
+        The per-sample entropy, ``(samples, len(deltas), len(t_values))``.
+
+    Raises
+    ------
+    ValueError
+        If the transform depends on the context, a grid value or ``samples`` is out of range, or
+        the simulation would not fit in memory.
     """
     t_values, deltas, ranges = _check_grid(transform, t_values, deltas)
     n_ctx = int(t_values.max()) * max(deltas)

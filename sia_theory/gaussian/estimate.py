@@ -101,8 +101,23 @@ class Estimate:
 
 def disagreement(a: Estimate, b: Estimate) -> float:
     """How many combined standard errors ``a`` and ``b`` are apart once their numerical error
-    bounds are spent: ``max(|a − b| − bound_a − bound_b, 0) / √(se_a² + se_b²)``; with no
-    statistical error at all, ``0`` if the bounds cover the gap and ``inf`` otherwise."""
+    bounds are spent: ``max(|a − b| − bound_a − bound_b, 0) / √(se_a² + se_b²)``.
+
+    Parameters
+    ----------
+    a, b : Estimate
+
+    Returns
+    -------
+    float
+        With no statistical error at all, ``0`` if the bounds cover the gap and ``inf``
+        otherwise.
+
+    Raises
+    ------
+    ValueError
+        If ``a`` or ``b`` is not an :class:`Estimate`.
+    """
     for name, x in (("a", a), ("b", b)):
         if not isinstance(x, Estimate):
             raise ValueError(f"{name} must be an Estimate, got {type(x).__name__}")

@@ -33,9 +33,24 @@ CRITICAL_PREFACTOR = math.sqrt(2.0 / math.pi)  # E[H] / a_t at c = 1 (half-norma
 
 
 def frozen_entropy_limit(c) -> np.ndarray:
-    """``lim_{t→∞} E[H_t^{tΔ}] = ψ(1) − ψ(1 − c^{−1/2})`` for ``c > 1`` (``inf`` for ``c <= 1``):
-    the mean entropy ``E[−Σ p_i log p_i]`` of Poisson–Dirichlet(``θ``, 0) weights,
-    ``∫₀¹ (−p log p)·p^{−1−θ}(1−p)^{θ−1} dp / (Γ(θ)Γ(1−θ))``, with ``θ = σ_c/σ = c^{−1/2}``."""
+    """``lim_{t→∞} E[H_t^{tΔ}] = ψ(1) − ψ(1 − c^{−1/2})`` for ``c > 1``: the mean entropy
+    ``E[−Σ p_i log p_i]`` of Poisson–Dirichlet(``θ``, 0) weights,
+    ``∫₀¹ (−p log p)·p^{−1−θ}(1−p)^{θ−1} dp / (Γ(θ)Γ(1−θ))``, with ``θ = σ_c/σ = c^{−1/2}``.
+
+    Parameters
+    ----------
+    c : float or array_like
+
+    Returns
+    -------
+    numpy.ndarray
+        Elementwise; ``inf`` for ``c <= 1``.
+
+    Examples
+    --------
+    >>> round(float(frozen_entropy_limit(4.0)), 6)  # ψ(1) − ψ(½) = 2 log 2
+    1.386294
+    """
     c = np.asarray(c, dtype=np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
         theta = 1.0 / np.sqrt(c)
@@ -45,7 +60,19 @@ def frozen_entropy_limit(c) -> np.ndarray:
 
 def negentropy_slope_theory(c, alpha, tau, delta) -> float:
     """``d E[N_t^{tΔ}] / d log t → (c − 1)·ατ·log Δ``: ``E[L e^L] = (log α + ½ + (c − 1)·
-    log(1 + t/τ))·α/(t/τ + 1)`` summed over ``[t, tΔ)``."""
+    log(1 + t/τ))·α/(t/τ + 1)`` summed over ``[t, tΔ)``.
+
+    Parameters
+    ----------
+    c, alpha, tau : float
+        The family's ``c``, ``α`` and ``τ``.
+    delta : float
+        The range ratio ``Δ``.
+
+    Returns
+    -------
+    float
+    """
     return (c - 1.0) * alpha * tau * math.log(delta)
 
 
@@ -53,11 +80,35 @@ def crossover(c, t) -> float:
     """``(1 − √c)²·log t``: the REM distance from criticality in units of ``log t``. The weight
     of the top O(1) logits relative to the bulk behaves like ``t^{−(1−√c)²}`` on both sides of
     ``c = 1``, so a range is in the asymptotic regime once this is well above 1 (the claims use
-    ``>= 2``; docs/criticality.md §2)."""
+    ``>= 2``; docs/criticality.md §2).
+
+    Parameters
+    ----------
+    c : float
+        ``>= 0``.
+    t : float
+        ``> 0``.
+
+    Returns
+    -------
+    float
+    """
     return (1.0 - math.sqrt(c)) ** 2 * math.log(t)
 
 
 def liquid_correction(c, t) -> float:
     """Predicted size of the finite-``t`` correction to the slope ``1 − c`` for ``c < 1``:
-    ``(1 − c)·t^{−(1−√c)²}`` (the share of the top logits, which the liquid law misses)."""
+    ``(1 − c)·t^{−(1−√c)²}`` (the share of the top logits, which the liquid law misses).
+
+    Parameters
+    ----------
+    c : float
+        In ``[0, 1)``.
+    t : float
+        ``> 0``.
+
+    Returns
+    -------
+    float
+    """
     return (1.0 - c) * math.exp(-crossover(c, t))

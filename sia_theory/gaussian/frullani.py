@@ -51,14 +51,36 @@ _MAX_PANELS = 4000  # u panels before Φ is declared out of range
 
 
 def check_rtol(rtol) -> float:
-    """``rtol`` as a float in ``[1e-10, 1e-2]``, or ``ValueError`` naming it."""
+    """``rtol`` as a float in ``[1e-10, 1e-2]``.
+
+    Parameters
+    ----------
+    rtol : float
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        Naming ``rtol``, if it is outside that range.
+    """
     return check_real("rtol", rtol, lo=1e-10, hi=1e-2)
 
 
 @dataclass(frozen=True)
 class RowNodes:
-    """Distance nodes ``t`` with weights ``w`` (``Σ_i w_i f(t_i) ≈ Σ_t f(t)`` over a segment)
-    and the coefficients ``a, m`` of the logits there, each ``(T,)``."""
+    """Distance nodes with weights (``Σ_i w_i f(t_i) ≈ Σ_t f(t)`` over a segment) and the
+    coefficients of the logits there.
+
+    Parameters
+    ----------
+    t, w : numpy.ndarray
+        The nodes and weights, ``(T,)``.
+    a, m : numpy.ndarray
+        The coefficients at the nodes, ``(T,)``.
+    """
 
     t: np.ndarray
     w: np.ndarray
@@ -88,7 +110,30 @@ class RowNodes:
 def row_nodes(transform, t1, t2, n_ctx=None, h=None, *, rtol=1e-6) -> RowNodes:
     """The nodes of the segment ``[t1, t2)`` of a query's row (it sees ``n_ctx`` keys): the
     distance quadrature, or one node of weight ``t2 − t1`` when the transform declares no
-    dependence on the distance (then every distance has the same coefficients)."""
+    dependence on the distance (then every distance has the same coefficients).
+
+    Parameters
+    ----------
+    transform : Transform
+    t1, t2 : int
+        ``0 <= t1 < t2`` (integral floats up to 1e30 accepted).
+    n_ctx : int, optional
+        Required by a context-dependent transform; ``t2 <= n_ctx``.
+    h : int, optional
+        The head, for a head-dependent transform.
+    rtol : float
+        Relative tolerance of the distance quadrature.
+
+    Returns
+    -------
+    RowNodes
+
+    Raises
+    ------
+    ValueError
+        If the transform is not a Transform, the range or head is out of range, or a
+        context-dependent transform has no ``n_ctx``.
+    """
     if not isinstance(transform, Transform):
         raise ValueError(f"transform must be a sia_theory Transform, got {transform!r}")
     t1, t2, n_ctx = check_long_range(t1, t2, n_ctx)
@@ -210,9 +255,25 @@ class _Level:
 
 
 class LaplaceIntegral:
-    """The integrals of one row (a list of segments ``[t1, t2)`` of a query that sees ``n_ctx``
-    keys) at two refinement levels; each method returns the finer value with the error
-    ``|fine − coarse| + tol`` (see the module docstring).
+    """The integrals of one row at two refinement levels; each method returns the finer value with
+    the error ``|fine − coarse| + tol`` (see the module docstring).
+
+    Parameters
+    ----------
+    transform : Transform
+    segments : sequence of (int, int)
+        At least one range ``[t1, t2)`` of the row.
+    n_ctx : int, optional
+        Keys the query sees (required by a context-dependent transform).
+    h : int, optional
+        The head, for a head-dependent transform.
+    rtol : float
+        In ``[1e-10, 1e-2]``.
+
+    Raises
+    ------
+    ValueError
+        If ``rtol`` or a segment is out of range, or ``segments`` is empty.
 
     Examples
     --------

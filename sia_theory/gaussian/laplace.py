@@ -80,11 +80,26 @@ def _kernel(kind: str, y: np.ndarray) -> np.ndarray:
 
 
 def step_expectation_reference(kind: str, a, mu, refine: int = 1) -> np.ndarray:
-    """The plain numpy version of :func:`step_expectation` (same nodes), its test oracle:
-    ``E[k(μ + aX)]``, ``X ~ N(0,1)``, for ``kind`` ``"F"`` (``1 − exp(−e^y)``, relative
-    accuracy in its tails), ``"E"`` (``exp(−e^y)``) or ``"Q"`` (``exp(y − e^y)``, the Gumbel
-    density). ``a >= 0`` and ``mu`` broadcast; ``refine`` multiplies the panel counts (the
-    error estimate of the exact route compares ``refine = 1`` with 2)."""
+    """The plain numpy version of :func:`step_expectation` (same nodes), its test oracle.
+
+    Parameters
+    ----------
+    kind : str
+        ``"F"`` (``1 − exp(−e^y)``, relative accuracy in its tails), ``"E"`` (``exp(−e^y)``) or
+        ``"Q"`` (``exp(y − e^y)``, the Gumbel density).
+    a : array_like
+        ``>= 0``.
+    mu : array_like
+        Broadcasting with ``a``.
+    refine : int
+        Multiplies the panel counts (the error estimate of the exact route compares
+        ``refine = 1`` with 2).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``E[k(μ + aX)]``, ``X ~ N(0,1)``.
+    """
     a, mu = np.broadcast_arrays(np.asarray(a, dtype=np.float64), np.asarray(mu, dtype=np.float64))
     with np.errstate(divide="ignore", invalid="ignore"):
         x_star = np.where(a > 0, -mu / np.where(a > 0, a, 1.0), np.sign(-mu) * _X_CLIP)
@@ -115,7 +130,17 @@ def step_expectation_reference(kind: str, a, mu, refine: int = 1) -> np.ndarray:
 def log_factor(eps: np.ndarray) -> np.ndarray:
     """``log g = log1p(−ε)``, floored at −690: a factor that small (``ε`` rounds to 1 below
     ``g ≈ 1e-16``) makes every product it enters negligible, and the floor keeps ``Φ/g_t``
-    finite (the same floored value is in ``Φ``)."""
+    finite (the same floored value is in ``Φ``).
+
+    Parameters
+    ----------
+    eps : numpy.ndarray
+        ``ε`` in ``[0, 1]``.
+
+    Returns
+    -------
+    numpy.ndarray
+    """
     with np.errstate(divide="ignore"):
         return np.maximum(np.log1p(-np.minimum(eps, 1.0)), -690.0)
 
@@ -129,8 +154,24 @@ def _checked(a, m, log_s):
 
 def laplace_pieces(a, m, log_s, refine: int = 1, kinds: str = "FEQ"):
     """``(ε, E[e^{−e^{Y'}}], E[e^{Y'−e^{Y'}}])`` unvalidated, for the integrator's inner loop:
-    ``ε = E[1 − exp(−s e^L)]``, ``Y' = log s + m + a² + aX`` (see the module docstring). Only the
-    pieces named in ``kinds`` (``"F"``, ``"E"``, ``"Q"``) are computed; the others are ``None``."""
+    ``ε = E[1 − exp(−s e^L)]``, ``Y' = log s + m + a² + aX`` (see the module docstring).
+
+    Parameters
+    ----------
+    a, m : array_like
+        The logit's coefficients (``a >= 0``).
+    log_s : array_like
+        ``log s``, broadcasting with them.
+    refine : int
+        Multiplies the panel counts.
+    kinds : str
+        The pieces to compute, of ``"F"``, ``"E"``, ``"Q"``.
+
+    Returns
+    -------
+    tuple
+        The three pieces; those not named in ``kinds`` are ``None``.
+    """
     mu = log_s + m
     eps = step_expectation("F", a, mu, refine) if "F" in kinds else None
     mu_t = mu + a * a
@@ -271,10 +312,19 @@ def _step_kernel(kind, a, mu, zn, wn, zf, wf, half, near_y, x_clip, out):
 
 
 def step_expectation(kind: str, a, mu, refine: int = 1) -> np.ndarray:
-    """``E[k(μ + aX)]``, ``X ~ N(0,1)``, for ``kind`` ``"F"`` (``1 − exp(−e^y)``, relative
-    accuracy in its tails), ``"E"`` (``exp(−e^y)``) or ``"Q"`` (``exp(y − e^y)``); the numba
-    version of :func:`step_expectation_reference` (same nodes; ``E`` and ``Q`` skip the nodes
-    with ``y > 7``, where they are below ``e^{−1000}``)."""
+    """``E[k(μ + aX)]``, ``X ~ N(0,1)``: the numba version of :func:`step_expectation_reference`
+    (same nodes; ``E`` and ``Q`` skip the nodes with ``y > 7``, where they are below
+    ``e^{−1000}``).
+
+    Parameters
+    ----------
+    kind, a, mu, refine
+        As for :func:`step_expectation_reference`.
+
+    Returns
+    -------
+    numpy.ndarray
+    """
     a, mu = np.broadcast_arrays(np.asarray(a, dtype=np.float64), np.asarray(mu, dtype=np.float64))
     zn, wn = unit_panels(_NEAR_PANELS * refine)
     zf, wf = unit_panels(_FAR_PANELS * refine)

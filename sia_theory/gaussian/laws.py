@@ -71,13 +71,33 @@ def _window_weights(t_values: np.ndarray, lo, hi) -> tuple[np.ndarray, np.ndarra
 def local_slopes(h: np.ndarray, t_values, deltas, windows) -> pd.DataFrame:
     """Local slope ``s = dE[H]/d log t`` per window, from per-sample entropies.
 
-    ``h`` is ``(samples, len(deltas), len(t_values))``. In each window the slope is the least
-    squares slope of ``H`` on ``log t``, computed per sample (a fixed linear combination), so its
-    standard error and its covariance with the first window's slope come from the spread over
-    samples, whatever the correlation across ``t``. ``delta = 0`` rows pool the ``Δ`` (per-sample
-    mean of their slopes). ``law_<name>`` columns are the same slope for the exact curve
-    ``x(t)`` of each law of :data:`LAW_REGRESSORS` (its local slope per unit prefactor).
-    Columns: ``delta, window, t_lo, t_hi, slope, se, cov_first, law_log t, ...``.
+    In each window the slope is the least squares slope of ``H`` on ``log t``, computed per
+    sample (a fixed linear combination), so its standard error and its covariance with the first
+    window's slope come from the spread over samples, whatever the correlation across ``t``.
+    ``delta = 0`` rows pool the ``Δ`` (per-sample mean of their slopes). ``law_<name>`` columns
+    are the same slope for the exact curve ``x(t)`` of each law of :data:`LAW_REGRESSORS` (its
+    local slope per unit prefactor).
+
+    Parameters
+    ----------
+    h : numpy.ndarray
+        ``(samples >= 2, len(deltas), len(t_values))``, finite.
+    t_values : sequence of int
+        ``>= 1``.
+    deltas : sequence of int
+        ``>= 2``.
+    windows : sequence of (float, float)
+        ``(t_lo, t_hi)``, each holding at least 3 values of ``t``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``delta, window, t_lo, t_hi, slope, se, cov_first, law_log t, ...``.
+
+    Raises
+    ------
+    ValueError
+        If an input is malformed or a window holds fewer than 3 values of ``t``.
     """
     h = check_finite_array("h", h, ndim=3, dtype=np.float64)
     t_values = check_finite_array("t_values", t_values, ndim=1, lo=1, integer=True
@@ -113,7 +133,27 @@ def local_slopes(h: np.ndarray, t_values, deltas, windows) -> pd.DataFrame:
 def slope_ratio(slopes: pd.DataFrame, delta: int = 0, law: str = "sqrt(log t)"):
     """``ρ = (s_last/s_first) / (x_last/x_first)``: the ratio of the last to the first window's
     local slope, divided by the same ratio for the exact curve of ``law``; ``ρ = 1`` for that
-    law. Returns ``(ρ, se)`` (delta method with the covariance of the two slopes)."""
+    law.
+
+    Parameters
+    ----------
+    slopes : pandas.DataFrame
+        A :func:`local_slopes` table.
+    delta : int
+        The ``Δ`` (0: pooled).
+    law : str
+        A key of :data:`LAW_REGRESSORS`.
+
+    Returns
+    -------
+    rho, se : float
+        The standard error by the delta method with the covariance of the two slopes.
+
+    Raises
+    ------
+    ValueError
+        If ``slopes`` lacks columns or holds fewer than two windows for ``delta``.
+    """
     check_columns("slopes", slopes, {"delta", "window", "slope", "se", "cov_first",
                                       f"law_{law}"})
     rows = slopes[slopes["delta"] == delta].sort_values("window")
@@ -132,10 +172,21 @@ def slope_ratio(slopes: pd.DataFrame, delta: int = 0, law: str = "sqrt(log t)"):
 class EntropyLawEvidence:
     """The tests on the local slopes (see the module docstring), at ``z`` standard errors.
 
-    ``growing``: every last-window slope (each ``Δ`` and pooled) ``> z·se`` above 0;
-    ``slope_ratio``: pooled ``s_last/s_first`` ± ``slope_ratio_se``; ``falling``: that ratio
-    is ``> z·se`` below 1; ``rho``: the ratio over the ``√(log t)`` curve's ± ``rho_se``;
-    ``like_sqrt``: ``|rho − 1| <= z·rho_se``; ``exponent``: ``p`` ± ``exponent_se``.
+    Parameters
+    ----------
+    growing : bool
+        Every last-window slope (each ``Δ`` and pooled) is ``> z·se`` above 0.
+    falling : bool
+        ``slope_ratio`` is ``> z·se`` below 1.
+    like_sqrt : bool
+        ``|rho − 1| <= z·rho_se``.
+    slope_ratio, slope_ratio_se : float
+        Pooled ``s_last/s_first`` and its standard error.
+    rho, rho_se : float
+        That ratio over the ``√(log t)`` curve's, and its standard error.
+    exponent, exponent_se : float
+        ``p`` and its standard error.
+    z : float
     """
 
     growing: bool
@@ -166,8 +217,24 @@ def _unit_ratio(slopes: pd.DataFrame, law: str) -> float:
 
 
 def entropy_law_evidence(slopes: pd.DataFrame, z: float = 3.0) -> EntropyLawEvidence:
-    """The growth-law tests on ``slopes`` (a :func:`local_slopes` table with at
-    least two windows) at ``z`` standard errors."""
+    """The growth-law tests on ``slopes`` at ``z`` standard errors.
+
+    Parameters
+    ----------
+    slopes : pandas.DataFrame
+        A :func:`local_slopes` table with at least two windows.
+    z : float
+        ``> 0``.
+
+    Returns
+    -------
+    EntropyLawEvidence
+
+    Raises
+    ------
+    ValueError
+        If ``slopes`` is not such a table or ``z`` is not a finite number ``> 0``.
+    """
     missing = {"delta", "window", "slope", "se", "law_log t", "law_log log t"} - set(
         getattr(slopes, "columns", ()))
     if missing:
@@ -190,7 +257,22 @@ def entropy_law_evidence(slopes: pd.DataFrame, z: float = 3.0) -> EntropyLawEvid
 
 
 def classify_entropy_law(slopes: pd.DataFrame, z: float = 3.0) -> str:
-    """One of :data:`ENTROPY_LAWS` for the local slopes (rule in the module docstring)."""
+    """One of :data:`ENTROPY_LAWS` for the local slopes (rule in the module docstring).
+
+    Parameters
+    ----------
+    slopes, z
+        As for :func:`entropy_law_evidence`.
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    ValueError
+        As :func:`entropy_law_evidence`.
+    """
     return entropy_law_evidence(slopes, z).law
 
 
@@ -209,17 +291,37 @@ def _profile(q: float, u: np.ndarray, h: np.ndarray):
 
 def log_power_fits(frame: pd.DataFrame, t_mins=FIT_WINDOWS, *, value: str = "H_exact",
                    min_points: int = 4, q_bounds=(-3.0, 3.0)) -> pd.DataFrame:
-    """Least-squares fits of ``E[H] = c + b·(log t)^q`` to ``frame[value]`` (columns ``delta,
-    t, <value>``; exact values, no noise), one per ``Δ`` and window ``t >= t_min``.
+    """Least-squares fits of ``E[H] = c + b·(log t)^q`` to ``frame[value]``, one per ``Δ`` and
+    window ``t >= t_min``.
 
     A window with fewer than ``min_points`` values of ``t``, or the same points as a smaller
     ``t_min``, is skipped. At fixed ``q`` the fit is linear in ``c`` and ``b``, so ``q`` is
     found by minimising the profiled residual over ``q_bounds`` (a grid, then a bounded
     refinement): no starting point, and ``log log t`` data end at ``q`` near 0 (``b`` then
     diverges: nan at ``q = 0``) instead of a stalled iteration. The drift of ``q`` across
-    windows shows the finite-``t`` corrections. Columns: ``delta, t_min, points, c, b, q, q_se``
-    (``q_se``: from the curvature of the residual, a measure of misfit only, the data being
-    exact).
+    windows shows the finite-``t`` corrections.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        Columns ``delta, t, <value>`` (exact values, no noise).
+    t_mins : sequence of float
+        The windows' smallest ``t``.
+    value : str
+        The column fitted.
+    min_points : int
+    q_bounds : (float, float)
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``delta, t_min, points, c, b, q, q_se`` (``q_se``: from the curvature of the
+        residual, a measure of misfit only, the data being exact).
+
+    Raises
+    ------
+    ValueError
+        If ``frame`` lacks a column.
     """
     # start-up: scipy.optimize (0.4 s), only for the fits
     from scipy.optimize import minimize_scalar

@@ -60,7 +60,18 @@ def simulation_memory(n_ctx: int, samples: int, n_ranges: int, *, dense: bool = 
     distance (the distances, the coefficients and the transform's temporaries; 36 measured for
     the SI transform at n_ctx = 2e7) and 80 bytes per sample and range (five outputs,
     concatenated from chunks); the dense reference also holds ~4 ``(samples, n_ctx)`` float
-    arrays."""
+    arrays.
+
+    Parameters
+    ----------
+    n_ctx, samples, n_ranges : int
+    dense : bool
+        The dense reference.
+
+    Returns
+    -------
+    int
+    """
     estimate = 48 * n_ctx + 80 * samples * (n_ranges + 1)
     return estimate + (32 * samples * n_ctx if dense else 0)
 
@@ -330,7 +341,23 @@ def context_length_sweep(transform: Transform, n_ctx_values, *, samples, seed=0,
 # (range_statistics_reference, the oracle of given logits, lives in range_stats)
 
 def gaussian_logits_reference(transform: Transform, n_ctx, samples, seed=0) -> np.ndarray:
-    """The ``(samples, n_ctx)`` logit matrix the Monte Carlo uses (row ``i`` = stream ``i``)."""
+    """The logit matrix the Monte Carlo uses (row ``i`` = stream ``i``).
+
+    Parameters
+    ----------
+    transform, n_ctx, samples, seed
+        As for :func:`simulate_gaussian_logits`.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(samples, n_ctx)``.
+
+    Raises
+    ------
+    ValueError
+        As :func:`simulate_gaussian_logits`, or if the dense matrix would not fit in memory.
+    """
     n_ctx, samples, seed = _check_simulation(transform, n_ctx, samples, seed, dense=True)
     a, m = _coefficients(transform, n_ctx)
     base = np.stack([normals(seed, i, n_ctx) for i in range(samples)])  # (samples, n_ctx)
@@ -339,6 +366,21 @@ def gaussian_logits_reference(transform: Transform, n_ctx, samples, seed=0) -> n
 
 def simulate_gaussian_logits_reference(transform: Transform, n_ctx, ranges, samples, seed=0
                                        ) -> pd.DataFrame:
-    """Dense numpy version of :func:`simulate_gaussian_logits` (same random numbers)."""
+    """Dense numpy version of :func:`simulate_gaussian_logits` (same random numbers).
+
+    Parameters
+    ----------
+    transform, n_ctx, ranges, samples, seed
+        As for :func:`simulate_gaussian_logits`.
+
+    Returns
+    -------
+    pandas.DataFrame
+
+    Raises
+    ------
+    ValueError
+        As :func:`simulate_gaussian_logits`, or if the dense matrix would not fit in memory.
+    """
     logits = gaussian_logits_reference(transform, n_ctx, samples, seed)
     return summarize(range_statistics_reference(logits, ranges), check_range_pairs(ranges, n_ctx))

@@ -48,8 +48,27 @@ _CHUNK = 2**21  # elements of a (levels, nodes) block
 
 
 def check_needle(transform, n_ctx, t, head=None) -> tuple[int, int]:
-    """``(n_ctx, t)`` as ints with ``n_ctx >= 2`` and ``0 <= t < n_ctx``, or ``ValueError``; a
-    head-dependent transform needs ``head``."""
+    """``(n_ctx, t)`` as ints; a head-dependent transform needs ``head``.
+
+    Parameters
+    ----------
+    transform : Transform
+    n_ctx : int
+        Keys in the context, ``>= 2``.
+    t : int
+        The needle's distance, ``0 <= t < n_ctx``.
+    head : int, optional
+        Required by a head-dependent transform.
+
+    Returns
+    -------
+    tuple of int
+
+    Raises
+    ------
+    ValueError
+        If ``n_ctx`` or ``t`` is out of range, or a head-dependent transform has no ``head``.
+    """
     n_ctx = check_int("n_ctx", n_ctx, lo=2)
     t = check_int("t", t, lo=0, hi=n_ctx - 1)
     if "head" in transform.depends_on and head is None and (transform.n_heads or 0) != 1:
@@ -59,7 +78,22 @@ def check_needle(transform, n_ctx, t, head=None) -> tuple[int, int]:
 
 
 def needle_coefficients(transform, n_ctx, t, head=None) -> tuple[float, float]:
-    """``(a_t, m_t)`` of the key at distance ``t`` in a context of ``n_ctx`` keys."""
+    """``(a_t, m_t)`` of the key at distance ``t`` in a context of ``n_ctx`` keys.
+
+    Parameters
+    ----------
+    transform : Transform
+    n_ctx : int
+        Keys in the context, ``>= 2``.
+    t : int
+        The needle's distance, ``0 <= t < n_ctx``.
+    head : int, optional
+        Required by a head-dependent transform.
+
+    Returns
+    -------
+    tuple of float
+    """
     a, m = transform.coefficients(np.array([float(t)]), n_ctx=float(n_ctx), h=head)
     return float(a[0]), float(m[0])
 
@@ -86,9 +120,25 @@ def _gauss_average(values, u, deltas):
 
 
 def rest_nodes(transform, n_ctx, t, head=None):
-    """``(a_s, m_s, w_s)``, each ``(Q,)``: nodes and weights of the sum over ``s ≠ t`` (the
-    segments ``[0, t)`` and ``[t + 1, N)`` of :func:`~sia_theory.gaussian.frullani.row_nodes`; a
-    transform without ``"distance"`` in ``depends_on`` is one node of weight ``N − 1``)."""
+    """Nodes and weights of the sum over ``s ≠ t``: the segments ``[0, t)`` and ``[t + 1, N)`` of
+    :func:`~sia_theory.gaussian.frullani.row_nodes`; a transform without ``"distance"`` in
+    ``depends_on`` is one node of weight ``N − 1``.
+
+    Parameters
+    ----------
+    transform : Transform
+    n_ctx : int
+        Keys in the context, ``>= 2``.
+    t : int
+        The needle's distance, ``0 <= t < n_ctx``.
+    head : int, optional
+        Required by a head-dependent transform.
+
+    Returns
+    -------
+    a, m, w : numpy.ndarray
+        Each ``(Q,)``.
+    """
     if "distance" not in transform.depends_on:
         a, m = needle_coefficients(transform, n_ctx, 0, head)
         return np.array([a]), np.array([m]), np.array([float(n_ctx - 1)])
@@ -98,8 +148,30 @@ def rest_nodes(transform, n_ctx, t, head=None):
 
 
 def rest_sum(transform, n_ctx, t, term, head=None) -> np.ndarray:
-    """``Σ_{s≠t} term(a_s, m_s)`` for ``term`` mapping ``(a, m)`` of shape ``(1, Q)`` to
-    ``(K, Q)``; returns ``(K,)``. Cost independent of ``n_ctx`` (distance quadrature)."""
+    """``Σ_{s≠t} term(a_s, m_s)``, at a cost independent of ``n_ctx`` (distance quadrature).
+
+    Parameters
+    ----------
+    transform : Transform
+    n_ctx : int
+        Keys in the context, ``>= 2``.
+    t : int
+        The needle's distance, ``0 <= t < n_ctx``.
+    term : callable
+        Maps ``(a, m)`` of shape ``(1, Q)`` to ``(K, Q)``.
+    head : int, optional
+        Required by a head-dependent transform.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(K,)``.
+
+    Raises
+    ------
+    ValueError
+        If ``n_ctx`` or ``t`` is out of range, or a head-dependent transform has no ``head``.
+    """
     n_ctx, t = check_needle(transform, n_ctx, t, head)
     a, m, w = rest_nodes(transform, n_ctx, t, head)
     return _weighted(term, a, m, w)
@@ -131,7 +203,31 @@ def _log_cdf_term(levels):
 
 def rest_log_cdf(transform, n_ctx, t, levels, head=None) -> np.ndarray:
     """``G_t(ℓ) = log P(max_{s≠t} L_s < ℓ) = Σ_{s≠t} log Φ((ℓ − m_s)/a_s)`` at each level (in
-    log space: ``scipy.special.log_ndtr``), shaped like ``levels``."""
+    log space: ``scipy.special.log_ndtr``).
+
+    Parameters
+    ----------
+    transform : Transform
+    n_ctx : int
+        Keys in the context, ``>= 2``.
+    t : int
+        The needle's distance, ``0 <= t < n_ctx``.
+    levels : array_like
+        Finite levels ``ℓ``.
+    head : int, optional
+        Required by a head-dependent transform.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shaped like ``levels``.
+
+    Raises
+    ------
+    ValueError
+        If ``n_ctx``, ``t`` or ``levels`` is out of range, or a head-dependent transform has no
+        ``head``.
+    """
     levels = check_finite_array("levels", levels, dtype=np.float64)
     flat = levels.ravel()  # (K,)
     out = np.empty_like(flat)
@@ -194,13 +290,44 @@ def argmax_probability(transform, n_ctx, t, deltas, head=None) -> np.ndarray:
 @lru_cache(maxsize=8)
 def row_integral(transform, n_ctx, head=None) -> LaplaceIntegral:
     """The integrator of the whole row ``[0, N)`` (cached: a study asks for it per ``t``); the
-    needle's own key is divided out of its Laplace transform per ``t``."""
+    needle's own key is divided out of its Laplace transform per ``t``.
+
+    Parameters
+    ----------
+    transform : Transform
+    n_ctx : int
+    head : int, optional
+
+    Returns
+    -------
+    LaplaceIntegral
+    """
     return LaplaceIntegral(transform, [(0, n_ctx)], n_ctx, head, rtol=RTOL)
 
 
 def expected_log_rest(transform, n_ctx, t, head=None) -> Estimate:
     """``E[log Z_rest]``, ``Z_rest = Σ_{s≠t} e^{L_s}``, by the exact route (Frullani's integral
-    of the row's Laplace transform with the needle's factor divided out), with its error."""
+    of the row's Laplace transform with the needle's factor divided out), with its error.
+
+    Parameters
+    ----------
+    transform : Transform
+    n_ctx : int
+        Keys in the context, ``>= 2``.
+    t : int
+        The needle's distance, ``0 <= t < n_ctx``.
+    head : int, optional
+        Required by a head-dependent transform.
+
+    Returns
+    -------
+    Estimate
+
+    Raises
+    ------
+    ValueError
+        If ``n_ctx`` or ``t`` is out of range, or a head-dependent transform has no ``head``.
+    """
     n_ctx, t = check_needle(transform, n_ctx, t, head)
     own = needle_coefficients(transform, n_ctx, t, head)
     return row_integral(transform, n_ctx, head).log_z(own=own)
@@ -209,7 +336,31 @@ def expected_log_rest(transform, n_ctx, t, head=None) -> Estimate:
 def needle_mass_with_error(transform, n_ctx, t, deltas, head=None
                            ) -> tuple[np.ndarray, np.ndarray]:
     """``(values, errors)`` of :func:`needle_mass`: the numerical error of the exact route's
-    ``R(ℓ)``, averaged like the values (the ``u`` trapezoid's own error is far smaller)."""
+    ``R(ℓ)``, averaged like the values (the ``u`` trapezoid's own error is far smaller).
+
+    Parameters
+    ----------
+    transform : Transform
+    n_ctx : int
+        Keys in the context, ``>= 2``.
+    t : int
+        The needle's distance, ``0 <= t < n_ctx``.
+    deltas : array_like
+        Finite raises ``δ`` of the needle's base score.
+    head : int, optional
+        Required by a head-dependent transform.
+
+    Returns
+    -------
+    values, errors : numpy.ndarray
+        Shaped like ``deltas``.
+
+    Raises
+    ------
+    ValueError
+        If ``n_ctx``, ``t`` or ``deltas`` is out of range, or a head-dependent transform has no
+        ``head``.
+    """
     n_ctx, t = check_needle(transform, n_ctx, t, head)
     deltas = check_finite_array("deltas", deltas, dtype=np.float64)
     flat = deltas.ravel()

@@ -107,7 +107,24 @@ def simulate_needle(transform, n_ctx, t, deltas, samples, seed, head=None) -> di
 def median_interval(draws, k=4.0) -> tuple[float, float, float]:
     """``(median, low, high)`` of ``draws`` with a distribution-free interval of ``±k`` standard
     errors: the order statistics ``n/2 ∓ k·√n/2`` (the count below the true median is
-    ``Binomial(n, ½)``, standard deviation ``√n/2``)."""
+    ``Binomial(n, ½)``, standard deviation ``√n/2``).
+
+    Parameters
+    ----------
+    draws : array_like
+        Finite, 1-D, at least 2.
+    k : float
+        Standard errors of the interval.
+
+    Returns
+    -------
+    tuple of float
+
+    Raises
+    ------
+    ValueError
+        If ``draws`` is not such an array.
+    """
     x = np.sort(check_finite_array("draws", draws, dtype=np.float64, ndim=1, min_size=2))
     k = float(k)
     n = x.size

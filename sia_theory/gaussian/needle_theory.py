@@ -53,7 +53,22 @@ _GUMBEL = np.exp(-_G - np.exp(-_G))  # (G,) its density
 def gumbel_gauss_median(c) -> float:
     """The median ``y(c)`` of ``X + G/c`` with ``X ~ N(0, 1)`` and ``G`` a standard Gumbel
     (``P(G < g) = exp(−e^{−g})``), i.e. the root of ``E[exp(−e^{−c(X + y)})] = ½``. Between
-    ``−log log 2/c`` (``c → 0``, the Gumbel's own median) and ``γ/c`` (``c → ∞``)."""
+    ``−log log 2/c`` (``c → 0``, the Gumbel's own median) and ``γ/c`` (``c → ∞``).
+
+    Parameters
+    ----------
+    c : float
+        ``> 0``.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        If ``c <= 0``.
+    """
     c = check_real("c", c, lo=0, lo_open=True)
     if c >= 1.0:  # integrate over the Gumbel (smooth on scale 1; Φ(y − g/c) on scale c)
         def excess(y):
@@ -69,7 +84,29 @@ def gumbel_gauss_median(c) -> float:
 
 def rest_intensity(transform, n_ctx, t, level, head=None) -> tuple[float, float]:
     """``(log Λ(ℓ), −Λ'(ℓ)/Λ(ℓ))``: the expected number of other logits above ``ℓ`` (in log) and
-    its decay rate, ``Λ(ℓ) = Σ_{s≠t} Φ̄((ℓ − m_s)/a_s)``."""
+    its decay rate, ``Λ(ℓ) = Σ_{s≠t} Φ̄((ℓ − m_s)/a_s)``.
+
+    Parameters
+    ----------
+    transform : Transform
+    n_ctx : int
+        Keys in the context, ``>= 2``.
+    t : int
+        The needle's distance, ``0 <= t < n_ctx``.
+    level : float
+        ``ℓ``.
+    head : int, optional
+        Required by a head-dependent transform.
+
+    Returns
+    -------
+    tuple of float
+
+    Raises
+    ------
+    ValueError
+        If ``n_ctx`` or ``t`` is out of range, or a head-dependent transform has no ``head``.
+    """
     level = check_real("level", level)
     n_ctx, t = check_needle(transform, n_ctx, t, head)
     a, m, w = rest_nodes(transform, n_ctx, t, head)  # (Q,) each
@@ -88,7 +125,27 @@ def rest_intensity(transform, n_ctx, t, level, head=None) -> tuple[float, float]
 
 def gumbel_parameters(transform, n_ctx, t, head=None) -> tuple[float, float]:
     """``(ℓ*, θ)``: the Gumbel location (``Λ(ℓ*) = 1``) and rate (``θ = −Λ'(ℓ*)``) of the
-    largest logit other than the needle's."""
+    largest logit other than the needle's.
+
+    Parameters
+    ----------
+    transform : Transform
+    n_ctx : int
+        Keys in the context, ``>= 2``.
+    t : int
+        The needle's distance, ``0 <= t < n_ctx``.
+    head : int, optional
+        Required by a head-dependent transform.
+
+    Returns
+    -------
+    tuple of float
+
+    Raises
+    ------
+    ValueError
+        If ``n_ctx`` or ``t`` is out of range, or a head-dependent transform has no ``head``.
+    """
     n_ctx, t = check_needle(transform, n_ctx, t, head)
 
     def log_lambda(level):
@@ -146,7 +203,22 @@ def evt_threshold(transform, n_ctx, t, head=None) -> float:
 def classical_threshold(n_ctx) -> float:
     """``b_n + γ/a_n`` with ``n = N − 1``, ``a_n = √(2 log n)``,
     ``b_n = a_n − (log log n + log 4π)/(2 a_n)``: the textbook asymptotic ``δ*`` of every
-    position-agnostic scheme (``N >= 3``)."""
+    position-agnostic scheme.
+
+    Parameters
+    ----------
+    n_ctx : int
+        ``N >= 3``.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        If ``n_ctx < 3``.
+    """
     n = check_int("n_ctx", n_ctx, lo=3) - 1
     a_n = math.sqrt(2 * math.log(n))
     b_n = a_n - (math.log(math.log(n)) + math.log(4 * math.pi)) / (2 * a_n)
@@ -175,6 +247,24 @@ def power_law_threshold(transform, n_ctx, t) -> float:
     ``≈ τα e^{−ℓ} a_N/√(2π)`` for large ``N``: every scale range contributes alike, so the
     largest logit sits at ``ℓ*_N ≈ log(τα a_N/√(2π))``, growing only like ``½ log log N``. Then
     ``δ* = a_t + (ℓ*_N − b)/a_t + y(θ a_t)``: set by the needle's own scale ``a_t ≈ √(2 log t)``.
+
+    Parameters
+    ----------
+    transform : Transform
+        With ``power_law`` set.
+    n_ctx : int
+        Keys in the context, ``>= 2``.
+    t : int
+        The needle's distance, ``0 <= t < n_ctx``.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        If the transform has no SI power law, or ``n_ctx`` or ``t`` is out of range.
     """
     if transform.power_law is None:
         raise ValueError(f"transform must have SI's power law (power_law = (alpha, beta, tau)), "
@@ -198,7 +288,25 @@ def power_law_threshold(transform, n_ctx, t) -> float:
 def closed_threshold(transform, n_ctx, t) -> float:
     """The closed-form ``δ*``: :func:`classical_threshold` for a position-agnostic transform
     (no ``"distance"`` in ``depends_on``), :func:`power_law_threshold` for SI's power law,
-    ``nan`` otherwise."""
+    ``nan`` otherwise.
+
+    Parameters
+    ----------
+    transform : Transform
+    n_ctx : int
+        Keys in the context, ``>= 2``.
+    t : int
+        The needle's distance, ``0 <= t < n_ctx``.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        If ``n_ctx`` or ``t`` is out of range, or a head-dependent transform has no ``head``.
+    """
     if "distance" not in transform.depends_on:
         check_needle(transform, n_ctx, t)
         return classical_threshold(n_ctx)
@@ -268,7 +376,27 @@ def _root(excess, guess):
 def free_energy_threshold(transform, n_ctx, t, head=None) -> float:
     """The mass threshold's prediction ``(E[log Z_rest] − m_t)/a_t``: the needle's logit
     ``a_t(X + δ) + m_t`` against the typical log-normaliser of the rest (exact if ``log Z_rest``
-    did not fluctuate, since ``E[σ(a_t X + c)] = ½`` iff ``c = 0`` for symmetric ``X``)."""
+    did not fluctuate, since ``E[σ(a_t X + c)] = ½`` iff ``c = 0`` for symmetric ``X``).
+
+    Parameters
+    ----------
+    transform : Transform
+    n_ctx : int
+        Keys in the context, ``>= 2``.
+    t : int
+        The needle's distance, ``0 <= t < n_ctx``.
+    head : int, optional
+        Required by a head-dependent transform.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        If ``n_ctx`` or ``t`` is out of range, or a head-dependent transform has no ``head``.
+    """
     n_ctx, t = check_needle(transform, n_ctx, t, head)
     a_t, m_t = needle_coefficients(transform, n_ctx, t, head)
     if a_t <= 0:

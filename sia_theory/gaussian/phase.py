@@ -47,7 +47,28 @@ POINTS = 1025  # t values per context (midpoint rule in t)
 
 def freezing_point(m) -> np.ndarray:
     """``√(2 log M)``: the logit standard deviation above which ``M`` iid Gaussian logits
-    freeze onto O(1) of them (random energy model; THEORY.md §6). Elementwise, ``M >= 2``."""
+    freeze onto O(1) of them (random energy model; THEORY.md §6).
+
+    Parameters
+    ----------
+    m : float or array_like
+        ``M >= 2``.
+
+    Returns
+    -------
+    numpy.ndarray
+        Elementwise.
+
+    Raises
+    ------
+    ValueError
+        If some ``M < 2``.
+
+    Examples
+    --------
+    >>> float(freezing_point(np.e ** 2))  # √(2·2)
+    2.0
+    """
     m = np.asarray(m, dtype=np.float64)
     if np.any(m < 2):
         raise ValueError("M must be >= 2 (the freezing point of one logit is undefined)")
@@ -56,7 +77,23 @@ def freezing_point(m) -> np.ndarray:
 
 def phase_of_ratio(r) -> np.ndarray:
     """``"frozen"`` if ``r > 1 + PHASE_BAND``, ``"liquid"`` if ``r < 1 − PHASE_BAND``, else
-    ``"critical"`` (elementwise, for ``r = σ/√(2 log M)``)."""
+    ``"critical"``.
+
+    Parameters
+    ----------
+    r : float or array_like
+        Ratios ``σ/√(2 log M)``.
+
+    Returns
+    -------
+    numpy.ndarray
+        The phase names, elementwise.
+
+    Examples
+    --------
+    >>> phase_of_ratio([0.5, 1.0, 2.0]).tolist()
+    ['liquid', 'critical', 'frozen']
+    """
     liquid, critical, frozen = REM_PHASES
     r = np.asarray(r, dtype=np.float64)
     return np.where(r > 1 + PHASE_BAND, frozen,
@@ -64,11 +101,25 @@ def phase_of_ratio(r) -> np.ndarray:
 
 
 def phase_shift(ratio_train, ratio_end) -> dict:
-    """How a set of heads moved between two contexts, from their ratios ``r = σ/√(2 log M)``
-    at the first (``ratio_train``) and at the second (``ratio_end``), matched head by head: the
-    share of heads in each phase at each (``{phase}_train``, ``{phase}_end``), the share whose
-    phase changed (``phase_changed``), the median ``|log(r_end/r_train)|`` (``phase_shift``)
-    and the median ratios (``median_ratio_train``, ``median_ratio_end``)."""
+    """How a set of heads moved between two contexts, matched head by head.
+
+    Parameters
+    ----------
+    ratio_train, ratio_end : array_like
+        ``(heads,)`` positive ratios ``r = σ/√(2 log M)`` at the first and the second context.
+
+    Returns
+    -------
+    dict
+        The share of heads in each phase at each (``{phase}_train``, ``{phase}_end``), the share
+        whose phase changed (``phase_changed``), the median ``|log(r_end/r_train)|``
+        (``phase_shift``) and the median ratios (``median_ratio_train``, ``median_ratio_end``).
+
+    Raises
+    ------
+    ValueError
+        If the two are not finite 1-D arrays of the same number of positive ratios.
+    """
     train = check_finite_array("ratio_train", ratio_train, ndim=1, min_size=1)
     end = check_finite_array("ratio_end", ratio_end, ndim=1, min_size=1)
     if train.shape != end.shape or np.any(train <= 0) or np.any(end <= 0):
@@ -95,8 +146,26 @@ def phase_table(transform: Transform, n_ctx: int, t_values) -> pd.DataFrame:
     ``a²`` when ``a, m`` are constant on the range, e.g. a pure multiplier ``a(n)``, and the
     bias term is what concentrates ALiBi). ``σ`` is the effective inverse temperature
     (``a_rms = √mean(a²)`` is reported too); ``r = σ/√(2 log M)`` with ``M = t`` (the range's
-    keys), and the phase is :func:`phase_of_ratio`. The row ``t = 0`` is the whole context
-    (``M = n_ctx``). Columns: ``t, t2, M, a_rms, sigma, freezing, ratio, phase``.
+    keys), and the phase is :func:`phase_of_ratio`.
+
+    Parameters
+    ----------
+    transform : Transform
+    n_ctx : int
+        Keys the query sees, ``>= 2``.
+    t_values : iterable of int
+        Octave starts.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``t, t2, M, a_rms, sigma, freezing, ratio, phase``; the row ``t = 0`` is the
+        whole context (``M = n_ctx``).
+
+    Raises
+    ------
+    ValueError
+        If ``n_ctx`` is out of range or the transform's coefficients are not finite.
     """
     n_ctx = check_int("n_ctx", n_ctx, lo=2)
     rows = []
@@ -145,8 +214,26 @@ def rem_max_location(n) -> np.ndarray:
 
 
 def context_spread(transform: Transform, n_ctx: float, points: int = POINTS) -> float:
-    """``σ(N) = √(mean a² + var m)`` over ``t`` uniform in ``[0, N)`` (midpoint rule with
-    ``points`` values of ``t``; exact when ``a``, ``m`` do not depend on ``t``)."""
+    """``σ(N) = √(mean a² + var m)`` over ``t`` uniform in ``[0, N)`` (midpoint rule; exact when
+    ``a``, ``m`` do not depend on ``t``).
+
+    Parameters
+    ----------
+    transform : Transform
+    n_ctx : float
+        ``N >= 1``.
+    points : int
+        Values of ``t`` of the midpoint rule.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        If ``n_ctx < 1`` or the transform's coefficients are not finite.
+    """
     n_ctx = check_real("n_ctx", n_ctx, 1.0)
     t = (np.arange(points) + 0.5) * (n_ctx / points)  # (points,)
     a, m = transform.coefficients(t, n_ctx)
@@ -190,9 +277,29 @@ def freezing_ratio(transform: Transform, n_ctx: float, finite: bool = False) -> 
 
 def crossings(transform: Transform, n_max: float = N_MAX, finite: bool = False,
               grid: int = 400) -> list[tuple[float, str]]:
-    """Every ``(N, "freezes" | "melts")`` with ``r(N) = 1`` in ``(1, n_max]`` (``[3, n_max]``
-    with ``finite=True``): sign changes of ``r − 1`` on ``grid`` points of ``log N``, refined
-    by Brent's method in ``log N`` (relative accuracy ``1e-10``)."""
+    """Every crossing of ``r(N) = 1``: sign changes of ``r − 1`` on ``grid`` points of ``log N``,
+    refined by Brent's method in ``log N`` (relative accuracy ``1e-10``).
+
+    Parameters
+    ----------
+    transform : Transform
+    n_max : float
+        ``>= 3``; the crossings in ``(1, n_max]`` (``[3, n_max]`` with ``finite=True``).
+    finite : bool
+        ``r`` against the finite-``N`` freezing point (as :func:`freezing_ratio`).
+    grid : int
+        ``>= 16``.
+
+    Returns
+    -------
+    list of (float, str)
+        ``(N, "freezes" | "melts")`` in increasing ``N``.
+
+    Raises
+    ------
+    ValueError
+        If ``n_max`` or ``grid`` is out of range.
+    """
     n_max = check_real("n_max", n_max, 3.0)
     grid = check_int("grid", grid, 16)
     start = math.log(3.0) if finite else 1e-3
@@ -211,7 +318,12 @@ def crossings(transform: Transform, n_max: float = N_MAX, finite: bool = False,
 
 def phase_schemes() -> dict[str, Transform]:
     """The zoo (:data:`sia_theory.zoo.ZOO`) and LogN for ``s = 0.2, 0.3, 0.5`` besides ZOO's
-    ``0.4``."""
+    ``0.4``.
+
+    Returns
+    -------
+    dict of str to Transform
+    """
     return {**ZOO, **{f"logn-{s}": LogN(s) for s in (0.2, 0.3, 0.5)}}
 
 
@@ -264,10 +376,23 @@ def zoo_phase_table(schemes: dict | None = None, n_max: float = N_MAX,
 
 def octave_ratios(transform: Transform, exponents=range(2, 101), points: int = POINTS
                   ) -> pd.DataFrame:
-    """Per octave ``[t, 2t)``, ``t = 2^k`` for ``k`` in ``exponents`` (up to ``2¹⁰⁰ ≈ 1.3e30``):
-    the spread ``σ_t = √(mean a² + var m)`` over the octave (midpoint rule) and
-    ``r_t = σ_t/√(2 log t)`` with its phase. For a context-dependent transform the query sees
-    ``n_ctx = 2t`` keys."""
+    """Per octave ``[t, 2t)``, ``t = 2^k``: the spread ``σ_t = √(mean a² + var m)`` over the octave
+    (midpoint rule) and ``r_t = σ_t/√(2 log t)`` with its phase. For a context-dependent
+    transform the query sees ``n_ctx = 2t`` keys.
+
+    Parameters
+    ----------
+    transform : Transform
+    exponents : iterable of int
+        ``k`` (up to ``2¹⁰⁰ ≈ 1.3e30``).
+    points : int
+        Values of ``t`` per octave of the midpoint rule.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per octave.
+    """
     rows = []
     for k in exponents:
         t = 2.0 ** int(k)

@@ -36,9 +36,33 @@ def _legendre(order: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def gauss_legendre_panels(edges, order: int = GL_ORDER) -> tuple[np.ndarray, np.ndarray]:
-    """Composite Gauss–Legendre nodes and weights on the panels between consecutive ``edges``
-    (increasing, shape ``(P + 1,)``): ``order`` nodes per panel, returned panel by panel, each
-    ``(P·order,)``. Exact for polynomials of degree ``2·order − 1`` on each panel."""
+    """Composite Gauss–Legendre nodes and weights on the panels between consecutive ``edges``,
+    ``order`` nodes per panel, panel by panel. Exact for polynomials of degree
+    ``2·order − 1`` on each panel.
+
+    Parameters
+    ----------
+    edges : array_like
+        Increasing, shape ``(P + 1,)``, ``P >= 1``.
+    order : int
+        Nodes per panel.
+
+    Returns
+    -------
+    nodes, weights : numpy.ndarray
+        Each ``(P·order,)``.
+
+    Raises
+    ------
+    ValueError
+        If ``edges`` is not an increasing 1-D array of at least 2 points.
+
+    Examples
+    --------
+    >>> x, w = gauss_legendre_panels([0.0, 1.0, 3.0], order=2)
+    >>> round(float(w @ x**3), 12)  # ∫₀³ x³ dx = 81/4, exact at order 2
+    20.25
+    """
     edges = np.asarray(edges, dtype=np.float64)
     if edges.ndim != 1 or edges.size < 2 or not np.all(np.diff(edges) > 0):
         raise ValueError(f"edges must be an increasing 1-D array of at least 2 points, got "
@@ -52,7 +76,17 @@ def gauss_legendre_panels(edges, order: int = GL_ORDER) -> tuple[np.ndarray, np.
 @lru_cache(maxsize=16)
 def unit_panels(panels: int, order: int = GL_ORDER) -> tuple[np.ndarray, np.ndarray]:
     """:func:`gauss_legendre_panels` on ``panels`` equal panels of ``[0, 1]`` (cached,
-    read-only): the template the Laplace factors scale onto each zone of the ``x`` line."""
+    read-only): the template the Laplace factors scale onto each zone of the ``x`` line.
+
+    Parameters
+    ----------
+    panels : int
+    order : int
+
+    Returns
+    -------
+    nodes, weights : numpy.ndarray
+    """
     nodes, weights = gauss_legendre_panels(np.linspace(0.0, 1.0, panels + 1), order)
     nodes.setflags(write=False)
     weights.setflags(write=False)
@@ -61,7 +95,22 @@ def unit_panels(panels: int, order: int = GL_ORDER) -> tuple[np.ndarray, np.ndar
 
 def check_long_range(t1, t2, n_ctx=None) -> tuple[int, int, int | None]:
     """``(t1, t2, n_ctx)`` as ints with ``0 <= t1 < t2 <= T_MAX`` (and ``t2 <= n_ctx``); integral
-    floats such as ``1e30`` are accepted; anything else is a ``ValueError`` naming it."""
+    floats such as ``1e30`` are accepted.
+
+    Parameters
+    ----------
+    t1, t2 : int or float
+    n_ctx : int or float, optional
+
+    Returns
+    -------
+    tuple
+
+    Raises
+    ------
+    ValueError
+        Naming the argument that is not such an integer.
+    """
     n_ctx = None if n_ctx is None else check_int("n_ctx", n_ctx, lo=1, hi=T_MAX)
     t1 = check_int("t1", t1, lo=0, hi=T_MAX - 1)
     t2 = check_int("t2", t2, lo=t1 + 1, hi=T_MAX if n_ctx is None else n_ctx)

@@ -147,9 +147,21 @@ def check_range_pairs(ranges, n_ctx: int, *, allow_empty=False) -> np.ndarray:
 
 
 def segment_plan(ranges: np.ndarray, n: int):
-    """Sorted unique boundaries (segments ``[b_s, b_{s+1})``) and each range's segment span:
-    ``(bounds, first_seg, stop_seg)``, int64 arrays, for validated ``ranges`` of a row of
-    length ``n`` (the plan the numba kernels take)."""
+    """Sorted unique boundaries (segments ``[b_s, b_{s+1})``) and each range's segment span, the
+    plan the numba kernels take.
+
+    Parameters
+    ----------
+    ranges : numpy.ndarray
+        Validated ``(R, 2)`` pairs.
+    n : int
+        The row's length.
+
+    Returns
+    -------
+    bounds, first_seg, stop_seg : numpy.ndarray
+        int64.
+    """
     bounds = np.unique(np.concatenate([[0, n], ranges.ravel()])).astype(np.int64)
     first_seg = np.searchsorted(bounds, ranges[:, 0]).astype(np.int64)
     stop_seg = np.searchsorted(bounds, ranges[:, 1]).astype(np.int64)
@@ -157,16 +169,40 @@ def segment_plan(ranges: np.ndarray, n: int):
 
 
 def with_total(ranges: np.ndarray, n: int):
-    """``(ranges + [[0, n]], mass_ref)``: the whole row ``[0, n)`` appended, and every range's
-    mass pointed at it (the index of the appended row)."""
+    """The whole row ``[0, n)`` appended to ``ranges``, and every range's mass pointed at it.
+
+    Parameters
+    ----------
+    ranges : numpy.ndarray
+        ``(R, 2)`` pairs.
+    n : int
+
+    Returns
+    -------
+    ranges : numpy.ndarray
+        ``(R + 1, 2)``.
+    mass_ref : numpy.ndarray
+        int64 ``(R + 1,)``, each entry the index of the appended row.
+    """
     full = np.vstack([ranges, [[0, n]]]).astype(np.int64)
     mass_ref = np.full(len(full), len(ranges), dtype=np.int64)
     return full, mass_ref
 
 
 def as_statistics(arrays, keep: int | None = None) -> RangeStatistics:
-    """A :class:`RangeStatistics` of the five kernel outputs ``(Z, N, H, mass, log_Z)``, each
-    made contiguous; ``keep``: only the first ``keep`` columns (ranges)."""
+    """A :class:`RangeStatistics` of the five kernel outputs, each made contiguous.
+
+    Parameters
+    ----------
+    arrays : sequence of numpy.ndarray
+        ``(Z, N, H, mass, log_Z)``.
+    keep : int, optional
+        Only the first ``keep`` columns (ranges).
+
+    Returns
+    -------
+    RangeStatistics
+    """
     if keep is not None:
         arrays = [x[:, :keep] for x in arrays]
     return RangeStatistics(*(np.ascontiguousarray(x) for x in arrays))
@@ -270,7 +306,22 @@ def summarize(stats: RangeStatistics, ranges) -> pd.DataFrame:
 
 def range_statistics_reference(logits, ranges) -> RangeStatistics:
     """Dense textbook version of :func:`range_statistics`: SI eq. 6–8 with no shift at all, so
-    only valid for moderate logits (``|L| < ~700``); the oracle the kernel is tested against."""
+    only valid for moderate logits (``|L| < ~700``); the oracle the kernel is tested against.
+
+    Parameters
+    ----------
+    logits, ranges
+        As for :func:`range_statistics`.
+
+    Returns
+    -------
+    RangeStatistics
+
+    Raises
+    ------
+    ValueError
+        If ``logits`` is not a finite 2-D array or a range is out of bounds.
+    """
     logits = check_finite_array("logits", logits, ndim=2, dtype=np.float64)  # (rows, n)
     ranges = check_range_pairs(ranges, logits.shape[1])
     weight = np.exp(logits)  # (rows, n)  Ã_t = e^{L_t}

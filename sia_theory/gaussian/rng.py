@@ -61,6 +61,20 @@ def ziggurat_tables(layers: int = 256) -> tuple[np.ndarray, np.ndarray, np.ndarr
     ``v / f(r)``; layer ``i ≥ 1`` is the rectangle ``[0, x_i] × [f(x_i), f(x_{i−1})]``, all of
     area ``v``. A 52-bit magnitude ``u`` gives ``x = u·w[i]``; ``u < k[i]`` means ``x`` lies
     under ``f`` for sure (``x < x_{i−1}``); otherwise the wedge is tested with ``f``.
+
+    Parameters
+    ----------
+    layers : int
+        256 (``r`` is tabulated for 256 layers).
+
+    Returns
+    -------
+    k, w, f : numpy.ndarray
+
+    Raises
+    ------
+    ValueError
+        If ``layers`` is not 256.
     """
     if layers != 256:
         raise ValueError(f"layers must be 256 (r is tabulated for 256 layers), got {layers!r}")
@@ -202,6 +216,28 @@ def normals(seed, stream, n) -> np.ndarray:
     :func:`sia_theory.gaussian.montecarlo.simulate_gaussian_logits` gives sample ``i`` the base
     logits ``L̄_t = normals(seed, i, n_ctx)[t]`` (SI §3.2 Gaussian model), in order of distance
     ``t``.
+
+    Parameters
+    ----------
+    seed, stream : int
+        In ``[0, 2^64 − 1]``.
+    n : int
+        ``>= 0``.
+
+    Returns
+    -------
+    numpy.ndarray
+        float64 ``(n,)``.
+
+    Raises
+    ------
+    ValueError
+        If an argument is out of range or the draws would not fit in memory.
+
+    Examples
+    --------
+    >>> bool(np.array_equal(normals(0, 3, 5), normals(0, 3, 8)[:5]))  # a prefix of the stream
+    True
     """
     seed = check_int("seed", seed, lo=0, hi=2**64 - 1)
     stream = check_int("stream", stream, lo=0, hi=2**64 - 1)

@@ -50,7 +50,15 @@ def _mills(c: np.ndarray) -> np.ndarray:
 @dataclass(frozen=True)
 class TruncatedMoments:
     """Per-point conditional moments of ``(W, LW)`` given ``X < x`` (arrays shaped like the
-    inputs): means ``w``, ``lw`` and covariance entries ``var_w``, ``cov``, ``var_lw``."""
+    inputs).
+
+    Parameters
+    ----------
+    w, lw : numpy.ndarray
+        The means of ``W`` and ``LW``.
+    var_w, cov, var_lw : numpy.ndarray
+        The covariance entries.
+    """
 
     w: np.ndarray
     lw: np.ndarray
@@ -62,8 +70,19 @@ class TruncatedMoments:
 def truncated_moments(a, m, x) -> TruncatedMoments:
     """Mean and covariance of ``(W, L W)``, ``L = a X + m``, ``W = e^L``, given ``X < x``.
 
-    ``a >= 0``, ``m`` and ``x`` broadcast (``x = +inf``: no truncation). Formulas in the module
-    docstring; weights below ``e^{-745}`` underflow to 0 (harmless: they are sums' terms).
+    Formulas in the module docstring; weights below ``e^{-745}`` underflow to 0 (harmless: they
+    are sums' terms).
+
+    Parameters
+    ----------
+    a : array_like
+        ``>= 0``.
+    m, x : array_like
+        Broadcasting with ``a`` (``x = +inf``: no truncation).
+
+    Returns
+    -------
+    TruncatedMoments
     """
     a, m, x = np.broadcast_arrays(*(np.asarray(v, dtype=np.float64) for v in (a, m, x)))
     log_px = log_ndtr(x)  # log Φ(x)
@@ -89,9 +108,21 @@ def truncated_moments(a, m, x) -> TruncatedMoments:
 
 
 def tail_normals(log_tail, u) -> np.ndarray:
-    """Exact draws of ``X ~ N(0, 1)`` conditioned on ``X > x``, given ``log_tail = log Φ̄(x)``
-    and uniforms ``u`` in ``(0, 1]``: ``Φ̄(X) = u Φ̄(x)``, i.e. ``X = −ndtri_exp(log u +
-    log Φ̄(x))`` (inverse CDF in log space: accurate for ``x`` far in the tail, e.g. 40)."""
+    """Exact draws of ``X ~ N(0, 1)`` conditioned on ``X > x``: ``Φ̄(X) = u Φ̄(x)``, i.e.
+    ``X = −ndtri_exp(log u + log Φ̄(x))`` (inverse CDF in log space: accurate for ``x`` far in
+    the tail, e.g. 40).
+
+    Parameters
+    ----------
+    log_tail : array_like
+        ``log Φ̄(x)``.
+    u : array_like
+        Uniforms in ``(0, 1]``, broadcasting with ``log_tail``.
+
+    Returns
+    -------
+    numpy.ndarray
+    """
     return -ndtri_exp(np.log(u) + log_tail)
 
 
@@ -111,8 +142,19 @@ MAX_BINS = 200_000
 
 @dataclass(frozen=True)
 class DistanceBins:
-    """Bins ``[lo_j, hi_j)`` of distances (float64 edges; exact integers below 2^53) with
-    ``count = hi − lo`` and the midpoint coefficients ``a``, ``m``; ``x_ref`` as used."""
+    """Bins ``[lo_j, hi_j)`` of distances (float64 edges; exact integers below 2^53).
+
+    Parameters
+    ----------
+    lo, hi : numpy.ndarray
+        The edges.
+    count : numpy.ndarray
+        ``hi − lo``.
+    a, m : numpy.ndarray
+        The coefficients at each bin's midpoint.
+    x_ref : float
+        As used.
+    """
 
     lo: np.ndarray
     hi: np.ndarray
@@ -132,7 +174,26 @@ def distance_bins(transform: Transform, t1: float, t2: float, n_ctx=None, h=None
     """Bins covering the integer distances ``[t1, t2)``, each at most ``tol`` wide in logit
     spread (see :data:`BIN_TOL`), widths doubling while allowed (so about ``log(t2/t1)/ε``
     bins with ``ε ≈ tol/|d logit / d log t|``, and single distances where the coefficients
-    change fast). ``t1 < t2`` are integer-valued floats up to 1e30.
+    change fast).
+
+    Parameters
+    ----------
+    transform : Transform
+    t1, t2 : float
+        Integer-valued, ``t1 < t2``, up to 1e30.
+    n_ctx : float, optional
+    h : int, optional
+    tol : float
+        ``> 0``.
+
+    Returns
+    -------
+    DistanceBins
+
+    Raises
+    ------
+    ValueError
+        If ``tol <= 0`` or the coefficients vary too fast for the bins.
     """
     tol = check_real("tol", tol, lo=0, lo_open=True)
     x_ref = math.sqrt(2.0 * math.log(max(t2, 3.0))) + 3.0

@@ -96,11 +96,29 @@ def _field_value(field):
 def read_gguf(path: str, install_hint: str = "", validate=None) -> GGUFContents:
     """Parse the GGUF file at ``path`` and dequantize every tensor to float32.
 
-    ``validate(metadata, shapes)``, if given, is called with the metadata and the tensors'
-    numpy shapes (name -> ``(rows, cols)``) before any tensor is dequantized, to refuse a file
-    early (it raises ``ValueError``). Raises ``ValueError`` if the file does not parse as GGUF
-    or holds a tensor whose quantisation type is not in :data:`SUPPORTED_TYPES` (checked for
-    every tensor before any is dequantized)."""
+    Parameters
+    ----------
+    path : str
+        The GGUF file.
+    install_hint : str
+        Appended to the error for a missing file (how to install it).
+    validate : callable, optional
+        ``validate(metadata, shapes)``, called with the metadata and the tensors' numpy shapes
+        (name -> ``(rows, cols)``) before any tensor is dequantized, to refuse a file early (it
+        raises ``ValueError``).
+
+    Returns
+    -------
+    GGUFContents
+        The metadata and the float32 tensors.
+
+    Raises
+    ------
+    ValueError
+        If the file does not parse as GGUF, ``validate`` refuses it, or it holds a tensor whose
+        quantisation type is not in :data:`SUPPORTED_TYPES` (checked for every tensor before any
+        is dequantized).
+    """
     import gguf  # optional dependency: gguf (the model extra)
 
     fix = f"; fix: {install_hint} --force-reinstall" if install_hint else ""

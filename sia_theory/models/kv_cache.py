@@ -19,7 +19,17 @@ __all__ = ["ModelCache"]
 
 
 class ModelCache:
-    """KV cache of a :class:`~sia_theory.models.LlamaModel` (see the module docstring)."""
+    """KV cache of a :class:`~sia_theory.models.LlamaModel` (see the module docstring).
+
+    Parameters
+    ----------
+    kv : DecodingCache
+        The per-layer keys and values.
+    score_mod, position
+        The model call's, fixed for the cache's life.
+    dtype : numpy dtype
+        The compute dtype.
+    """
 
     def __init__(self, kv: DecodingCache, score_mod, position, dtype):
         self.kv, self.score_mod, self.position = kv, score_mod, position

@@ -48,7 +48,23 @@ ROWS = 256
 
 @dataclass(frozen=True)
 class LlamaConfig:
-    """Shapes and constants of a LLaMA-style decoder, read from a GGUF file's ``llama.*`` keys."""
+    """Shapes and constants of a LLaMA-style decoder, read from a GGUF file's ``llama.*`` keys.
+
+    Parameters
+    ----------
+    n_layers, d_model, n_heads, n_kv_heads : int
+        Blocks, width, query heads and key-value heads (grouped-query attention).
+    ffn : int
+        Hidden width of the gated MLP.
+    rope_base : float
+        RoPE's base.
+    rms_eps : float
+        RMSNorm's epsilon.
+    context_length : int
+        The training context.
+    vocab_size : int
+        Tokens of the vocabulary.
+    """
 
     n_layers: int
     d_model: int
@@ -88,7 +104,25 @@ class LlamaConfig:
 def unpermute_rope_rows(weight: np.ndarray, n_heads: int) -> np.ndarray:
     """Undo llama.cpp's q/k row permutation: GGUF row ``2i + j`` of a head becomes row
     ``j·D/2 + i`` (``j ∈ {0, 1}``), turning interleaved RoPE pairs into half-split ones.
-    ``weight`` is ``(n_heads·D, d_model)``."""
+
+    Parameters
+    ----------
+    weight : numpy.ndarray
+        ``(n_heads·D, d_model)``.
+    n_heads : int
+        Heads in ``weight``.
+
+    Returns
+    -------
+    numpy.ndarray
+        Same shape, rows reordered.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> unpermute_rope_rows(np.arange(4.0)[:, None], 1)[:, 0].tolist()
+    [0.0, 2.0, 1.0, 3.0]
+    """
     rows, cols = weight.shape
     head_dim = rows // n_heads
     return np.ascontiguousarray(
@@ -123,6 +157,16 @@ class LlamaModel(Readouts):
     ``encoding(x, positions)`` of the reference such as ``RoPE(base)``, ``NTKRoPE(...)``).
     ``max_bytes`` (default ``None``: the memory available) bounds the working memory a call may
     plan for; a longer input raises ``ValueError`` before any work.
+
+    Parameters
+    ----------
+    config : LlamaConfig
+    tensors : dict
+        The GGUF tensors by name (``token_embd.weight``, ``output_norm.weight``, per layer
+        ``blk.<i>.*``; ``output.weight`` for an untied head), as
+        :func:`~sia_theory.models.gguf_file.read_gguf` returns them.
+    dtype : numpy dtype
+        The compute dtype.
     """
 
     def __init__(self, config: LlamaConfig, tensors: dict, dtype=np.float32):

@@ -29,7 +29,23 @@ __all__ = ["ModelSpec", "MODELS", "load_pretrained", "load_contents", "load_hf_f
 
 @dataclass(frozen=True)
 class ModelSpec:
-    """Where a pretrained model's file comes from and what it must be."""
+    """Where a pretrained model's file comes from and what it must be.
+
+    Parameters
+    ----------
+    package : str
+        The Python package that carries the file.
+    filename : str
+        The file's name in that package.
+    size : int
+        Its size in bytes.
+    sha256 : str
+        Its SHA-256 (hex).
+    install : str
+        The command that installs the package.
+    description : str
+        One line on the model.
+    """
 
     package: str
     filename: str
@@ -64,9 +80,29 @@ def _check_dtype(dtype):
 
 
 def load_contents(name: str, *, cache_dir=None, path=None) -> tuple[GGUFContents, dict]:
-    """The float32 tensors and metadata of registry model ``name`` and a record of the load
-    (``{"source", "cache", "from_cache", "seconds"}``). ``path`` replaces the packaged file
-    (it must still be the pinned file: same size and SHA-256)."""
+    """The float32 tensors and metadata of registry model ``name`` and a record of the load.
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`MODELS`.
+    cache_dir : str or os.PathLike, optional
+        The folder of the dequantized-weight cache (default ``$SIA_THEORY_CACHE``, else
+        ``$XDG_CACHE_HOME/sia-theory``, else ``~/.cache/sia-theory``).
+    path : str or os.PathLike, optional
+        Replaces the packaged file; it must still be the pinned file (same size and SHA-256).
+
+    Returns
+    -------
+    contents : GGUFContents
+    record : dict
+        ``{"source", "cache", "from_cache", "seconds"}``.
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is unknown or the file is missing, not the pinned one, or does not parse.
+    """
     if name not in MODELS:
         raise ValueError(f"unknown model {name!r}; choices: {', '.join(sorted(MODELS))}")
     spec = MODELS[name]
@@ -153,12 +189,28 @@ def load_pretrained(name: str = "smollm2-135m", dtype=np.float32, *, cache_dir=N
 def load_hf_folder(path, dtype=np.float32):
     """``(model, tokenizer)`` of a Hugging Face folder of the LLaMA architecture (``config.json``
     and ``*.safetensors``, as ``save_pretrained`` writes them; :mod:`.hf_folder`).
+    ``load_pretrained(folder)`` calls it.
 
-    ``tokenizer`` is the folder's ``tokenizer.json`` read by the ``tokenizers`` library
-    (``tokenizers.Tokenizer``: ``encode(text).ids``, ``decode(ids)``), or ``None`` when the
-    folder has none. ``model.load_info`` records the source and the time taken. Raises
-    ``ValueError`` for a folder without those files, another architecture, a setting the model
-    does not implement, or missing or extra tensors. ``load_pretrained(folder)`` calls it.
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The folder.
+    dtype : numpy dtype
+        ``float32`` or ``float64``, the model's compute dtype.
+
+    Returns
+    -------
+    model : LlamaModel
+        ``model.load_info`` records the source and the time taken.
+    tokenizer : tokenizers.Tokenizer or None
+        The folder's ``tokenizer.json`` read by the ``tokenizers`` library (``encode(text).ids``,
+        ``decode(ids)``), or ``None`` when the folder has none.
+
+    Raises
+    ------
+    ValueError
+        For a folder without those files, another architecture, a setting the model does not
+        implement, missing or extra tensors, or another ``dtype``.
     """
     dtype = _check_dtype(dtype)
     started = time.perf_counter()

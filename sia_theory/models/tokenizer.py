@@ -26,6 +26,16 @@ class Tokenizer:
 
     ``encode(text) -> list[int]``, ``decode(ids) -> str``; ``bos_id``, ``eos_id``,
     ``vocab_size``, ``special_tokens`` (control token text -> id) and ``token_to_id``.
+
+    Parameters
+    ----------
+    metadata : dict
+        The GGUF file's metadata (``tokenizer.ggml.*``).
+
+    Raises
+    ------
+    ValueError
+        If the tokenizer is not the byte-level BPE this class implements.
     """
 
     def __init__(self, metadata: dict):

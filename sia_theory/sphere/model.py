@@ -51,7 +51,21 @@ K_MAX = 1e4  # local exponents beyond this have no mass near 0 at any float64 di
 
 def check_dimension(d) -> int:
     """``d`` as an int in ``[2, 10001]`` (the ambient dimension of ``S^{d−1}``; local exponent
-    ``d − 1 <= 10⁴``), else ``ValueError``."""
+    ``d − 1 <= 10⁴``).
+
+    Parameters
+    ----------
+    d : int
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    ValueError
+        If ``d`` is not an integer in ``[2, 10001]``.
+    """
     return check_int("d", d, lo=2, hi=int(K_MAX) + 1)
 
 
@@ -121,7 +135,28 @@ def _rows(n, rows) -> tuple[int, int]:
 
 
 def sample_cosines(law: DistanceLaw, n, rows, rng) -> np.ndarray:
-    """``(rows, n)`` exact draws of ``cos(q, x_j)`` (module docstring): ``1 − 2·Beta(k/2, b)``."""
+    """Exact draws of ``cos(q, x_j)`` (module docstring): ``1 − 2·Beta(k/2, b)``.
+
+    Parameters
+    ----------
+    law : DistanceLaw
+    n : int
+        Keys per row, ``>= 2``.
+    rows : int
+        ``>= 1``.
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(rows, n)``.
+
+    Raises
+    ------
+    ValueError
+        If a count is out of range, the draws would not fit in memory, or ``rng`` is not a
+        Generator.
+    """
     n, rows = _rows(n, rows)
     check_memory("n", n, 16 * n)
     check_memory("rows", rows, 16 * n * rows)
@@ -130,7 +165,25 @@ def sample_cosines(law: DistanceLaw, n, rows, rng) -> np.ndarray:
 
 def sample_cosines_by_vectors(d, n, rows, rng) -> np.ndarray:
     """The slow obvious path for uniform keys: ``n`` normalised Gaussian vectors in ``R^d``
-    against the query ``e_1`` (``(rows, n)``; memory ``rows·n·d`` floats)."""
+    against the query ``e_1`` (memory ``rows·n·d`` floats).
+
+    Parameters
+    ----------
+    d : int
+        As for :func:`check_dimension`.
+    n, rows, rng
+        As for :func:`sample_cosines`.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(rows, n)``.
+
+    Raises
+    ------
+    ValueError
+        As :func:`sample_cosines`, or for ``d`` out of range.
+    """
     d = check_dimension(d)
     n, rows = _rows(n, rows)
     check_memory("n", n, 8 * n * (2 * d + rows))
@@ -144,15 +197,59 @@ def sample_cosines_by_vectors(d, n, rows, rng) -> np.ndarray:
 
 def top_cosines(law: DistanceLaw, n, top_k, rows, rng) -> np.ndarray:
     """The exact ``top_k`` largest cosines of ``n`` keys (:func:`~sia_theory.gaps.top_scores`),
-    ``(rows, K)``, any ``n`` up to ``2^62``."""
+    any ``n`` up to ``2^62``.
+
+    Parameters
+    ----------
+    law : DistanceLaw
+    n : int
+        Keys per row, ``>= 2``.
+    top_k, rows : int
+        ``>= 1``.
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(rows, min(top_k, n))``, decreasing along each row.
+
+    Raises
+    ------
+    ValueError
+        If a count is out of range or ``rng`` is not a Generator.
+    """
     n, rows = _rows(n, rows)
     return top_scores(law.gap_isf, n, top_k, rows, check_rng(rng))
 
 
 def order_parameters(logits: np.ndarray, share: float = 0.5) -> dict:
-    """``top_mass``, ``share_count`` (the fewest keys whose weights sum to at least ``share``)
-    and ``entropy`` of ``softmax(row)`` for each row of ``logits`` (``(rows, n)``): arrays
-    ``(rows,)``."""
+    """The order parameters of ``softmax(row)`` for each row of ``logits``.
+
+    Parameters
+    ----------
+    logits : numpy.ndarray
+        ``(rows, n)``, finite.
+    share : float
+        In ``(0, 1)``.
+
+    Returns
+    -------
+    dict
+        ``top_mass`` (the largest weight), ``share_count`` (the fewest keys whose weights sum
+        to at least ``share``) and ``entropy``, each an array ``(rows,)``.
+
+    Raises
+    ------
+    ValueError
+        If ``share`` is outside ``(0, 1)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> out = order_parameters(np.zeros((1, 4)))  # uniform over 4 keys
+    >>> float(out["top_mass"][0]), float(out["share_count"][0]), round(float(out["entropy"][0]), 6)
+    (0.25, 2.0, 1.386294)
+    """
     share = check_real("share", share, 0.0, 1.0, lo_open=True, hi_open=True)
     z = logits - logits.max(axis=1, keepdims=True)  # (rows, n)
     w = np.exp(z)

@@ -121,10 +121,29 @@ def _tail_count(law: DistanceLaw, n, beta, t, x1, target) -> np.ndarray:
 
 def asymptotic_order_parameters(law: DistanceLaw, n, beta, top_cos: np.ndarray,
                                 share: float = 0.5) -> dict:
-    """The order parameters of rows whose ``K`` nearest cosines are ``top_cos`` (``(rows, K)``,
-    decreasing) with the other ``n − K`` keys as their conditional expectation (module
-    docstring); a share reached only in the tail is counted by the tail's expected number of
-    keys below the gap where its expected mass completes the share."""
+    """The order parameters of rows whose ``K`` nearest cosines are ``top_cos`` with the other
+    ``n − K`` keys as their conditional expectation (module docstring); a share reached only in
+    the tail is counted by the tail's expected number of keys below the gap where its expected
+    mass completes the share.
+
+    Parameters
+    ----------
+    law : DistanceLaw
+    n : int or float
+        Keys per row (``> K``).
+    beta : float
+        The score scale.
+    top_cos : numpy.ndarray
+        ``(rows, K)``, each row decreasing (e.g. :func:`~sia_theory.sphere.model.top_cosines`).
+    share : float
+        In ``(0, 1)``.
+
+    Returns
+    -------
+    dict
+        ``top_mass``, ``share_count`` and ``entropy``, each ``(rows,)``, as
+        :func:`~sia_theory.sphere.model.order_parameters`.
+    """
     s = law.k / 2
     u = 1.0 - top_cos  # (rows, K), increasing
     u1, uk = u[:, :1], u[:, -1]

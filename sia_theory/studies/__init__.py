@@ -68,7 +68,17 @@ def __getattr__(name):  # the contract loads on first use: listing the studies i
 
 
 def study_names() -> tuple[str, ...]:
-    """The names of every study, in :data:`STUDIES` order."""
+    """The names of every study, in :data:`STUDIES` order.
+
+    Returns
+    -------
+    tuple of str
+
+    Examples
+    --------
+    >>> "ext_needle" in study_names()
+    True
+    """
     return tuple(STUDIES)
 
 

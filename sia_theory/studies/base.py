@@ -37,12 +37,30 @@ __all__ = ["Execution", "StudyResult", "Study", "study", "DEFAULT_EXECUTION", "s
 class Execution:
     """How a study runs its sweep cells (:func:`sia_theory.sweeps.run_cells`).
 
-    ``scheduler``: ``"sync"`` (this process, the default), ``"threads"``, a Dask address
-    (``tcp://host:8786``) or client, or ``None`` (``$SIA_DASK_SCHEDULER`` or a local cluster);
-    ``store``: a folder that keeps finished cells (an interrupted run resumes from it;
-    ``None``: memory only); ``force``: recompute stored cells; ``progress``: a progress bar;
-    ``n_workers``: the local cluster's size; ``finished_only``: use only the cells already in the
-    store (the model studies render a partial grid with it)."""
+    Parameters
+    ----------
+    scheduler : str, dask.distributed.Client or None
+        ``"sync"`` (this process, the default), ``"threads"``, a Dask address
+        (``tcp://host:8786``) or client, or ``None`` (``$SIA_DASK_SCHEDULER`` or a local
+        cluster).
+    store : str or os.PathLike or None
+        A folder that keeps finished cells (an interrupted run resumes from it; ``None``:
+        memory only).
+    force : bool
+        Recompute stored cells.
+    progress : bool
+        A progress bar.
+    n_workers : int or None
+        The local cluster's size, ``>= 1``.
+    finished_only : bool
+        Use only the cells already in the store (the model studies render a partial grid with
+        it).
+
+    Raises
+    ------
+    ValueError
+        If ``n_workers`` is not a positive integer or None.
+    """
 
     scheduler: str | None = "sync"
     store: str | os.PathLike | None = None
@@ -99,9 +117,26 @@ DEFAULT_EXECUTION = Execution()
 
 @dataclass(frozen=True)
 class StudyResult:
-    """What a study returns: its ``frames`` (named DataFrames) and ``metadata`` (JSON-able
-    scalars), with the ``study`` name, the ``settings`` and the ``seed`` that made them.
-    ``result["name"]`` is ``result.frames["name"]``."""
+    """What a study returns; ``result["name"]`` is ``result.frames["name"]``.
+
+    Parameters
+    ----------
+    study : str
+        The study's name.
+    settings
+        The settings that made the result.
+    seed : int
+        The study seed that made it.
+    frames : mapping of str to pandas.DataFrame
+        Named DataFrames.
+    metadata : mapping of str to scalar
+        JSON-able scalars.
+
+    Raises
+    ------
+    TypeError
+        If a frame is not a DataFrame.
+    """
 
     study: str
     settings: Any
@@ -131,12 +166,29 @@ class StudyResult:
 class Study:
     """A registered study: ``study(settings, *, seed, execution=None) -> StudyResult``.
 
-    ``name`` is the study's name (its module's, the name of the figure that draws it),
-    ``settings_type`` the frozen dataclass it takes, ``sweepable`` whether it runs its cells on
-    the sweep engine (then ``execution`` may carry a store and a scheduler, and ``sia-theory
-    sweep NAME`` runs it), ``partial`` whether it can render the cells already in a store
-    (``execution.finished_only``), ``aliases`` other command-line names and ``cli_aliases``
-    short flags for settings fields."""
+    Parameters
+    ----------
+    name : str
+        The study's name (its module's, the name of the figure that draws it).
+    settings_type : type
+        The frozen settings dataclass it takes.
+    fn : callable
+        ``fn(settings, seed, execution) -> frames | (frames, metadata)``.
+    sweepable : bool
+        Whether it runs its cells on the sweep engine (then ``execution`` may carry a store and
+        a scheduler, and ``sia-theory sweep NAME`` runs it).
+    partial : bool
+        Whether it can render the cells already in a store (``execution.finished_only``).
+    cli_aliases : mapping of str to str, optional
+        Short command-line flags for settings fields.
+    presets : (callable, callable), optional
+        The quick and full settings (default ``settings_type.quick`` and ``.full``).
+
+    Raises
+    ------
+    TypeError
+        If ``settings_type`` is not a dataclass.
+    """
 
     def __init__(self, name: str, settings_type: type, fn: Callable, *, sweepable: bool = False,
                  partial: bool = False, cli_aliases: Mapping[str, str] | None = None,
@@ -195,7 +247,20 @@ class Study:
 
 def study(name: str, settings_type: type, **options) -> Callable[[Callable], Study]:
     """Decorator: ``fn(settings, seed, execution) -> frames | (frames, metadata)`` becomes the
-    :class:`Study` ``name`` (options as for :class:`Study`)."""
+    :class:`Study` ``name``.
+
+    Parameters
+    ----------
+    name : str
+    settings_type : type
+    **options
+        As for :class:`Study`.
+
+    Returns
+    -------
+    callable
+        ``fn -> Study``.
+    """
 
     def register(fn):
         return Study(name, settings_type, fn, **options)
@@ -205,9 +270,21 @@ def study(name: str, settings_type: type, **options) -> Callable[[Callable], Stu
 
 def sweep_store(study: str, seed: int, folder) -> Path:
     """The store of ``study``'s full runs at study seed ``seed`` in the sweeps ``folder``
-    (the repository's ``build/sweeps``, shared by a study's figures and claims):
-    ``folder/<study>-seed<seed>``.
+    (the repository's ``build/sweeps``, shared by a study's figures and claims).
 
+    Parameters
+    ----------
+    study : str
+    seed : int
+    folder : str or os.PathLike
+
+    Returns
+    -------
+    pathlib.Path
+        ``folder/<study>-seed<seed>``.
+
+    Examples
+    --------
     >>> sweep_store("train_grid", 0, "build/sweeps").as_posix()
     'build/sweeps/train_grid-seed0'
     """

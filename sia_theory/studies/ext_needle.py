@@ -50,54 +50,40 @@ class NeedleSettings(StudySettings):
 
     Parameters
     ----------
-    schemes, mc_schemes : tuple of str
-        Non-empty tuples of :data:`~sia_theory.zoo.ZOO` names.
-    n_ctx, heat_n_ctx : tuple of int
-        Context lengths ``N`` in ``[3, 1e18]``; ``heat_n_ctx`` a subset of ``n_ctx``.
+    schemes : tuple of str
+        The schemes of the heat maps and thresholds: a non-empty tuple of
+        :data:`~sia_theory.zoo.ZOO` names.
+    n_ctx : tuple of int
+        The context lengths N at which the needle's thresholds are computed, each in
+        ``[3, 1e18]``.
+    heat_n_ctx : tuple of int
+        The context lengths N of the heat maps, a subset of ``n_ctx``.
     t_per_decade : int
-        Heat-map distances a decade, ``1 <= t_per_decade <= 100``.
-    delta_max, delta_step : float
-        ``0 < delta_max <= 100``, ``0 < delta_step <= delta_max`` (units of the score's
-        standard deviation).
+        Points per decade of the heat maps' distance axis t, ``1 <= t_per_decade <= 100``.
+    delta_max : float
+        The largest score gap δ of the heat maps (from 0), ``0 < delta_max <= 100`` (units of
+        the score's standard deviation).
+    delta_step : float
+        The step of the heat maps' score gap δ, ``0 < delta_step <= delta_max``.
     table_deltas : tuple of float
-        The boosts of the Monte Carlo table, each in ``[-50, 100]``.
+        The score gaps δ of the table of argmax probabilities, each in ``[-50, 100]``.
     mass : bool
-        Also compute the expected attention mass and its threshold.
+        Also compute the needle's attention mass on the heat maps (not only its argmax
+        probability).
+    mc_schemes : tuple of str
+        The schemes of the Monte Carlo check: a non-empty tuple of
+        :data:`~sia_theory.zoo.ZOO` names.
     mc_n_ctx : int
-        Context of the Monte Carlo, ``3 <= mc_n_ctx <= 1e7``.
+        Keys per context of the Monte Carlo check, ``3 <= mc_n_ctx <= 1e7``.
     mc_ts : tuple of int
-        Needle distances of the Monte Carlo, in ``[0, mc_n_ctx)``.
+        The needle distances t of the Monte Carlo check, each in ``[0, mc_n_ctx)``.
     mc_samples : int
-        Monte Carlo contexts, ``>= 2``.
+        Contexts per scheme and distance of the Monte Carlo check, ``>= 2``.
 
     Raises
     ------
     ValueError
         If a field is outside the ranges above.
-
-    Attributes
-    ----------
-    n_ctx : tuple of int
-        The context lengths N at which the needle's thresholds are computed.
-    heat_n_ctx : tuple of int
-        The context lengths N of the heat maps.
-    t_per_decade : int
-        Points per decade of the heat maps' distance axis t.
-    delta_max : float
-        The largest score gap δ of the heat maps (from 0).
-    delta_step : float
-        The step of the heat maps' score gap δ.
-    table_deltas : tuple of float
-        The score gaps δ of the table of argmax probabilities.
-    mass : bool
-        Also compute the needle's attention mass on the heat maps (not only its argmax
-        probability).
-    mc_n_ctx : int
-        Keys per context of the Monte Carlo check.
-    mc_ts : tuple of int
-        The needle distances t of the Monte Carlo check.
-    mc_samples : int
-        Contexts per scheme and distance of the Monte Carlo check.
 
     Examples
     --------

@@ -85,8 +85,31 @@ def logits(params, scheme, settings: TrainSettings, tokens) -> np.ndarray:
 
 
 def evaluate(params, scheme, settings: TrainSettings, length: int, corpus=None) -> float:
-    """Mean validation loss (nats per token) at context ``length`` (2 … ``max_length``), over
-    every validation document (each holds the same number of scored tokens)."""
+    """Mean validation loss (nats per token) at context ``length``, over every validation
+    document (each holds the same number of scored tokens).
+
+    Parameters
+    ----------
+    params : dict
+        Model parameters (the :mod:`.params` layout), numpy or JAX.
+    scheme : str or Scheme
+        As for :func:`~.trainer.train`.
+    settings : TrainSettings
+        The settings the parameters were trained with.
+    length : int
+        Context length, ``2 … settings.max_length``.
+    corpus : optional
+        The loaded corpus (default: loaded from ``settings``).
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        If ``length`` is outside ``[2, max_length]``.
+    """
     return float(np.mean(evaluate_documents(params, scheme, settings, length, corpus)))
 
 

@@ -42,16 +42,33 @@ CURVE_COLUMNS = ("split", "step", "length", "loss")
 class TrainedRun:
     """One trained model (see :func:`~.trainer.train`).
 
-    ``scheme`` (name), ``tau`` (``None`` for schemes without τ), ``seed``, ``settings``;
-    ``parameters`` (float32 numpy, :mod:`.params` layout); ``train_losses`` ``(steps,)``: the
-    mean training loss of each step's batch before its update; ``validation_curve``:
-    ``((step, loss at train_length), ...)``; ``validation``: ``{length: loss}`` at the end, for
-    every length of ``settings.eval_lengths``; ``checkpoints``: ``((step, length, kind, loss),
-    ...)`` at every point of the curve and every length, ``kind`` ``"all"`` (pooled),
-    ``"prose"`` or ``"code"`` (empty for a run stored before 0.4, which kept the curve at
-    ``train_length`` only); ``seconds``: wall time of ``compile`` (the first
-    step), ``train`` (all steps, the first included) and ``evaluate``, and the process's
-    ``cpu`` time over the whole run (data preparation excluded).
+    Parameters
+    ----------
+    scheme : str
+        The scheme's name.
+    tau : float or None
+        ``None`` for schemes without τ.
+    seed : int
+        The initialisation's seed.
+    settings : TrainSettings
+    parameters : dict
+        float32 numpy arrays, :mod:`.params` layout.
+    train_losses : numpy.ndarray
+        ``(steps,)``: the mean training loss of each step's batch before its update.
+    validation_curve : tuple
+        ``((step, loss at train_length), ...)``.
+    validation : dict
+        ``{length: loss}`` at the end, for every length of ``settings.eval_lengths``.
+    seconds : dict
+        Wall time of ``compile`` (the first step), ``train`` (all steps, the first included)
+        and ``evaluate``, and the process's ``cpu`` time over the whole run (data preparation
+        excluded).
+    scheme_object : Scheme, optional
+        The resolved scheme (resolved again from its name when ``None``).
+    checkpoints : tuple
+        ``((step, length, kind, loss), ...)`` at every point of the curve and every length,
+        ``kind`` ``"all"`` (pooled), ``"prose"`` or ``"code"`` (empty for a run stored before
+        0.4, which kept the curve at ``train_length`` only).
     """
 
     scheme: str

@@ -61,30 +61,65 @@ def check_multiples(name: str, value) -> tuple:
 class TrainSettings(StudySettings):
     """One training run.
 
-    Model (modded-nanogpt, SI App. G): ``n_layers`` pre-RMSNorm blocks of width ``d_model``
-    with ``n_heads`` heads (QK-norm, scores ``q·k/√D``, ReLU² MLP of width ``4·d_model``),
-    RMSNorm on the embeddings and before the untied output layer, no learned gains.
-
-    Data: ``tokenizer`` ``"bpe"`` (a byte-level BPE of ``vocab_size`` tokens trained on the
-    training split) or ``"bytes"``; ``batch_size`` windows of ``train_length`` tokens per step
-    in a fixed order; validation on ``validation_documents`` held-out documents, each cut to
-    ``train_length × max(eval_multiples)`` tokens, scored at every ``train_length × k``,
-    ``k`` in ``eval_multiples`` (the same tokens at every length). ``max_train_documents``
-    caps the training split (``None``: all of it).
-
-    Optimiser (SI App. G): ``optimizer="muon"``: Muon (momentum 0.95, Nesterov) at
-    ``learning_rate`` on the block matrices, Adam (β = 0.9, 0.95) at
-    ``embedding_learning_rate`` on the embeddings and at ``head_learning_rate`` on the output
-    layer; ``"adam"``: Adam on the matrices too. The rate rises linearly over the first
-    ``warmup`` steps (default 0: none, as SI's pretraining), is constant, then falls linearly
-    to 0 over the last ``cooldown`` fraction of ``steps``. ``eval_every``: steps between points of
-    the validation curve (at ``train_length``).
+    Model (modded-nanogpt, SI App. G): pre-RMSNorm blocks with QK-norm, scores ``q·k/√D``, a
+    ReLU² MLP of width ``4·d_model``, RMSNorm on the embeddings and before the untied output
+    layer, no learned gains. Optimiser (SI App. G): Muon (momentum 0.95, Nesterov) on the block
+    matrices, Adam (β = 0.9, 0.95) on the embeddings and the output layer; the rate rises
+    linearly over the first ``warmup`` steps, is constant, then falls linearly to 0 over the last
+    ``cooldown`` fraction of ``steps``.
 
     Defaults (``full()``): SI's rates except the output layer's, 0.008 instead of 0.002 (the
     zero-initialised output layer is the bottleneck of a 240-step run: measured 4.01 against
     4.39 nats at 150 steps); 4 layers of width 128 with 2 heads of 64, 16 windows of 256 BPE
     tokens per step, 240 steps (0.98M tokens): the probe and the budget are in
     ``docs/training.md``.
+
+    Parameters
+    ----------
+    train_length : int
+        Tokens per training window, ``4 … 131072``.
+    eval_multiples : tuple of int
+        Distinct ``k >= 1`` including 1: validation at every ``train_length × k`` (at most
+        131072), on the same tokens at every length.
+    n_layers : int
+        Blocks, ``1 … 64``.
+    d_model : int
+        Width, ``n_heads`` × a multiple of 4 (SI's p-RoPE rotates a quarter of a head).
+    n_heads : int
+        Attention heads, ``1 … 256``.
+    tokenizer : str
+        ``"bpe"`` (a byte-level BPE of ``vocab_size`` tokens trained on the training split) or
+        ``"bytes"``.
+    vocab_size : int
+        BPE vocabulary, ``258 … 65536``.
+    batch_size : int
+        Windows per step (in a fixed order), ``1 … 4096``.
+    steps : int
+        Optimiser steps, ``>= 1``.
+    optimizer : str
+        ``"muon"``, or ``"adam"`` (Adam on the matrices too).
+    learning_rate : float
+        Muon's rate on the block matrices, in ``(0, 1]``.
+    embedding_learning_rate : float
+        Adam's rate on the embeddings, in ``(0, 10]``.
+    head_learning_rate : float
+        Adam's rate on the output layer, in ``(0, 1]``.
+    cooldown : float
+        Fraction of ``steps`` over which the rate falls to 0, in ``[0, 1]``.
+    eval_every : int
+        Steps between points of the validation curve, ``>= 1``.
+    warmup : int
+        Steps of linear warm-up, ``0 … steps − 1`` (default 0: none, as SI's pretraining).
+    validation_documents : int
+        Held-out documents, each cut to ``train_length × max(eval_multiples)`` tokens,
+        ``1 … 10000``.
+    max_train_documents : int or None
+        Caps the training split (``None``: all of it).
+
+    Raises
+    ------
+    ValueError
+        Naming the field, if one is outside its range.
     """
 
     train_length: int = 256

@@ -125,23 +125,49 @@ def _checked_inputs(scheme, settings, seed, tau, parameters, batches):
 def train(scheme, settings: TrainSettings | None = None, *, seed: int = 0, tau=None,
           progress: bool = False, parameters=None, batches=None,
           on_checkpoint=None) -> TrainedRun:
-    """Train one model of ``settings`` (default :meth:`TrainSettings.full`) with ``scheme``
-    (a name of :data:`~.schemes.SCHEMES`, ``MODULE:OBJECT[@position]`` or a
-    :class:`~.schemes.Scheme`; ``tau`` overrides an SI scheme's τ) from ``seed``.
+    """Train one model of ``settings`` with ``scheme`` from ``seed``.
 
-    Fine-tuning (:mod:`.needle`): ``parameters`` starts from those weights instead of
-    ``seed``'s initialisation (a fresh optimiser state); ``batches(step) -> (windows, mask)``
-    replaces the corpus's batches, ``windows`` ``(B, train_length + 1)`` and ``mask``
-    ``(B, train_length)`` (1 where a position's next-token loss counts; the step minimises the
-    mean over those). Validation is the corpus's, as without them. ``on_checkpoint(step,
-    params)``, if given, is called at every point of the validation curve with the JAX
-    parameters of that step (for measurements beside the curve, e.g. validation at longer
-    contexts or :func:`.copying.copy_test`; it must not modify them).
+    Everything is checked before any work. The same ``(scheme, settings, seed, tau)`` gives
+    bit-identical parameters and losses within one process (across processes on a CPU validation
+    losses differ by about 1e-5 nats, on a GPU by up to 4e-4: ``docs/guide/reproducibility.md``).
 
-    Everything is checked before any work (``ValueError`` naming the parameter). The same
-    ``(scheme, settings, seed, tau)`` gives bit-identical parameters and losses within one
-    process (across processes on a CPU validation losses differ by about 1e-5 nats, on a GPU by
-    up to 4e-4: ``docs/guide/reproducibility.md``)."""
+    Parameters
+    ----------
+    scheme : str or Scheme
+        A name of :data:`~.schemes.SCHEMES`, ``MODULE:OBJECT[@position]`` or a
+        :class:`~.schemes.Scheme`.
+    settings : TrainSettings, optional
+        Default :meth:`TrainSettings.full`.
+    seed : int
+        Seeds the initialisation (and nothing else: the batches are in a fixed order).
+    tau : float, optional
+        Overrides an SI scheme's τ.
+    progress : bool
+        A progress bar over the steps.
+    parameters : dict, optional
+        Fine-tuning (:mod:`.needle`): start from these weights (the :mod:`.params` layout)
+        instead of ``seed``'s initialisation, with a fresh optimiser state.
+    batches : callable, optional
+        ``batches(step) -> (windows, mask)`` replaces the corpus's batches: ``windows``
+        ``(B, train_length + 1)`` token ids and ``mask`` ``(B, train_length)`` (1 where a
+        position's next-token loss counts; the step minimises the mean over those). Validation
+        is the corpus's, as without them.
+    on_checkpoint : callable, optional
+        ``on_checkpoint(step, params)``, called at every point of the validation curve with the
+        JAX parameters of that step (for measurements beside the curve, e.g. validation at
+        longer contexts or :func:`.copying.copy_test`; it must not modify them).
+
+    Returns
+    -------
+    TrainedRun
+
+    Raises
+    ------
+    ValueError
+        Naming the parameter, for any input outside its range (a transform that is not finite
+        or overflows float32 on the tables, parameters or batches of the wrong structure or
+        shape), before any work; ``FloatingPointError`` if the training diverges.
+    """
     s, seed, resolved, start_from = _checked_inputs(scheme, settings, seed, tau, parameters,
                                                     batches)
     corpus = load_corpus(s)  # ValueError naming train_length if the data is too short

@@ -27,7 +27,7 @@ def test_every_settings_flag_help_has_a_meaning_besides_the_default(name):
         assert action.help.endswith(")") and "(default " in action.help
 
 
-def test_meanings_from_the_attributes_section_and_from_the_prose():
+def test_meanings_from_the_parameters_and_attributes_sections_and_from_the_prose():
     class Settings:
         """``n`` draws on a grid of ``size`` points (10/50/90 % levels; one per ``(d, ρ)``
         row). ``tau``: the temperature of the transform.
@@ -52,6 +52,30 @@ def test_meanings_from_the_attributes_section_and_from_the_prose():
         "size": "n draws on a grid of size points (10/50/90 % levels; one per (d, ρ) row)",
         "tau": "the temperature of the transform",
     }
+
+    class Both:
+        """``tau`` is read from here only when no section lists it.
+
+        Parameters
+        ----------
+        n, m : int
+            Tokens per draw.
+        d : int
+            From Parameters.
+
+        Attributes
+        ----------
+        d : int
+            From Attributes (Parameters wins).
+        k : int
+            Only in Attributes.
+        """
+
+    # Parameters is read first and wins; a combined entry gives each name its meaning;
+    # Attributes fills a field Parameters lacks; the prose what neither section lists
+    assert field_meanings(Both) == {"n": "Tokens per draw.", "m": "Tokens per draw.",
+                                    "d": "From Parameters.", "k": "Only in Attributes.",
+                                    "tau": "tau is read from here only when no section lists it"}
 
     class Bare:
         pass

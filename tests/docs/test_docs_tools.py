@@ -5,6 +5,7 @@ script or an output path that is a file before creating anything; the site's bui
 fills the command-line page's help section."""
 
 import importlib.util
+import json
 import os
 import stat
 import subprocess
@@ -90,6 +91,30 @@ def test_the_build_hook_fills_the_help_section_of_the_command_line_page():
     out = hooks.on_page_markdown(text, page, None, None)
     assert hooks.HELP_MARKER not in out
     assert "$ sia-theory --help" in out and "### `sia-theory analyze`" in out
+
+
+def test_a_tutorial_page_puts_the_notebook_link_under_its_title(tmp_path, monkeypatch):
+    """The page built from a tutorial opens with its ``# title``, then the download link, then
+    the rest of the first Markdown cell (the link once sat above the title)."""
+    hooks = _module("hooks")
+    out = tmp_path / "result"
+    out.mkdir()
+    cells = [{"kind": "markdown", "source": "# The title\n\nFirst paragraph."},
+             {"kind": "code", "source": "print(1)", "output": "1\n", "images": []}]
+    (out / "cells.json").write_text(json.dumps({"cells": cells, "seconds": 0.5}))
+    (out / "tut.ipynb").write_text("{}")
+    pages = {}
+    monkeypatch.setattr(hooks, "_run_tutorial", lambda script: out)
+    monkeypatch.setattr(hooks, "_add_static", lambda *args: None)
+    monkeypatch.setattr(hooks, "_add", lambda files, config, uri, text: pages.update({uri: text}))
+    hooks._tutorial(None, None, tmp_path / "tut.py")
+    blocks = pages["tutorials/tut.md"].split("\n\n")
+    assert blocks[0] == "# The title"
+    assert blocks[1].startswith("[Download this tutorial as a notebook](tut.ipynb)")
+    assert blocks[2] == "First paragraph." and blocks[3] == "```python\nprint(1)\n```"
+    # a first cell without a title keeps the link first
+    assert hooks._under_the_title("Prose.", "LINK") == ["LINK", "Prose."]
+    assert hooks._under_the_title("# T", "LINK") == ["# T", "LINK"]
 
 
 def _tutorial(*args):
