@@ -12,7 +12,7 @@ import dataclasses
 import sys
 
 import numpy as np
-from _plotting import plt
+from _plotting import LEGEND_FONTSIZE, plt
 from _train_common import LABELS, colours, execution, missing_note, train_parser
 
 from sia_theory.gaussian.phase import PHASE_BAND
@@ -33,7 +33,8 @@ def _scatter(ax, g, column, palette, title):
         for scheme, sub in g.groupby("scheme", sort=False):
             ax.scatter(np.log(sub[column]), sub["entropy_far"], s=12,
                        color=palette.get(scheme, "k"), label=LABELS.get(scheme, scheme))
-        ax.legend(fontsize=6, ncol=2)
+        if column == "beta_half":  # one legend per row, beside its right-hand panel
+            ax.legend(fontsize=LEGEND_FONTSIZE, loc="center left", bbox_to_anchor=(1.02, 0.5))
     for edge in (1 - PHASE_BAND, 1 + PHASE_BAND):
         x = np.log(edge) if column == "ratio" else -np.log(edge)
         ax.axvline(x, color="grey", ls=":", lw=1)
@@ -52,6 +53,25 @@ def _verdict(row) -> str:
             f"{row['agree_gap']:.2f}")
 
 
+def plot(heads, comparison, note=""):
+    """The figure from the study's two frames (``heads``, ``comparison``)."""
+    far = comparison[comparison["entropy"] == "entropy_far"].set_index("source")
+    sources = list(far.index)
+    palette = colours()
+    fig, axes = plt.subplots(len(sources), 2, figsize=(12.5, 4.2 * len(sources)),
+                             constrained_layout=True, squeeze=False)
+    for k, source in enumerate(sources):
+        g = heads[heads["source"] == source]
+        _scatter(axes[k, 0], g, "ratio", palette, f"{source}: REM ratio ({len(g)} heads)")
+        _scatter(axes[k, 1], g, "beta_half", palette,
+                 f"{source}: half-mass point\n{_verdict(far.loc[source])}")
+        axes[k, 1].title.set_fontsize(9)
+    fig.suptitle("Head by head: REM phase (σ/√(2 log M)) and gap-counting phase (β_½) against "
+                 "the measured entropy; dotted: the critical band ±10 %"
+                 + (f"\n{note}" if note else ""), fontsize=11)
+    return fig
+
+
 def main(quick=False, seed=0, out_dir="figures", store="auto", finished_only=False):
     settings = HeadPhaseSettings.of(quick)
     if not quick:
@@ -61,19 +81,7 @@ def main(quick=False, seed=0, out_dir="figures", store="auto", finished_only=Fal
     heads, comparison = result["heads"], result["comparison"]
     far = comparison[comparison["entropy"] == "entropy_far"].set_index("source")
     sources = list(far.index)
-    palette = colours()
-    fig, axes = plt.subplots(len(sources), 2, figsize=(12, 4.2 * len(sources)),
-                             constrained_layout=True, squeeze=False)
-    for k, source in enumerate(sources):
-        g = heads[heads["source"] == source]
-        _scatter(axes[k, 0], g, "ratio", palette, f"{source}: REM ratio ({len(g)} heads)")
-        _scatter(axes[k, 1], g, "beta_half", palette,
-                 f"{source}: half-mass point\n{_verdict(far.loc[source])}")
-        axes[k, 1].title.set_fontsize(8)
-    note = missing_note(result)
-    fig.suptitle("Head by head: REM phase (σ/√(2 log M)) and gap-counting phase (β_½) against "
-                 "the measured entropy; dotted: the critical band ±10 %"
-                 + (f"\n{note}" if note else ""), fontsize=10)
+    fig = plot(heads, comparison, missing_note(result))
     return save_experiment(out_dir, STEM, fig, {"heads": heads, "comparison": comparison},
                            seed=seed, quick=quick, windows=settings.windows,
                            queries=settings.queries, model_lengths=list(settings.model_lengths),

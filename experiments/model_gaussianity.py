@@ -8,7 +8,7 @@ import sys
 import numpy as np
 import pandas as pd
 from _model_common import model_parser, resolve_store
-from _plotting import plt
+from _plotting import LEGEND_FONTSIZE, plt
 
 from sia_theory.models.score_stats import GAUSSIAN_THRESHOLDS
 from sia_theory.studies import Execution
@@ -26,11 +26,9 @@ def _pick_heads(heads, n=4):
                      ignore_index=True)
 
 
-def main(quick=False, seed=0, out_dir="figures", store="auto"):
-    settings = GaussianitySettings.of(quick)
-    result = gaussianity_study(settings, seed=seed, execution=Execution(
-        store=resolve_store(store, STEM, seed, quick), progress=True))
-    heads, qq = result["heads"], result["qq"]
+def plot(heads, qq, settings):
+    """The figure from the study's ``heads`` and ``qq`` frames; ``settings``: the study
+    settings as a dict (``n_prose``, ``n_code``, ``n_tokens``, ``positions``)."""
     picked = _pick_heads(heads)
     first_doc = qq["document"].iloc[0]
 
@@ -76,22 +74,31 @@ def main(quick=False, seed=0, out_dir="figures", store="auto"):
            title="Per-query mean and spread")
     ax = fig.add_subplot(grid[3, 0:3])
     share = heads.groupby("layer")["gaussian"].mean()
-    ax.bar(share.index, share.values, color="tab:green")
-    ax.set(xlabel="layer", ylabel="share of heads", ylim=(0, 1),
+    ax.bar(share.index, share.values, color="tab:green", label="all three criteria")
+    ax.set(xlabel="layer", ylabel="share of heads", ylim=(0, 1.3), yticks=np.linspace(0, 1, 6),
            title=f"Heads meeting all three criteria: {int(heads['gaussian'].sum())} of "
                  f"{len(heads)}")
     share = heads.groupby("layer")["marginal_gaussian"].mean()
     ax.plot(share.index, share.values, "o-", color="tab:blue", ms=3,
             label="marginally Gaussian (skew, kurtosis)")
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=LEGEND_FONTSIZE, ncol=2, loc="upper center")  # above the bars (≤ 1)
     ax = fig.add_subplot(grid[3, 3:6])
     ax.hist(np.log10(heads["violation"]), bins=30, color="tab:grey")
     ax.axvline(0, color="k", ls="--")
     ax.set(xlabel="log10 violation (largest |stat|/threshold)", ylabel="heads",
            title="How badly heads break the assumption")
-    fig.suptitle(f"SmolLM2-135M raw scores q·k/√d vs Gaussian: {settings.n_prose} prose + "
-                 f"{settings.n_code} code documents of {settings.n_tokens} tokens; QQ panels: "
-                 f"{first_doc}, query position {settings.positions[-1]}")
+    fig.suptitle("SmolLM2-135M raw scores q·k/√d vs Gaussian: {n_prose} prose + {n_code} code "
+                 "documents of {n_tokens} tokens; QQ panels: ".format(**settings)
+                 + f"{first_doc}, query position {settings['positions'][-1]}")
+    return fig
+
+
+def main(quick=False, seed=0, out_dir="figures", store="auto"):
+    settings = GaussianitySettings.of(quick)
+    result = gaussianity_study(settings, seed=seed, execution=Execution(
+        store=resolve_store(store, STEM, seed, quick), progress=True))
+    heads, qq = result["heads"], result["qq"]
+    fig = plot(heads, qq, settings.__dict__)
     return save_experiment(out_dir, STEM, fig, {"heads": heads,
                                                 "positions": result["positions"],
                                                 "qq": qq},
