@@ -1,26 +1,31 @@
-"""Claims SPH-1, SPH-2 and GAP-1 … GAP-3: the critical scale of bounded scores on the sphere
-and the gap-counting diagnostic's three laws (arXiv 2605.08505 and 2605.12697; only their
-abstracts are public, so each row checks what the abstract states, with the families built
-here).
+"""Claims SPH-1 … SPH-3 and GAP-1 … GAP-3: the critical scale of bounded scores on the sphere,
+its three regimes, and the gap-counting diagnostic's three laws (arXiv 2605.08505 and
+2605.12697; only their abstracts are public, so each row checks what the abstract states, with
+the families built here).
 
 Every row runs :func:`sia_theory.studies.ext_sphere.sphere_study` (the study behind
 ``experiments/ext_sphere.py``, same settings), whose one diagnostic is
 :func:`sia_theory.gaps.critical_scale` (the median over rows of the half-mass point ``β_½``,
 with a seeded bootstrap interval over rows), and hands the fitted exponent to a pure decision
 function; negative controls feed that function the same fit of synthetic half-mass points that
-follow the alternative laws.
+follow the alternative laws. SPH-3 judges the sphere engine's order parameters
+(:func:`sia_theory.sphere.routes.order_parameter_estimates`) at ``β = c·β*_n``; its controls feed
+the same order parameters at ``β = c·β_alt(n)`` for the alternative scales.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
 
 from sia_theory._infra.seeding import rng_for
+from sia_theory._infra.settings import StudySettings
 from sia_theory.gaps import critical_scale
 from sia_theory.sphere.model import DistanceLaw
+from sia_theory.sphere.routes import order_parameter_estimates
 from sia_theory.studies.ext_sphere import (
     LAWS,
     SphereSettings,
@@ -176,6 +181,133 @@ def _sph2_control(exponent) -> Measurement:
 negative_control("SPH-2")(lambda: _sph2_control(variance_matched_exponent))
 negative_control("SPH-2", "exponent 2/k +20 %")(lambda: _sph2_control(lambda law: 2.4 / law.k))
 negative_control("SPH-2", "exponent 2/k −20 %")(lambda: _sph2_control(lambda law: 1.6 / law.k))
+
+
+# --- SPH-3 -------------------------------------------------------------------------------------
+BANDS = {"sub-critical": 0.01, "critical": 1.0, "super-critical": 100.0}
+"""SPH-3: regime -> ``c`` of ``β = c·β*_n`` (far below, at and far above the critical scale)."""
+SUB_TOP, SUB_COUNT, CRIT_EDGE, SUPER_TOP = 0.05, 10.0, 0.05, 0.95
+"""SPH-3's bounds on 95 % intervals at every ``n``: sub-critical, the nearest key's mass
+``<= SUB_TOP`` and half the mass on ``>= SUB_COUNT`` keys; critical, the nearest key's mass
+inside ``[CRIT_EDGE, 1 − CRIT_EDGE]``; super-critical, ``>= SUPER_TOP``."""
+DRIFT_TOL = {"top_mass": 0.03, "share_count": 0.25}
+"""SPH-3: the largest change of the critical band's order parameters from the smallest to the
+largest ``n`` allowed when its 95 % interval excludes 0 (finite-``n`` drift)."""
+Z95 = 1.96
+
+
+@dataclass(frozen=True)
+class RegimeSettings(StudySettings):
+    """SPH-3: dimensions, ``n = 2^lo … 2^hi`` (``points`` of them), Monte Carlo rows per
+    point (every cosine drawn)."""
+
+    dims: tuple = (3, 4)
+    log2_n: tuple = (8, 16)
+    points: int = 5
+    samples: int = 1000
+
+    @classmethod
+    def quick(cls):
+        """``d = 3``, ``n = 2⁸ … 2¹²``, 300 rows: about a second."""
+        return cls(dims=(3,), log2_n=(8, 12), points=3, samples=300)
+
+
+def regime_table(settings: RegimeSettings, seed: int, scale=None, route="monte_carlo",
+                 samples=None, top_k=2048) -> dict:
+    """``(d, regime) -> {n: {quantity: Estimate}}`` at ``β = c·β(n)`` (:data:`BANDS`):
+    ``β(n) = β*_n``, or with ``scale(n, d)`` an alternative critical scale anchored at the
+    smallest ``n``, ``β(n) = β*_{n₀}·scale(n, d)/scale(n₀, d)``; ``route``, ``samples`` (default
+    the settings') and ``top_k`` as in :func:`~sia_theory.sphere.routes.order_parameter`."""
+    ns = log2_grid(*settings.log2_n, settings.points)
+    out = {}
+    for d in settings.dims:
+        law = DistanceLaw.uniform(d)
+        for regime, c in BANDS.items():
+            out[d, regime] = {}
+            for n in ns:
+                lam = c if scale is None else c * (
+                    law.critical_beta(ns[0]) * scale(n, d) / scale(ns[0], d)
+                    / law.critical_beta(n))
+                out[d, regime][n] = order_parameter_estimates(
+                    law, n, lam, route=route, samples=samples or settings.samples, seed=seed,
+                    top_k=top_k)
+    return out
+
+
+def _drift(points: dict, q: str) -> tuple:
+    """Change of ``q`` from the smallest to the largest ``n`` with its 95 % interval."""
+    a, b = points[min(points)][q], points[max(points)][q]
+    delta, half = b.value - a.value, Z95 * math.hypot(a.error, b.error)
+    return delta, delta - half, delta + half
+
+
+def _regime_holds(regime: str, points: dict) -> bool:
+    top = [(p["top_mass"].value, Z95 * p["top_mass"].error) for p in points.values()]
+    if regime == "sub-critical":
+        return all(m + h <= SUB_TOP for m, h in top) and all(
+            p["share_count"].value - Z95 * p["share_count"].error >= SUB_COUNT
+            for p in points.values())
+    if regime == "super-critical":
+        return all(m - h >= SUPER_TOP for m, h in top)
+    steady = all(lo <= 0 <= hi or abs(delta) <= DRIFT_TOL[q]
+                 for q in DRIFT_TOL for delta, lo, hi in (_drift(points, q),))
+    return steady and all(CRIT_EDGE <= m - h and m + h <= 1 - CRIT_EDGE for m, h in top)
+
+
+def decide_sph3(table: dict) -> Measurement:
+    """``table``: :func:`regime_table`'s shape. PASS iff for every ``d`` each regime holds its
+    bounds (:data:`SUB_TOP` … :data:`SUPER_TOP`) at every ``n`` and the critical band is steady:
+    its nearest key's mass and half-mass count change from the smallest to the largest ``n`` by
+    an interval containing 0 or by at most :data:`DRIFT_TOL`. Headline: the critical nearest-key
+    mass's change for the first ``d``."""
+    ok, parts = True, []
+    for (d, regime), points in table.items():
+        ok &= _regime_holds(regime, points)
+        first, last = points[min(points)], points[max(points)]
+        parts.append(f"d = {d} {regime}: top mass {first['top_mass'].value:.3f} → "
+                     f"{last['top_mass'].value:.3f}, half mass on "
+                     f"{first['share_count'].value:.2f} → {last['share_count'].value:.2f} keys")
+    d0 = next(iter(table))[0]
+    delta, lo, hi = _drift(table[d0, "critical"], "top_mass")
+    return Measurement("PASS" if ok else "FAIL", "; ".join(parts), value=delta, ci_low=lo,
+                       ci_high=hi, target=0.0, tolerance=DRIFT_TOL["top_mass"])
+
+
+@claim("SPH-3", "Three regimes at β = c·β*_n (arXiv 2605.08505, abstract): sub-critical "
+                "(c = 0.01: a local average, the nearest key holds ≤ 5 % and half the mass "
+                "needs ≥ 10 keys), critical (c = 1: finitely many nearest keys keep the mass; "
+                "the nearest key's mass stays in [5 %, 95 %] and it and the number of keys "
+                "holding half the mass do not drift as n grows), super-critical (c = 100: the "
+                "nearest key holds ≥ 95 %)",
+       alternative="the critical scale β ∝ (log n)^{1/2} (REM): the 'critical' band drifts "
+                   "sub-critical as n grows")
+def sph_3(quick, seed):
+    """Monte Carlo, every cosine drawn, d = 3, 4, n = 2⁸ … 2¹⁶ (quick: d = 3, n ≤ 2¹²)."""
+    settings = RegimeSettings.of(quick)
+    m = decide_sph3(regime_table(settings, seed))
+    return Measurement(**{**m.__dict__, "detail": (
+        f"Monte Carlo ({settings.samples} queries per point, every cosine drawn exactly), "
+        f"n = 2^{settings.log2_n[0]} … 2^{settings.log2_n[1]}; value: the critical band's "
+        "nearest-key mass at the largest n minus at the smallest, d = "
+        f"{settings.dims[0]} (95 % interval). Only the abstract of arXiv 2605.08505 was read: "
+        "the bands' bounds are this row's reading of its three regimes.")})
+
+
+FULL_REGIMES = RegimeSettings.full()
+"""SPH-3's full settings: the grid on which its negative controls draw."""
+
+
+def _sph3_control(scale) -> Measurement:
+    """The engine's extreme-value route (200 rows per point, the 256 nearest keys exact) at
+    ``c·β_alt(n)`` on the full grid."""
+    return decide_sph3(regime_table(FULL_REGIMES, 0, scale, route="asymptotic", samples=200,
+                                    top_k=256))
+negative_control("SPH-3")(lambda: _sph3_control(lambda n, d: math.sqrt(math.log(n))))
+negative_control("SPH-3", "β_c ∝ log n (simplex)")(
+    lambda: _sph3_control(lambda n, d: math.log(n)))
+for _sign, _f in (("+", 1.2), ("−", 0.8)):
+    negative_control("SPH-3", f"exponent 2/(d−1) {_sign}20 %")(
+        lambda f=_f: _sph3_control(lambda n, d: n ** (f * 2 / (d - 1))))
 
 
 # --- GAP-1 … GAP-3 -----------------------------------------------------------------------------

@@ -36,7 +36,8 @@ from .._infra.validate import check_int, check_real
 from ..gaussian.estimate import Estimate
 from .model import ORDER_PARAMETERS, DistanceLaw, order_parameters, sample_cosines, top_cosines
 
-__all__ = ["SPHERE_ROUTES", "SPHERE_STUDY", "order_parameter", "asymptotic_order_parameters"]
+__all__ = ["SPHERE_ROUTES", "SPHERE_STUDY", "order_parameter", "order_parameter_estimates",
+           "asymptotic_order_parameters"]
 
 SPHERE_ROUTES = ("monte_carlo", "asymptotic")
 """The routes of :func:`order_parameter`."""
@@ -166,14 +167,61 @@ def asymptotic_order_parameters(law: DistanceLaw, n, beta, top_cos: np.ndarray,
     return {"top_mass": 1.0 / z, "share_count": count, "entropy": np.log(z) + tilted / z}
 
 
-def _check_choices(quantity, law, route, share) -> float:
-    if quantity not in ORDER_PARAMETERS:
-        raise ValueError(f"quantity must be one of {ORDER_PARAMETERS}, got {quantity!r}")
+def _check_choices(law, route, share) -> float:
     if route not in SPHERE_ROUTES:
         raise ValueError(f"route must be one of {SPHERE_ROUTES}, got {route!r}")
     if not isinstance(law, DistanceLaw):
         raise ValueError(f"law must be a DistanceLaw, got {type(law).__name__}")
     return check_real("share", share, 0.0, 1.0, lo_open=True, hi_open=True)
+
+
+def order_parameter_estimates(law: DistanceLaw, n, lam, *, route: str, samples=2000, seed=0,
+                              top_k: int = 2048, share: float = 0.5) -> dict:
+    """Every one of :data:`~.model.ORDER_PARAMETERS` from one set of rows (one draw, so the
+    three cost what one does; :func:`order_parameter` returns one of them).
+
+    Parameters
+    ----------
+    law, n, lam, route, samples, seed, top_k, share
+        As :func:`order_parameter`.
+
+    Returns
+    -------
+    dict
+        quantity -> :class:`~sia_theory.gaussian.estimate.Estimate` (mean over rows with its
+        standard error).
+
+    Raises
+    ------
+    ValueError
+        An unknown route, ``n < 2``, ``lam <= 0``, ``samples < 2``, ``share`` outside
+        ``(0, 1)``.
+
+    Examples
+    --------
+    >>> est = order_parameter_estimates(DistanceLaw.uniform(3), 256, 100.0, route="monte_carlo",
+    ...                                 samples=50)
+    >>> sorted(est), est["top_mass"].value > 0.9
+    (['entropy', 'share_count', 'top_mass'], True)
+    """
+    share = _check_choices(law, route, share)
+    n = check_int("n", n, lo=2)
+    lam = check_real("lam", lam, 0.0, lo_open=True)
+    samples = check_int("samples", samples, lo=2)
+    seed = check_seed(seed)
+    top_k = check_int("top_k", top_k, lo=2)
+    if route == "monte_carlo":
+        check_memory("n", n, 48 * n)  # one row's cosines, logits, weights, sorted weights
+    beta = lam * law.critical_beta(n)
+    if route == "monte_carlo":
+        values = _monte_carlo(law, n, beta, samples, seed, share)
+    else:
+        top = top_cosines(law, n, top_k, samples, rng_for(seed, SPHERE_STUDY, 1))
+        if top.shape[1] == n:  # every key drawn: nothing left for the tail
+            values = order_parameters(beta * top, share)
+        else:
+            values = asymptotic_order_parameters(law, n, beta, top, share)
+    return {q: Estimate(*mean_se(v), route, samples=samples) for q, v in values.items()}
 
 
 def order_parameter(quantity: str, law: DistanceLaw, n, lam, *, route: str, samples=2000,
@@ -216,22 +264,7 @@ def order_parameter(quantity: str, law: DistanceLaw, n, lam, *, route: str, samp
     >>> ev = order_parameter("top_mass", law, 4096, 1.0, route="asymptotic", samples=400)
     >>> assert_agree(mc, ev)
     """
-    share = _check_choices(quantity, law, route, share)
-    n = check_int("n", n, lo=2)
-    lam = check_real("lam", lam, 0.0, lo_open=True)
-    samples = check_int("samples", samples, lo=2)
-    seed = check_seed(seed)
-    top_k = check_int("top_k", top_k, lo=2)
-    if route == "monte_carlo":
-        check_memory("n", n, 48 * n)  # one row's cosines, logits, weights, sorted weights
-    beta = lam * law.critical_beta(n)
-    if route == "monte_carlo":
-        values = _monte_carlo(law, n, beta, samples, seed, share)[quantity]
-    else:
-        top = top_cosines(law, n, top_k, samples, rng_for(seed, SPHERE_STUDY, 1))
-        if top.shape[1] == n:  # every key drawn: nothing left for the tail
-            values = order_parameters(beta * top, share)[quantity]
-        else:
-            values = asymptotic_order_parameters(law, n, beta, top, share)[quantity]
-    mean, se = mean_se(values)
-    return Estimate(mean, se, route, samples=samples)
+    if quantity not in ORDER_PARAMETERS:
+        raise ValueError(f"quantity must be one of {ORDER_PARAMETERS}, got {quantity!r}")
+    return order_parameter_estimates(law, n, lam, route=route, samples=samples, seed=seed,
+                                     top_k=top_k, share=share)[quantity]

@@ -135,6 +135,8 @@ TWENTY_PERCENT = {
               ("exponent 2/(d−1) +20 %", "exponent 2/(d−1) −20 %"), ""),
     "SPH-2": ("the exponent p of β_c ∝ n^p against 2/k (local exponent k)",
               ("exponent 2/k +20 %", "exponent 2/k −20 %"), ""),
+    "SPH-3": ("the critical band's drift over n at β = β*_n ∝ n^{2/(d−1)}",
+              ("exponent 2/(d−1) +20 %", "exponent 2/(d−1) −20 %"), ""),
     "GAP-1": ("k of β_c ∝ (log n)^k (the REM's a_n)", ("exponent k +20 %", "exponent k −20 %"),
               ""),
     "GAP-2": ("k of β_c ∝ (log n)^k (simplex: log(n − 1))",

@@ -1,20 +1,26 @@
 """Positive controls of the SPH and GAP decision functions (sia_theory/claims/sphere.py): data that
 follow each claimed law exactly (the same synthetic half-mass points the negative controls use,
-with the measured families' spread) decide PASS, so the FAIL of every negative control in
-tests/claims/test_paper_checks.py is the alternative's doing, not a rule that cannot pass."""
+with the measured families' spread; for SPH-3 the engine's order parameters at β = c·β*_n) decide
+PASS, so the FAIL of every negative control in tests/claims/test_paper_checks.py is the
+alternative's doing, not a rule that cannot pass."""
 
 import math
 
+import numpy as np
 import pytest
 from scipy.stats import norm
 
 from sia_theory.claims.sphere import (
+    BANDS,
     FULL,
     LAWS,
+    RegimeSettings,
     decide_gap,
     decide_sph1,
     decide_sph2,
+    decide_sph3,
     fit_half_mass,
+    regime_table,
     synthetic_half_mass,
     variance_matched_exponent,
 )
@@ -59,3 +65,37 @@ def test_the_local_exponent_law_passes_sph2_and_its_variance_alternative_is_far(
     assert decide_sph2(fits, laws).verdict == "PASS"
     var = 4 * 1 * 8 / (9**2 * 10)
     assert variance_matched_exponent(laws["law k=2 b=8"]) == pytest.approx(2 / (1 / var - 1))
+
+
+@pytest.fixture(scope="module")
+def quick_regimes():
+    """SPH-3's quick Monte Carlo table (seed 0): about a second."""
+    return regime_table(RegimeSettings.quick(), 0)
+
+
+def test_the_engine_at_the_critical_scale_passes_sph3_and_its_critical_band_is_the_poisson_limit(
+        quick_regimes):
+    """The quick Monte Carlo table (d = 3, n = 2^8 … 2^12) decides PASS, and its critical band's
+    nearest-key mass at the largest n matches the Poisson limit written out here: on S^2 the
+    cosine is uniform on [-1, 1] (Archimedes), so n·(1 − cos)/2 are the arrival times Γ_i of a
+    unit-rate Poisson process and at β = β*_n = n/2 the weights are e^{−Γ_i}; the mass on the
+    nearest key is 1/Σ_i e^{−(Γ_i − Γ_1)} (200 arrivals: the rest weigh < e^{−150})."""
+    table = quick_regimes
+    assert decide_sph3(table).verdict == "PASS"
+    rng = np.random.default_rng(7)
+    gamma = np.cumsum(rng.exponential(size=(20000, 200)), axis=1)
+    limit = 1 / np.exp(-(gamma - gamma[:, :1])).sum(axis=1)
+    mc = table[3, "critical"][max(table[3, "critical"])]["top_mass"]
+    se = math.hypot(mc.error, limit.std(ddof=1) / math.sqrt(limit.size))
+    assert abs(mc.value - limit.mean()) < 4 * se, (mc.value, limit.mean(), se)
+    assert BANDS == {"sub-critical": 0.01, "critical": 1.0, "super-critical": 100.0}
+
+
+def test_sph3_rejects_a_band_swapped_for_another(quick_regimes):
+    """The critical band replaced by the super-critical one (all mass on one key) and the
+    sub-critical by the critical one (finitely many keys) each decide FAIL."""
+    table = quick_regimes
+    for band, other in (("critical", "super-critical"), ("sub-critical", "critical")):
+        swapped = dict(table)
+        swapped[3, band] = table[3, other]
+        assert decide_sph3(swapped).verdict == "FAIL", band

@@ -1,6 +1,8 @@
-"""The sphere model (sia_theory.sphere.model): exact cosine sampling against the d-vector path,
-the distance law's constants against hand-worked cases, the exact nearest keys against a full
-sort, and bad input."""
+"""The sphere model (sia_theory.sphere.model): exact cosine sampling against the d-vector path
+(in distribution and in moments), the distance law's constants against hand-worked cases (on
+S², d = 3, the cosine of a uniform key is uniform on [−1, 1] (Archimedes), so every constant is
+known by hand), the exact nearest keys against a full sort, the order parameters by hand, and
+bad input."""
 
 import math
 
@@ -11,6 +13,7 @@ from scipy import stats
 from sia_theory.gaps import critical_scale, half_mass_beta
 from sia_theory.sphere.model import (
     DistanceLaw,
+    check_dimension,
     order_parameters,
     sample_cosines,
     sample_cosines_by_vectors,
@@ -28,10 +31,25 @@ def test_beta_cosines_match_normalised_gaussian_vectors(d):
     assert stats.ks_2samp(fast, slow).pvalue > 1e-3
 
 
+@pytest.mark.parametrize("d", [3, 10])
+def test_beta_draws_match_vectors_in_moments(d):
+    """E[cos] = 0 and E[cos²] = 1/d for uniform keys on S^{d−1}; both paths, 4 SE."""
+    rng = np.random.default_rng(0)
+    for draw in (sample_cosines(DistanceLaw.uniform(d), 4000, 5, rng),
+                 sample_cosines_by_vectors(d, 4000, 5, rng)):
+        x = draw.ravel()
+        se = math.sqrt(1 / x.size)
+        assert abs(x.mean()) < 4 * se
+        assert abs(np.mean(x * x) - 1 / d) < 4 * np.std(x * x) / math.sqrt(x.size)
+
+
 def test_d3_cosine_is_uniform_and_c_is_hand_worked():
     """d = 3 (Archimedes): cos is uniform on [−1, 1], so P(1 − cos ≤ x) = x/2: C = ½ and
-    P(r ≤ ρ) = ρ²/4: c = ¼ (r the chordal distance, r² = 2(1 − cos))."""
+    P(r ≤ ρ) = ρ²/4: c = ¼ (r the chordal distance, r² = 2(1 − cos)); k = 2, b = 1, and the
+    score with survival probability p is 1 − 2p."""
     law = DistanceLaw.uniform(3)
+    assert (law.k, law.b) == (2.0, 1.0)
+    assert law.gap_isf(np.array([0.1, 0.5])) == pytest.approx([0.8, 0.0])
     assert law.C == pytest.approx(0.5, rel=1e-12)
     assert law.c == pytest.approx(0.25, rel=1e-12)
     assert law.critical_beta(1000) == pytest.approx(500.0, rel=1e-12)  # (Cn)^{2/k}, k = 2
@@ -58,7 +76,8 @@ def test_top_cosines_match_the_largest_of_a_full_draw():
 
 
 def test_order_parameters_by_hand():
-    """Weights (½, ¼, ¼): top mass ½, one key holds half, entropy (3/2) log 2."""
+    """Weights (½, ¼, ¼): top mass ½, one key holds half, entropy (3/2) log 2; weights
+    (0.6, 0.2, 0.2): top mass 0.6, two keys hold 70 %, entropy −Σ p log p."""
     logits = np.log([[2.0, 1.0, 1.0]])
     op = order_parameters(logits)
     assert op["top_mass"][0] == pytest.approx(0.5)
@@ -66,10 +85,18 @@ def test_order_parameters_by_hand():
     assert order_parameters(logits, share=0.6)["share_count"][0] == 2
     assert order_parameters(logits, share=0.8)["share_count"][0] == 3
     assert op["entropy"][0] == pytest.approx(1.5 * math.log(2))
+    logits = np.log(np.array([[3.0, 1.0, 1.0]]))
+    op, p = order_parameters(logits), np.array([0.6, 0.2, 0.2])
+    assert op["top_mass"][0] == pytest.approx(0.6)
+    assert op["share_count"][0] == 1.0
+    assert order_parameters(logits, share=0.7)["share_count"][0] == 2.0
+    assert op["entropy"][0] == pytest.approx(-np.sum(p * np.log(p)))
 
 
 @pytest.mark.parametrize("call, name", [
     (lambda: DistanceLaw.uniform(1), "d"),
+    (lambda: check_dimension(1), "d"),
+    (lambda: order_parameters(np.zeros((1, 2)), share=1.0), "share"),
     (lambda: DistanceLaw(math.inf, 1.0), "k"),
     (lambda: DistanceLaw(0.0, 1.0), "k"),
     (lambda: DistanceLaw(2.0, -1.0), "b"),
