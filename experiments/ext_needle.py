@@ -51,7 +51,8 @@ def _heat_maps(fig, spec, data, schemes, ns):
 
 
 def _threshold_lines(ax_t, ax_n, th, schemes, n_max):
-    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    # tab20's dark shades first, then its light ones: distinct colours for up to 20 schemes
+    colours = plt.cm.tab20(np.r_[0:20:2, 1:20:2] / 19.0)
     for k, scheme in enumerate(schemes):
         sub = th[th["scheme"] == scheme]
         c = colours[k % len(colours)]

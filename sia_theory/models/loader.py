@@ -16,8 +16,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..transforms import NoScale
 from .gguf_file import GGUFContents, check_model_file, locate_packaged_file, read_gguf
 from .gguf_llama import check_llama_gguf
+from .hf_config import from_hf_config
 from .hf_folder import read_hf_folder
 from .llama import LlamaConfig, LlamaModel
 from .tokenizer import Tokenizer
@@ -156,7 +158,11 @@ def load_hf_folder(path, dtype=np.float32):
 
     ``tokenizer`` is the folder's ``tokenizer.json`` read by the ``tokenizers`` library
     (``tokenizers.Tokenizer``: ``encode(text).ids``, ``decode(ids)``), or ``None`` when the
-    folder has none. ``model.load_info`` records the source and the time taken. Raises
+    folder has none. The config's RoPE (``rope_scaling`` or ``rope_parameters``: linear,
+    dynamic, yarn, longrope, llama3) and its logit factors are read by
+    :func:`~sia_theory.models.hf_config.from_hf_config` and become the model's
+    ``default_position`` and ``default_score_mod`` (what ``position=None`` and
+    ``score_mod=None`` use). ``model.load_info`` records the source and the time taken. Raises
     ``ValueError`` for a folder without those files, another architecture, a setting the model
     does not implement, or missing or extra tensors. ``load_pretrained(folder)`` calls it.
     """
@@ -164,6 +170,10 @@ def load_hf_folder(path, dtype=np.float32):
     started = time.perf_counter()
     config, tensors = read_hf_folder(path)
     model = LlamaModel(config, tensors, dtype)
+    scheme = from_hf_config(os.path.join(path, "config.json"))  # its RoPE and logit law
+    model.default_position = scheme.encoding
+    if not isinstance(scheme.transform, NoScale):
+        model.default_score_mod = scheme.transform
     tokenizer = None
     if os.path.isfile(os.path.join(path, "tokenizer.json")):
         from tokenizers import Tokenizer as HFTokenizer  # optional dependency (the model extra)
