@@ -31,7 +31,7 @@ def main(quick=False, seed=0, out_dir="figures"):
     ax.axhline(1, color="k", lw=0.8)
     ax.set(xscale="log", yscale="log", ylim=(0.05, 20), xlabel="context length N",
            ylabel="σ(N) / √(2 log N)", title="Frozen above 1, liquid below")
-    ax.legend(fontsize=6, ncol=2)
+    ax.legend(fontsize=7, ncol=4, loc="upper center", bbox_to_anchor=(0.5, -0.13))  # below
     ax.grid(alpha=0.3, which="both")
     ax = axes[1]
     ax.plot(octaves["t"], octaves["ratio"], "o-", ms=3, label="ScaleInvariant(τ = 10)")
