@@ -51,7 +51,8 @@ def _heat_maps(fig, spec, data, schemes, ns):
 
 
 def _threshold_lines(ax_t, ax_n, th, schemes, n_max):
-    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    # tab20's dark shades first, then its light ones: distinct colours for up to 20 schemes
+    colours = plt.cm.tab20(np.r_[0:20:2, 1:20:2] / 19.0)
     for k, scheme in enumerate(schemes):
         sub = th[th["scheme"] == scheme]
         c = colours[k % len(colours)]
@@ -69,7 +70,7 @@ def _threshold_lines(ax_t, ax_n, th, schemes, n_max):
              title=f"δ* at t = {T_LINE} (dashed: closed forms)")
     for ax in (ax_t, ax_n):
         ax.grid(alpha=0.3, which="both")
-        ax.legend(fontsize=6, ncol=2)
+        ax.legend(fontsize=6, ncol=4, loc="upper center", bbox_to_anchor=(0.5, -0.16))  # below
 
 
 def main(quick=False, seed=0, out_dir="figures"):
@@ -78,9 +79,9 @@ def main(quick=False, seed=0, out_dir="figures"):
         scheduler="sync" if quick else "threads"))
     schemes = list(settings.schemes)
     ns = sorted(settings.heat_n_ctx)
-    fig = plt.figure(figsize=(3.0 * len(ns) + 1.5, 1.6 * len(schemes) + 4.5),
+    fig = plt.figure(figsize=(3.0 * len(ns) + 1.5, 1.6 * len(schemes) + 5.5),
                      constrained_layout=True)
-    top, bottom = fig.subfigures(2, 1, height_ratios=[1.6 * len(schemes), 4.0])
+    top, bottom = fig.subfigures(2, 1, height_ratios=[1.6 * len(schemes), 5.0])
     _heat_maps(top, top.add_gridspec(len(schemes), len(ns)), data, schemes, ns)
     ax_t, ax_n = bottom.subplots(1, 2)
     _threshold_lines(ax_t, ax_n, data["thresholds"], schemes, max(settings.n_ctx))

@@ -22,7 +22,8 @@ def main(quick=False, seed=0, out_dir="figures"):
 
     fig, axes = plt.subplots(1, 3, figsize=(18, 5.2), constrained_layout=True)
     ax = axes[0]
-    ax.set_prop_cycle(color=plt.cm.tab20(np.linspace(0, 1, 20))[::1][:n_schemes])
+    # tab20's dark shades first, then its light ones: neighbours in the legend differ in hue
+    ax.set_prop_cycle(color=plt.cm.tab20(np.r_[0:20:2, 1:20:2] / 19.0)[:n_schemes])
     for name, sub in curves.groupby("scheme", sort=False):
         ax.plot(sub["n"], sub["ratio"], lw=2 if name in ("logn", "scale-invariant") else 1,
                 label=name)
@@ -30,7 +31,7 @@ def main(quick=False, seed=0, out_dir="figures"):
     ax.axhline(1, color="k", lw=0.8)
     ax.set(xscale="log", yscale="log", ylim=(0.05, 20), xlabel="context length N",
            ylabel="σ(N) / √(2 log N)", title="Frozen above 1, liquid below")
-    ax.legend(fontsize=6, ncol=2)
+    ax.legend(fontsize=7, ncol=4, loc="upper center", bbox_to_anchor=(0.5, -0.13))  # below
     ax.grid(alpha=0.3, which="both")
     ax = axes[1]
     ax.plot(octaves["t"], octaves["ratio"], "o-", ms=3, label="ScaleInvariant(τ = 10)")

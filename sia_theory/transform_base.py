@@ -58,6 +58,10 @@ class Transform:
     ``(alpha, beta, tau)`` when the transform satisfies SI eq. 15 exactly for Gaussian base
     logits (``E[e^{L_t}] = α/(t/τ+1)``, ``E[L_t e^{L_t}] = β/(t/τ+1)``), which gives the exact
     digamma range sums of :mod:`sia_theory.gaussian.closed_forms`; ``None`` otherwise.
+    ``smooth_in_distance`` is ``False`` for coefficients that oscillate in the distance (a
+    sinusoidal bias): the long-range distance quadrature of the exact routes, which assumes
+    coefficients smooth in ``log t``, then refuses the transform (the exact sums, the Monte
+    Carlo and attention are unaffected).
 
     Examples
     --------
@@ -82,6 +86,7 @@ class Transform:
     depends_on: frozenset = DEPENDENCES
     n_heads: int | None = None
     power_law: tuple[float, float, float] | None = None
+    smooth_in_distance: bool = True
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)

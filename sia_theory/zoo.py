@@ -23,7 +23,8 @@ Members, importable from here: :class:`Temperature`, :class:`QwenLogN`, :class:`
 :class:`YaRNTemperature`, :class:`DynamicYaRNTemperature` and :func:`yarn_mscale` (defined in
 :mod:`sia_theory.zoo_yarn`); :data:`SSMax` is :class:`~sia_theory.transforms.LogN` (same law).
 :data:`ZOO` holds a default instance of every member, including ``NoScale``, ``LogN``, ``ALiBi``
-and ``ScaleInvariant`` from :mod:`sia_theory.transforms`, and :func:`zoo_table` describes them as a
+and ``ScaleInvariant`` from :mod:`sia_theory.transforms` and the shipped models' rules of
+:mod:`sia_theory.zoo_models`, and :func:`zoo_table` describes them as a
 DataFrame.
 """
 
@@ -33,6 +34,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import NamedTuple
 
+from .attention.rope_variants import longrope_attention_factor
 from .transforms import ALiBi, LogN, NoScale, ScaleInvariant, Transform, declared_dependence
 from .zoo_members import (
     CriticalScaling,
@@ -41,6 +43,13 @@ from .zoo_members import (
     QwenLogN,
     SSMax,
     Temperature,
+)
+from .zoo_models import (
+    DeepSeekMScale,
+    Grok2Temperature,
+    MultiplierProduct,
+    Sandwich,
+    mistral_temperature,
 )
 from .zoo_yarn import DynamicYaRNTemperature, YaRNTemperature, yarn_mscale
 
@@ -87,6 +96,36 @@ ZOO_INFO: dict[str, ZooEntry] = {
                 "ALiBi.standard(8))", "t = q_idx - kv_idx", "bias", "L = S - slope·t"),
     "scale-invariant": _E(ScaleInvariant(10.0), "SI eq. 16, tau = 10", "t = q_idx - kv_idx",
                           "logit and bias", "L = a_t·S + m_t"),
+    # the members of sia_theory.zoo_models and LongRoPE's factor (shipped models' configs)
+    "mistral": _E(mistral_temperature(0.1, 16384),
+                  "transformers ministral3/mistral4 get_llama_4_attn_scale (llama_4_scaling_beta; "
+                  "commit 0205eec1d869); vLLM deepseek_v2 _get_llama_4_scaling; llama.cpp "
+                  "f_attn_temp_offset = 0; Ministral-3's beta = 0.1, L = 16384",
+                  "position p = n - 1", "q only (after RoPE)",
+                  "L = (1 + 0.1·ln(1 + floor((n-1)/16384)))·S"),
+    "grok2": _E(Grok2Temperature(1024), "sglang triton decode/extend attention "
+                "xai_temperature_len (commit 83ea222010e3; Grok-2 attn_temperature_len = 1024)",
+                "position p = n - 1", "logit",
+                "L = max(1, log2(n-1)/log2 1024)·S for n - 1 > 1024"),
+    "deepseek-mscale": _E(DeepSeekMScale(40.0, 1.0), "vLLM DeepseekV2Attention (commit "
+                          "002d6073aa03) / transformers DeepseekV3Attention: softmax scale times "
+                          "yarn_get_mscale(factor, mscale_all_dim)^2; DeepSeek-V3 factor 40",
+                          "fixed s (rope_parameters factor)", "logit (softmax scale)",
+                          "L = (0.1·ln 40 + 1)²·S"),
+    "mistral4": _E(MultiplierProduct((DeepSeekMScale(128.0, 1.0), mistral_temperature(0.1, 8192))),
+                   "transformers modeling_mistral4 (commit 0205eec1d869): yarn_apply_mscale "
+                   "softmax scale and get_llama_4_attn_scale; Mistral-Small-4 config (factor "
+                   "128, mscale_all_dim 1, beta 0.1, original 8192)", "position p = n - 1",
+                   "logit (softmax scale) and q only",
+                   "L = (0.1·ln 128 + 1)²·(1 + 0.1·ln(1 + floor((n-1)/8192)))·S"),
+    "longrope": _E(Temperature(longrope_attention_factor(32, 4096) ** 2),
+                   "transformers _compute_longrope_parameters attention_factor sqrt(1 + ln f / "
+                   "ln L) (Phi-3.5-mini: f = 131072/4096 = 32, L = 4096)",
+                   "fixed f (max / original positions)", "q and k (cos/sin)",
+                   "L = (1 + ln 32/ln 4096)·S"),
+    "sandwich": _E(Sandwich(1, 128), "attention-gym mods/sandwich.py (commit 70ab2d6fe07e; Chi "
+                   "et al. 2023), one head, d_bar = 128", "t = q_idx - kv_idx", "bias",
+                   "L = S + Σ_i cos(t·w_i)/8"),
 }
 """Zoo name → :class:`ZooEntry`: the default instance, its source, dependence, where the factor acts
 and its formula."""
@@ -97,7 +136,13 @@ ZOO: Mapping[str, Transform] = MappingProxyType(
 training context); ``YaRNTemperature(4)`` (Qwen2.5's YaRN factor); ``Llama4Temperature(8192,
 0.1)`` (Llama-4 config); ``CriticalScaling(2, head_dim=64)`` (``γ = 1/(1−ρ)`` at ``ρ = 0.5``,
 QK-norm with ``d = 64``); ``ALiBi(2⁻⁴)`` (one slope, so no member needs a head index);
-``ScaleInvariant(10)`` (SI's τ)."""
+``ScaleInvariant(10)`` (SI's τ); the shipped models' rules of :mod:`sia_theory.zoo_models` at
+their configs' values: ``mistral_temperature(0.1, 16384)`` (Ministral-3, ``Llama4Temperature``
+with ``offset=0``), ``Grok2Temperature(1024)`` (Grok-2), ``DeepSeekMScale(40, 1)`` (DeepSeek-V3),
+the product of ``DeepSeekMScale(128, 1)`` and ``mistral_temperature(0.1, 8192)`` (Mistral-Small-4),
+LongRoPE's factor as ``Temperature(1 + ln 32/ln 4096)`` (Phi-3.5-mini) and ``Sandwich(1, 128)``.
+The ``linear`` and ``proportional`` RoPE types change frequencies only (no logit factor): they are
+encodings (:func:`~sia_theory.attention.from_rope_parameters`), not zoo members."""
 
 
 def zoo_table():

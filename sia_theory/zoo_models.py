@@ -23,9 +23,8 @@ implementations, with the same conventions (``n = q_idx + 1`` keys, ``p = n − 
 * :class:`MultiplierProduct` — the product of pure multipliers, for a model with several
   (Mistral-4: DeepSeek's mscale² and Mistral's query scaling).
 
-:data:`MODEL_ZOO_INFO` describes a default instance of each, as :data:`~sia_theory.zoo.ZOO_INFO`
-does for the zoo (these are kept out of ``ZOO`` itself, whose members the committed figures
-iterate over).
+:data:`~sia_theory.zoo.ZOO` holds a default instance of each (``mistral``, ``grok2``,
+``deepseek-mscale``, ``mistral4``, ``sandwich``), described in :data:`~sia_theory.zoo.ZOO_INFO`.
 """
 
 from __future__ import annotations
@@ -37,10 +36,11 @@ import numpy as np
 
 from ._infra.validate import check_int, check_real
 from .transforms import Transform, declared_dependence
-from .zoo import Llama4Temperature, Multiplier, ZooEntry, yarn_mscale
+from .zoo_members import Llama4Temperature, Multiplier
+from .zoo_yarn import yarn_mscale
 
 __all__ = ["mistral_temperature", "Grok2Temperature", "DeepSeekMScale", "Sandwich",
-           "MultiplierProduct", "MODEL_ZOO_INFO"]
+           "MultiplierProduct"]
 
 
 def mistral_temperature(llama_4_scaling_beta=0.1, original_max_position_embeddings=16384):
@@ -223,6 +223,9 @@ class Sandwich(Transform):
         ``L = S + Σ_{i<d̄/2} cos(t·10000^(−2i/d̄))·H/(8(h+1))``,  ``t = q_idx − kv_idx``
 
     (the paper's ``− d̄/2`` offset, constant over keys, is left out as attention-gym does).
+    The bias oscillates in ``t`` (period ``2π`` for ``w_0 = 1``), so the exact routes' distance
+    quadrature refuses it (``smooth_in_distance = False``: it would miss the range sums by
+    5 % at 1000 keys and 24 % at 10⁵); the exact range sums, Monte Carlo and attention take it.
     One head (``n_heads = 1``, ratio 8) needs no head index; with several, ``h`` selects the
     ALiBi-style compression ratio ``8(h+1)/H``.
 
@@ -251,6 +254,7 @@ class Sandwich(Transform):
     n_heads: int = 1
     d_bar: int = 128
     frequencies: np.ndarray = field(init=False, repr=False, compare=False)
+    smooth_in_distance = False  # cos(t·w) with w up to 1: no quadrature in log t (class data)
 
     def __post_init__(self):
         object.__setattr__(self, "n_heads", check_int("n_heads", self.n_heads, lo=1))
@@ -268,8 +272,9 @@ class Sandwich(Transform):
         return frozenset({"distance", "head"} if self.n_heads > 1 else {"distance"})
 
     def head_scale(self, h) -> np.ndarray:
-        """``H/(8(h+1))`` (attention-gym's ``head_scale``)."""
-        if self.n_heads == 1 and h is None:
+        """``H/(8(h+1))`` (attention-gym's ``head_scale``); ``1/8`` for every head when
+        ``n_heads = 1`` (one bias shared by all heads, as ``depends_on`` has no ``"head"``)."""
+        if self.n_heads == 1:
             return np.float64(1.0 / 8.0)
         h = np.asarray(h)
         if h.dtype.kind not in "iu" or np.any((h < 0) | (h >= self.n_heads)):
@@ -281,26 +286,3 @@ class Sandwich(Transform):
         for w in self.frequencies:  # one pass per frequency: memory stays that of t
             bias += np.cos(np.abs(t) * w)
         return np.ones_like(bias), bias * self.head_scale(h)
-
-
-_E = ZooEntry
-MODEL_ZOO_INFO: dict[str, ZooEntry] = {
-    "mistral": _E(mistral_temperature(0.1, 16384),
-                  "transformers ministral3/mistral4 get_llama_4_attn_scale (llama_4_scaling_beta); "
-                  "vLLM deepseek_v2 _get_llama_4_scaling; llama.cpp f_attn_temp_offset = 0",
-                  "position p = n - 1", "q only (after RoPE)",
-                  "L = (1 + 0.1·ln(1 + floor((n-1)/16384)))·S"),
-    "grok2": _E(Grok2Temperature(1024), "sglang triton decode/extend attention "
-                "xai_temperature_len (Grok-2 attn_temperature_len = 1024)", "position p = n - 1",
-                "logit", "L = max(1, log2(n-1)/log2 1024)·S for n - 1 > 1024"),
-    "deepseek-mscale": _E(DeepSeekMScale(40.0, 1.0), "vLLM/transformers DeepseekV2/V3 attention: "
-                          "softmax scale times yarn_get_mscale(factor, mscale_all_dim)^2",
-                          "fixed s (rope_parameters factor)", "logit (softmax scale)",
-                          "L = (0.1·ln 40 + 1)²·S"),
-    "sandwich": _E(Sandwich(1, 128), "attention-gym mods/sandwich.py (Chi et al. 2023), one "
-                   "head, d_bar = 128", "t = q_idx - kv_idx", "bias",
-                   "L = S + Σ_i cos(t·w_i)/8"),
-}
-"""Name → :class:`~sia_theory.zoo.ZooEntry` for this module's members (defaults: Ministral-3's
-β = 0.1, L = 16384; Grok-2's 1024; DeepSeek-V3's factor 40, ``mscale_all_dim = 1``; one Sandwich
-head, d̄ = 128)."""

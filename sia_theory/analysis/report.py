@@ -62,8 +62,11 @@ def plot_studies(studies, title: str, highlight: str | None = None):
     (ax_z, ax_h), (ax_n, ax_r) = axes
     ax_m = ax_n.twinx()
     # a qualitative palette with line styles (panels a, b, d; panel c keeps solid for the entropy
-    # and dashed for the recent tokens): eleven schemes stay distinguishable in print
-    cycle = plt.get_cmap("tab10").colors
+    # and dashed for the recent tokens): tab10, and past ten schemes tab20's dark shades (tab10's)
+    # then its light ones, each in another line style than its dark twin
+    tab20 = plt.get_cmap("tab20").colors
+    cycle = (plt.get_cmap("tab10").colors if len(studies) <= 10
+             else tuple(tab20[i] for i in (*range(0, 20, 2), *range(1, 20, 2))))
     styles = ("-", "--", "-.", ":")
     single = len(studies) == 1
     for k, st in enumerate(studies):

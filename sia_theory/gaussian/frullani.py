@@ -144,6 +144,10 @@ def row_nodes(transform, t1, t2, n_ctx=None, h=None, *, rtol=1e-6) -> RowNodes:
     if "context" in deps and n_ctx is None:
         raise ValueError(f"n_ctx is required for {transform!r} (its depends_on contains "
                          "'context')")
+    if "distance" in deps and not transform.smooth_in_distance:
+        raise ValueError(f"transform {transform!r} oscillates in the distance "
+                         "(smooth_in_distance = False): the exact route's distance quadrature "
+                         "cannot sum it; use the exact range sums or the Monte Carlo")
     if "distance" in deps:
         t, w = distance_quadrature(t1, t2, rtol=rtol)
     else:

@@ -65,12 +65,15 @@ def read_safetensors(path) -> dict:
 
 def hf_config(config: dict) -> LlamaConfig:
     """The :class:`LlamaConfig` of a transformers ``LlamaConfig`` dict; ``ValueError`` for another
-    architecture or a setting the model does not implement (RoPE scaling, a ``head_dim`` other
-    than ``hidden_size / num_attention_heads``, attention or MLP biases)."""
+    architecture or a setting the model does not implement (a ``head_dim`` other than
+    ``hidden_size / num_attention_heads``, attention or MLP biases). A scaled RoPE
+    (``rope_scaling`` / ``rope_parameters``) is read by
+    :func:`~sia_theory.models.hf_config.from_hf_config` when the folder is loaded; ``rope_base``
+    is its ``rope_theta``."""
     kind = config.get("model_type")
     if kind != "llama":
         raise ValueError(f"config.json has model_type {kind!r}; supported: 'llama'")
-    for key in ("rope_scaling", "attention_bias", "mlp_bias"):
+    for key in ("attention_bias", "mlp_bias"):
         if config.get(key):
             raise ValueError(f"config.json sets {key}={config[key]!r}, which the model does not "
                              "implement; supported: null/false")
@@ -83,7 +86,8 @@ def hf_config(config: dict) -> LlamaConfig:
                        n_heads=heads,
                        n_kv_heads=int(config.get("num_key_value_heads") or heads),
                        ffn=int(config["intermediate_size"]),
-                       rope_base=float(config.get("rope_theta", 10000.0)),
+                       rope_base=float((config.get("rope_parameters") or {}).get(
+                           "rope_theta", config.get("rope_theta", 10000.0))),
                        rms_eps=float(config.get("rms_norm_eps", 1e-6)),
                        context_length=int(config.get("max_position_embeddings", 2048)),
                        vocab_size=int(config["vocab_size"]))

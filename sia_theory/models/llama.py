@@ -153,8 +153,11 @@ class LlamaModel(Readouts):
 
     Token ids are integer sequences (lists or 1-D arrays) in ``[0, vocab_size)``. Every method
     accepts ``score_mod`` (``None``, a Transform such as a zoo member, or a FlexAttention
-    callable) and ``position`` (``None`` = RoPE as trained, base ``config.rope_base``; or any
-    ``encoding(x, positions)`` of the reference such as ``RoPE(base)``, ``NTKRoPE(...)``).
+    callable; ``None`` = as trained: ``default_score_mod``, ``None`` but for a checkpoint whose
+    config scales the logits, such as YaRN's attention factor) and ``position`` (``None`` =
+    as trained, ``default_position``: RoPE of base ``config.rope_base``, or the scaled RoPE a
+    Hugging Face config sets; or any ``encoding(x, positions)`` of the reference such as
+    ``RoPE(base)``, ``NTKRoPE(...)``).
     ``max_bytes`` (default ``None``: the memory available) bounds the working memory a call may
     plan for; a longer input raises ``ValueError`` before any work.
 
@@ -179,6 +182,7 @@ class LlamaModel(Readouts):
         self.output_norm = tensors["output_norm.weight"].astype(self.dtype)  # (d,)
         self.layers = [_Layer(tensors, i, config, self.dtype) for i in range(config.n_layers)]
         self.default_position = RoPE(config.rope_base)
+        self.default_score_mod = None  # a checkpoint's own logit law (e.g. YaRN's factor)
         self.max_bytes = None
 
     # ---- inputs -----------------------------------------------------------------------------
@@ -223,6 +227,7 @@ class LlamaModel(Readouts):
         """An empty KV cache for this model, tied to one ``score_mod`` and ``position``."""
         kv = DecodingCache(self.config.n_layers, "kv", capacity)
         position = self.default_position if position is None else position
+        score_mod = self.default_score_mod if score_mod is None else score_mod
         return ModelCache(kv, score_mod, position, self.dtype)
 
     # ---- the forward pass -------------------------------------------------------------------

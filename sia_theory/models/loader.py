@@ -16,8 +16,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..transforms import NoScale
 from .gguf_file import GGUFContents, check_model_file, locate_packaged_file, read_gguf
 from .gguf_llama import check_llama_gguf
+from .hf_config import from_hf_config
 from .hf_folder import read_hf_folder
 from .llama import LlamaConfig, LlamaModel
 from .tokenizer import Tokenizer
@@ -191,6 +193,12 @@ def load_hf_folder(path, dtype=np.float32):
     and ``*.safetensors``, as ``save_pretrained`` writes them; :mod:`.hf_folder`).
     ``load_pretrained(folder)`` calls it.
 
+    The config's RoPE (``rope_scaling`` or ``rope_parameters``: linear, dynamic, yarn,
+    longrope, llama3) and its logit factors are read by
+    :func:`~sia_theory.models.hf_config.from_hf_config` and become the model's
+    ``default_position`` and ``default_score_mod`` (what ``position=None`` and ``score_mod=None``
+    use).
+
     Parameters
     ----------
     path : str or os.PathLike
@@ -216,6 +224,10 @@ def load_hf_folder(path, dtype=np.float32):
     started = time.perf_counter()
     config, tensors = read_hf_folder(path)
     model = LlamaModel(config, tensors, dtype)
+    scheme = from_hf_config(os.path.join(path, "config.json"))  # its RoPE and logit law
+    model.default_position = scheme.encoding
+    if not isinstance(scheme.transform, NoScale):
+        model.default_score_mod = scheme.transform
     tokenizer = None
     if os.path.isfile(os.path.join(path, "tokenizer.json")):
         from tokenizers import Tokenizer as HFTokenizer  # optional dependency (the model extra)

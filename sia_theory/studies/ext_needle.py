@@ -43,7 +43,9 @@ NEEDLE_STUDY = "si.needle"
 class NeedleSettings(StudySettings):
     """Schemes are :data:`~sia_theory.zoo.ZOO` names (it holds NoScale, LogN(0.4) and
     ScaleInvariant(10) besides the published rules; its ALiBi has one slope, 2⁻⁴, so no head
-    index is needed). Heat maps at each ``N`` of ``heat_n_ctx``: ``t`` on :func:`t_grid`
+    index is needed), all of them by default but the Sandwich bias, which oscillates in the
+    distance (``smooth_in_distance = False``) and which the exact route cannot sum. Heat maps
+    at each ``N`` of ``heat_n_ctx``: ``t`` on :func:`t_grid`
     (``t_per_decade`` points a decade), ``δ`` from 0 to ``delta_max`` by ``delta_step``.
     Thresholds at :func:`threshold_ts` for every ``N`` of ``n_ctx``. The Monte Carlo:
     ``mc_samples`` contexts of ``mc_n_ctx`` keys for each of ``mc_schemes`` and ``mc_ts``.
@@ -93,7 +95,7 @@ class NeedleSettings(StudySettings):
     (('none', 'logn', 'alibi', 'scale-invariant'), (1000, 100000), [0.0, 1.0, 2.0, 3.0])
     """
 
-    schemes: tuple = tuple(ZOO)
+    schemes: tuple = tuple(name for name, member in ZOO.items() if member.smooth_in_distance)
     n_ctx: tuple = (10**3, 10**4, 10**5, 10**6, 10**7, 10**8, 10**9)
     heat_n_ctx: tuple = (10**3, 10**5, 10**7, 10**9)
     t_per_decade: int = 3
@@ -109,9 +111,10 @@ class NeedleSettings(StudySettings):
     def __post_init__(self):
         for name in ("schemes", "mc_schemes"):
             names = tuple(check_sequence(name, getattr(self, name)))
-            unknown = sorted(set(names) - set(ZOO))
-            if unknown or not names:
-                raise ValueError(f"{name} must be ZOO names {sorted(ZOO)}, got {names!r}")
+            allowed = sorted(k for k, member in ZOO.items() if member.smooth_in_distance)
+            if set(names) - set(allowed) or not names:
+                raise ValueError(f"{name} must be ZOO names the exact route can sum {allowed} "
+                                 f"(not those oscillating in the distance), got {names!r}")
             object.__setattr__(self, name, names)
         for name in ("n_ctx", "heat_n_ctx"):
             values = tuple(check_int(name, n, lo=3, hi=10**18)

@@ -166,7 +166,7 @@ def test_context_dependent_transform_is_frozen_at_n_ctx():
 def test_user_transform_with_the_zoo_writes_one_atomic_set(tmp_path):
     report = analyze(PowerLawBias(0.5), quick=True, seed=3)
     zoo = report.zoo
-    assert len(zoo) == 11 and zoo["entropy_law"].isin(ENTROPY_LAWS).all()
+    assert len(zoo) == 17 and zoo["entropy_law"].isin(ENTROPY_LAWS).all()
     assert set(zoo["phase"]) <= set(REM_PHASES)
     si = zoo.set_index("scheme").loc["scale-invariant"]
     assert si["total_attention_limit"] == pytest.approx(SI_LIMIT, rel=1e-4)

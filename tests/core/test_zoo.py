@@ -38,6 +38,7 @@ from sia_theory.zoo import (
     yarn_mscale,
     zoo_table,
 )
+from sia_theory.zoo_models import DeepSeekMScale, Grok2Temperature, MultiplierProduct, Sandwich
 
 T = 300  # dense grid of absolute positions 0..T-1
 
@@ -326,14 +327,37 @@ ZOO_LAWS = {
     "alibi": lambda s, t, n: s - t / 16,
     "scale-invariant": lambda s, t, n: (np.sqrt(1 + 2 * np.log(t / 10 + 1)) * s
                                         - 2 * np.log(t / 10 + 1)),
+    # Ministral-3 (transformers get_llama_4_attn_scale at the position p = n - 1, beta 0.1)
+    "mistral": lambda s, t, n: (1 + 0.1 * np.log(1 + np.floor((n - 1) / 16384))) * s,
+    # sglang's Grok-2 law: log2(p)/log2(1024) = log2(p)/10 where p = n - 1 > 1024
+    "grok2": lambda s, t, n: np.where(n - 1 > 1024, np.log2(np.maximum(n - 1, 1)) / 10, 1) * s,
+    # vLLM DeepseekV2Attention: softmax scale times (0.1·mscale_all_dim·ln factor + 1)²
+    "deepseek-mscale": lambda s, t, n: (0.1 * np.log(40) + 1) ** 2 * s,
+    # Mistral-Small-4: DeepSeek's mscale² (factor 128) times Mistral's scaling (L = 8192)
+    "mistral4": lambda s, t, n: ((0.1 * np.log(128) + 1) ** 2
+                                 * (1 + 0.1 * np.log(1 + np.floor((n - 1) / 8192))) * s),
+    # LongRoPE sqrt(1 + ln 32/ln 4096) on cos and sin: ln 32/ln 4096 = 5/12, squared on the logit
+    "longrope": lambda s, t, n: 17 / 12 * s,
+    # attention-gym generate_sandwich_bias, one head (H/(8(h+1)) = 1/8), d_bar = 128, its
+    # frequencies as it writes them: 1 / 10000^(arange(0, d_bar, 2) / d_bar)
+    "sandwich": lambda s, t, n: s + np.cos(np.asarray(t, dtype=float)[..., None] / 10000.0 ** (
+        np.arange(0, 128, 2) / 128)).sum(-1) / 8,
 }
+
+
+# Sandwich sums 64 cosines cos(t·w_i)/8: the argument's rounding (t·eps) grows with t, so at the
+# tests' t <= 20 000 the sum carries t·eps·Σw_i/8 ≈ 4e-12 (Σw_i ≈ 7.6) beside other orders.
+SUM_ATOL = {"sandwich": 1e-11}
 
 
 def test_zoo_covers_every_member_and_default():
     assert set(ZOO) == set(ZOO_LAWS)
     kinds = {type(member) for member in ZOO.values()}
     assert {NoScale, LogN, ALiBi, ScaleInvariant, Temperature, QwenLogN, YaRNTemperature,
-            DynamicYaRNTemperature, Llama4Temperature, CriticalScaling} == kinds
+            DynamicYaRNTemperature, Llama4Temperature, CriticalScaling, Grok2Temperature,
+            DeepSeekMScale, MultiplierProduct, Sandwich} == kinds
+    assert len(ZOO) == 16  # the ten of the papers and model cards, six of shipped configs
+    assert ZOO["mistral"].offset == 0.0 and ZOO["llama4"].offset == 1.0
 
 
 @pytest.mark.parametrize("name", list(ZOO_LAWS))
@@ -343,13 +367,14 @@ def test_zoo_member_coefficients_and_score_mod_follow_its_law(name):
     n = np.array([1, 100, 8191, 8192, 8193, 16384, 70_000, 10**6], dtype=np.float64)[None]
     a, m = member.coefficients(t, t + n)  # n >= t + 1 keys: the key is in the context
     np.testing.assert_allclose(a, law(1.0, t, t + n) - law(0.0, t, t + n), rtol=1e-13, atol=0)
-    np.testing.assert_allclose(m, law(0.0, t, t + n) * np.ones_like(m), rtol=1e-13, atol=1e-14)
+    np.testing.assert_allclose(m, law(0.0, t, t + n) * np.ones_like(m), rtol=1e-13,
+                               atol=SUM_ATOL.get(name, 1e-14))
     q_idx = np.array([0, 5, 8190, 8191, 9000, 20_000])[:, None]  # (nq, 1)
     kv_idx = np.arange(0, 9000, 13)[None, :]  # (1, nk)
     score = _rng(8).standard_normal((q_idx.size, kv_idx.size))
     got = member.score_mod(score, 0, 0, q_idx, kv_idx)
     want = law(score, np.abs(q_idx - kv_idx).astype(float), q_idx + 1.0)
-    np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-13)
+    np.testing.assert_allclose(got, want, rtol=1e-13, atol=SUM_ATOL.get(name, 1e-13))
 
 
 @pytest.mark.parametrize("name", list(ZOO_LAWS))
@@ -385,7 +410,7 @@ def test_zoo_member_fast_path_equals_its_score_mod(name, causal):
         generic = lambda *args: member.score_mod(*args)  # noqa: E731
         for mod in (member, generic):
             got = attention_scores(q, k, score_mod=mod, causal=causal)
-            np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)
+            np.testing.assert_allclose(got, want, rtol=0, atol=SUM_ATOL.get(name, 1e-12))
         fast = attention(q, k, v, score_mod=member, causal=causal, block_size=16)
         slow = attention(q, k, v, score_mod=generic, causal=causal)
         np.testing.assert_allclose(fast, slow, rtol=0, atol=1e-12)
@@ -402,6 +427,9 @@ def test_zoo_table_describes_every_member():
     assert row.loc["llama4", "depends_on"] == "context"
     assert row.loc["scale-invariant", "depends_on"] == "distance"
     assert row.loc["yarn", "depends_on"] == "-"
+    assert row.loc["mistral4", "depends_on"] == "context"
+    assert row.loc["sandwich", "depends_on"] == "distance"
+    assert row.loc["longrope", "class"] == "Temperature"
     assert all(table["source"].str.len() > 10)
 
 

@@ -57,6 +57,19 @@ def test_flex_score_mod_matches_reference_attention_eager(name, dtype):
     assert np.max(np.abs(out - reference(q, k, v, ZOO[name]))) <= TOL[dtype]
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_flex_score_mod_past_a_context_threshold(dtype):
+    """T = 256 stays below the context laws' thresholds; Grok-2's (p > 1024) is crossed at 1280:
+    the last 255 queries are scaled by log2(p)/10 (up to 1.03)."""
+    q, k, v = qkv(dtype, length=1280)
+    transform = ZOO["grok2"]
+    assert transform.multiplier(1280) > 1.03
+    mod = flex_score_mod(transform, 1280, dtype=torch.float64 if dtype == np.float64 else None)
+    out = flex_out(q, k, v, mod).numpy()
+    assert np.max(np.abs(out - reference(q, k, v, transform))) <= TOL[dtype]
+    assert np.max(np.abs(out - reference(q, k, v, ZOO["none"]))) > 1e-3  # the factor matters
+
+
 def test_flex_score_mod_per_head_alibi_matches_reference():
     transform = ALiBi.standard(4)
     q, k, v = qkv(np.float64, n_heads=4)

@@ -53,8 +53,9 @@ def write(folder, tensors, config=CONFIG):
     return folder
 
 
-def hf_forward(t, ids):
-    """transformers' LlamaForCausalLM, float64."""
+def hf_forward(t, ids, inv_freq=None, attention_factor=1.0):
+    """transformers' LlamaForCausalLM, float64 (``inv_freq`` and the attention factor on cos and
+    sin given for a scaled RoPE: ``LlamaRotaryEmbedding.forward``)."""
     c = CONFIG
     t = {k: v.astype(np.float64) for k, v in t.items()}
     heads, kv, eps = c["num_attention_heads"], c["num_key_value_heads"], c["rms_norm_eps"]
@@ -67,9 +68,10 @@ def hf_forward(t, ids):
         return np.concatenate([-x[..., hd // 2:], x[..., :hd // 2]], axis=-1)
 
     n = len(ids)
-    inv_freq = c["rope_theta"] ** (-np.arange(0, hd, 2) / hd)  # (D/2,)
+    if inv_freq is None:
+        inv_freq = c["rope_theta"] ** (-np.arange(0, hd, 2) / hd)  # (D/2,)
     emb = np.concatenate([np.arange(n)[:, None] * inv_freq] * 2, axis=-1)  # (T, D)
-    cos, sin = np.cos(emb), np.sin(emb)
+    cos, sin = np.cos(emb) * attention_factor, np.sin(emb) * attention_factor
     x = t["model.embed_tokens.weight"][ids]  # (T, d)
     for i in range(c["num_hidden_layers"]):
         p = f"model.layers.{i}."
@@ -132,9 +134,32 @@ def test_bfloat16_tensors_are_read_from_their_bits(tmp_path):
     assert got[0, 0] == 1.0 and got[0, 1] == -2.5 and got[1, 0] == 0.15625
 
 
+LONG_IDS = [(7 * i + 3) % 50 for i in range(40)]  # past the original 16 positions
+
+
+@pytest.mark.parametrize("rope, inv_freq, factor", [
+    # transformers _compute_yarn_parameters (v4.46): D = 8, base 500, factor 4, original 16:
+    # low = floor(8 ln(16/(32·2π))/(2 ln 500)) -> 0 (clipped), high = ceil(8 ln(16/2π)/(2 ln 500))
+    # = 1; ramp over the index (i - 0)/(1 - 0) clipped: mask 1 - ramp = (1, 0, 0, 0);
+    # attention factor 0.1 ln 4 + 1 on cos and sin
+    ({"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 16},
+     np.array([1.0, 500 ** -0.25 / 4, 500 ** -0.5 / 4, 500 ** -0.75 / 4]),
+     0.1 * np.log(4.0) + 1),
+    # linear: positions divided by the factor, i.e. inv_freq / factor
+    ({"rope_type": "linear", "factor": 2.0}, 500.0 ** (-np.arange(0, 8, 2) / 8) / 2, 1.0),
+])
+def test_scaled_rope_folder_matches_transformers_forward(tmp_path, rope, inv_freq, factor):
+    tensors = checkpoint(2)
+    folder = write(tmp_path / "scaled", tensors, {**CONFIG, "rope_scaling": rope})
+    model, _ = load_pretrained(str(folder), np.float64)
+    want = hf_forward(tensors, LONG_IDS, inv_freq, factor)
+    assert np.max(np.abs(model.logits(LONG_IDS) - want)) <= 1e-10
+    # negative control: the unscaled model (the config's rope_scaling ignored) misses it
+    assert np.max(np.abs(model.logits(LONG_IDS) - hf_forward(tensors, LONG_IDS))) > 1e-3
+
+
 @pytest.mark.parametrize("change, match", [
     ({"model_type": "gpt2"}, "model_type 'gpt2'"),
-    ({"rope_scaling": {"type": "linear", "factor": 2.0}}, "rope_scaling"),
     ({"head_dim": 16}, "head_dim 16"),
 ])
 def test_unsupported_configs_are_refused(tmp_path, change, match):
