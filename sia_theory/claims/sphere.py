@@ -24,6 +24,7 @@ import numpy as np
 from sia_theory._infra.seeding import rng_for
 from sia_theory._infra.settings import StudySettings
 from sia_theory.gaps import critical_scale
+from sia_theory.gaussian.estimate import Z95
 from sia_theory.sphere.model import DistanceLaw
 from sia_theory.sphere.routes import order_parameter_estimates
 from sia_theory.studies.ext_sphere import (
@@ -193,7 +194,6 @@ inside ``[CRIT_EDGE, 1 − CRIT_EDGE]``; super-critical, ``>= SUPER_TOP``."""
 DRIFT_TOL = {"top_mass": 0.03, "share_count": 0.25}
 """SPH-3: the largest change of the critical band's order parameters from the smallest to the
 largest ``n`` allowed when its 95 % interval excludes 0 (finite-``n`` drift)."""
-Z95 = 1.96
 
 
 @dataclass(frozen=True)

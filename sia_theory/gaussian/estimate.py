@@ -20,12 +20,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-__all__ = ["ROUTES", "SAMPLING_ROUTES", "Estimate", "disagreement", "assert_agree"]
+__all__ = ["ROUTES", "SAMPLING_ROUTES", "Z95", "Estimate", "disagreement", "assert_agree"]
 
 ROUTES = ("closed_form", "monte_carlo", "exact", "asymptotic")
 """The routes to one expectation: closed form, Monte Carlo, exact, asymptotic sampler."""
 SAMPLING_ROUTES = frozenset({"monte_carlo", "asymptotic"})
 """The routes whose error is a standard error (the others carry a numerical error)."""
+Z95 = 1.959963984540054
+"""The normal 97.5 % quantile: a sampled estimate's 95 % interval is ``value ± Z95 · error``."""
 
 
 @dataclass(frozen=True)

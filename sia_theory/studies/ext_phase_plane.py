@@ -43,6 +43,7 @@ from .._infra.seeding import rng_for
 from .._infra.settings import StudySettings
 from .._infra.stats import fit_slope
 from .._infra.validate import check_int, check_real, check_sequence
+from ..gaussian.estimate import Z95
 from ..gaussian.phase import rem_max_location
 from ..sphere.model import DistanceLaw, order_parameters, sample_cosines, top_cosines
 from ..sphere.routes import asymptotic_order_parameters
@@ -55,7 +56,6 @@ __all__ = ["PhasePlaneSettings", "phase_plane_study", "crossing", "limit_n", "PH
 
 PHASE_PLANE_STUDY = "ext.phase_plane"
 """The study key of the sphere draws (stream ``(seed, key, route, d, n)``)."""
-Z95 = 1.959963984540054  # the normal 97.5 % quantile
 """The standard normal 97.5 % quantile: a boundary's 95 % interval is where the mean ``∓ Z95``
 standard errors crosses its level."""
 SMALLEST_GAP = 1e-10  # 1/β*_n at the limit's n: the nearest key's gap still resolved in float64
