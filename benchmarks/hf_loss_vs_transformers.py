@@ -36,22 +36,9 @@ import numpy as np
 
 from sia_theory import load_pretrained
 from sia_theory.models.corpus import prose_documents
+from sia_theory.models.hf_folder import tensor_names
 from sia_theory.models.llama import LlamaConfig, unpermute_rope_rows
 from sia_theory.models.loader import load_contents
-
-
-def hf_names(config) -> dict:
-    """GGUF tensor name → transformers name (the inverse of :func:`read_hf_folder`'s map)."""
-    layer = {"attn_norm": "input_layernorm", "ffn_norm": "post_attention_layernorm",
-             "attn_q": "self_attn.q_proj", "attn_k": "self_attn.k_proj",
-             "attn_v": "self_attn.v_proj", "attn_output": "self_attn.o_proj",
-             "ffn_gate": "mlp.gate_proj", "ffn_up": "mlp.up_proj", "ffn_down": "mlp.down_proj"}
-    names = {"token_embd.weight": "model.embed_tokens.weight",
-             "output_norm.weight": "model.norm.weight", "output.weight": "lm_head.weight"}
-    for i in range(config.n_layers):
-        for gguf, hf in layer.items():
-            names[f"blk.{i}.{gguf}.weight"] = f"model.layers.{i}.{hf}.weight"
-    return names
 
 
 def write_folder(folder: Path) -> LlamaConfig:
@@ -60,7 +47,7 @@ def write_folder(folder: Path) -> LlamaConfig:
 
     contents, _ = load_contents("smollm2-135m")
     config = LlamaConfig.from_metadata(contents.metadata)
-    names = hf_names(config)
+    names = tensor_names(config.n_layers)
     tensors = {}
     for name, weight in contents.tensors.items():
         weight = np.asarray(weight, dtype=np.float32)

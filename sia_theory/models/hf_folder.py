@@ -27,14 +27,34 @@ import numpy as np
 
 from .llama import LlamaConfig
 
-__all__ = ["read_hf_folder", "hf_config", "to_gguf_rows", "read_safetensors", "DTYPES"]
+__all__ = ["read_hf_folder", "hf_config", "to_gguf_rows", "read_safetensors", "DTYPES",
+           "LAYER_NAMES", "tensor_names"]
 
 DTYPES = {"F32": np.float32, "F64": np.float64, "F16": np.float16, "BF16": np.uint16}
 """safetensors dtypes read (BF16 through its bits)."""
-_LAYER = {"input_layernorm": "attn_norm", "post_attention_layernorm": "ffn_norm",
+LAYER_NAMES = {"input_layernorm": "attn_norm", "post_attention_layernorm": "ffn_norm",
           "self_attn.q_proj": "attn_q", "self_attn.k_proj": "attn_k",
           "self_attn.v_proj": "attn_v", "self_attn.o_proj": "attn_output",
           "mlp.gate_proj": "ffn_gate", "mlp.up_proj": "ffn_up", "mlp.down_proj": "ffn_down"}
+"""A transformers LLaMA layer's weight names (``model.layers.<i>.<name>.weight``) → the GGUF
+names (``blk.<i>.<name>.weight``) that :class:`~.llama.LlamaModel` reads."""
+
+
+def tensor_names(n_layers: int) -> dict:
+    """Every GGUF tensor name of an ``n_layers`` LLaMA model → its transformers name (the map
+    :func:`read_hf_folder` applies, inverted; ``output.weight`` is ``lm_head.weight``).
+
+    Examples
+    --------
+    >>> tensor_names(1)["blk.0.attn_q.weight"]
+    'model.layers.0.self_attn.q_proj.weight'
+    """
+    names = {"token_embd.weight": "model.embed_tokens.weight",
+             "output_norm.weight": "model.norm.weight", "output.weight": "lm_head.weight"}
+    for i in range(n_layers):
+        for hf_name, name in LAYER_NAMES.items():
+            names[f"blk.{i}.{name}.weight"] = f"model.layers.{i}.{hf_name}.weight"
+    return names
 
 
 def read_safetensors(path) -> dict:
@@ -127,7 +147,7 @@ def read_hf_folder(folder) -> tuple[LlamaConfig, dict]:
     if head is not None and not raw.get("tie_word_embeddings", False):
         tensors["output.weight"] = head
     for i in range(config.n_layers):
-        for hf_name, name in _LAYER.items():
+        for hf_name, name in LAYER_NAMES.items():
             weight = take(f"model.layers.{i}.{hf_name}.weight")
             if name in ("attn_q", "attn_k"):
                 weight = to_gguf_rows(weight, config.n_heads if name == "attn_q"
