@@ -15,7 +15,7 @@ from .._infra.parallel import single_threaded_blas
 from .._infra.validate import check_finite_array, check_real
 from .tokens import check_max_bytes, check_tokens, normalise_rows
 
-__all__ = ["softmax_from_gram", "step_memory", "attention_step", "attention_statistics"]
+__all__ = ["softmax_from_gram", "attention_step", "attention_statistics"]
 
 
 def softmax_from_gram(gram: np.ndarray, beta: float) -> np.ndarray:
