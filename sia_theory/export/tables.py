@@ -107,7 +107,8 @@ def check_tables(transform, n_heads: int, length: int, dtype=np.float32) -> None
     ------
     ValueError
         Naming the transform, the coefficient and the first distance (or context) and head
-        where a finite float64 value overflows ``dtype``.
+        where its ``coefficients()`` returns a value that is not finite, or a finite float64
+        value that overflows ``dtype``.
     """
     n_heads, length, dtype = _checked(transform, n_heads, length, dtype)
     if is_separable(transform):
@@ -143,14 +144,18 @@ def _full_tables(transform, heads, n_heads, dtype, first: int, stop: int) -> dic
 
 def _rounded(transform, name, values, heads, where, dtype) -> np.ndarray:
     """``values`` (float64) rounded to ``dtype``; ``ValueError`` naming the transform and the
-    first entry where a finite coefficient overflows it."""
+    first entry where a coefficient is not finite (a subclass that overrides the public
+    ``coefficients`` skips its finiteness check) or a finite one overflows ``dtype``."""
     with np.errstate(over="ignore"):  # an overflow is reported below, naming where
         out = values.astype(dtype)
-    bad = np.isfinite(values) & ~np.isfinite(out)
-    if not bad.any():
+    if np.isfinite(out).all():
         return out
-    index = tuple(int(i) for i in np.argwhere(bad)[0])
+    finite = np.isfinite(values).all()
+    index = tuple(int(i) for i in np.argwhere(~np.isfinite(out if finite else values))[0])
     head = "" if heads[index[0]] is None else f", head {heads[index[0]]}"
+    if not finite:
+        raise ValueError(f"{describe(transform)}: its coefficients() returns {name} = "
+                         f"{values[index]:g}, not a finite number, first at {where(index)}{head}")
     raise ValueError(f"{describe(transform)}: its coefficient {name} = {values[index]:g} "
                      f"overflows {dtype} (largest {np.finfo(dtype).max:.2g}), the precision "
                      f"of the tables, first at {where(index)}{head}")

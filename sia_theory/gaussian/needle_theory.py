@@ -29,14 +29,8 @@ from scipy.optimize import brentq
 from scipy.special import log_ndtr, ndtr
 
 from .._infra.validate import check_int, check_real
-from .needle import (
-    argmax_probability,
-    check_needle,
-    expected_log_rest,
-    needle_coefficients,
-    needle_mass,
-    rest_nodes,
-)
+from .needle import argmax_probability, check_needle, needle_coefficients, rest_nodes
+from .needle_mass_threshold import bracket_root, free_energy_threshold, mass_threshold
 
 __all__ = ["EULER_GAMMA", "gumbel_gauss_median", "rest_intensity", "gumbel_parameters",
            "evt_threshold", "classical_threshold", "power_law_threshold", "closed_threshold",
@@ -359,90 +353,5 @@ def argmax_threshold(transform, n_ctx, t, head=None, *, guess=None) -> float:
     guess = evt_threshold(transform, n_ctx, t, head) if guess is None \
         else check_real("guess", guess)
 
-    return _root(lambda d: float(argmax_probability(transform, n_ctx, t, [d], head)[0]) - 0.5,
-                 guess)
-
-
-def _root(excess, guess):
-    lo, hi, step = guess - 0.5, guess + 0.5, 1.0
-    while excess(lo) > 0:
-        lo, step = lo - step, 2 * step
-    step = 1.0
-    while excess(hi) < 0:
-        hi, step = hi + step, 2 * step
-    return float(brentq(excess, lo, hi, xtol=1e-6))
-
-
-def free_energy_threshold(transform, n_ctx, t, head=None) -> float:
-    """The mass threshold's prediction ``(E[log Z_rest] − m_t)/a_t``: the needle's logit
-    ``a_t(X + δ) + m_t`` against the typical log-normaliser of the rest (exact if ``log Z_rest``
-    did not fluctuate, since ``E[σ(a_t X + c)] = ½`` iff ``c = 0`` for symmetric ``X``).
-
-    Parameters
-    ----------
-    transform : Transform
-    n_ctx : int
-        Keys in the context, ``>= 2``.
-    t : int
-        The needle's distance, ``0 <= t < n_ctx``.
-    head : int, optional
-        Required by a head-dependent transform.
-
-    Returns
-    -------
-    float
-
-    Raises
-    ------
-    ValueError
-        If ``n_ctx`` or ``t`` is out of range, or a head-dependent transform has no ``head``.
-    """
-    n_ctx, t = check_needle(transform, n_ctx, t, head)
-    a_t, m_t = needle_coefficients(transform, n_ctx, t, head)
-    if a_t <= 0:
-        return float("nan")
-    return (expected_log_rest(transform, n_ctx, t, head).value - m_t) / a_t
-
-
-def mass_threshold(transform, n_ctx, t, head=None, *, guess=None) -> float:
-    """The exact ``δ*_mass(t, N)``: the root of ``E[e^{L_t}/Z] = ½`` in ``δ`` (``nan`` if
-    ``a_t = 0``); the bracket starts at :func:`free_energy_threshold` and widens.
-
-    Parameters
-    ----------
-    transform : Transform
-        The scheme.
-    n_ctx : int
-        Keys the query sees, ``N >= 2``.
-    t : int
-        The needle's distance from the query, ``0 <= t < n_ctx``.
-    head : int, optional
-        Head index, required by a head-dependent transform.
-    guess : float, optional
-        Where the bracket starts (finite).
-
-    Returns
-    -------
-    float
-        ``δ*_mass`` (in units of the score's standard deviation), or ``nan``.
-
-    Raises
-    ------
-    ValueError
-        If ``n_ctx < 2``, ``t`` is outside ``[0, n_ctx)``, ``head`` is missing for a
-        head-dependent transform, or ``guess`` is not finite.
-
-    Examples
-    --------
-    >>> from sia_theory import NoScale, mass_threshold, needle_mass
-    >>> delta = mass_threshold(NoScale(), 1000, 5)
-    >>> round(delta, 4), needle_mass(NoScale(), 1000, 5, [delta]).round(6)
-    (7.4059, array([0.5]))
-    """
-    n_ctx, t = check_needle(transform, n_ctx, t, head)
-    a_t, _ = needle_coefficients(transform, n_ctx, t, head)
-    if a_t <= 0:
-        return float("nan")
-    guess = free_energy_threshold(transform, n_ctx, t, head) if guess is None \
-        else check_real("guess", guess)
-    return _root(lambda d: float(needle_mass(transform, n_ctx, t, [d], head)[0]) - 0.5, guess)
+    return bracket_root(
+        lambda d: float(argmax_probability(transform, n_ctx, t, [d], head)[0]) - 0.5, guess)

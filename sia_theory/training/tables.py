@@ -19,7 +19,7 @@ def check_float32(transform, n_heads: int, length: int) -> None:
     """Check that a transform's coefficients fit float32, the trainer's precision, up to the
     longest length a run will see: :func:`sia_theory.export.tables.check_tables` in float32
     (``ValueError`` naming the transform, the coefficient and the first distance or context and
-    head where a finite value overflows)."""
+    head where ``coefficients()`` returns NaN or inf, or a finite value overflows)."""
     check_tables(transform, n_heads, length, np.float32)
 
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from sia_theory import ScaleInvariant
-from sia_theory.attention.model import Decoder, DecoderConfig, parameter_shapes
+from sia_theory.attention.model import Decoder, DecoderConfig
 
 CONFIG = DecoderConfig(vocab_size=32, d_model=16, n_heads=2, n_layers=2,
                        transform=ScaleInvariant(tau=4.0), seed=3)
@@ -32,16 +32,3 @@ def test_causality_a_later_token_does_not_change_earlier_logits():
     tokens = np.array([[1, 2, 3, 4, 5]])
     other = np.array([[1, 2, 3, 4, 30]])
     assert model.forward(tokens)[:, :4] == pytest.approx(model.forward(other)[:, :4], abs=0)
-
-
-def test_parameter_shapes():
-    shapes = parameter_shapes(CONFIG)
-    assert shapes["embedding"] == (32, 16) and shapes["unembedding"] == (16, 32)
-
-
-@pytest.mark.parametrize(("kwargs", "name"), [
-    ({"d_model": 15}, "d_model"), ({"dtype": "float16"}, "dtype"),
-    ({"inattention_cache": "disk"}, "inattention_cache"), ({"n_layers": 0}, "n_layers")])
-def test_bad_config_named(kwargs, name):
-    with pytest.raises(ValueError, match=name):
-        DecoderConfig(**kwargs)

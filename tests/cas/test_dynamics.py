@@ -1,44 +1,18 @@
-"""sia_theory.cas.dynamics, exercised by its own name: one CAS layer (CAS eq. 1) against a plain
-numpy forward pass, the attention statistics and the crossing finder on hand-made inputs."""
+"""sia_theory.cas.dynamics, exercised by its own name: the crossing finder on hand-made inputs,
+and the one-layer names it re-exports from :mod:`sia_theory.cas.layer` (tested in
+test_layer.py)."""
 
 import math
 
-import numpy as np
 import pytest
 
+from sia_theory.cas import layer
 from sia_theory.cas.dynamics import (
     attention_statistics,
     attention_step,
     crossing_point,
     softmax_from_gram,
 )
-
-
-def test_attention_step_against_numpy():
-    """x_i' = Σ_j softmax_j(β⟨y_i, y_j⟩) y_j + α x_i with y = x/|x|."""
-    X = np.random.default_rng(0).standard_normal((7, 4))
-    Y = X / np.linalg.norm(X, axis=1, keepdims=True)
-    S = 3.0 * Y @ Y.T
-    A = np.exp(S) / np.exp(S).sum(axis=1, keepdims=True)
-    out, got_a = attention_step(X, beta=3.0, alpha=0.25, return_attention=True)
-    assert got_a == pytest.approx(A, rel=1e-12)
-    assert out == pytest.approx(A @ Y + 0.25 * X, rel=1e-12)
-    assert attention_step(1e200 * X, beta=3.0) == pytest.approx(A @ Y, rel=1e-12)
-
-
-def test_softmax_never_overflows():
-    gram = np.array([[1.0, 0.5], [0.5, 1.0]])
-    assert softmax_from_gram(gram, 1e308) == pytest.approx(np.eye(2))
-
-
-def test_attention_statistics_of_uniform_and_one_hot():
-    n = 5
-    uniform = attention_statistics(np.full((n, n), 1 / n))
-    assert uniform["self_weight"] == pytest.approx(0.2)
-    assert uniform["effective_tokens"] == pytest.approx(5.0)
-    assert uniform["entropy"] == pytest.approx(math.log(5))
-    assert attention_statistics(np.eye(3)) == pytest.approx(
-        {"self_weight": 1.0, "effective_tokens": 1.0, "entropy": 0.0})
 
 
 def test_crossing_point_log_interpolation():
@@ -48,11 +22,10 @@ def test_crossing_point_log_interpolation():
 
 
 def test_bad_input_named():
-    with pytest.raises(ValueError, match="beta"):
-        attention_step(np.ones((2, 2)), beta=-1.0)
-    with pytest.raises(ValueError, match="zero row"):
-        attention_step(np.array([[1.0, 0.0], [0.0, 0.0]]), beta=1.0)
-    with pytest.raises(ValueError, match="A must be a square"):
-        attention_statistics(np.ones((2, 3)))
     with pytest.raises(ValueError, match="y must have the length"):
         crossing_point([1.0, 2.0], [1.0], 0.5)
+
+
+def test_the_one_layer_names_are_the_layer_modules():
+    assert (attention_step, softmax_from_gram, attention_statistics) == (
+        layer.attention_step, layer.softmax_from_gram, layer.attention_statistics)

@@ -280,6 +280,15 @@ BAD_TRANSFORMS = {
            "    return score * np.nan\n",
     "float32-overflow": "import numpy as np\n\ndef rule(score, b, h, q_idx, kv_idx):\n"
                         "    return score + 1e39 * (q_idx - kv_idx > 20)\n",
+    # overrides the public coefficients(), so Transform's own finiteness check never runs
+    "coefficients-nan": "from dataclasses import dataclass\n\nimport numpy as np\n"
+                        "from sia_theory import Transform\n\n\n@dataclass(frozen=True)\n"
+                        "class NanLaw(Transform):\n"
+                        "    depends_on = frozenset({'distance'})\n\n"
+                        "    def coefficients(self, t, n_ctx=None, h=None):\n"
+                        "        t = np.asarray(t, dtype=np.float64)\n"
+                        "        return np.ones_like(t), np.where(t > 20, np.nan, 0.0)\n\n\n"
+                        "rule = NanLaw()\n",
 }
 
 

@@ -210,6 +210,31 @@ def test_a_transform_that_overflows_float32_is_refused_before_training(scale, ra
     assert "learning rate" not in str(err.value)
 
 
+@dataclass(frozen=True)
+class NanCoefficients(Transform):
+    """Overrides the public ``coefficients`` (not ``_affine``), so the base class's finiteness
+    check never runs: ``m`` is NaN from distance ``at`` on."""
+
+    at: int = 0
+    depends_on = frozenset({"distance"})
+
+    def coefficients(self, t, n_ctx=None, h=None):
+        t = np.asarray(t, dtype=np.float64)
+        return np.ones_like(t), np.where(t >= self.at, np.nan, 0.0)
+
+
+@pytest.mark.parametrize("at", [0, 13, 178])  # at once, inside the training length, beyond it
+def test_a_transform_whose_coefficients_are_nan_is_refused_before_training(at):
+    scheme = Scheme("nan", "p-rope", NanCoefficients(at))
+    assert np.isnan(scheme.transform.coefficients(np.arange(512.0))[1][at:]).all()
+    pytest.importorskip("jax")
+    from sia_theory.training import train
+
+    with pytest.raises(ValueError, match=rf"NanCoefficients.*m = nan.*distance {at}\b") as err:
+        train(scheme, QUICK, seed=0)
+    assert "diverged" not in str(err.value)
+
+
 # --- the other training surfaces -------------------------------------------------------------
 
 @pytest.mark.parametrize("make, match", [
