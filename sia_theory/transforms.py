@@ -57,8 +57,8 @@ class NoScale(Transform):
 
 @dataclass(frozen=True)
 class LogN(Transform):
-    """LogN / SSMax: ``L = s·log(n)·S`` with ``n`` the number of keys the query sees (SI Fig. 1;
-    Nakanishi 2025). Position-agnostic: every distance gets the same multiplier.
+    r"""LogN / SSMax: :math:`L = s \log(n)\, S` with ``n`` the number of keys the query sees (SI
+    Fig. 1; Nakanishi 2025). Position-agnostic: every distance gets the same multiplier.
 
     Parameters
     ----------
@@ -95,11 +95,13 @@ class LogN(Transform):
 
 @dataclass(frozen=True)
 class ScaleInvariant(Transform):
-    """Scale-invariant attention, SI eq. 16: ``a_t² = 2[log(t/τ+1) − log α + β/α]``,
-    ``m_t = −a_t² + β/α``; the defaults ``α = β = e^{1/2}`` are the boundary-condition solution
-    (``a_0 = 1, m_0 = 0``). The formula, the validity condition ``β ≥ α log α`` and the default
-    ``α, β`` are not written out here: they come from :mod:`sia_theory.symbolic.generated`, printed
-    from the sympy solution of :func:`sia_theory.symbolic.si.solve_coefficients`.
+    r"""Scale-invariant attention, SI eq. 16:
+    :math:`a_t^2 = 2[\log(t/\tau+1) - \log\alpha + \beta/\alpha]`,
+    :math:`m_t = -a_t^2 + \beta/\alpha`; the defaults :math:`\alpha = \beta = e^{1/2}` are the
+    boundary-condition solution (``a_0 = 1, m_0 = 0``). The formula, the validity condition
+    ``β ≥ α log α`` and the default ``α, β`` are not written out here: they come from
+    :mod:`sia_theory.symbolic.generated`, printed from the sympy solution of
+    :func:`sia_theory.symbolic.si.solve_coefficients`.
 
     Parameters
     ----------
@@ -107,7 +109,7 @@ class ScaleInvariant(Transform):
         The scale ``τ`` of the distance, > 0 (default 10).
     alpha, beta : float, optional
         The amplitudes of SI eq. 15, > 0 with ``β ≥ α log α``; default the boundary solution
-        ``α = β = e^{1/2}``.
+        :math:`\alpha = \beta = e^{1/2}`.
 
     Raises
     ------
@@ -179,14 +181,21 @@ class ScaleInvariant(Transform):
 
 @dataclass(frozen=True)
 class ScaleInvariantFamily(Transform):
-    """The family around the SI transform (THEORY.md §6, claims EXT-1 … EXT-3):
-    ``a_t² = 1 + 2c·log(1 + t/τ)`` with ``m_t`` chosen so that ``E[Ã_t] = E[e^{L_t}] =
-    α/(t/τ + 1)`` for every ``c`` (scale-invariant total attention, SI eq. 15a), i.e. ``m_t = log
-    α − log(1 + t/τ) − a_t²/2``. ``c = 1``, ``α = e^{1/2}`` is :class:`ScaleInvariant` (SI-2:
-    ``m_t = −2 log(1 + t/τ)``). Then ``E[L_t e^{L_t}] = (log α + ½ + (c − 1)·log(1 + t/τ))·α/(t/τ
-    + 1)``: SI eq. 15b (a constant ``β``) holds only at ``c = 1``, which is the only member
-    declaring a ``power_law``. ``c < 1`` spreads a scale range like a liquid REM, ``c > 1``
-    freezes it (docs/criticality.md §2).
+    r"""The family around the SI transform (THEORY.md §6, claims EXT-1 … EXT-3):
+    :math:`a_t^2 = 1 + 2c \log(1 + t/\tau)` with ``m_t`` chosen so that
+    :math:`\mathbb{E}[\tilde A_t] = \mathbb{E}[e^{L_t}] = \alpha/(t/\tau + 1)` for every ``c``
+    (scale-invariant total attention, SI eq. 15a), i.e.
+    :math:`m_t = \log\alpha - \log(1 + t/\tau) - a_t^2/2`. ``c = 1``, :math:`\alpha = e^{1/2}` is
+    :class:`ScaleInvariant` (SI-2: :math:`m_t = -2 \log(1 + t/\tau)`). Then
+
+    .. math::
+
+        \mathbb{E}[L_t e^{L_t}] = (\log\alpha + \tfrac12 + (c - 1)\log(1 + t/\tau))\,
+        \alpha/(t/\tau + 1)
+
+    so SI eq. 15b (a constant ``β``) holds only at ``c = 1``, which is the only member declaring a
+    ``power_law``. ``c < 1`` spreads a scale range like a liquid REM, ``c > 1`` freezes it
+    (docs/criticality.md §2).
 
     Parameters
     ----------
@@ -252,7 +261,7 @@ class ScaleInvariantFamily(Transform):
 
 @dataclass(frozen=True)
 class ALiBi(Transform):
-    """ALiBi (Press et al. 2022): ``L = S − slope·t``, one slope or one per head.
+    r"""ALiBi (Press et al. 2022): :math:`L = S - \mathrm{slope}\cdot t`, one slope or one per head.
 
     ``ALiBi.standard(H)`` gives the geometric slopes ``2^(−8(h+1)/H)`` of the paper. It depends
     on the distance, and on the head when it has several slopes (then ``n_heads`` is their

@@ -119,8 +119,9 @@ def _finite(name: str, value: float, hint: str) -> float:
 
 
 def expected_log_total_attention(transform: Transform, t1, t2, n_ctx=None, h=None) -> float:
-    """``log E[Z_{t1}^{t2}] = logsumexp_t (m_t + a_t²/2)`` (SI eq. 6, App. B) in log space:
-    finite whenever the coefficients are, even where ``E[Z]`` itself overflows float64.
+    r""":math:`\log \mathbb{E}[Z_{t_1}^{t_2}] = \operatorname{logsumexp}_t (m_t + a_t^2/2)` (SI eq.
+    6, App. B) in log space: finite whenever the coefficients are, even where ``E[Z]`` itself
+    overflows float64.
 
     Parameters
     ----------
@@ -198,8 +199,9 @@ def expected_total_attention(transform: Transform, t1, t2, n_ctx=None, h=None) -
 
 
 def expected_negentropy(transform: Transform, t1, t2, n_ctx=None, h=None) -> float:
-    """``E[N_{t1}^{t2}] = Σ E[e^{L_t} L_t] = Σ (m_t + a_t²) exp(m_t + a_t²/2)`` (SI eq. 7),
-    summed with the weights shifted by the largest; ``ValueError`` if it exceeds float64.
+    r""":math:`E[N_{t_1}^{t_2}] = \sum_t E[e^{L_t} L_t] = \sum_t (m_t + a_t^2)\, e^{m_t + a_t^2/2}`
+    (SI eq. 7), summed with the weights shifted by the largest; ``ValueError`` if it exceeds
+    float64.
 
     Parameters
     ----------
@@ -273,8 +275,9 @@ def _power_law(transform) -> tuple[float, float, float]:
 
 
 def scale_invariant_total_attention(transform: ScaleInvariant, t1, t2) -> float:
-    """Exact ``E[Z_{t1}^{t2}] = α τ [ψ(t2+τ) − ψ(t1+τ)]`` for the SI transform (eq. 15a summed
-    with the digamma telescoping identity of :func:`sia_theory.symbolic.si.exact_range_sum`).
+    r"""Exact :math:`\mathbb{E}[Z_{t_1}^{t_2}] = \alpha \tau [\psi(t_2+\tau) - \psi(t_1+\tau)]` for
+    the SI transform (eq. 15a summed with the digamma telescoping identity of
+    :func:`sia_theory.symbolic.si.exact_range_sum`).
 
     An independent route to :func:`expected_total_attention`: it never evaluates ``a_t, m_t``.
     Any transform that declares ``power_law = (alpha, beta, tau)`` is accepted.
@@ -311,7 +314,8 @@ def scale_invariant_total_attention(transform: ScaleInvariant, t1, t2) -> float:
 
 
 def scale_invariant_negentropy(transform: ScaleInvariant, t1, t2) -> float:
-    """Exact ``E[N_{t1}^{t2}] = β τ [ψ(t2+τ) − ψ(t1+τ)]`` (eq. 15b summed).
+    r"""Exact :math:`\mathbb{E}[N_{t_1}^{t_2}] = \beta \tau [\psi(t_2+\tau) - \psi(t_1+\tau)]` (eq.
+    15b summed).
 
     Parameters
     ----------
@@ -378,7 +382,7 @@ def scale_invariant_limits(transform: ScaleInvariant, delta) -> tuple[float, flo
 # --- octave sums and their convergence (SI Defs. 3.1–3.2) ---------------------------------
 
 def octave_starts(t_max: int = 2**20, t_min: int = 1) -> np.ndarray:
-    """``t = 2^k`` from ``t_min`` (rounded up to a power of 2) to ``t_max``.
+    r""":math:`t = 2^k` from ``t_min`` (rounded up to a power of 2) to ``t_max``.
 
     Parameters
     ----------
@@ -429,12 +433,13 @@ def octave_closed_forms(transform: Transform, t_values):
 
 def convergence(values, last: int = 3, rtol: float = CONVERGENCE_RTOL,
                 atol: float = CONVERGENCE_ATOL) -> tuple[str, float | None]:
-    """Decide from a sequence ``x_k`` (octave sums, ``k`` increasing) whether it converges.
+    r"""Decide from a sequence ``x_k`` (octave sums, ``k`` increasing) whether it converges.
 
     ``"converges"`` (limit ``x_K``) if each of the ``last`` steps satisfies
     ``|x_k − x_{k−1}| <= rtol·|x_k| + atol``; else ``"diverges"`` if the steps do not shrink
     (``|x_K − x_{K−1}| >= 0.9·|x_{K−3} − x_{K−4}|``: no geometric approach), or if the values
-    are not finite; else ``"undecided"`` (shrinking but not yet within tolerance at ``t = 2^20``).
+    are not finite; else ``"undecided"`` (shrinking but not yet within tolerance at
+    :math:`t = 2^{20}`).
 
     Parameters
     ----------

@@ -178,7 +178,8 @@ def _check_choices(quantity, law, route, share) -> float:
 
 def order_parameter(quantity: str, law: DistanceLaw, n, lam, *, route: str, samples=2000,
                     seed=0, top_k: int = 2048, share: float = 0.5) -> Estimate:
-    """``E[quantity]`` for one query and ``n`` keys of ``law`` at ``β = lam·β*_n``.
+    r"""``E[quantity]`` for one query and ``n`` keys of ``law`` at
+    :math:`\beta = \texttt{lam}\cdot\beta^*_n`.
 
     Parameters
     ----------
