@@ -5,7 +5,8 @@ encodings of :mod:`~sia_theory.attention.rope_scaling` share.
 Frequency :math:`\theta_k = \mathrm{base}^{-2k/D}`, ``k = 0..D/2−1``; dimension ``k`` is paired with
 ``k + D/2`` (the half-split layout of GPT-NeoX and modded-nanogpt). With ``fraction = p < 1`` it is
 p-RoPE (Barbero et al. 2024, "Round and round we go"): only the ``round(p·D/2)`` highest frequencies
-rotate. All names are also importable from :mod:`~sia_theory.attention.positional`. """
+rotate. All names are also importable from :mod:`~sia_theory.attention.positional`.
+"""
 
 from __future__ import annotations
 

@@ -5,7 +5,8 @@ r"""The Jacobian norm ``η`` on the exact simplex (CAS Theorem 2.4): its limits 
 :func:`simplex_eta` (exact at finite ``n, d``) and :func:`critical_eta_excess` (the leading
 finite-size terms at ``γ_c``). Every form is lambdified from :mod:`sia_theory.symbolic.cas`; each
 derivation runs on first use and is cached. The self weight and the argument checks are those of
-:mod:`sia_theory.cas.simplex_weights`. """
+:mod:`sia_theory.cas.simplex_weights`.
+"""
 
 from __future__ import annotations
 

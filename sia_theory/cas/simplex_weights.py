@@ -9,7 +9,8 @@ use. The argument checks shared by the simplex modules (:func:`check_param`, :fu
 :func:`check_rho`, :func:`check_broadcast`, :func:`finite_result`) and the self weight in log space
 (:func:`log_self_weights`) are public here for :mod:`sia_theory.cas.simplex` (the cosine) and
 :mod:`sia_theory.cas.simplex_jacobian` (``η``). Phase names are
-:data:`sia_theory.cas.config.PHASES`. """
+:data:`sia_theory.cas.config.PHASES`.
+"""
 
 from __future__ import annotations
 

@@ -28,7 +28,8 @@ effective ``log t``); its standard error is the delta-method one of the slope ra
 Over the brute-force range (``t <= 1e5``) that exponent is too imprecise to tell ``√(log t)``
 from ``(log t)^0.6``; :func:`log_power_fits` fits the growth exponent ``q`` of
 :math:`\mathbb{E}[H] = c + b(\log t)^q` directly to exact values that reach ``t = 1e30`` (claim
-SI-7). """
+SI-7).
+"""
 
 from __future__ import annotations
 

@@ -18,7 +18,8 @@ large ``c``, ``γ`` Euler's constant). For a position-agnostic scheme (the same 
 every distance) ``ℓ* = a·u_n + m`` with ``n·Φ̄(u_n) = 1``, ``n = N − 1``: the multiplier ``a``
 cancels and ``δ* ≈ u_n + γ/u_n ≈ b_n + γ/a_n`` with the textbook constants
 :math:`a_n = \sqrt{2 \log n}`, :math:`b_n = a_n - (\log\log n + \log 4\pi)/(2 a_n)`
-(:func:`classical_threshold`). """
+(:func:`classical_threshold`).
+"""
 
 from __future__ import annotations
 

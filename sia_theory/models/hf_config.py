@@ -67,7 +67,8 @@ class HFScheme(Scheme):
     scheme. ``inv_freq`` is what transformers computes at initialisation, float64, shape
     ``(rotary_dim // 2,)``; ``attention_factor`` its factor on cos and sin (1 where none);
     ``softmax_scale`` the factor on ``1/√d`` (DeepSeek's ``mscale²``, 1 where none);
-    ``query_temperature`` the law on the query alone (``None`` where none). """
+    ``query_temperature`` the law on the query alone (``None`` where none).
+    """
 
     inv_freq: np.ndarray = field(default=None, repr=False, compare=False)
     attention_factor: float = 1.0

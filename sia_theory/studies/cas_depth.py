@@ -1,6 +1,7 @@
 r"""CAS-8: the layer iterated at fixed :math:`\beta = \gamma \log n` across depth, with and without
 a residual, for Gaussian near-simplex tokens and the exact simplex (:func:`depth_study`, reduced by
-:func:`summarize_depth`; figure ``cas_depth``). """
+:func:`summarize_depth`; figure ``cas_depth``).
+"""
 
 from __future__ import annotations
 

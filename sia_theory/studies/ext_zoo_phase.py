@@ -9,7 +9,8 @@ Carlo global entropy of ``LogN(s)`` at each context length, beside the annealed 
 ``exact=True``, the exact route) and ``turnover`` (the maximum of that entropy with its bootstrap
 interval, the candidate turnover points and the ratios there). Metadata: the same maximum,
 ``points`` (:func:`logn_points`), the exact route's maximum and ``solver_error`` (the crossing
-solver against ``e^{2/s²}`` for ``s = 0.3, 0.4, 0.5``). """
+solver against ``e^{2/s²}`` for ``s = 0.3, 0.4, 0.5``).
+"""
 
 from __future__ import annotations
 

@@ -154,7 +154,8 @@ def transition_width_constant():
 
     With ``γ = γ_c(1 + t/log n)`` the self weight tends to the logistic ``w = 1/(1 + e^{−t})`` and
     the cosine to ``ρ/(ρ + (1−ρ)w²)`` (:func:`inner_product_limit_in_w` at :math:`\alpha = 0`).
-    Solving ``cos = ρ + f(1−ρ)`` for ``t`` at ``f = 0.1`` and ``0.9`` gives the width in ``t``. """
+    Solving ``cos = ρ + f(1−ρ)`` for ``t`` at ``f = 0.1`` and ``0.9`` gives the width in ``t``.
+    """
     f = sp.Symbol("f", positive=True)
     cos_w = inner_product_limit_in_w().subs(alpha, 0)
     roots = sp.solve(sp.Eq(cos_w, rho + f * (1 - rho)), w)
@@ -257,7 +258,8 @@ def eta_beta_coefficients():
 
     ``E0_∞ = α² + (1 − 1/d)(w² + 2α√q w)/q`` gives Theorem 2.4 (:math:`\alpha = 0`) at the limiting
     ``w``; the ``β`` and ``β²`` coefficients are ``O(1/d)``, so the theorem needs ``β²/d → 0`` at
-    criticality (``w(1−w)`` does not vanish there). """
+    criticality (``w(1−w)`` does not vanish there).
+    """
     num, den = sp.fraction(sp.together(simplex_eta_in_w()))
     poly = sp.Poly(sp.expand(num), beta)
     if poly.degree() > 2:
