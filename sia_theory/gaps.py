@@ -87,10 +87,11 @@ def check_scores(scores, name: str = "scores") -> np.ndarray:
 
 
 def top_scores(isf, n, top_k: int, rows: int, rng: np.random.Generator) -> np.ndarray:
-    """The exact ``min(top_k, n)`` largest of ``n`` iid scores, in decreasing order, for
-    ``rows`` independent rows: ``s_(i) = isf(Γ_i/Γ_{n+1})`` with ``Γ_i`` the partial sums of
-    iid ``Exp(1)`` (uniform order statistics by exponential spacings; ``Γ_{n+1} − Γ_K`` is one
-    ``Gamma(n + 1 − K)`` draw), so the cost is ``O(rows·top_k)`` whatever ``n`` (to ``2^62``).
+    r"""The exact ``min(top_k, n)`` largest of ``n`` iid scores, in decreasing order, for
+    ``rows`` independent rows: :math:`s_{(i)} = \operatorname{isf}(\Gamma_i/\Gamma_{n+1})` with
+    ``Γ_i`` the partial sums of iid ``Exp(1)`` (uniform order statistics by exponential spacings;
+    ``Γ_{n+1} − Γ_K`` is one ``Gamma(n + 1 − K)`` draw), so the cost is ``O(rows·top_k)`` whatever
+    ``n`` (to ``2^62``).
 
     Parameters
     ----------
@@ -172,12 +173,13 @@ def gap_counts(scores, gaps) -> np.ndarray:
 
 
 def half_mass_beta(scores) -> np.ndarray:
-    """The half-mass point ``β_½`` of each row: ``Σ_{j≠top} e^{−β_½ Δ_j} = 1`` (module
-    docstring), where the top key holds half the softmax mass.
+    r"""The half-mass point ``β_½`` of each row:
+    :math:`\sum_{j\neq \mathrm{top}} e^{-\beta_{1/2} \Delta_j} = 1` (module docstring), where the
+    top key holds half the softmax mass.
 
     Newton's method on the convex decreasing ``S(β) − 1`` from the lower bracket
-    ``log(n−1)/Δ_max`` never overshoots the root. ``β_½ = 0`` for ``n = 2``; ``inf`` for a row
-    whose maximum is tied (``S >= 1`` at every ``β``).
+    ``log(n−1)/Δ_max`` never overshoots the root. :math:`\beta_{1/2} = 0` for ``n = 2``; ``inf`` for
+    a row whose maximum is tied (``S >= 1`` at every ``β``).
 
     Parameters
     ----------
@@ -223,7 +225,7 @@ def half_mass_beta(scores) -> np.ndarray:
 
 @dataclass(frozen=True)
 class CriticalScale:
-    """The critical scale of a score family over context lengths.
+    r"""The critical scale of a score family over context lengths.
 
     Parameters
     ----------
@@ -231,11 +233,11 @@ class CriticalScale:
         Per ``n``, the median ``beta_c`` of the rows' half-mass points with its bootstrap
         interval (``ci_low``, ``ci_high``) and the row count.
     power : dict
-        The exponent ``p`` of ``β_c ∝ n^p`` (slope of ``log β_c`` on ``log n``):
+        The exponent ``p`` of :math:`\beta_c \propto n^p` (slope of ``log β_c`` on ``log n``):
         ``value, ci_low, ci_high``, the interval the 2.5 / 97.5 % percentiles of the slope over
         ``boots`` bootstrap resamples of the rows (each ``n`` resampled on its own).
     log_power : dict
-        ``k`` of ``β_c ∝ (log n)^k`` (slope on ``log log n``), as ``power``.
+        ``k`` of :math:`\beta_c \propto (\log n)^k` (slope on ``log log n``), as ``power``.
     boots : int
         Bootstrap resamples.
     seed : int

@@ -1,4 +1,4 @@
-"""The phase vocabularies, defined once: the random-energy-model phases of independent Gaussian
+r"""The phase vocabularies, defined once: the random-energy-model phases of independent Gaussian
 logits and the phases of critical attention scaling, and how the two correspond.
 
 * :data:`REM_PHASES` ``("liquid", "critical", "frozen")``: ``M`` independent Gaussian logits
@@ -9,8 +9,8 @@ logits and the phases of critical attention scaling, and how the two correspond.
   :class:`~sia_theory.transforms.ScaleInvariantFamily` (``c < 1`` / ``= 1`` / ``> 1``), the
   model studies and ``analyze``.
 * :data:`CAS_PHASES` ``("subcritical", "critical", "supercritical")``: CAS Theorem 2.1, with
-  scores ``β⟨y_i, y_j⟩`` and ``β = γ log n``, below, at and above ``γ_c = 1/(1 − ρ)``. Used by
-  :mod:`sia_theory.cas`.
+  scores ``β⟨y_i, y_j⟩`` and :math:`\beta = \gamma \log n`, below, at and above ``γ_c = 1/(1 − ρ)``.
+  Used by :mod:`sia_theory.cas`.
 
 They are one transition seen from two sides (``docs/criticality.md``): in both the inverse
 temperature is compared with the point where one key's advantage beats the entropy of the
@@ -32,7 +32,7 @@ REM_PHASES = ("liquid", "critical", "frozen")
 """Phases of ``M`` independent Gaussian logits of spread ``σ`` against ``√(2 log M)``."""
 
 CAS_PHASES = ("subcritical", "critical", "supercritical")
-"""The three phases of CAS Theorem 2.1: ``γ < γ_c``, ``γ = γ_c``, ``γ > γ_c``."""
+r"""The three phases of CAS Theorem 2.1: ``γ < γ_c``, :math:`\gamma = \gamma_c`, ``γ > γ_c``."""
 
 CAS_OF_REM = dict(zip(REM_PHASES, CAS_PHASES, strict=True))
 """``{"liquid": "subcritical", "critical": "critical", "frozen": "supercritical"}``."""

@@ -46,7 +46,7 @@ def describe(transform) -> str:
 
 
 class Transform:
-    """Base class: subclasses implement ``_affine(t, n, h) -> (a, m)`` on float arrays.
+    r"""Base class: subclasses implement ``_affine(t, n, h) -> (a, m)`` on float arrays.
 
     Subclasses declare what their coefficients depend on in ``depends_on`` (a class attribute
     or a property). The declaration is a promise the fast paths rely on: without ``"context"``
@@ -56,8 +56,9 @@ class Transform:
     one: it costs speed (``score_mod`` on every score), never correctness. ``n_heads`` is the
     number of heads a head-dependent transform supports (``None``: any). ``power_law`` is
     ``(alpha, beta, tau)`` when the transform satisfies SI eq. 15 exactly for Gaussian base
-    logits (``E[e^{L_t}] = α/(t/τ+1)``, ``E[L_t e^{L_t}] = β/(t/τ+1)``), which gives the exact
-    digamma range sums of :mod:`sia_theory.gaussian.closed_forms`; ``None`` otherwise.
+    logits (:math:`\mathbb{E}[e^{L_t}] = \alpha/(t/\tau+1)`,
+    :math:`\mathbb{E}[L_t e^{L_t}] = \beta/(t/\tau+1)`), which gives the exact digamma range sums of
+    :mod:`sia_theory.gaussian.closed_forms`; ``None`` otherwise.
     ``smooth_in_distance`` is ``False`` for coefficients that oscillate in the distance (a
     sinusoidal bias): the long-range distance quadrature of the exact routes, which assumes
     coefficients smooth in ``log t``, then refuses the transform (the exact sums, the Monte

@@ -57,13 +57,13 @@ class NoScale(Transform):
 
 @dataclass(frozen=True)
 class LogN(Transform):
-    """LogN / SSMax: ``L = s·log(n)·S`` with ``n`` the number of keys the query sees (SI Fig. 1;
-    Nakanishi 2025). Position-agnostic: every distance gets the same multiplier.
+    r"""LogN / SSMax: :math:`L = s \log(n)\, S` with ``n`` the number of keys the query sees (SI
+    Fig. 1; Nakanishi 2025). Position-agnostic: every distance gets the same multiplier.
 
     Parameters
     ----------
     s : float, optional
-        The multiplier's slope in ``log n``, > 0 (default 0.4, SI Fig. 1's value).
+        The multiplier's slope in :math:`\log n`, > 0 (default 0.4, SI Fig. 1's value).
 
     Raises
     ------
@@ -95,25 +95,28 @@ class LogN(Transform):
 
 @dataclass(frozen=True)
 class ScaleInvariant(Transform):
-    """Scale-invariant attention, SI eq. 16: ``a_t² = 2[log(t/τ+1) − log α + β/α]``,
-    ``m_t = −a_t² + β/α``; the defaults ``α = β = e^{1/2}`` are the boundary-condition solution
-    (``a_0 = 1, m_0 = 0``). The formula, the validity condition ``β ≥ α log α`` and the default
-    ``α, β`` are not written out here: they come from :mod:`sia_theory.symbolic.generated`, printed
-    from the sympy solution of :func:`sia_theory.symbolic.si.solve_coefficients`.
+    r"""Scale-invariant attention, SI eq. 16:
+    :math:`a_t^2 = 2[\log(t/\tau+1) - \log\alpha + \beta/\alpha]`,
+    :math:`m_t = -a_t^2 + \beta/\alpha`; the defaults :math:`\alpha = \beta = e^{1/2}` are the
+    boundary-condition solution (:math:`a_0 = 1,\ m_0 = 0`). The formula, the validity condition
+    :math:`\beta \ge \alpha\log\alpha` and the default :math:`\alpha, \beta` are not written out
+    here: they come from :mod:`sia_theory.symbolic.generated`, printed from the sympy solution of
+    :func:`sia_theory.symbolic.si.solve_coefficients`.
 
     Parameters
     ----------
     tau : float, optional
-        The scale ``τ`` of the distance, > 0 (default 10).
+        The scale :math:`\tau` of the distance, > 0 (default 10).
     alpha, beta : float, optional
-        The amplitudes of SI eq. 15, > 0 with ``β ≥ α log α``; default the boundary solution
-        ``α = β = e^{1/2}``.
+        The amplitudes of SI eq. 15, > 0 with :math:`\beta \ge \alpha\log\alpha`; default the
+        boundary solution :math:`\alpha = \beta = e^{1/2}`.
 
     Raises
     ------
     ValueError
-        If ``tau``, ``alpha`` or ``beta`` is not a finite real number > 0, if ``β < α log α``
-        (``a_t²`` would be negative), or if ``α, β`` make ``a_0²`` overflow float64.
+        If ``tau``, ``alpha`` or ``beta`` is not a finite real number > 0, if
+        :math:`\beta < \alpha\log\alpha` (:math:`a_t^2` would be negative), or if
+        :math:`\alpha, \beta` make :math:`a_0^2` overflow float64.
 
     Examples
     --------
@@ -160,9 +163,9 @@ class ScaleInvariant(Transform):
         return self.alpha, self.beta, self.tau
 
     def log_moments(self, t, n_ctx=None, h=None) -> tuple[np.ndarray, np.ndarray]:
-        """``(log α − log(t/τ + 1), β/α)``: SI eq. 15 itself, from the simplified sympy
-        expressions of :mod:`sia_theory.symbolic.generated` (no cancellation of ``a²`` against
-        ``m``, so exact for any valid ``α, β``)."""
+        r""":math:`(\log\alpha - \log(t/\tau + 1), \beta/\alpha)`: SI eq. 15 itself, from the
+        simplified sympy expressions of :mod:`sia_theory.symbolic.generated` (no cancellation of
+        :math:`a^2` against ``m``, so exact for any valid :math:`\alpha, \beta`)."""
         t = check_finite_array("t", t, dtype=np.float64, lo=0)
         if n_ctx is not None:
             check_finite_array("n_ctx", n_ctx, dtype=np.float64, lo=1)
@@ -179,23 +182,30 @@ class ScaleInvariant(Transform):
 
 @dataclass(frozen=True)
 class ScaleInvariantFamily(Transform):
-    """The family around the SI transform (THEORY.md §6, claims EXT-1 … EXT-3):
-    ``a_t² = 1 + 2c·log(1 + t/τ)`` with ``m_t`` chosen so that ``E[Ã_t] = E[e^{L_t}] =
-    α/(t/τ + 1)`` for every ``c`` (scale-invariant total attention, SI eq. 15a), i.e. ``m_t = log
-    α − log(1 + t/τ) − a_t²/2``. ``c = 1``, ``α = e^{1/2}`` is :class:`ScaleInvariant` (SI-2:
-    ``m_t = −2 log(1 + t/τ)``). Then ``E[L_t e^{L_t}] = (log α + ½ + (c − 1)·log(1 + t/τ))·α/(t/τ
-    + 1)``: SI eq. 15b (a constant ``β``) holds only at ``c = 1``, which is the only member
-    declaring a ``power_law``. ``c < 1`` spreads a scale range like a liquid REM, ``c > 1``
-    freezes it (docs/criticality.md §2).
+    r"""The family around the SI transform (THEORY.md §6, claims EXT-1 … EXT-3):
+    :math:`a_t^2 = 1 + 2c \log(1 + t/\tau)` with :math:`m_t` chosen so that
+    :math:`\mathbb{E}[\tilde A_t] = \mathbb{E}[e^{L_t}] = \alpha/(t/\tau + 1)` for every ``c``
+    (scale-invariant total attention, SI eq. 15a), i.e.
+    :math:`m_t = \log\alpha - \log(1 + t/\tau) - a_t^2/2`. ``c = 1``, :math:`\alpha = e^{1/2}` is
+    :class:`ScaleInvariant` (SI-2: :math:`m_t = -2 \log(1 + t/\tau)`). Then
+
+    .. math::
+
+        \mathbb{E}[L_t e^{L_t}] = (\log\alpha + \tfrac12 + (c - 1)\log(1 + t/\tau))\,
+        \alpha/(t/\tau + 1)
+
+    so SI eq. 15b (a constant :math:`\beta`) holds only at ``c = 1``, which is the only member
+    declaring a ``power_law``. ``c < 1`` spreads a scale range like a liquid REM, ``c > 1`` freezes
+    it (docs/criticality.md §2).
 
     Parameters
     ----------
     c : float, optional
-        The growth coefficient of ``a_t²``, > 0 (default 1: :class:`ScaleInvariant`).
+        The growth coefficient of :math:`a_t^2`, > 0 (default 1: :class:`ScaleInvariant`).
     tau : float, optional
-        The scale ``τ`` of the distance, > 0 (default 10).
+        The scale :math:`\tau` of the distance, > 0 (default 10).
     alpha : float, optional
-        The amplitude ``α`` of the total attention, > 0 (default ``e^{1/2}``).
+        The amplitude :math:`\alpha` of the total attention, > 0 (default :math:`e^{1/2}`).
 
     Raises
     ------
@@ -228,15 +238,16 @@ class ScaleInvariantFamily(Transform):
 
     @property
     def power_law(self) -> tuple[float, float, float] | None:
-        """``(α, α(log α + ½), τ)`` at ``c = 1`` (SI eq. 15 with ``β = α(log α + ½)``), else
-        ``None`` (``E[L e^L]·(t/τ + 1)`` grows like ``(c − 1) log t``)."""
+        r""":math:`(\alpha, \alpha(\log\alpha + \tfrac12), \tau)` at ``c = 1`` (SI eq. 15 with
+        :math:`\beta = \alpha(\log\alpha + \tfrac12)`), else ``None``
+        (:math:`\mathbb{E}[L e^L]\,(t/\tau + 1)` grows like :math:`(c - 1)\log t`)."""
         if self.c != 1.0:
             return None
         return self.alpha, self.alpha * (np.log(self.alpha) + 0.5), self.tau
 
     def log_moments(self, t, n_ctx=None, h=None) -> tuple[np.ndarray, np.ndarray]:
-        """``(log α − log(1 + t/τ), log α + ½ + (c − 1)·log(1 + t/τ))``, written without the
-        cancellation of ``m_t`` against ``a_t²``."""
+        r""":math:`(\log\alpha - \log(1+t/\tau),\ \log\alpha + \tfrac12 + (c-1)\log(1+t/\tau))`,
+        written without the cancellation of :math:`m_t` against :math:`a_t^2`."""
         t = check_finite_array("t", t, dtype=np.float64, lo=0)
         if n_ctx is not None:
             check_finite_array("n_ctx", n_ctx, dtype=np.float64, lo=1)
@@ -252,9 +263,9 @@ class ScaleInvariantFamily(Transform):
 
 @dataclass(frozen=True)
 class ALiBi(Transform):
-    """ALiBi (Press et al. 2022): ``L = S − slope·t``, one slope or one per head.
+    r"""ALiBi (Press et al. 2022): :math:`L = S - \mathrm{slope}\cdot t`, one slope or one per head.
 
-    ``ALiBi.standard(H)`` gives the geometric slopes ``2^(−8(h+1)/H)`` of the paper. It depends
+    ``ALiBi.standard(H)`` gives the geometric slopes :math:`2^{-8(h+1)/H}` of the paper. It depends
     on the distance, and on the head when it has several slopes (then ``n_heads`` is their
     number and attention requires that many heads).
 

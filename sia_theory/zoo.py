@@ -1,7 +1,7 @@
-"""The zoo: published length-scaling rules as :class:`~sia_theory.transforms.Transform` objects.
+r"""The zoo: published length-scaling rules as :class:`~sia_theory.transforms.Transform` objects.
 
-Each member maps the raw score ``S = q·k/√d`` to ``L = a·S + m`` (THEORY.md §5). Sources
-disagree on two conventions, and each class states and tests its own:
+Each member maps the raw score :math:`S = q\cdot k/\sqrt d` to ``L = a·S + m`` (THEORY.md §5).
+Sources disagree on two conventions, and each class states and tests its own:
 
 * **n as position or as length.** Here ``n`` is always the number of keys the query sees,
   ``n = q_idx + 1`` (query position + 1, 0-based positions). Qwen indexes its table by the
@@ -131,24 +131,25 @@ ZOO_INFO: dict[str, ZooEntry] = {
 and its formula."""
 ZOO: Mapping[str, Transform] = MappingProxyType(
     {name: entry.transform for name, entry in ZOO_INFO.items()})  # read-only: shared by all callers
-"""A default instance of every zoo member under a stable name. Defaults: ``Temperature(1.5)``;
+r"""A default instance of every zoo member under a stable name. Defaults: ``Temperature(1.5)``;
 ``LogN(0.4)`` (SI Fig. 1); ``QwenLogN(8192)`` and ``DynamicYaRNTemperature(8192)`` (an 8k
 training context); ``YaRNTemperature(4)`` (Qwen2.5's YaRN factor); ``Llama4Temperature(8192,
-0.1)`` (Llama-4 config); ``CriticalScaling(2, head_dim=64)`` (``γ = 1/(1−ρ)`` at ``ρ = 0.5``,
-QK-norm with ``d = 64``); ``ALiBi(2⁻⁴)`` (one slope, so no member needs a head index);
-``ScaleInvariant(10)`` (SI's τ); the shipped models' rules of :mod:`sia_theory.zoo_models` at
-their configs' values: ``mistral_temperature(0.1, 16384)`` (Ministral-3, ``Llama4Temperature``
-with ``offset=0``), ``Grok2Temperature(1024)`` (Grok-2), ``DeepSeekMScale(40, 1)`` (DeepSeek-V3),
-the product of ``DeepSeekMScale(128, 1)`` and ``mistral_temperature(0.1, 8192)`` (Mistral-Small-4),
-LongRoPE's factor as ``Temperature(1 + ln 32/ln 4096)`` (Phi-3.5-mini) and ``Sandwich(1, 128)``.
-The ``linear`` and ``proportional`` RoPE types change frequencies only (no logit factor): they are
-encodings (:func:`~sia_theory.attention.from_rope_parameters`), not zoo members."""
+0.1)`` (Llama-4 config); ``CriticalScaling(2, head_dim=64)`` (:math:`\gamma = 1/(1-\rho)` at
+``ρ = 0.5``, QK-norm with ``d = 64``); ``ALiBi(2⁻⁴)`` (one slope, so no member needs a head
+index); ``ScaleInvariant(10)`` (SI's τ); the shipped models' rules of :mod:`sia_theory.zoo_models`
+at their configs' values: ``mistral_temperature(0.1, 16384)`` (Ministral-3, ``Llama4Temperature``
+with ``offset=0``), ``Grok2Temperature(1024)`` (Grok-2), ``DeepSeekMScale(40, 1)``
+(DeepSeek-V3), the product of ``DeepSeekMScale(128, 1)`` and ``mistral_temperature(0.1, 8192)``
+(Mistral-Small-4), LongRoPE's factor as ``Temperature(1 + ln 32/ln 4096)`` (Phi-3.5-mini) and
+``Sandwich(1, 128)``. The ``linear`` and ``proportional`` RoPE types change frequencies only (no
+logit factor): they are encodings (:func:`~sia_theory.attention.from_rope_parameters`), not zoo
+members."""
 
 
 def zoo_table():
-    """The zoo as a pandas DataFrame: one row per :data:`ZOO` entry with its name, class,
+    r"""The zoo as a pandas DataFrame: one row per :data:`ZOO` entry with its name, class,
     parameters, source, declared dependence, ``n`` convention, where the factor is applied and
-    the law on ``S = q·k/√d``."""
+    the law on :math:`S = q\cdot k/\sqrt d`."""
     import pandas as pd  # here, so that importing the zoo loads no pandas
 
     rows = []

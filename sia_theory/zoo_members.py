@@ -1,9 +1,9 @@
-"""The zoo's multiplier members: ``L = multiplier(n)·S`` with the multiplier of each source.
+r"""The zoo's multiplier members: ``L = multiplier(n)·S`` with the multiplier of each source.
 
 The base :data:`Multiplier` (a pure logit multiplier, no bias and no distance dependence), and
 the members that are one published law each: :class:`Temperature` (a constant),
 :class:`QwenLogN` (Qwen-1's ``logn_list``), :class:`Llama4Temperature` (Llama-4's
-``attn_scales``), :class:`CriticalScaling` (CAS's ``β = γ log n`` on cosines), and
+``attn_scales``), :class:`CriticalScaling` (CAS's :math:`\beta = \gamma \log n` on cosines), and
 :data:`SSMax` (Scalable-Softmax, which is :class:`~sia_theory.transforms.LogN`). YaRN's members
 are :mod:`sia_theory.zoo_yarn`; the registry of default instances (:data:`~sia_theory.zoo.ZOO`)
 and the conventions every member states (``n`` as the number of keys the query sees; a factor
@@ -62,7 +62,7 @@ class Multiplier(Transform):
 
 @dataclass(frozen=True)
 class Temperature(Multiplier):
-    """A constant inverse temperature: ``L = c·S`` for every query and key.
+    r"""A constant inverse temperature: :math:`L = c\, S` for every query and key.
 
     Parameters
     ----------
@@ -141,12 +141,14 @@ class QwenLogN(Multiplier):
 
 @dataclass(frozen=True)
 class Llama4Temperature(Multiplier):
-    """Llama-4 attention temperature tuning (transformers ``models/llama4/modeling_llama4.py``,
+    r"""Llama-4 attention temperature tuning (transformers ``models/llama4/modeling_llama4.py``,
     ``Llama4TextAttention.forward``, commit 63210d0e3b74, NoPE layers, citing Nakanishi 2025):
     ``attn_scales = log(floor((cache_position + 1) / floor_scale) + 1)·attn_scale + 1``
     multiplies the **query states** only, so with ``n = cache_position + 1``:
 
-        ``L = (log(floor(n/floor_scale) + 1)·attn_scale + 1)·S``.
+    .. math::
+
+        L = (\log(\lfloor n/\texttt{floor\_scale}\rfloor + 1)\cdot\texttt{attn\_scale} + 1)\, S.
 
     Defaults ``floor_scale = 8192``, ``attn_scale = 0.1`` are the Llama-4 config values (the
     parameters carry ``Llama4TextConfig``'s names). The
@@ -208,13 +210,16 @@ class Llama4Temperature(Multiplier):
 
 @dataclass(frozen=True)
 class CriticalScaling(Multiplier):
-    """Critical attention scaling (CAS): ``softmax(β·cos)`` with ``β = γ·log n`` on cosine
-    scores of unit tokens; ``γ = 1/(1−ρ)`` is critical for simplex tokens with cosine ``ρ``.
+    r"""Critical attention scaling (CAS): ``softmax(β·cos)`` with :math:`\beta = \gamma \log n` on
+    cosine scores of unit tokens; :math:`\gamma = 1/(1-\rho)` is critical for simplex tokens with
+    cosine ``ρ``.
 
-    Conversion to ``S = q·k/√d``: with QK-norm as RMSNorm (``|q| = |k| = √d``, what
-    :func:`sia_theory.attention.qk_norm` does), ``S = √d·cos``, so ``β·cos = (γ·log n/√d)·S``:
+    Conversion to :math:`S = q\cdot k/\sqrt d`: with QK-norm as RMSNorm
+    (:math:`|q| = |k| = \sqrt d`, what :func:`sia_theory.attention.qk_norm` does),
+    :math:`S = \sqrt d \cos`, so :math:`\beta \cos = (\gamma \log n/\sqrt d)\, S`:
 
-        ``L = γ·log(n)/√head_dim·S``;  with ``head_dim=None``, ``L = γ·log(n)·S``
+        :math:`L = \gamma \log(n)/\sqrt{\texttt{head\_dim}}\, S`; with ``head_dim=None``,
+        :math:`L = \gamma \log(n)\, S`
 
     (``S`` already is the cosine, e.g. unit-norm q, k with ``scale=1``). For random directions
     ``cos ~ N(0, 1/d)``, so ``S ~ N(0, 1)``: the Gaussian-logit theory applies to ``S``.

@@ -78,10 +78,10 @@ def mistral_temperature(llama_4_scaling_beta=0.1, original_max_position_embeddin
 
 @dataclass(frozen=True, init=False)
 class Grok2Temperature(Multiplier):
-    """Grok-2's attention temperature (sglang, module docstring): with ``p = n − 1`` the query's
+    r"""Grok-2's attention temperature (sglang, module docstring): with ``p = n − 1`` the query's
     position and ``L = attn_temperature_len`` (1024 in xai-org/grok-2's config),
 
-        ``L = (log2 p / log2 L)·S`` for ``p > L``, else ``L = S``.
+        :math:`L = (\log_2 p / \log_2 L)\, S` for ``p > L``, else ``L = S``.
 
     It is Qwen-1's logn law read at the position instead of ``n`` (:class:`~sia_theory.zoo.
     QwenLogN` uses ``n = p + 1``): the two differ at ``n = L + 1`` only by whether the factor
@@ -127,13 +127,14 @@ class Grok2Temperature(Multiplier):
 
 @dataclass(frozen=True)
 class DeepSeekMScale(Multiplier):
-    """DeepSeek's YaRN softmax-scale correction (module docstring): ``softmax_scale =
+    r"""DeepSeek's YaRN softmax-scale correction (module docstring): ``softmax_scale =
     qk_head_dim^(−1/2)·get_mscale(factor, mscale_all_dim)²``, so
 
-        ``L = (0.1·mscale_all_dim·ln s + 1)²·S``  (1 for ``s <= 1`` or ``mscale_all_dim = 0``).
+        :math:`L = (0.1\cdot\texttt{mscale\_all\_dim}\ln s + 1)^2\, S` (1 for ``s <= 1`` or
+        ``mscale_all_dim = 0``).
 
-    DeepSeek-V3 (``factor = 40``, ``mscale = mscale_all_dim = 1``) gets ``(0.1 ln 40 + 1)² ≈
-    1.874`` here and YaRN's ``attention_factor`` 1 on cos/sin.
+    DeepSeek-V3 (``factor = 40``, ``mscale = mscale_all_dim = 1``) gets
+    :math:`(0.1 \ln 40 + 1)^2 \approx 1.874` here and YaRN's ``attention_factor`` 1 on cos/sin.
 
     Parameters
     ----------
@@ -218,9 +219,10 @@ class MultiplierProduct(Multiplier):
 
 @dataclass(frozen=True)
 class Sandwich(Transform):
-    """The Sandwich bias (attention-gym ``generate_sandwich_bias``, module docstring):
+    r"""The Sandwich bias (attention-gym ``generate_sandwich_bias``, module docstring):
 
-        ``L = S + Σ_{i<d̄/2} cos(t·10000^(−2i/d̄))·H/(8(h+1))``,  ``t = q_idx − kv_idx``
+        :math:`L = S + \sum_{i<\bar d/2} \cos(t\cdot 10000^{-2i/\bar d})\, H/(8(h+1))`,
+        ``t = q_idx − kv_idx``
 
     (the paper's ``− d̄/2`` offset, constant over keys, is left out as attention-gym does).
     The bias oscillates in ``t`` (period ``2π`` for ``w_0 = 1``), so the exact routes' distance

@@ -29,8 +29,8 @@ def yarn_mscale(scale, mscale=1.0) -> np.ndarray:
 
 @dataclass(frozen=True, init=False)
 class YaRNTemperature(Multiplier):
-    """YaRN attention scaling (Peng et al. 2023, "YaRN", §3.4: softmax of ``q·k/(t√d)`` with
-    ``√(1/t) = 0.1·ln s + 1``) as transformers computes it (``modeling_rope_utils.py``,
+    r"""YaRN attention scaling (Peng et al. 2023, "YaRN", §3.4: softmax of ``q·k/(t√d)`` with
+    :math:`\sqrt{1/t} = 0.1 \ln s + 1`) as transformers computes it (``modeling_rope_utils.py``,
     ``_compute_yarn_parameters``, the v5 ``rope_parameters`` line; v4.4x reads the same keys):
 
     * ``attention_factor`` given: that value;
@@ -42,7 +42,7 @@ class YaRNTemperature(Multiplier):
     with ``get_mscale(s, m) = 0.1·m·ln s + 1`` (:func:`yarn_mscale`). The rotary embedding
     multiplies **cos and sin** by it, i.e. q and k each, so
 
-        ``L = attention_factor²·S``.
+        :math:`L = \texttt{attention\_factor}^2\, S`.
 
     ``scale`` is the context extension factor ``s`` (``rope_parameters["factor"]``, accepted as
     ``factor``; e.g. 4 for Qwen2.5's 32k → 128k YaRN setting): a **constant** fixed for a

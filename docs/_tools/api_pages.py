@@ -67,7 +67,7 @@ def module_page(module_name: str) -> str:
         lines += ["## Modules", "", "| module | summary |", "|---|---|"]
         for child in children:
             doc = (importlib.import_module(child).__doc__ or "").strip()
-            first = " ".join(doc.split("\n\n")[0].split()).replace("|", "\\|")
+            first = api.inline_math(" ".join(doc.split("\n\n")[0].split())).replace("|", "\\|")
             lines.append(f"| [`{child}`]({child}.md) | {first} |")
         lines.append("")
     return "\n".join(lines)
@@ -89,7 +89,7 @@ def index_page(modules: list[str]) -> str:
              "| module | summary |", "|---|---|"]
     for module_name in modules:
         doc = (importlib.import_module(module_name).__doc__ or "").strip()
-        first = " ".join(doc.split("\n\n")[0].split()).replace("|", "\\|")
+        first = api.inline_math(" ".join(doc.split("\n\n")[0].split())).replace("|", "\\|")
         lines.append(f"| [`{module_name}`]({module_name}.md) | {first} |")
     return "\n".join(lines) + "\n"
 

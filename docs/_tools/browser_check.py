@@ -8,7 +8,7 @@ driven over the Chrome DevTools Protocol (``websocket-client``). For every page:
 * every internal link and image resolves (the file exists; a ``#fragment`` names an element of
   the target page);
 * where the page has mathematics, KaTeX typeset every formula (a ``.katex`` element per
-  ``.arithmatex`` one) and none failed (no ``.katex-error``);
+  ``.arithmatex`` one) and none failed (no ``.katex-error``); ``MATH_PAGES`` must have some;
 
 * no build hook's marker is left raw (``<!-- sia-theory help -->``) and no section (``h1`` /
   ``h2``) is empty;
@@ -41,6 +41,8 @@ from urllib.parse import unquote, urlsplit
 
 SCREENSHOTS = {"home.png": "index.html", "api.png": "api/sia_theory.transforms.html",
                "tutorial.png": "tutorials/own_rule.html"}
+# API pages whose docstrings hold :math: formulas (the griffe extension makes them arithmatex)
+MATH_PAGES = ("api/sia_theory.transforms.html", "api/sia_theory.zoo_members.html")
 SEARCH_TERM = "ScaleInvariant"
 START_SECONDS = 60  # for chromium to print its DevTools address
 RAW_MARKER = re.compile(r"<!--\s*sia-theory\b[^>]*-->")  # a build hook's marker left in a page
@@ -334,6 +336,8 @@ def check(site: Path, screenshots: Path | None, start_seconds: float = START_SEC
             browser.open(base + page)
             failures += [f"{page}: {p}" for p in browser.problems()]
             found = browser.evaluate(LINKS_JS)
+            if page in MATH_PAGES and not found["math"]:
+                failures.append(f"{page}: no typeset formula (its docstrings have :math:)")
             if found["math"]:
                 math_pages += 1
                 if found["katex"] < found["math"] or found["katexErrors"]:

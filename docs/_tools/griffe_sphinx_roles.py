@@ -6,16 +6,28 @@ Targets are resolved as Sphinx does for this package: an absolute ``sia_theory..
 written; a leading ``.`` relative to the package of the module holding the docstring; a bare
 name first in the object's own module (and class), then as written. ``~`` shows only the last
 component.
+
+The ``:math:`` role and the ``.. math::`` directive become the markup of ``pymdownx.arithmatex``
+(generic mode), which KaTeX typesets in the browser: ``:math:`a_t^2 = 1 + 2\\log n``` becomes
+inline math ``\\(a_t^2 = 1 + 2\\log n\\)``, a ``.. math::`` block (its indented lines) display
+math ``$$ ... $$`` on lines of their own, one per equation (a blank line separates them).
 """
 
 from __future__ import annotations
 
 import html
 import re
+import textwrap
 
 import griffe
 
 ROLE = re.compile(r":(?:class|func|mod|data|meth|attr|exc|obj):`(?P<body>[^`]+)`")
+MATH_ROLE = re.compile(r":math:`(?P<body>[^`]+)`")
+# ``.. math::`` then its indented body (blank lines inside allowed), up to the first line that
+# is indented no deeper than the directive
+MATH_BLOCK = re.compile(r"^(?P<indent>[ \t]*)\.\. math::[ \t]*(?P<first>\S.*)?\n"
+                        r"(?P<body>(?:(?:(?P=indent)[ \t]+\S.*)?[ \t]*\n|(?P=indent)[ \t]+\S.*$)*)",
+                        re.MULTILINE)
 
 
 def _module_of(obj):
@@ -49,6 +61,19 @@ def _resolve(target: str, obj) -> str:
     return target
 
 
+def math(text: str) -> str:
+    """``text`` with the ``:math:`` roles and ``.. math::`` blocks in arithmatex markup."""
+
+    def block(match):  # one display per equation (Sphinx: equations split by blank lines)
+        indent = match["indent"]
+        body = textwrap.dedent(f"{match['first'] or ''}\n{match['body']}").strip()
+        return "".join(f"\n{indent}$$\n{textwrap.indent(eq.strip(), indent)}\n{indent}$$\n"
+                       for eq in re.split(r"\n[ \t]*\n", body)) + "\n"
+
+    text = MATH_BLOCK.sub(block, text)
+    return MATH_ROLE.sub(lambda match: f"\\({match['body']}\\)", text)
+
+
 def rewrite(text: str, obj) -> str:
     """``text`` with every Sphinx role replaced by an optional autorefs link."""
 
@@ -68,7 +93,7 @@ def rewrite(text: str, obj) -> str:
         return (f'<autoref identifier="{html.escape(identifier)}" optional>'
                 f"<code>{html.escape(title)}</code></autoref>")
 
-    return ROLE.sub(replace, text)
+    return ROLE.sub(replace, math(text))
 
 
 class SphinxRoles(griffe.Extension):

@@ -258,6 +258,12 @@ def missing_docstrings(modules=None) -> list[str]:
     return sorted(set(missing))
 
 
+def inline_math(text: str) -> str:
+    """``text`` with each ``:math:`` role as arithmatex inline math ``\\(...\\)`` (as the site's
+    griffe extension writes it), for summaries written into pages outside mkdocstrings."""
+    return re.sub(r":math:`([^`]+)`", r"\\(\1\\)", text)
+
+
 def summary(module_name: str, name: str) -> str:
     """The first sentence of the documentation of ``module_name.name`` (one line)."""
     try:
@@ -265,6 +271,7 @@ def summary(module_name: str, name: str) -> str:
     except Exception:  # noqa: BLE001 - a summary is decoration, never a build failure
         return ""
     first = " ".join(doc.strip().split("\n\n")[0].split())
+    first = inline_math(first)
     first = re.sub(r":[a-z]+:`~?([^`]+)`",  # Sphinx roles: the target as code, ~ keeps its tail
                    lambda m: "`" + (m[1].split(".")[-1] if m[0].count("~") else m[1]) + "`",
                    first)

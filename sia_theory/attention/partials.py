@@ -12,9 +12,9 @@ __all__ = ["merge_partials"]
 
 
 def merge_partials(parts):
-    """Combine ``(out, lse)`` pairs of :func:`attention_partial` over disjoint key chunks into
-    the attention over their union: ``lse = log Σ_c e^{lse_c}``, ``out = Σ_c e^{lse_c − lse}
-    out_c``.
+    r"""Combine ``(out, lse)`` pairs of :func:`attention_partial` over disjoint key chunks into
+    the attention over their union: :math:`\mathrm{lse} = \log \sum_c e^{\mathrm{lse}_c}`,
+    :math:`\mathrm{out} = \sum_c e^{\mathrm{lse}_c - \mathrm{lse}}\, \mathrm{out}_c`.
 
     Parameters
     ----------

@@ -1,10 +1,10 @@
-"""Rotary position embedding (RoPE, Su et al. 2024, RoFormer eq. 34) and p-RoPE: the rotation
+r"""Rotary position embedding (RoPE, Su et al. 2024, RoFormer eq. 34) and p-RoPE: the rotation
 the position encodings of :mod:`~sia_theory.attention.positional` and the context-extension
 encodings of :mod:`~sia_theory.attention.rope_scaling` share.
 
-Frequency ``θ_k = base^(−2k/D)``, ``k = 0..D/2−1``; dimension ``k`` is paired with ``k + D/2``
-(the half-split layout of GPT-NeoX and modded-nanogpt). With ``fraction = p < 1`` it is p-RoPE
-(Barbero et al. 2024, "Round and round we go"): only the ``round(p·D/2)`` highest frequencies
+Frequency :math:`\theta_k = \mathrm{base}^{-2k/D}`, ``k = 0..D/2−1``; dimension ``k`` is paired with
+``k + D/2`` (the half-split layout of GPT-NeoX and modded-nanogpt). With ``fraction = p < 1`` it is
+p-RoPE (Barbero et al. 2024, "Round and round we go"): only the ``round(p·D/2)`` highest frequencies
 rotate. All names are also importable from :mod:`~sia_theory.attention.positional`.
 """
 
@@ -47,8 +47,8 @@ def check_head_dim(head_dim, multiple=2):
 
 
 def rope_frequencies(head_dim, base=10000.0, fraction=1.0) -> np.ndarray:
-    """Angular frequencies ``θ_k = base^(−2k/D)`` of RoPE (RoFormer eq. 15); p-RoPE
-    (``fraction < 1``) sets all but the ``round(fraction·D/2)`` highest to 0.
+    r"""Angular frequencies :math:`\theta_k = \mathrm{base}^{-2k/D}` of RoPE (RoFormer eq. 15);
+    p-RoPE (``fraction < 1``) sets all but the ``round(fraction·D/2)`` highest to 0.
 
     Parameters
     ----------
@@ -168,12 +168,12 @@ def rotate(x, positions, theta):
 
 
 def rope(x, positions, base=10000.0, fraction=1.0):
-    """Rotary position embedding of ``x`` at integer ``positions``.
+    r"""Rotary position embedding of ``x`` at integer ``positions``.
 
     RoPE (Su et al. 2024): pair ``(x_k, x_{k+D/2})`` is rotated by ``position·θ_k`` with
-    ``θ_k = base^(−2k/D)``, so ``rope(q, i)·rope(k, j)`` depends on ``i − j`` only and norms are
-    preserved. ``fraction < 1`` is p-RoPE (Barbero et al. 2024): only the highest-frequency
-    ``round(fraction·D/2)`` pairs rotate.
+    :math:`\theta_k = \mathrm{base}^{-2k/D}`, so ``rope(q, i)·rope(k, j)`` depends on ``i − j`` only
+    and norms are preserved. ``fraction < 1`` is p-RoPE (Barbero et al. 2024): only the
+    highest-frequency ``round(fraction·D/2)`` pairs rotate.
 
     Parameters
     ----------

@@ -123,14 +123,16 @@ def _gammas(gamma) -> np.ndarray:
 
 
 def _beta(gamma: float, n: int) -> float:
-    """``β = γ log n``, capped at the largest float (beyond it the softmax is one-hot anyway)."""
+    r""":math:`\beta = \gamma \log n`, capped at the largest float (beyond it the softmax is one-hot
+    anyway)."""
     with np.errstate(over="ignore"):
         return float(min(gamma * np.log(n), np.finfo(np.float64).max))
 
 
 def simulate_token_step(*, n, d, rho, gamma, seed, alpha=0.0, tokens="gaussian", samples=8,
                         q=1.0, by_sample=False, max_bytes=None) -> pd.DataFrame:
-    """One CAS layer on (near-)simplex tokens (CAS Theorem 2.1 / Fig. 1), ``β = γ log n``.
+    r"""One CAS layer on (near-)simplex tokens (CAS Theorem 2.1 / Fig. 1),
+    :math:`\beta = \gamma \log n`.
 
     ``gamma`` may be a sequence: each sample's tokens are reused for every ``γ``. Exact simplex
     tokens are deterministic, so ``tokens="simplex"`` runs one sample (standard errors 0) whatever
@@ -148,7 +150,7 @@ def simulate_token_step(*, n, d, rho, gamma, seed, alpha=0.0, tokens="gaussian",
     rho : float
         Pairwise cosine of the tokens, ``0 < rho < 1``.
     gamma : float or sequence of float
-        ``γ >= 0`` (``β = γ log n``); a sequence gives one result per ``γ``.
+        ``γ >= 0`` (:math:`\beta = \gamma \log n`); a sequence gives one result per ``γ``.
     seed : int
         Seed of the token draws, ``0 <= seed < 2**63``.
     alpha, q : float
@@ -266,9 +268,9 @@ def _token_step_frame(stacked, gammas, common, by_sample) -> pd.DataFrame:
 
 def simulate_depth(*, n, d, rho, gamma, layers, seed, alpha=0.0, tokens="gaussian", samples=4,
                    q=1.0, by_sample=False, max_bytes=None) -> pd.DataFrame:
-    """Iterate the CAS layer ``layers`` times at fixed ``β = γ log n`` (CAS multi-layer
-    extension, CAS-8). Returns one row per layer ``0..layers`` (and per ``γ`` if a sequence) with
-    the mean off-diagonal cosine (mean and standard error over samples), or with
+    r"""Iterate the CAS layer ``layers`` times at fixed :math:`\beta = \gamma \log n` (CAS
+    multi-layer extension, CAS-8). Returns one row per layer ``0..layers`` (and per ``γ`` if a
+    sequence) with the mean off-diagonal cosine (mean and standard error over samples), or with
     ``by_sample=True`` one row per ``(γ, sample, layer)`` with its cosine ``cos``.
 
     Parameters

@@ -29,9 +29,9 @@ __all__ = ["jacobian_eta", "dense_jacobian", "eta_from_jacobian", "eta_memory",
            "dense_jacobian_memory", "MAX_BETA"]
 
 MAX_BETA = 1e6
-"""Largest ``β`` accepted by :func:`jacobian_eta` and :func:`dense_jacobian`. The query-side
+r"""Largest ``β`` accepted by :func:`jacobian_eta` and :func:`dense_jacobian`. The query-side
 terms are differences of ``O(1)`` moments times ``β²`` (absolute rounding error about
-``β²·1e-16``: ``1e-4`` at ``β = 10⁶``, meaningless beyond), and the complex step needs
+``β²·1e-16``: ``1e-4`` at :math:`\beta = 10^6`, meaningless beyond), and the complex step needs
 ``β·step ≪ 1``; a larger ``β`` is refused with a ``ValueError`` rather than answered wrongly."""
 
 
@@ -102,14 +102,15 @@ def _square_features(Y: np.ndarray) -> np.ndarray:
 
 
 def jacobian_eta(X, *, beta, alpha=0.0, block_rows=512, max_bytes=None) -> float:
-    """``η = |∂X'/∂X|_F²/(nd)`` of one CAS layer at tokens ``X`` (CAS Theorem 2.4, full ``nd×nd``
-    Jacobian through the normalisation, query side and key/value side, plus the residual ``αI``).
+    r""":math:`\eta = \|\partial X'/\partial X\|_F^2/(nd)` of one CAS layer at tokens ``X`` (CAS
+    Theorem 2.4, full ``nd×nd`` Jacobian through the normalisation, query side and key/value side,
+    plus the residual ``αI``).
 
     ``X`` is ``(n, d)`` with nonzero rows; ``β ≥ 0``; ``α ≥ 0``. Work ``O(n²d + n² min(n, d²))``,
     memory ``O(n²)``; the nd×nd matrix is never formed. The query-side terms are differences of
     ``O(1)`` moments times ``β²``, so the absolute rounding error is about ``β²·1e-16``
-    (negligible for ``β ≲ 10³``; at ``β = 10⁶`` it reaches ``1e-4``; a larger ``β`` is refused,
-    see :data:`MAX_BETA`). The working memory (:func:`eta_memory`) is checked first against
+    (negligible for ``β ≲ 10³``; at :math:`\beta = 10^6` it reaches ``1e-4``; a larger ``β`` is
+    refused, see :data:`MAX_BETA`). The working memory (:func:`eta_memory`) is checked first against
     ``max_bytes`` (default: the memory available).
 
     Parameters

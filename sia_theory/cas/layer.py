@@ -52,7 +52,8 @@ def step_memory(n: int, d: int) -> int:
 
 
 def attention_step(X, *, beta, alpha=0.0, return_attention=False, max_bytes=None):
-    """One CAS attention layer (CAS eq. 1): ``x_i' = Σ_j softmax_j(β⟨y_i,y_j⟩) y_j + α x_i``.
+    r"""One CAS attention layer (CAS eq. 1):
+    :math:`x_i' = \sum_j \operatorname{softmax}_j(\beta\langle y_i,y_j\rangle)\, y_j + \alpha x_i`.
 
     Without residual the map depends on the directions of the rows only (``X`` and ``cX`` give
     the same output for any ``c > 0``, down to rows of 1e-300 or up to 1e300).

@@ -1,8 +1,8 @@
-"""The cosine after one CAS layer on the exact simplex (CAS Theorem 2.1): finite ``n`` and limit.
+r"""The cosine after one CAS layer on the exact simplex (CAS Theorem 2.1): finite ``n`` and limit.
 
 :func:`simplex_inner_product` (the exact finite-``n`` cosine ``⟨y_i', y_j'⟩``, with residual
 ``α`` and squared norm ``q``) and :func:`simplex_limit` (its ``n → ∞`` value: ``1``,
-``4ρ/(1+3ρ)``, ``ρ`` for ``α = 0``). Every function is lambdified from
+``4ρ/(1+3ρ)``, ``ρ`` for :math:`\alpha = 0`). Every function is lambdified from
 :mod:`sia_theory.symbolic.cas`; nothing is retyped. The sympy derivations run once, on first
 use, and are cached. The physical parameters are keyword-only
 (``simplex_inner_product(n=1000, gamma=2.0, rho=0.5)``): swapping ``γ`` and ``ρ`` cannot pass
@@ -121,8 +121,9 @@ def _scaled_cosine(s, w, v, rho, alpha, q):
 
 
 def simplex_limit(*, gamma, rho, alpha=0.0, q=1.0):
-    """``lim_{n→∞} ⟨y_i', y_j'⟩`` (CAS Theorem 2.1; ``1``, ``4ρ/(1+3ρ)``, ``ρ`` for ``α = 0``) and
-    its residual version ``ρ(1+α√q)² / (ρ(1+α√q)² + (1−ρ)(w+α√q)²)`` with ``w ∈ {0, 1/2, 1}``.
+    r"""``lim_{n→∞} ⟨y_i', y_j'⟩`` (CAS Theorem 2.1; ``1``, ``4ρ/(1+3ρ)``, ``ρ`` for
+    :math:`\alpha = 0`) and its residual version ``ρ(1+α√q)² / (ρ(1+α√q)² + (1−ρ)(w+α√q)²)`` with
+    ``w ∈ {0, 1/2, 1}``.
 
     Parameters
     ----------

@@ -1,10 +1,10 @@
-"""The Jacobian norm ``η`` on the exact simplex (CAS Theorem 2.4): its limits and finite ``n, d``.
+r"""The Jacobian norm ``η`` on the exact simplex (CAS Theorem 2.4): its limits and finite ``n, d``.
 
-``η = |∂X'/∂X|_F²/(nd)`` of one CAS attention layer on the simplex: :func:`jacobian_limit` (the
-``n → ∞`` value, ``0``, ``(1−1/d)/(4q)``, ``(1−1/d)/q`` by phase), :func:`simplex_eta` (exact at
-finite ``n, d``) and :func:`critical_eta_excess` (the leading finite-size terms at ``γ_c``).
-Every form is lambdified from :mod:`sia_theory.symbolic.cas`; each derivation runs on first use
-and is cached. The self weight and the argument checks are those of
+:math:`\eta = \|\partial X'/\partial X\|_F^2/(nd)` of one CAS attention layer on the simplex:
+:func:`jacobian_limit` (the ``n → ∞`` value, ``0``, ``(1−1/d)/(4q)``, ``(1−1/d)/q`` by phase),
+:func:`simplex_eta` (exact at finite ``n, d``) and :func:`critical_eta_excess` (the leading
+finite-size terms at ``γ_c``). Every form is lambdified from :mod:`sia_theory.symbolic.cas`; each
+derivation runs on first use and is cached. The self weight and the argument checks are those of
 :mod:`sia_theory.cas.simplex_weights`.
 """
 
@@ -83,8 +83,9 @@ def _eta_scaled():
 
 
 def jacobian_limit(*, gamma, rho, q=1.0, d=math.inf, alpha=0.0):
-    """``lim η`` (CAS Theorem 2.4): ``0``, ``(1−1/d)/(4q)``, ``(1−1/d)/q`` for ``α = 0``; with a
-    residual, ``α² + (1−1/d)(w² + 2α√q w)/q`` at the limiting self weight ``w ∈ {0, 1/2, 1}``.
+    r"""``lim η`` (CAS Theorem 2.4): ``0``, ``(1−1/d)/(4q)``, ``(1−1/d)/q`` for :math:`\alpha = 0`;
+    with a residual, ``α² + (1−1/d)(w² + 2α√q w)/q`` at the limiting self weight
+    ``w ∈ {0, 1/2, 1}``.
 
     Holds on the exact simplex as ``n → ∞`` provided ``β²/d → 0`` (at ``γ_c`` the excess is
     ``β(1−ρ)(2+ρ)/(4qd) + β²ρ(1−ρ)²/(16qd)``, see :func:`critical_eta_excess`); ``d = inf`` gives
@@ -131,8 +132,9 @@ def jacobian_limit(*, gamma, rho, q=1.0, d=math.inf, alpha=0.0):
 
 
 def simplex_eta(*, n, d, gamma, rho, alpha=0.0, q=1.0):
-    """Exact ``η = |∂X'/∂X|_F²/(nd)`` on the simplex at finite ``n, d`` (CAS Theorem 2.4 before
-    the limit). Valid formula for any ``d ≥ 1``; an exact simplex embeds only when ``d ≥ n``.
+    r"""Exact :math:`\eta = \|\partial X'/\partial X\|_F^2/(nd)` on the simplex at finite ``n, d``
+    (CAS Theorem 2.4 before the limit). Valid formula for any ``d ≥ 1``; an exact simplex embeds
+    only when ``d ≥ n``.
 
     Parameters
     ----------
@@ -185,10 +187,10 @@ def simplex_eta(*, n, d, gamma, rho, alpha=0.0, q=1.0):
 
 
 def critical_eta_excess(*, n, d, rho, q=1.0) -> dict:
-    """Leading finite-size terms of the critical simplex ``η`` over ``(1−1/d)/(4q)`` (α = 0).
+    r"""Leading finite-size terms of the critical simplex ``η`` over ``(1−1/d)/(4q)`` (α = 0).
 
     Returns ``{"1/n": c_n/n, "beta/d": c_1 β/d, "beta^2/d": c_2 β²/d, "limit": (1−1/d)/(4q)}`` at
-    ``β = γ_c log n``, with ``c_n, c_1, c_2`` derived in
+    :math:`\beta = \gamma_c \log n`, with ``c_n, c_1, c_2`` derived in
     :func:`sia_theory.symbolic.cas.critical_excess_terms`.
 
     Parameters

@@ -1,14 +1,14 @@
-"""The simplex attention row (CAS Theorem 2.1): self weight, ``γ_c``, phase, width, sparsity.
+r"""The simplex attention row (CAS Theorem 2.1): self weight, ``γ_c``, phase, width, sparsity.
 
 On the exact simplex a query's attention row is ``(w, u, …, u)`` with the self weight
-``w = n^γ / (n^γ + (n−1) n^{γρ})`` (``β = γ log n``) and ``u = (1 − w)/(n − 1)``. Everything
-here follows from that row: :func:`critical_gamma` (``γ_c = 1/(1−ρ)``), :func:`phase_of`,
-:func:`simplex_self_weight`, :func:`transition_width`, :func:`simplex_sparsity`. The forms are
-lambdified from :mod:`sia_theory.symbolic.cas` (nothing retyped), built once on first use. The
-argument checks shared by the simplex modules (:func:`check_param`, :func:`check_n`,
-:func:`check_rho`, :func:`check_broadcast`, :func:`finite_result`) and the self weight in log
-space (:func:`log_self_weights`) are public here for :mod:`sia_theory.cas.simplex` (the cosine)
-and :mod:`sia_theory.cas.simplex_jacobian` (``η``). Phase names are
+``w = n^γ / (n^γ + (n−1) n^{γρ})`` (:math:`\beta = \gamma \log n`) and ``u = (1 − w)/(n − 1)``.
+Everything here follows from that row: :func:`critical_gamma` (:math:`\gamma_c = 1/(1-\rho)`),
+:func:`phase_of`, :func:`simplex_self_weight`, :func:`transition_width`, :func:`simplex_sparsity`.
+The forms are lambdified from :mod:`sia_theory.symbolic.cas` (nothing retyped), built once on first
+use. The argument checks shared by the simplex modules (:func:`check_param`, :func:`check_n`,
+:func:`check_rho`, :func:`check_broadcast`, :func:`finite_result`) and the self weight in log space
+(:func:`log_self_weights`) are public here for :mod:`sia_theory.cas.simplex` (the cosine) and
+:mod:`sia_theory.cas.simplex_jacobian` (``η``). Phase names are
 :data:`sia_theory.cas.config.PHASES`.
 """
 
@@ -204,7 +204,8 @@ def log_self_weights(n, gamma, rho):
 
 
 def critical_gamma(rho):
-    """``γ_c = 1/(1−ρ)`` (CAS Theorem 2.1): the exponent balance of the softmax denominator.
+    r""":math:`\gamma_c = 1/(1-\rho)` (CAS Theorem 2.1): the exponent balance of the softmax
+    denominator.
 
     Parameters
     ----------
@@ -230,7 +231,8 @@ def critical_gamma(rho):
 
 
 def simplex_self_weight(*, n, gamma, rho):
-    """Self weight ``A_ii = n^γ / (n^γ + (n−1) n^{γρ})`` on the exact simplex, ``β = γ log n``.
+    r"""Self weight :math:`A_{ii} = n^\gamma / (n^\gamma + (n-1) n^{\gamma\rho})` on the exact
+    simplex, :math:`\beta = \gamma \log n`.
 
     Parameters
     ----------
@@ -265,8 +267,8 @@ def simplex_self_weight(*, n, gamma, rho):
 
 
 def transition_width(*, n, rho):
-    """10–90 % width, in units of ``γ/γ_c``, of the ``α = 0`` simplex transition at large ``n``:
-    ``c(ρ)/log n`` with ``c(0.5) ≈ 3.46`` (derived in :func:`cas.transition_width_constant`).
+    r"""10–90 % width, in units of ``γ/γ_c``, of the :math:`\alpha = 0` simplex transition at large
+    ``n``: ``c(ρ)/log n`` with ``c(0.5) ≈ 3.46`` (derived in :func:`cas.transition_width_constant`).
 
     Parameters
     ----------
@@ -294,7 +296,7 @@ def transition_width(*, n, rho):
 
 
 def phase_of(*, gamma, rho, rel_tol=1e-12) -> str:
-    """The phase by comparing ``γ`` with ``γ_c`` (scalars only: a phase is one label).
+    r"""The phase by comparing ``γ`` with ``γ_c`` (scalars only: a phase is one label).
 
     Parameters
     ----------
@@ -303,7 +305,7 @@ def phase_of(*, gamma, rho, rel_tol=1e-12) -> str:
     rho : float
         In ``(0, 1)``.
     rel_tol : float
-        Relative tolerance of ``γ = γ_c``.
+        Relative tolerance of :math:`\gamma = \gamma_c`.
 
     Returns
     -------

@@ -175,13 +175,14 @@ def mean_cosine(X) -> float:
 
 def sample_tokens(*, n, d, rho, tokens="gaussian", q=1.0, rng=None,
                   max_bytes=None) -> np.ndarray:
-    """Tokens of squared norm ``q`` with pairwise cosine ``ρ`` (exactly or in expectation).
+    r"""Tokens of squared norm ``q`` with pairwise cosine ``ρ`` (exactly or in expectation).
 
-    ``"simplex"``: the exact simplex ``Y = sqrt(Gram)`` with ``Gram = (1−ρ)I + ρ11ᵀ`` (needs
-    ``d ≥ n``; deterministic, ``rng`` unused). ``"gaussian"``: CAS's near-simplex
-    ``√ρ z_0 + √(1−ρ) z_i`` with ``z`` iid ``N(0, I_d)``, rescaled to norm ``√q``; ``rng`` (a
-    ``numpy.random.Generator``, e.g. from :func:`token_rng`) is required. The working memory
-    (:func:`token_memory`) is checked first against ``max_bytes`` (default: the memory available).
+    ``"simplex"``: the exact simplex :math:`Y = \sqrt{\mathrm{Gram}}` with
+    :math:`\mathrm{Gram} = (1-\rho)I + \rho\,\mathbf{1}\mathbf{1}^\top` (needs ``d ≥ n``;
+    deterministic, ``rng`` unused). ``"gaussian"``: CAS's near-simplex ``√ρ z_0 + √(1−ρ) z_i`` with
+    ``z`` iid ``N(0, I_d)``, rescaled to norm ``√q``; ``rng`` (a ``numpy.random.Generator``, e.g.
+    from :func:`token_rng`) is required. The working memory (:func:`token_memory`) is checked first
+    against ``max_bytes`` (default: the memory available).
 
     Parameters
     ----------

@@ -1,4 +1,4 @@
-"""Where the collapse → preservation transition of one CAS layer happens on near-simplex tokens
+r"""Where the collapse → preservation transition of one CAS layer happens on near-simplex tokens
 (CAS near-simplex theorem, claims CAS-4 and CAS-5).
 
 For one token draw the output cosine after one layer, ``c(β)``, falls from 1 (``β = 0``: every
@@ -15,11 +15,11 @@ midpoint ``β₅₀``), and ``β_½`` the ``β`` at which the mean self weight `
 and the mean self weight reaches any level ``w`` inside the window
 ``[(log(n−1) + logit w)/(1−ρ₁), (log(n−1) + logit w)/(1−ρ₂)]`` (rigorous; ``w = ½`` gives
 ``[log(n−1)/(1−ρ₁), log(n−1)/(1−ρ₂)]``, the exact simplex has ``ρ₁ = ρ₂`` and a single point).
-The norms ``q₁ ≤ |x_i|² ≤ q₂`` do not enter without residual (``α = 0``: the layer sees only
-directions). On the exact simplex ``c = ρ/(ρ + (1−ρ)w²)``, so the cosine midpoint is the
-self weight ``w₅₀ = √(ρ/(1+ρ))``; the cosine window uses that level at the realised ``ρ̄`` (an
-approximation: off the simplex the cosine is not a function of the self weight alone). The
-window is informative only when ``ρ₁ > 0`` (near-simplex); its width is ``(1−ρ₁)/(1−ρ₂)``.
+The norms ``q₁ ≤ |x_i|² ≤ q₂`` do not enter without residual (:math:`\alpha = 0`: the layer sees
+only directions). On the exact simplex ``c = ρ/(ρ + (1−ρ)w²)``, so the cosine midpoint is the self
+weight ``w₅₀ = √(ρ/(1+ρ))``; the cosine window uses that level at the realised ``ρ̄`` (an
+approximation: off the simplex the cosine is not a function of the self weight alone). The window is
+informative only when ``ρ₁ > 0`` (near-simplex); its width is ``(1−ρ₁)/(1−ρ₂)``.
 
 Cost: the queries are the first ``m`` rows (tokens are exchangeable, so these are a uniform
 sample), and each evaluation of ``c(β)`` is ``O(m n d)``; memory ``O(m n)``.

@@ -1,4 +1,4 @@
-"""Universality classes of the critical scaling ``β₅₀ ∝ (log n)^k`` (claim EXT-4, THEORY.md §6).
+r"""Universality classes of the critical scaling ``β₅₀ ∝ (log n)^k`` (claim EXT-4, THEORY.md §6).
 
 **One order parameter for every class.** A query's attention weights ``p_j = softmax(β s)_j``
 over ``n`` keys; the order parameter is the participation ``Y = Σ_j p_j²`` (Derrida's overlap
@@ -10,14 +10,15 @@ self key, so it applies to iid scores and to tokens alike.
   Poisson–Dirichlet point process with parameter ``m = a_n/β`` once ``β > a_n``, and
   ``E[Y] = 1 − m`` (Derrida 1981; Mézard, Parisi, Virasoro), so ``β₅₀ = 2a_n`` with ``a_n`` the
   location of the maximum,
-  ``a_n = √(2 log n) − (log log n + log 4π)/(2√(2 log n))``: ``β₅₀ → 2√(2 log n)``, ``k = ½``,
-  approached from below as ``1 − (log log n + log 4π)/(4 log n)``. :func:`rem_participation` is
-  the exact finite-``n`` ``E[Y]`` (one-dimensional quadrature, no sampling):
-  ``E[Y] = n ∫ λ E[e^{2βs} e^{−λe^{βs}}] Φ(λ)^{n−1} dλ`` with ``Φ(λ) = E[e^{−λ e^{βs}}]``
+  :math:`a_n = \sqrt{2 \log n} - (\log\log n + \log 4\pi)/(2\sqrt{2 \log n})`:
+  ``β₅₀ → 2√(2 log n)``, ``k = ½``, approached from below as ``1 − (log log n + log 4π)/(4 log n)``.
+  :func:`rem_participation` is the exact finite-``n`` ``E[Y]`` (one-dimensional quadrature, no
+  sampling): ``E[Y] = n ∫ λ E[e^{2βs} e^{−λe^{βs}}] Φ(λ)^{n−1} dλ`` with ``Φ(λ) = E[e^{−λ e^{βs}}]``
   (from ``1/Z² = ∫₀^∞ λ e^{−λZ} dλ``).
 * **simplex tokens** (self cosine 1, all others ``ρ``): ``A_ii = w = 1/(1 + (n−1)e^{−β(1−ρ)})``,
-  ``Y = w² + (1−w)²/(n−1)``, so ``β₅₀ = (log(n−1) + logit w₅₀)/(1−ρ)`` with ``w₅₀`` the root of
-  ``w² + (1−w)²/(n−1) = ½`` (→ ``1/√2``): ``k = 1`` (:func:`simplex_beta50`).
+  :math:`Y = w^2 + (1-w)^2/(n-1)`, so
+  :math:`\beta_{50} = (\log(n-1) + \operatorname{logit} w_{50})/(1-\rho)` with ``w₅₀`` the root of
+  :math:`w^2 + (1-w)^2/(n-1) = \tfrac12` (→ ``1/√2``): ``k = 1`` (:func:`simplex_beta50`).
 * **planted REM** (the spread of the cosines as a knob): self score 1, the others
   ``ρ + σξ_j`` iid. While ``σ·a_n < 1 − ρ`` the self key wins and ``β₅₀ ≈ (log n +
   ℓ)/(1 − ρ) + O(σ²)`` (simplex class); once ``σ·a_n > 1 − ρ`` the largest noisy key beats the
@@ -54,7 +55,8 @@ BETA_RANGE = (1e-3, 1e12)  # bracket of β₅₀ (low d isolates a token only at
 
 
 def participation(scores: np.ndarray, beta: float) -> float:
-    """Mean over rows of ``Σ_j p_j²`` with ``p = softmax(β·row)``.
+    r"""Mean over rows of ``Σ_j p_j²`` with
+    :math:`p = \operatorname{softmax}(\beta\cdot\mathrm{row})`.
 
     Parameters
     ----------
@@ -129,11 +131,12 @@ participation_beta50 = beta50
 
 
 def rem_participation(beta, n, step: float = 0.02) -> float:
-    """Exact ``E[Σ_j p_j²]`` for ``n`` iid ``N(0, 1)`` scores at inverse temperature ``β`` (module
+    r"""Exact ``E[Σ_j p_j²]`` for ``n`` iid ``N(0, 1)`` scores at inverse temperature ``β`` (module
     docstring). Trapezoid rule on a grid of spacing ``step`` in the score ``s`` and in
-    ``u = −log(λ)/β``; the integrands are smooth and decay fast at both ends, so the rule
-    converges spectrally (``step = 0.02`` agrees with ``0.005`` to ``1e-9`` up to ``β = 23``,
-    ``n = 1e30``). ``u`` runs to ``(log n + β²/2)/β + 8`` (``−log λ`` near ``log E[Z]``).
+    :math:`u = -\log(\lambda)/\beta`; the integrands are smooth and decay fast at both ends, so the
+    rule converges spectrally (``step = 0.02`` agrees with ``0.005`` to ``1e-9`` up to
+    :math:`\beta = 23`, ``n = 1e30``). ``u`` runs to ``(log n + β²/2)/β + 8`` (``−log λ`` near
+    ``log E[Z]``).
 
     Parameters
     ----------
@@ -220,7 +223,8 @@ def rem_beta50(n, level: float = 0.5) -> float:
 
 
 def simplex_participation(beta, n, rho) -> np.ndarray:
-    """``Y = w² + (1−w)²/(n−1)`` with ``w = 1/(1 + (n−1)e^{−β(1−ρ)})`` (exact simplex).
+    r""":math:`Y = w^2 + (1-w)^2/(n-1)` with :math:`w = 1/(1 + (n-1)e^{-\beta(1-\rho)})` (exact
+    simplex).
 
     Parameters
     ----------
@@ -248,8 +252,9 @@ def simplex_participation(beta, n, rho) -> np.ndarray:
 
 
 def simplex_beta50(n, rho) -> np.ndarray:
-    """``β₅₀ = (log(n−1) + logit w₅₀)/(1−ρ)`` with ``w₅₀ = (1 + √(1 + n(n−3)/2))/n``, the larger
-    root of ``n w² − 2w + 1 − (n−1)/2 = 0`` (i.e. ``w² + (1−w)²/(n−1) = ½``); elementwise,
+    r""":math:`\beta_{50} = (\log(n-1) + \operatorname{logit} w_{50})/(1-\rho)` with
+    :math:`w_{50} = (1 + \sqrt{1 + n(n-3)/2})/n`, the larger root of
+    :math:`n w^2 - 2w + 1 - (n-1)/2 = 0` (i.e. :math:`w^2 + (1-w)^2/(n-1) = \tfrac12`); elementwise,
     ``n >= 3``.
 
     Parameters

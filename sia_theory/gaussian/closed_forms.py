@@ -112,8 +112,9 @@ def _finite(name: str, value: float, hint: str) -> float:
 
 
 def expected_log_total_attention(transform: Transform, t1, t2, n_ctx=None, h=None) -> float:
-    """``log E[Z_{t1}^{t2}] = logsumexp_t (m_t + a_t²/2)`` (SI eq. 6, App. B) in log space:
-    finite whenever the coefficients are, even where ``E[Z]`` itself overflows float64.
+    r""":math:`\log \mathbb{E}[Z_{t_1}^{t_2}] = \operatorname{logsumexp}_t (m_t + a_t^2/2)` (SI eq.
+    6, App. B) in log space: finite whenever the coefficients are, even where ``E[Z]`` itself
+    overflows float64.
 
     Parameters
     ----------
@@ -191,8 +192,9 @@ def expected_total_attention(transform: Transform, t1, t2, n_ctx=None, h=None) -
 
 
 def expected_negentropy(transform: Transform, t1, t2, n_ctx=None, h=None) -> float:
-    """``E[N_{t1}^{t2}] = Σ E[e^{L_t} L_t] = Σ (m_t + a_t²) exp(m_t + a_t²/2)`` (SI eq. 7),
-    summed with the weights shifted by the largest; ``ValueError`` if it exceeds float64.
+    r""":math:`E[N_{t_1}^{t_2}] = \sum_t E[e^{L_t} L_t] = \sum_t (m_t + a_t^2)\, e^{m_t + a_t^2/2}`
+    (SI eq. 7), summed with the weights shifted by the largest; ``ValueError`` if it exceeds
+    float64.
 
     Parameters
     ----------
@@ -266,8 +268,9 @@ def _power_law(transform) -> tuple[float, float, float]:
 
 
 def scale_invariant_total_attention(transform: ScaleInvariant, t1, t2) -> float:
-    """Exact ``E[Z_{t1}^{t2}] = α τ [ψ(t2+τ) − ψ(t1+τ)]`` for the SI transform (eq. 15a summed
-    with the digamma telescoping identity of :func:`sia_theory.symbolic.si.exact_range_sum`).
+    r"""Exact :math:`\mathbb{E}[Z_{t_1}^{t_2}] = \alpha \tau [\psi(t_2+\tau) - \psi(t_1+\tau)]` for
+    the SI transform (eq. 15a summed with the digamma telescoping identity of
+    :func:`sia_theory.symbolic.si.exact_range_sum`).
 
     An independent route to :func:`expected_total_attention`: it never evaluates ``a_t, m_t``.
     Any transform that declares ``power_law = (alpha, beta, tau)`` is accepted.
@@ -304,7 +307,8 @@ def scale_invariant_total_attention(transform: ScaleInvariant, t1, t2) -> float:
 
 
 def scale_invariant_negentropy(transform: ScaleInvariant, t1, t2) -> float:
-    """Exact ``E[N_{t1}^{t2}] = β τ [ψ(t2+τ) − ψ(t1+τ)]`` (eq. 15b summed).
+    r"""Exact :math:`\mathbb{E}[N_{t_1}^{t_2}] = \beta \tau [\psi(t_2+\tau) - \psi(t_1+\tau)]` (eq.
+    15b summed).
 
     Parameters
     ----------

@@ -32,12 +32,13 @@ Z95 = 1.959963984540054
 
 @dataclass(frozen=True)
 class Estimate:
-    """An expectation by one route.
+    r"""An expectation by one route.
 
     ``value`` and ``error`` (a standard error for a sampling route, a bound on the numerical
     error otherwise; both finite, ``error >= 0``), ``kind`` the route (one of :data:`ROUTES`),
     ``samples`` the sample count of a sampling route, and ``parts``: named estimates it was
-    built from (``E[H] = E[log Z] − E[N/Z]`` carries ``"log_Z"`` and ``"N_over_Z"``).
+    built from (:math:`\mathbb{E}[H] = \mathbb{E}[\log Z] - \mathbb{E}[N/Z]` carries ``"log_Z"`` and
+    ``"N_over_Z"``).
 
     Parameters
     ----------

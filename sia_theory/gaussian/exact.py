@@ -1,8 +1,9 @@
-"""The exact route: ``E[H]``, ``E[log Z]``, ``E[N/Z]`` and ``E[Z_range/Z]`` for independent
+r"""The exact route: ``E[H]``, ``E[log Z]``, ``E[N/Z]`` and ``E[Z_range/Z]`` for independent
 Gaussian logits at a cost independent of the range, through the one integrator of
 :mod:`sia_theory.gaussian.frullani` (Laplace/Frullani integrals on the distance quadrature).
 
-* ``E[H] = E[log Z] − E[N/Z]`` (SI eq. 8), :func:`expected_entropy_exact`;
+* :math:`\mathbb{E}[H] = \mathbb{E}[\log Z] - \mathbb{E}[N/Z]` (SI eq. 8),
+:func:`expected_entropy_exact`;
 * ``E[Z_{t1}^{t2}/Z_0^{n}]``, :func:`expected_mass_exact` (the row split into the segments before,
   inside and after the range);
 * ``log Φ(s) = log E[e^{−sZ}]``, :func:`range_log_laplace`.
@@ -30,8 +31,9 @@ ExactMass = Estimate
 
 
 def range_log_laplace(transform, t1, t2, log_s, n_ctx=None, h=None, *, rtol=1e-6) -> np.ndarray:
-    """``log Φ(s) = log E[exp(−s Z_{t1}^{t2})] = Σ_t log g_t(s)`` at ``s = e^{log_s}`` (array),
-    summed over the distance quadrature (the integrator's own ``log Φ``).
+    r""":math:`\log \Phi(s) = \log \mathbb{E}[\exp(-s Z_{t_1}^{t_2})] = \sum_t \log g_t(s)` at
+    :math:`s = e^{\texttt{log\_s}}` (array), summed over the distance quadrature (the integrator's
+    own ``log Φ``).
 
     Parameters
     ----------

@@ -1,8 +1,8 @@
-"""The trichotomy in ``c`` of :class:`~sia_theory.transforms.ScaleInvariantFamily` under
+r"""The trichotomy in ``c`` of :class:`~sia_theory.transforms.ScaleInvariantFamily` under
 independent Gaussian logits: the theory the claims EXT-1 … EXT-3 hold the exact route against
 (THEORY.md §6; docs/criticality.md §2).
 
-``a_t² = 1 + 2c·log(1 + t/τ)`` with ``E[e^{L_t}] = α/(t/τ + 1)``: a scale range ``[t, tΔ)``
+:math:`a_t^2 = 1 + 2c \log(1 + t/\tau)` with ``E[e^{L_t}] = α/(t/τ + 1)``: a scale range ``[t, tΔ)``
 holds ``M ≈ t(Δ−1)`` logits of spread ``a_t ≈ √(2c log t)`` while the REM freezing point is
 ``√(2 log M) ≈ √(2 log t)``:
 
@@ -33,9 +33,10 @@ CRITICAL_PREFACTOR = math.sqrt(2.0 / math.pi)  # E[H] / a_t at c = 1 (half-norma
 
 
 def frozen_entropy_limit(c) -> np.ndarray:
-    """``lim_{t→∞} E[H_t^{tΔ}] = ψ(1) − ψ(1 − c^{−1/2})`` for ``c > 1``: the mean entropy
-    ``E[−Σ p_i log p_i]`` of Poisson–Dirichlet(``θ``, 0) weights,
-    ``∫₀¹ (−p log p)·p^{−1−θ}(1−p)^{θ−1} dp / (Γ(θ)Γ(1−θ))``, with ``θ = σ_c/σ = c^{−1/2}``.
+    r""":math:`\lim_{t\to\infty} \mathbb{E}[H_t^{t\Delta}] = \psi(1) - \psi(1 - c^{-1/2})` for
+    ``c > 1``: the mean entropy ``E[−Σ p_i log p_i]`` of Poisson–Dirichlet(``θ``, 0) weights,
+    ``∫₀¹ (−p log p)·p^{−1−θ}(1−p)^{θ−1} dp / (Γ(θ)Γ(1−θ))``, with
+    :math:`\theta = \sigma_c/\sigma = c^{-1/2}`.
 
     Parameters
     ----------
@@ -59,8 +60,9 @@ def frozen_entropy_limit(c) -> np.ndarray:
 
 
 def negentropy_slope_theory(c, alpha, tau, delta) -> float:
-    """``d E[N_t^{tΔ}] / d log t → (c − 1)·ατ·log Δ``: ``E[L e^L] = (log α + ½ + (c − 1)·
-    log(1 + t/τ))·α/(t/τ + 1)`` summed over ``[t, tΔ)``.
+    r"""``d E[N_t^{tΔ}] / d log t → (c − 1)·ατ·log Δ``:
+    :math:`E[L e^L] = (\log\alpha + \tfrac12 + (c - 1)\log(1 + t/\tau))\,\alpha/(t/\tau + 1)`
+    summed over ``[t, tΔ)``.
 
     Parameters
     ----------

@@ -71,8 +71,8 @@ def check_rtol(rtol) -> float:
 
 @dataclass(frozen=True)
 class RowNodes:
-    """Distance nodes with weights (``Σ_i w_i f(t_i) ≈ Σ_t f(t)`` over a segment) and the
-    coefficients of the logits there.
+    r"""Distance nodes with weights (:math:`\sum_i w_i f(t_i) \approx \sum_t f(t)` over a segment)
+    and the coefficients of the logits there.
 
     Parameters
     ----------

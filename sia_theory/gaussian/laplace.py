@@ -1,10 +1,11 @@
-"""Per-distance Laplace factors of a lognormal weight, the primitives of the exact route.
+r"""Per-distance Laplace factors of a lognormal weight, the primitives of the exact route.
 
 For one logit ``L = a X + m`` with ``X ~ N(0, 1)`` and a Laplace variable ``s = e^u``:
 
 * ``g(s) = E[exp(−s e^L)]`` (the factor of ``Φ(s) = E[e^{−sZ}] = Π_t g_t(s)``), returned as
-  ``log g = log1p(−ε)`` with ``ε = E[−expm1(−s e^L)]`` computed directly, so ``ε`` keeps its
-  relative accuracy down to ``1e-35`` and below (a range of ``1e30`` distances sums such ``ε``);
+  :math:`\log g = \log(1-\varepsilon)` with :math:`\varepsilon = \mathbb{E}[1 - \exp(-s e^L)]`
+  computed directly, so ``ε`` keeps its relative accuracy down to ``1e-35`` and below (a range of
+  ``1e30`` distances sums such ``ε``);
 * the tilted expectations ``E[e^L e^{−s e^L}]`` and ``E[L e^L e^{−s e^L}]`` (the numerators of
   ``E[Z_range/Z]`` and ``E[N/Z]``), from the Gaussian tilt ``E[e^{aX} h(X)] = e^{a²/2} E[h(X+a)]``
   and Stein's identity ``E[X h(X)] = E[h'(X)]``:
@@ -128,8 +129,8 @@ def step_expectation_reference(kind: str, a, mu, refine: int = 1) -> np.ndarray:
 
 
 def log_factor(eps: np.ndarray) -> np.ndarray:
-    """``log g = log1p(−ε)``, floored at −690: a factor that small (``ε`` rounds to 1 below
-    ``g ≈ 1e-16``) makes every product it enters negligible, and the floor keeps ``Φ/g_t``
+    r""":math:`\log g = \log(1-\varepsilon)`, floored at −690: a factor that small (``ε`` rounds to
+    1 below ``g ≈ 1e-16``) makes every product it enters negligible, and the floor keeps ``Φ/g_t``
     finite (the same floored value is in ``Φ``).
 
     Parameters
@@ -153,8 +154,9 @@ def _checked(a, m, log_s):
 
 
 def laplace_pieces(a, m, log_s, refine: int = 1, kinds: str = "FEQ"):
-    """``(ε, E[e^{−e^{Y'}}], E[e^{Y'−e^{Y'}}])`` unvalidated, for the integrator's inner loop:
-    ``ε = E[1 − exp(−s e^L)]``, ``Y' = log s + m + a² + aX`` (see the module docstring).
+    r"""``(ε, E[e^{−e^{Y'}}], E[e^{Y'−e^{Y'}}])`` unvalidated, for the integrator's inner loop:
+    :math:`\varepsilon = \mathbb{E}[1 - \exp(-s e^L)]`, :math:`Y' = \log s + m + a^2 + aX` (see the
+    module docstring).
 
     Parameters
     ----------
@@ -181,11 +183,12 @@ def laplace_pieces(a, m, log_s, refine: int = 1, kinds: str = "FEQ"):
 
 
 def laplace_log_factor(a, m, log_s, *, refine: int = 1) -> np.ndarray:
-    """``log g = log E[exp(−s e^L)]`` for ``L = aX + m``, ``X ~ N(0,1)``, ``s = e^{log_s}``
-    (arrays broadcast; ``a >= 0``). Computed as ``log1p(−ε)`` with ``ε = E[−expm1(−s e^L)]``
-    integrated directly (relative accuracy ~1e-10 even for ``ε ~ 1e-35``), floored at
-    ``log g >= −690`` (a factor below ``e^{−690}`` makes any product it enters negligible).
-    ``log_s`` rather than ``s`` because the relevant ``s ~ 1/Z`` can be ``e^{−400}``.
+    r""":math:`\log g = \log \mathbb{E}[\exp(-s e^L)]` for ``L = aX + m``, ``X ~ N(0,1)``,
+    :math:`s = e^{\texttt{log\_s}}` (arrays broadcast; ``a >= 0``). Computed as ``log1p(−ε)`` with
+    :math:`\varepsilon = \mathbb{E}[1 - \exp(-s e^L)]` integrated directly (relative accuracy ~1e-10
+    even for ``ε ~ 1e-35``), floored at ``log g >= −690`` (a factor below ``e^{−690}`` makes any
+    product it enters negligible). ``log_s`` rather than ``s`` because the relevant ``s ~ 1/Z`` can
+    be ``e^{−400}``.
 
     Parameters
     ----------
@@ -224,11 +227,15 @@ def laplace_log_factor(a, m, log_s, *, refine: int = 1) -> np.ndarray:
 
 
 def laplace_tilted(a, m, log_s, *, refine: int = 1) -> tuple[np.ndarray, np.ndarray]:
-    """``(E[e^L e^{−s e^L}], E[L e^L e^{−s e^L}])`` for ``L = aX + m`` (arrays broadcast).
+    r"""``(E[e^L e^{−s e^L}], E[L e^L e^{−s e^L}])`` for ``L = aX + m`` (arrays broadcast).
 
-    ``E[e^{L_n}/(e^{L_n} + Z')] = ∫₀^∞ E[e^{L_n} e^{−s e^{L_n}}]·E[e^{−sZ'}] ds`` for an
-    independent ``Z'``: these are the per-token numerators of every mass and ``N/Z`` integral of
-    :mod:`sia_theory.gaussian.exact`. Both overflow float64 only where ``e^{m + a²/2}`` does.
+    .. math::
+
+        \mathbb{E}[e^{L_n}/(e^{L_n} + Z')] = \int_0^\infty \mathbb{E}[e^{L_n} e^{-s e^{L_n}}]\,
+        \mathbb{E}[e^{-sZ'}]\, ds
+
+    for an independent ``Z'``: these are the per-token numerators of every mass and ``N/Z`` integral
+    of :mod:`sia_theory.gaussian.exact`. Both overflow float64 only where ``e^{m + a²/2}`` does.
 
     Parameters
     ----------

@@ -1,4 +1,4 @@
-"""Which growth law the entropy in range follows: logarithmic, ``√(log t)``-like or bounded.
+r"""Which growth law the entropy in range follows: logarithmic, ``√(log t)``-like or bounded.
 
 The evidence is the local slope ``s(t) = dE[H_t^{tΔ}]/d log t`` in windows of ``t`` with its
 per-sample standard error (:func:`local_slopes`, from per-sample entropies; :func:`slope_ratio`).
@@ -27,7 +27,8 @@ effective ``log t``); its standard error is the delta-method one of the slope ra
 
 Over the brute-force range (``t <= 1e5``) that exponent is too imprecise to tell ``√(log t)``
 from ``(log t)^0.6``; :func:`log_power_fits` fits the growth exponent ``q`` of
-``E[H] = c + b·(log t)^q`` directly to exact values that reach ``t = 1e30`` (claim SI-7).
+:math:`\mathbb{E}[H] = c + b(\log t)^q` directly to exact values that reach ``t = 1e30`` (claim
+SI-7).
 """
 
 from __future__ import annotations
@@ -69,7 +70,7 @@ def _window_weights(t_values: np.ndarray, lo, hi) -> tuple[np.ndarray, np.ndarra
 
 
 def local_slopes(h: np.ndarray, t_values, deltas, windows) -> pd.DataFrame:
-    """Local slope ``s = dE[H]/d log t`` per window, from per-sample entropies.
+    r"""Local slope :math:`s = d\mathbb{E}[H]/d\log t` per window, from per-sample entropies.
 
     In each window the slope is the least squares slope of ``H`` on ``log t``, computed per
     sample (a fixed linear combination), so its standard error and its covariance with the first
@@ -131,9 +132,9 @@ def local_slopes(h: np.ndarray, t_values, deltas, windows) -> pd.DataFrame:
 
 
 def slope_ratio(slopes: pd.DataFrame, delta: int = 0, law: str = "sqrt(log t)"):
-    """``ρ = (s_last/s_first) / (x_last/x_first)``: the ratio of the last to the first window's
-    local slope, divided by the same ratio for the exact curve of ``law``; ``ρ = 1`` for that
-    law.
+    r""":math:`\rho = (s_\mathrm{last}/s_\mathrm{first}) / (x_\mathrm{last}/x_\mathrm{first})`: the
+    ratio of the last to the first window's local slope, divided by the same ratio for the exact
+    curve of ``law``; :math:`\rho = 1` for that law.
 
     Parameters
     ----------
@@ -291,8 +292,8 @@ def _profile(q: float, u: np.ndarray, h: np.ndarray):
 
 def log_power_fits(frame: pd.DataFrame, t_mins=FIT_WINDOWS, *, value: str = "H_exact",
                    min_points: int = 4, q_bounds=(-3.0, 3.0)) -> pd.DataFrame:
-    """Least-squares fits of ``E[H] = c + b·(log t)^q`` to ``frame[value]``, one per ``Δ`` and
-    window ``t >= t_min``.
+    r"""Least-squares fits of :math:`\mathbb{E}[H] = c + b(\log t)^q` to ``frame[value]``, one per
+    ``Δ`` and window ``t >= t_min``.
 
     A window with fewer than ``min_points`` values of ``t``, or the same points as a smaller
     ``t_min``, is skipped. At fixed ``q`` the fit is linear in ``c`` and ``b``, so ``q`` is

@@ -1,4 +1,4 @@
-"""Needle retrieval under Gaussian logits, exactly and at a cost independent of the context.
+r"""Needle retrieval under Gaussian logits, exactly and at a cost independent of the context.
 
 A query sees ``N`` keys at distances ``s = 0 … N−1`` with base scores ``X_s ~ N(0, 1)`` iid; the
 needle at distance ``t`` has base score ``X_t + δ`` (``δ`` in base-score standard deviations,
@@ -10,7 +10,7 @@ Two retrieval measures, each an exact one-dimensional integral:
 * ``P(argmax) = ∫ φ(u − δ) exp(G_t(a_t u + m_t)) du`` with ``G_t(ℓ) = Σ_{s≠t} log Φ((ℓ − m_s)/a_s)``
   the log CDF of the largest other logit (``u = X_t + δ``);
 * the expected attention mass ``E[e^{L_t}/Z] = ∫ φ(u − δ) R(a_t u + m_t) du`` with
-  ``R(ℓ) = E[e^ℓ/(e^ℓ + Z_rest)]``, the exact route's point mass
+  :math:`R(\ell) = \mathbb{E}[e^\ell/(e^\ell + Z_\mathrm{rest})]`, the exact route's point mass
   (:meth:`~sia_theory.gaussian.frullani.LaplaceIntegral.point_mass`: the row's Laplace
   transform with the needle's own factor divided out).
 
@@ -202,8 +202,8 @@ def _log_cdf_term(levels):
 
 
 def rest_log_cdf(transform, n_ctx, t, levels, head=None) -> np.ndarray:
-    """``G_t(ℓ) = log P(max_{s≠t} L_s < ℓ) = Σ_{s≠t} log Φ((ℓ − m_s)/a_s)`` at each level (in
-    log space: ``scipy.special.log_ndtr``).
+    r""":math:`G_t(\ell) = \log P(\max_{s\ne t} L_s < \ell) = \sum_{s\ne t}\log\Phi((\ell-m_s)/a_s)`
+    at each level (in log space: ``scipy.special.log_ndtr``).
 
     Parameters
     ----------
@@ -306,8 +306,9 @@ def row_integral(transform, n_ctx, head=None) -> LaplaceIntegral:
 
 
 def expected_log_rest(transform, n_ctx, t, head=None) -> Estimate:
-    """``E[log Z_rest]``, ``Z_rest = Σ_{s≠t} e^{L_s}``, by the exact route (Frullani's integral
-    of the row's Laplace transform with the needle's factor divided out), with its error.
+    r"""``E[log Z_rest]``, :math:`Z_\mathrm{rest} = \sum_{s\neq t} e^{L_s}`, by the exact route
+    (Frullani's integral of the row's Laplace transform with the needle's factor divided out), with
+    its error.
 
     Parameters
     ----------
@@ -376,10 +377,10 @@ def needle_mass_with_error(transform, n_ctx, t, deltas, head=None
 
 
 def needle_mass(transform, n_ctx, t, deltas, head=None) -> np.ndarray:
-    """The expected attention mass ``E[e^{L_t}/Z]`` of a needle raised by each ``δ``.
+    r"""The expected attention mass ``E[e^{L_t}/Z]`` of a needle raised by each ``δ``.
 
-    With ``R(ℓ) = E[e^ℓ/(e^ℓ + Z_rest)]`` (the exact route's point mass:
-    ``∫ q(u + ℓ) Ψ_t(e^u) du``, ``q`` the Gumbel density and ``Ψ_t`` the Laplace transform of
+    With :math:`R(\ell) = \mathbb{E}[e^\ell/(e^\ell + Z_\mathrm{rest})]` (the exact route's point
+    mass: ``∫ q(u + ℓ) Ψ_t(e^u) du``, ``q`` the Gumbel density and ``Ψ_t`` the Laplace transform of
     the rest), the mass is ``∫ φ(u − δ) R(a_t u + m_t) du``. Cost independent of ``N``; the
     numerical error is :func:`needle_mass_with_error`'s.
 

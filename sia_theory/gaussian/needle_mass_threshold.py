@@ -45,9 +45,10 @@ def bracket_root(excess, guess) -> float:
 
 
 def free_energy_threshold(transform, n_ctx, t, head=None) -> float:
-    """The mass threshold's prediction ``(E[log Z_rest] − m_t)/a_t``: the needle's logit
+    r"""The mass threshold's prediction ``(E[log Z_rest] − m_t)/a_t``: the needle's logit
     ``a_t(X + δ) + m_t`` against the typical log-normaliser of the rest (exact if ``log Z_rest``
-    did not fluctuate, since ``E[σ(a_t X + c)] = ½`` iff ``c = 0`` for symmetric ``X``).
+    did not fluctuate, since :math:`\mathbb{E}[\sigma(a_t X + c)] = \tfrac12` iff ``c = 0`` for
+    symmetric ``X``).
 
     Parameters
     ----------
@@ -76,8 +77,8 @@ def free_energy_threshold(transform, n_ctx, t, head=None) -> float:
 
 
 def mass_threshold(transform, n_ctx, t, head=None, *, guess=None) -> float:
-    """The exact ``δ*_mass(t, N)``: the root of ``E[e^{L_t}/Z] = ½`` in ``δ`` (``nan`` if
-    ``a_t = 0``); the bracket starts at :func:`free_energy_threshold` and widens.
+    r"""The exact ``δ*_mass(t, N)``: the root of :math:`\mathbb{E}[e^{L_t}/Z] = \tfrac12` in ``δ``
+    (``nan`` if ``a_t = 0``); the bracket starts at :func:`free_energy_threshold` and widens.
 
     Parameters
     ----------

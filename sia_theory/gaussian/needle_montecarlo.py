@@ -22,12 +22,12 @@ MAX_N_CTX = 10**7
 
 
 def simulate_needle(transform, n_ctx, t, deltas, samples, seed, head=None) -> dict:
-    """Monte Carlo estimates of ``P(argmax)`` and the attention mass ``E[e^{L_t}/Z]`` of a needle
+    r"""Monte Carlo estimates of ``P(argmax)`` and the attention mass ``E[e^{L_t}/Z]`` of a needle
     at distance ``t`` raised by each ``δ``; returns ``{"p_argmax", "p_argmax_se", "mass",
     "mass_se"}`` (arrays shaped like ``deltas``), ``"samples"`` and ``"margins"``: per draw the
     smallest ``δ`` at which the needle wins, ``(max_{s≠t} L_s − m_t)/a_t − X_t`` (``(S,)``;
-    ``P(argmax) = P(margin < δ)``, so their median is the Monte Carlo ``δ*``; ``nan`` if
-    ``a_t = 0``).
+    :math:`P(\mathrm{argmax}) = P(\mathrm{margin} < \delta)`, so their median is the Monte Carlo
+    ``δ*``; ``nan`` if ``a_t = 0``).
 
     Brute force: ``samples × n_ctx`` Gaussian base scores (``n_ctx <= 1e7``), so use it where
     it is cheap; draw ``k`` comes from ``rng_for(seed, "si.needle", k)``.

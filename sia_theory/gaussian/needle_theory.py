@@ -1,4 +1,4 @@
-"""Where needle retrieval switches on: the threshold ``δ*(t, N)``, exactly and by extreme-value
+r"""Where needle retrieval switches on: the threshold ``δ*(t, N)``, exactly and by extreme-value
 theory (claim EXT-7; docs/criticality.md §4).
 
 ``δ*`` is the raise of the needle's base score at which it is the argmax of the logits with
@@ -8,7 +8,8 @@ probability ½ (:func:`argmax_threshold`, a root of the exact
 Extreme-value theory (:func:`evt_threshold`): the largest of the other logits is close to a
 Gumbel variable ``ℓ* + G/θ``, with location and rate from the Poisson intensity of exceedances
 
-    ``Λ(ℓ) = Σ_{s≠t} Φ̄((ℓ − m_s)/a_s)``,  ``Λ(ℓ*) = 1``,  ``θ = −Λ'(ℓ*)``
+    :math:`\Lambda(\ell) = \sum_{s\neq t} \bar\Phi((\ell - m_s)/a_s)`, :math:`\Lambda(\ell^*) = 1`,
+    :math:`\theta = -\Lambda'(\ell^*)`
 
 (the classical approximation ``P(max < ℓ) ≈ e^{−Λ(ℓ)}`` for independent, not identically
 distributed variables). The needle wins with probability ½ when ``δ − (ℓ* − m_t)/a_t`` is the
@@ -16,7 +17,8 @@ median ``y(c)`` of ``X + G/c``, ``c = θ·a_t`` (:func:`gumbel_gauss_median`; ``
 large ``c``, ``γ`` Euler's constant). For a position-agnostic scheme (the same ``(a, m)`` at
 every distance) ``ℓ* = a·u_n + m`` with ``n·Φ̄(u_n) = 1``, ``n = N − 1``: the multiplier ``a``
 cancels and ``δ* ≈ u_n + γ/u_n ≈ b_n + γ/a_n`` with the textbook constants
-``a_n = √(2 log n)``, ``b_n = a_n − (log log n + log 4π)/(2 a_n)`` (:func:`classical_threshold`).
+:math:`a_n = \sqrt{2 \log n}`, :math:`b_n = a_n - (\log\log n + \log 4\pi)/(2 a_n)`
+(:func:`classical_threshold`).
 """
 
 from __future__ import annotations
@@ -45,9 +47,10 @@ _GUMBEL = np.exp(-_G - np.exp(-_G))  # (G,) its density
 
 
 def gumbel_gauss_median(c) -> float:
-    """The median ``y(c)`` of ``X + G/c`` with ``X ~ N(0, 1)`` and ``G`` a standard Gumbel
-    (``P(G < g) = exp(−e^{−g})``), i.e. the root of ``E[exp(−e^{−c(X + y)})] = ½``. Between
-    ``−log log 2/c`` (``c → 0``, the Gumbel's own median) and ``γ/c`` (``c → ∞``).
+    r"""The median ``y(c)`` of ``X + G/c`` with ``X ~ N(0, 1)`` and ``G`` a standard Gumbel
+    (:math:`P(G < g) = \exp(-e^{-g})`), i.e. the root of
+    :math:`\mathbb{E}[\exp(-e^{-c(X + y)})] = \tfrac12`. Between ``−log log 2/c`` (``c → 0``, the
+    Gumbel's own median) and ``γ/c`` (``c → ∞``).
 
     Parameters
     ----------
@@ -77,8 +80,8 @@ def gumbel_gauss_median(c) -> float:
 
 
 def rest_intensity(transform, n_ctx, t, level, head=None) -> tuple[float, float]:
-    """``(log Λ(ℓ), −Λ'(ℓ)/Λ(ℓ))``: the expected number of other logits above ``ℓ`` (in log) and
-    its decay rate, ``Λ(ℓ) = Σ_{s≠t} Φ̄((ℓ − m_s)/a_s)``.
+    r"""``(log Λ(ℓ), −Λ'(ℓ)/Λ(ℓ))``: the expected number of other logits above ``ℓ`` (in log) and
+    its decay rate, :math:`\Lambda(\ell) = \sum_{s\neq t} \bar\Phi((\ell - m_s)/a_s)`.
 
     Parameters
     ----------
@@ -118,8 +121,8 @@ def rest_intensity(transform, n_ctx, t, level, head=None) -> tuple[float, float]
 
 
 def gumbel_parameters(transform, n_ctx, t, head=None) -> tuple[float, float]:
-    """``(ℓ*, θ)``: the Gumbel location (``Λ(ℓ*) = 1``) and rate (``θ = −Λ'(ℓ*)``) of the
-    largest logit other than the needle's.
+    r"""``(ℓ*, θ)``: the Gumbel location (:math:`\Lambda(\ell^*) = 1`) and rate
+    (:math:`\theta = -\Lambda'(\ell^*)`) of the largest logit other than the needle's.
 
     Parameters
     ----------
@@ -195,8 +198,8 @@ def evt_threshold(transform, n_ctx, t, head=None) -> float:
 
 
 def classical_threshold(n_ctx) -> float:
-    """``b_n + γ/a_n`` with ``n = N − 1``, ``a_n = √(2 log n)``,
-    ``b_n = a_n − (log log n + log 4π)/(2 a_n)``: the textbook asymptotic ``δ*`` of every
+    r"""``b_n + γ/a_n`` with ``n = N − 1``, :math:`a_n = \sqrt{2 \log n}`,
+    :math:`b_n = a_n - (\log\log n + \log 4\pi)/(2 a_n)`: the textbook asymptotic ``δ*`` of every
     position-agnostic scheme.
 
     Parameters
@@ -229,18 +232,24 @@ def _power_law_log_intensity(level, alpha, b, tau, a_lo, a_hi) -> float:
 
 
 def power_law_threshold(transform, n_ctx, t) -> float:
-    """The closed-form ``δ*(t, N)`` of a transform with SI's power law (``transform.power_law =
-    (α, β, τ)``: ``a_s² = 2[log(s/τ+1) − log α + b]``, ``m_s = b − a_s²``, ``b = β/α``, SI eq. 16).
+    r"""The closed-form ``δ*(t, N)`` of a transform with SI's power law (``transform.power_law =
+    (α, β, τ)``: :math:`a_s^2 = 2[\log(s/\tau+1) - \log\alpha + b]`, :math:`m_s = b - a_s^2`,
+    :math:`b = \beta/\alpha`, SI eq. 16).
 
-    Per scale range: with ``λ = log(1 + s/τ)`` the distances between ``λ`` and ``λ + dλ`` number
-    ``τ e^λ dλ``, and each exceeds ``ℓ`` with probability ``Φ̄(a_s + (ℓ − b)/a_s)``; the Mills
-    ratio and ``dλ = a da`` turn the sum into
+    Per scale range: with :math:`\lambda = \log(1 + s/\tau)` the distances between ``λ`` and
+    ``λ + dλ`` number ``τ e^λ dλ``, and each exceeds ``ℓ`` with probability
+    ``Φ̄(a_s + (ℓ − b)/a_s)``; the Mills ratio and :math:`d\lambda = a\, da` turn the sum into
 
-        ``Λ(ℓ) = τα e^{−ℓ}/√(2π) · ∫_{a_0}^{a_N} a²/(a² + κ) · e^{−κ²/(2a²)} da``,  ``κ = ℓ − b``,
+    .. math::
 
-    ``≈ τα e^{−ℓ} a_N/√(2π)`` for large ``N``: every scale range contributes alike, so the
-    largest logit sits at ``ℓ*_N ≈ log(τα a_N/√(2π))``, growing only like ``½ log log N``. Then
-    ``δ* = a_t + (ℓ*_N − b)/a_t + y(θ a_t)``: set by the needle's own scale ``a_t ≈ √(2 log t)``.
+        \Lambda(\ell) = \tau\alpha e^{-\ell}/\sqrt{2\pi} \cdot \int_{a_0}^{a_N} a^2/(a^2 + \kappa)\,
+        e^{-\kappa^2/(2a^2)}\, da, \qquad \kappa = \ell - b,
+
+    :math:`\approx \tau\alpha e^{-\ell} a_N/\sqrt{2\pi}` for large ``N``: every scale range
+    contributes alike, so the largest logit sits at
+    :math:`\ell^*_N \approx \log(\tau\alpha a_N/\sqrt{2\pi})`, growing only like ``½ log log N``.
+    Then :math:`\delta^* = a_t + (\ell^*_N - b)/a_t + y(\theta a_t)`: set by the needle's own scale
+    :math:`a_t \approx \sqrt{2 \log t}`.
 
     Parameters
     ----------

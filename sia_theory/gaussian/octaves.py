@@ -22,7 +22,7 @@ CONVERGENCE_ATOL = 1e-9
 
 
 def octave_starts(t_max: int = 2**20, t_min: int = 1) -> np.ndarray:
-    """``t = 2^k`` from ``t_min`` (rounded up to a power of 2) to ``t_max``.
+    r""":math:`t = 2^k` from ``t_min`` (rounded up to a power of 2) to ``t_max``.
 
     Parameters
     ----------
@@ -51,12 +51,13 @@ def octave_starts(t_max: int = 2**20, t_min: int = 1) -> np.ndarray:
 
 def convergence(values, last: int = 3, rtol: float = CONVERGENCE_RTOL,
                 atol: float = CONVERGENCE_ATOL) -> tuple[str, float | None]:
-    """Decide from a sequence ``x_k`` (octave sums, ``k`` increasing) whether it converges.
+    r"""Decide from a sequence ``x_k`` (octave sums, ``k`` increasing) whether it converges.
 
     ``"converges"`` (limit ``x_K``) if each of the ``last`` steps satisfies
     ``|x_k − x_{k−1}| <= rtol·|x_k| + atol``; else ``"diverges"`` if the steps do not shrink
     (``|x_K − x_{K−1}| >= 0.9·|x_{K−3} − x_{K−4}|``: no geometric approach), or if the values
-    are not finite; else ``"undecided"`` (shrinking but not yet within tolerance at ``t = 2^20``).
+    are not finite; else ``"undecided"`` (shrinking but not yet within tolerance at
+    :math:`t = 2^{20}`).
 
     Parameters
     ----------

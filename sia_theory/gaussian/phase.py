@@ -1,10 +1,10 @@
-"""The phase of independent Gaussian logits: the random energy model's freezing point, for any
+r"""The phase of independent Gaussian logits: the random energy model's freezing point, for any
 transform, and every zoo scheme placed on it (claims EXT-4, EXT-5; THEORY.md §6).
 
 ``M`` iid Gaussian logits of spread ``σ`` spread their attention over a growing number of keys
 while ``σ < √(2 log M)`` and freeze onto ``O(1)`` of them above it; the phases are
 :data:`sia_theory.phases.REM_PHASES` (``"liquid"``, ``"critical"``, ``"frozen"``), decided by
-``r = σ/√(2 log M)`` against ``1 ± PHASE_BAND`` (:func:`phase_of_ratio`).
+:math:`r = \sigma/\sqrt{2 \log M}` against ``1 ± PHASE_BAND`` (:func:`phase_of_ratio`).
 
 * :func:`phase_table`: per octave range ``[t, 2t)`` of a query's row, and for its whole
   context, the logits' spread against the freezing point (``σ² = mean a² + var m`` over the
@@ -39,7 +39,7 @@ __all__ = ["PHASE_BAND", "REM_PHASES", "freezing_point", "phase_of_ratio", "phas
            "phase_schemes", "zoo_phase_table", "octave_ratios", "N_MAX"]
 
 PHASE_BAND = 0.1  # |r − 1| <= 0.1: critical
-"""``|r − 1| <= PHASE_BAND`` is critical, for ``r = σ/√(2 log M)``."""
+r"""``|r − 1| <= PHASE_BAND`` is critical, for :math:`r = \sigma/\sqrt{2 \log M}`."""
 N_MAX = 1e30
 """The largest context length of the zoo phase table."""
 POINTS = 1025  # t values per context (midpoint rule in t)
@@ -101,12 +101,13 @@ def phase_of_ratio(r) -> np.ndarray:
 
 
 def phase_shift(ratio_train, ratio_end) -> dict:
-    """How a set of heads moved between two contexts, matched head by head.
+    r"""How a set of heads moved between two contexts, matched head by head.
 
     Parameters
     ----------
     ratio_train, ratio_end : array_like
-        ``(heads,)`` positive ratios ``r = σ/√(2 log M)`` at the first and the second context.
+        ``(heads,)`` positive ratios :math:`r = \sigma/\sqrt{2 \log M}` at the first and the second
+        context.
 
     Returns
     -------
@@ -138,15 +139,17 @@ def phase_shift(ratio_train, ratio_end) -> dict:
 
 
 def phase_table(transform: Transform, n_ctx: int, t_values) -> pd.DataFrame:
-    """The phase of each octave range ``[t, 2t)`` (``2t <= n_ctx``) for a query seeing
+    r"""The phase of each octave range ``[t, 2t)`` (``2t <= n_ctx``) for a query seeing
     ``n_ctx`` keys, and of the whole context ``[0, n_ctx)``.
 
     The ``M`` logits of a range are ``L_s = a_s L̄_s + m_s``; their spread with ``s`` drawn
-    uniformly from the range is ``σ² = mean(a_s²) + var(m_s)`` (law of total variance; it is
-    ``a²`` when ``a, m`` are constant on the range, e.g. a pure multiplier ``a(n)``, and the
+    uniformly from the range is
+    :math:`\sigma^2 = \operatorname{mean}(a_s^2) + \operatorname{var}(m_s)` (law of total variance;
+    it is ``a²`` when ``a, m`` are constant on the range, e.g. a pure multiplier ``a(n)``, and the
     bias term is what concentrates ALiBi). ``σ`` is the effective inverse temperature
-    (``a_rms = √mean(a²)`` is reported too); ``r = σ/√(2 log M)`` with ``M = t`` (the range's
-    keys), and the phase is :func:`phase_of_ratio`.
+    (:math:`a_\mathrm{rms} = \sqrt{\operatorname{mean}(a^2)}` is reported too);
+    :math:`r = \sigma/\sqrt{2 \log M}` with ``M = t`` (the range's keys), and the phase is
+    :func:`phase_of_ratio`.
 
     Parameters
     ----------
@@ -184,8 +187,8 @@ def phase_table(transform: Transform, n_ctx: int, t_values) -> pd.DataFrame:
 
 
 def rem_max_location(n) -> np.ndarray:
-    """``a_n = √(2 log n) − (log log n + log 4π)/(2√(2 log n))``: the location of the maximum of
-    ``n`` iid ``N(0, 1)`` (Gumbel centring); elementwise.
+    r""":math:`a_n = \sqrt{2 \log n} - (\log\log n + \log 4\pi)/(2\sqrt{2 \log n})`: the location of
+    the maximum of ``n`` iid ``N(0, 1)`` (Gumbel centring); elementwise.
 
     Parameters
     ----------
@@ -214,8 +217,8 @@ def rem_max_location(n) -> np.ndarray:
 
 
 def context_spread(transform: Transform, n_ctx: float, points: int = POINTS) -> float:
-    """``σ(N) = √(mean a² + var m)`` over ``t`` uniform in ``[0, N)`` (midpoint rule; exact when
-    ``a``, ``m`` do not depend on ``t``).
+    r""":math:`\sigma(N) = \sqrt{\operatorname{mean} a^2 + \operatorname{var} m}` over ``t`` uniform
+    in ``[0, N)`` (midpoint rule; exact when ``a``, ``m`` do not depend on ``t``).
 
     Parameters
     ----------
@@ -241,7 +244,7 @@ def context_spread(transform: Transform, n_ctx: float, points: int = POINTS) -> 
 
 
 def freezing_ratio(transform: Transform, n_ctx: float, finite: bool = False) -> float:
-    """``r(N) = σ(N)/√(2 log N)`` (or ``/a_N`` with ``finite=True``, ``N >= 3``).
+    r""":math:`r(N) = \sigma(N)/\sqrt{2 \log N}` (or ``/a_N`` with ``finite=True``, ``N >= 3``).
 
     Parameters
     ----------
@@ -376,9 +379,10 @@ def zoo_phase_table(schemes: dict | None = None, n_max: float = N_MAX,
 
 def octave_ratios(transform: Transform, exponents=range(2, 101), points: int = POINTS
                   ) -> pd.DataFrame:
-    """Per octave ``[t, 2t)``, ``t = 2^k``: the spread ``σ_t = √(mean a² + var m)`` over the octave
-    (midpoint rule) and ``r_t = σ_t/√(2 log t)`` with its phase. For a context-dependent
-    transform the query sees ``n_ctx = 2t`` keys.
+    r"""Per octave ``[t, 2t)``, :math:`t = 2^k`: the spread
+    :math:`\sigma_t = \sqrt{\operatorname{mean} a^2 + \operatorname{var} m}` over the octave
+    (midpoint rule) and :math:`r_t = \sigma_t/\sqrt{2 \log t}` with its phase. For a
+    context-dependent transform the query sees ``n_ctx = 2t`` keys.
 
     Parameters
     ----------

@@ -125,7 +125,7 @@ def exact_below(rtol: float) -> int:
 
 
 def distance_quadrature(t1, t2, *, rtol=1e-6) -> tuple[np.ndarray, np.ndarray]:
-    """Nodes and weights with ``Σ_i w_i f(t_i) ≈ Σ_{t=t1}^{t2−1} f(t)``, about
+    r"""Nodes and weights with ``Σ_i w_i f(t_i) ≈ Σ_{t=t1}^{t2−1} f(t)``, about
     ``T + 8·log₂(t2/(t1 + T))`` of them for any ``t2`` (``T = max(16, rtol^{-1/4})``).
 
     The first ``T`` distances of the range (all of a range of under ``T + 64``) are nodes of
@@ -135,13 +135,13 @@ def distance_quadrature(t1, t2, *, rtol=1e-6) -> tuple[np.ndarray, np.ndarray]:
     integer edges, each integrated by 8-node Gauss–Legendre in ``log t``, and the ``f'`` term is
     applied with the central differences ``f'(A−½) ≈ f(A) − f(A−1)`` (four extra nodes with
     weights ``±1/24``; interior bin edges cancel). Error: the ``f'''`` terms,
-    ``≈ 3e-3·|f'''(A)|`` (``2e-2·f(A)/A³`` for ``f ~ 1/t``: below ``1e-7`` relative to the
-    sum at ``A = 16``), plus the Gauss–Legendre error, ``< 1e-10`` relative for ``f`` analytic
-    in ``log t`` on the scale of a bin (checked against plain summation in the tests). Each
-    bin's weights are rescaled to its exact count and the correction weights sum to zero, so
-    ``Σ w_i = t2 − t1`` to rounding (``f ≡ 1`` is exact). Because ``A`` grows as ``rtol``
-    falls, a quadrature at ``rtol/100`` is finer than one at ``rtol`` wherever the range starts
-    (the exact route's error estimate compares the two).
+    :math:`\approx 3\cdot 10^{-3}\,|f'''(A)|` (``2e-2·f(A)/A³`` for ``f ~ 1/t``: below ``1e-7``
+    relative to the sum at ``A = 16``), plus the Gauss–Legendre error, ``< 1e-10`` relative for
+    ``f`` analytic in ``log t`` on the scale of a bin (checked against plain summation in the
+    tests). Each bin's weights are rescaled to its exact count and the correction weights sum to
+    zero, so :math:`\sum_i w_i = t_2 - t_1` to rounding (``f ≡ 1`` is exact). Because ``A`` grows as
+    ``rtol`` falls, a quadrature at ``rtol/100`` is finer than one at ``rtol`` wherever the range
+    starts (the exact route's error estimate compares the two).
 
     Parameters
     ----------

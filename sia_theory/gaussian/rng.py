@@ -55,11 +55,11 @@ _INV_R = 1.0 / ZIGGURAT_R
 
 
 def ziggurat_tables(layers: int = 256) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Tables ``(k, w, f)`` of the 256-layer ziggurat for ``f(x) = exp(−x²/2)``.
+    r"""Tables ``(k, w, f)`` of the 256-layer ziggurat for :math:`f(x) = \exp(-x^2/2)`.
 
     Layer 0 is the base strip ``[0, r] × [0, f(r)]`` plus the tail, with virtual width
     ``v / f(r)``; layer ``i ≥ 1`` is the rectangle ``[0, x_i] × [f(x_i), f(x_{i−1})]``, all of
-    area ``v``. A 52-bit magnitude ``u`` gives ``x = u·w[i]``; ``u < k[i]`` means ``x`` lies
+    area ``v``. A 52-bit magnitude ``u`` gives :math:`x = u\, w[i]`; ``u < k[i]`` means ``x`` lies
     under ``f`` for sure (``x < x_{i−1}``); otherwise the wedge is tested with ``f``.
 
     Parameters

@@ -1,6 +1,6 @@
-"""Building blocks of the asymptotic sampler: truncated lognormal moments and distance bins.
+r"""Building blocks of the asymptotic sampler: truncated lognormal moments and distance bins.
 
-For one logit ``L = a X + m`` with ``X ~ N(0, 1)`` and the weight ``W = e^L``, conditioned on
+For one logit ``L = a X + m`` with ``X ~ N(0, 1)`` and the weight :math:`W = e^L`, conditioned on
 ``X < x`` (the logit below the sampler's threshold), the tilted Gaussian identities
 ``E[e^{sX} 1{X<x}] = e^{s²/2} Φ(x − s)``, ``E[X e^{sX} 1{X<x}] = e^{s²/2}(s Φ(c) − φ(c))`` and
 ``E[X² e^{sX} 1{X<x}] = e^{s²/2}((1 + s²) Φ(c) − (x + s) φ(c))`` (``c = x − s``; shift
@@ -68,7 +68,7 @@ class TruncatedMoments:
 
 
 def truncated_moments(a, m, x) -> TruncatedMoments:
-    """Mean and covariance of ``(W, L W)``, ``L = a X + m``, ``W = e^L``, given ``X < x``.
+    r"""Mean and covariance of ``(W, L W)``, ``L = a X + m``, :math:`W = e^L`, given ``X < x``.
 
     Formulas in the module docstring; weights below ``e^{-745}`` underflow to 0 (harmless: they
     are sums' terms).
@@ -108,9 +108,9 @@ def truncated_moments(a, m, x) -> TruncatedMoments:
 
 
 def tail_normals(log_tail, u) -> np.ndarray:
-    """Exact draws of ``X ~ N(0, 1)`` conditioned on ``X > x``: ``Φ̄(X) = u Φ̄(x)``, i.e.
-    ``X = −ndtri_exp(log u + log Φ̄(x))`` (inverse CDF in log space: accurate for ``x`` far in
-    the tail, e.g. 40).
+    r"""Exact draws of ``X ~ N(0, 1)`` conditioned on ``X > x``:
+    :math:`\bar\Phi(X) = u\, \bar\Phi(x)`, i.e. ``X = −ndtri_exp(log u + log Φ̄(x))`` (inverse CDF
+    in log space: accurate for ``x`` far in the tail, e.g. 40).
 
     Parameters
     ----------
@@ -171,10 +171,10 @@ def _coef(transform, t, n_ctx, h):
 
 def distance_bins(transform: Transform, t1: float, t2: float, n_ctx=None, h=None,
                   tol: float = BIN_TOL) -> DistanceBins:
-    """Bins covering the integer distances ``[t1, t2)``, each at most ``tol`` wide in logit
+    r"""Bins covering the integer distances ``[t1, t2)``, each at most ``tol`` wide in logit
     spread (see :data:`BIN_TOL`), widths doubling while allowed (so about ``log(t2/t1)/ε``
-    bins with ``ε ≈ tol/|d logit / d log t|``, and single distances where the coefficients
-    change fast).
+    bins with :math:`\varepsilon \approx \mathrm{tol}/|d\,\mathrm{logit} / d\log t|`, and single
+    distances where the coefficients change fast).
 
     Parameters
     ----------

@@ -55,17 +55,17 @@ _SCALED = ("llama3", "yarn", "longrope")  # the types standardize_rope_params gi
 
 @dataclass(frozen=True)
 class HFScheme(Scheme):
-    """One model's attention scheme, read from its config (:func:`from_hf_config`): a
+    r"""One model's attention scheme, read from its config (:func:`from_hf_config`): a
     :class:`sia_theory.schemes.Scheme` (usable wherever a scheme is) whose ``position`` is the
     encoding object the config fixes, with what transformers computes beside it.
 
     ``name``, ``encoding`` (= ``position``, an encoding of :mod:`sia_theory.attention`),
     ``transform``
-    (the logit law on ``S = q·k/√d``: the attention factor squared, DeepSeek's softmax-scale
-    factor and the query temperature, multiplied), ``source`` (what was followed) and
-    ``extension`` (the ``rope_type`` when it is not ``default``) are the fields of the
-    library's scheme. ``inv_freq`` is what transformers computes at initialisation, float64,
-    shape ``(rotary_dim // 2,)``; ``attention_factor`` its factor on cos and sin (1 where none);
+    (the logit law on :math:`S = q\cdot k/\sqrt d`: the attention factor squared, DeepSeek's
+    softmax-scale factor and the query temperature, multiplied), ``source`` (what was followed) and
+    ``extension`` (the ``rope_type`` when it is not ``default``) are the fields of the library's
+    scheme. ``inv_freq`` is what transformers computes at initialisation, float64, shape
+    ``(rotary_dim // 2,)``; ``attention_factor`` its factor on cos and sin (1 where none);
     ``softmax_scale`` the factor on ``1/√d`` (DeepSeek's ``mscale²``, 1 where none);
     ``query_temperature`` the law on the query alone (``None`` where none).
     """

@@ -226,7 +226,8 @@ def order_parameter_estimates(law: DistanceLaw, n, lam, *, route: str, samples=2
 
 def order_parameter(quantity: str, law: DistanceLaw, n, lam, *, route: str, samples=2000,
                     seed=0, top_k: int = 2048, share: float = 0.5) -> Estimate:
-    """``E[quantity]`` for one query and ``n`` keys of ``law`` at ``β = lam·β*_n``.
+    r"""``E[quantity]`` for one query and ``n`` keys of ``law`` at
+    :math:`\beta = \texttt{lam}\cdot\beta^*_n`.
 
     Parameters
     ----------

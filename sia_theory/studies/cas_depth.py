@@ -1,5 +1,5 @@
-"""CAS-8: the layer iterated at fixed ``β = γ log n`` across depth, with and without a residual,
-for Gaussian near-simplex tokens and the exact simplex (:func:`depth_study`, reduced by
+r"""CAS-8: the layer iterated at fixed :math:`\beta = \gamma \log n` across depth, with and without
+a residual, for Gaussian near-simplex tokens and the exact simplex (:func:`depth_study`, reduced by
 :func:`summarize_depth`; figure ``cas_depth``).
 """
 
@@ -23,7 +23,7 @@ __all__ = ["DepthSettings", "depth_study", "summarize_depth", "DEPTH_STUDY"]
 
 @dataclass(frozen=True)
 class DepthSettings(StudySettings):
-    """The layer iterated ``layers`` times at fixed ``β = γ log n`` for ``γ/γ_c`` in
+    r"""The layer iterated ``layers`` times at fixed :math:`\beta = \gamma \log n` for ``γ/γ_c`` in
     ``relative_gammas`` and each residual in ``alphas``, ``samples`` draws each."""
 
     n: int = 1024
@@ -60,8 +60,8 @@ DEPTH_STUDY = "cas.depth"
 
 @study("cas_depth", DepthSettings)
 def depth_study(settings: DepthSettings, seed: int, execution):
-    """Frames ``gaussian`` (one row per ``(α, γ/γ_c, sample, layer)``) and ``simplex`` (the
-    exact simplex iterated through its closed form, ``α = 0``)."""
+    r"""Frames ``gaussian`` (one row per ``(α, γ/γ_c, sample, layer)``) and ``simplex`` (the
+    exact simplex iterated through its closed form, :math:`\alpha = 0`)."""
     s = settings
     gc = critical_gamma(s.rho)
     frames = [simulate_depth(n=s.n, d=s.d, rho=s.rho, gamma=[g * gc for g in s.relative_gammas],

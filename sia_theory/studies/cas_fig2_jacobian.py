@@ -1,7 +1,7 @@
-"""CAS-6 (CAS Fig. 2): ``η = |∂X'/∂X|_F²/(nd)`` of unit-norm Gaussian near-simplex tokens against
-``γ`` for several ``d``, beside the exact simplex (:func:`jacobian_sweep`, reduced by
-:func:`summarize_jacobian_sweep`). Each ``(d, draw)`` is a sweep cell (resumable with a store;
-``sia-theory sweep cas_fig2_jacobian``).
+r"""CAS-6 (CAS Fig. 2): :math:`\eta = \|\partial X'/\partial X\|_F^2/(nd)` of unit-norm Gaussian
+near-simplex tokens against ``γ`` for several ``d``, beside the exact simplex
+(:func:`jacobian_sweep`, reduced by :func:`summarize_jacobian_sweep`). Each ``(d, draw)`` is a sweep
+cell (resumable with a store; ``sia-theory sweep cas_fig2_jacobian``).
 """
 
 from __future__ import annotations

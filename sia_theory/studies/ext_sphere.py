@@ -57,8 +57,8 @@ QUERIES = 64  # token queries per context
 LAWS = {"rem": (0.5, lambda n: float(rem_max_location(n))),
         "simplex": (1.0, lambda n: math.log(n - 1)),
         "squared": (2.0, lambda n: math.log(n) ** 2)}
-"""Law -> (limiting exponent k of ``β_c ∝ (log n)^k``, the law's finite-``n`` scale: the REM's
-``a_n``, the simplex's ``log(n − 1)``, ``(log n)²``)."""
+r"""Law -> (limiting exponent k of :math:`\beta_c \propto (\log n)^k`, the law's finite-``n`` scale:
+the REM's ``a_n``, the simplex's ``log(n − 1)``, ``(log n)²``)."""
 LAW_OF_FAMILY = {"iid normal": "rem", "simplex tokens": "simplex", "bounded e^(-1/x)": "squared"}
 """The law each log-family follows."""
 

@@ -1,15 +1,15 @@
-"""EXT-5: every zoo scheme on the REM phase diagram, and the turnover of LogN's global entropy
+r"""EXT-5: every zoo scheme on the REM phase diagram, and the turnover of LogN's global entropy
 (THEORY.md §6; the engine is :mod:`sia_theory.gaussian.phase`).
 
 Frames of :func:`zoo_phase_study`: ``table`` (every scheme's crossings of the iid freezing
 point and its phase at 1e3 … 1e30 keys, :func:`~sia_theory.gaussian.phase.zoo_phase_table`),
-``curves`` (``r(N) = σ(N)/√(2 log N)`` of every scheme on a grid of ``N``), ``octaves`` (the SI
-transform's ``σ_t/√(2 log t)`` per octave to ``2¹⁰⁰``), ``entropy`` (the Monte Carlo global
-entropy of ``LogN(s)`` at each context length, beside the annealed value and, with
-``exact=True``, the exact route) and ``turnover`` (the maximum of that entropy with its
-bootstrap interval, the candidate turnover points and the ratios there). Metadata: the same
-maximum, ``points`` (:func:`logn_points`), the exact route's maximum and ``solver_error``
-(the crossing solver against ``e^{2/s²}`` for ``s = 0.3, 0.4, 0.5``).
+``curves`` (:math:`r(N) = \sigma(N)/\sqrt{2 \log N}` of every scheme on a grid of ``N``),
+``octaves`` (the SI transform's ``σ_t/√(2 log t)`` per octave to ``2¹⁰⁰``), ``entropy`` (the Monte
+Carlo global entropy of ``LogN(s)`` at each context length, beside the annealed value and, with
+``exact=True``, the exact route) and ``turnover`` (the maximum of that entropy with its bootstrap
+interval, the candidate turnover points and the ratios there). Metadata: the same maximum,
+``points`` (:func:`logn_points`), the exact route's maximum and ``solver_error`` (the crossing
+solver against ``e^{2/s²}`` for ``s = 0.3, 0.4, 0.5``).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Head by head, two phase measures beside the measured entropy: the REM ratio of a head's
+r"""Head by head, two phase measures beside the measured entropy: the REM ratio of a head's
 logits and the gap-counting half-mass point of the same logits (THEORY.md §6; Hayase &
 Karakida, arXiv 2605.12697).
 
@@ -6,7 +6,8 @@ For each head and each query row ``i`` (``i`` even, so the window below never ho
 attention sink of the pretrained model; key 0 is left out of every measure), with ``x_t`` the
 head's logits at distance ``t = 0 … i − 1`` (``β = 1``: the logits as the model softmaxes them):
 
-* **REM ratio** ``r = σ/√(2 log M)``, ``σ`` the spread of ``x`` over the window of distances
+* **REM ratio** :math:`r = \sigma/\sqrt{2 \log M}`, ``σ`` the spread of ``x`` over the window of
+distances
   ``[M, 2M)``, ``M = (i + 1)//2`` (:func:`~.model_extrapolation.phase_rows`, RMS over the rows),
   its phase :func:`~sia_theory.gaussian.phase.phase_of_ratio` (``1 ± PHASE_BAND``);
 * **half-mass point** ``β_½`` of the same window (:func:`sia_theory.gaps.half_mass_beta`,

@@ -59,8 +59,9 @@ EXTRAPOLATION_ORDER = ("rope", "si-rope-posthoc", "yarn", "rope-ntk", "qwen-logn
 
 
 def phase_rows(scores, rows, score_mod, layer, tag):
-    """Per head: ``σ`` of the logits ``L = a·S + m`` of each query ``i`` over the keys at
-    distances ``[M, 2M)``, ``M = (i + 1)//2``, RMS over the queries, and ``r = σ/√(2 log M)``."""
+    r"""Per head: ``σ`` of the logits ``L = a·S + m`` of each query ``i`` over the keys at
+    distances ``[M, 2M)``, ``M = (i + 1)//2``, RMS over the queries, and
+    :math:`r = \sigma/\sqrt{2 \log M}`."""
     out = []
     for h in range(scores.shape[0]):
         sig2, ms = [], []

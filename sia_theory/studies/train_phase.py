@@ -1,4 +1,4 @@
-"""Theory beside practice on the trained models (claim TRAIN-7): does the REM, fed the scores
+r"""Theory beside practice on the trained models (claim TRAIN-7): does the REM, fed the scores
 a head shows within the training length ``L``, predict how its attention spreads over the
 distance octaves at ``16L``, and does the predicted dilution rank the schemes' loss change?
 
@@ -14,10 +14,10 @@ with its scaled base) on the first validation windows of ``16L`` tokens:
   dilution (the change of the farthest octave's share from ``L`` to ``16L``) and the loss
   change from ``L`` to ``16L`` (the runs' validation losses);
 * the old statistic, kept as a documented negative finding: every head's ``σ`` of its logits
-  over ``[M, 2M)`` against ``√(2 log M)``, ``r = σ/√(2 log M)``, and the median over heads of
-  ``|log r(16L)/r(L)|`` (``phase_shift``; :func:`head_phases`). It does not test the theory:
-  QK-norm bounds ``|S| ≤ √Dh``, so heads without a transform are "liquid" by construction, and
-  ALiBi's ``σ`` is its own bias.
+  over ``[M, 2M)`` against ``√(2 log M)``, :math:`r = \sigma/\sqrt{2 \log M}`, and the median over
+  heads of ``|log r(16L)/r(L)|`` (``phase_shift``; :func:`head_phases`). It does not test the
+  theory: QK-norm bounds ``|S| ≤ √Dh``, so heads without a transform are "liquid" by construction,
+  and ALiBi's ``σ`` is its own bias.
 """
 
 from __future__ import annotations

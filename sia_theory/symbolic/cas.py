@@ -1,8 +1,9 @@
-"""Critical attention scaling on the simplex, derived in sympy (CAS §2, Theorems 2.1 and 2.4).
+r"""Critical attention scaling on the simplex, derived in sympy (CAS §2, Theorems 2.1 and 2.4).
 
 Model (CAS eq. 1): ``y_i = x_i/|x_i|``, scores ``β⟨y_i, y_j⟩`` for every ``j`` including ``i``,
-``A = softmax`` by rows, ``x_i' = Σ_j A_ij y_j + α x_i``, ``β = γ log n``. On the exact simplex
-(``|x_i|² = q``, ``⟨y_i, y_j⟩ = ρ``) every quantity is a scalar function of ``(n, γ, ρ, α, q)``.
+``A = softmax`` by rows, ``x_i' = Σ_j A_ij y_j + α x_i``, :math:`\beta = \gamma \log n`. On the
+exact simplex (``|x_i|² = q``, ``⟨y_i, y_j⟩ = ρ``) every quantity is a scalar function of
+``(n, γ, ρ, α, q)``.
 
 Nothing is typed in from the paper: the self weight is the softmax of the two score values, the
 critical exponent comes from the exponent balance of the softmax denominator, the post-update
@@ -24,8 +25,8 @@ from ..phases import CAS_PHASES as PHASES  # the one phase vocabulary
 n, d = sp.symbols("n d", positive=True)
 """Sympy symbols: the number of tokens ``n`` and the dimension ``d``."""
 gamma, rho, q, beta = sp.symbols("gamma rho q beta", positive=True)
-"""Sympy symbols: the scaling ``γ`` (``β = γ log n``), the cosine ``ρ``, the squared norm ``q`` and
-the inverse temperature ``β``."""
+r"""Sympy symbols: the scaling ``γ`` (:math:`\beta = \gamma \log n`), the cosine ``ρ``, the squared
+norm ``q`` and the inverse temperature ``β``."""
 alpha = sp.Symbol("alpha", nonnegative=True)
 """Sympy symbol: the residual ``α >= 0``."""
 w = sp.Symbol("w", positive=True)  # self weight A_ii
@@ -37,8 +38,8 @@ s = sp.Symbol("s", real=True)  # relative distance to criticality: gamma = gamma
 # ----------------------------------------------------------------------------- forward pass
 @cache
 def self_weight():
-    """``w = A_ii``: softmax of the self score ``β`` against ``n−1`` scores ``βρ``, with
-    ``β = γ log n``."""
+    r"""``w = A_ii``: softmax of the self score ``β`` against ``n−1`` scores ``βρ``, with
+    :math:`\beta = \gamma \log n`."""
     b = gamma * sp.log(n)
     expr = sp.exp(b) / (sp.exp(b) + (n - 1) * sp.exp(b * rho))
     return sp.simplify(sp.powsimp(sp.expand_power_exp(expr), force=True))
@@ -46,10 +47,10 @@ def self_weight():
 
 @cache
 def critical_exponent():
-    """``γ_c``: the ``γ`` at which ``(n−1) n^{γρ}`` and ``n^γ`` grow at the same rate.
+    r"""``γ_c``: the ``γ`` at which ``(n−1) n^{γρ}`` and ``n^γ`` grow at the same rate.
 
     The growth exponent of their ratio is ``lim log(ratio)/log n``; setting it to zero gives
-    ``γ_c`` (CAS: ``γ_c = 1/(1−ρ)``). Returns ``(exponent_of_ratio, gamma_c)``.
+    ``γ_c`` (CAS: :math:`\gamma_c = 1/(1-\rho)`). Returns ``(exponent_of_ratio, gamma_c)``.
     """
     ratio = (n - 1) * n ** (gamma * rho) / n**gamma
     exponent = sp.limit(sp.expand_log(sp.log(ratio), force=True) / sp.log(n), n, sp.oo)
@@ -129,7 +130,7 @@ def inner_product_limits():
 
 @cache
 def critical_self_weight():
-    """The exact self weight at ``γ = γ_c`` for every ``n`` (CAS: ``n/(2n−1)``)."""
+    r"""The exact self weight at :math:`\gamma = \gamma_c` for every ``n`` (CAS: ``n/(2n−1)``)."""
     gamma_c = critical_exponent()[1]
     ratio = sp.powsimp(sp.expand(1 / self_weight() - 1), force=True)
     ratio = sp.powsimp(sp.simplify(ratio.subs(gamma, gamma_c)), force=True)
@@ -138,7 +139,8 @@ def critical_self_weight():
 
 @cache
 def critical_convergence_coefficient():
-    """``c`` in ``⟨y_i', y_j'⟩ = 4ρ/(1+3ρ) + c/n + O(1/n²)`` at ``γ = γ_c``, ``α = 0``."""
+    r"""``c`` in ``⟨y_i', y_j'⟩ = 4ρ/(1+3ρ) + c/n + O(1/n²)`` at :math:`\gamma = \gamma_c`,
+    :math:`\alpha = 0`."""
     h = sp.Symbol("h", positive=True)
     cos_c = inner_product_in_w().subs(alpha, 0).subs(w, critical_self_weight())
     limit = inner_product_limits()["critical"].subs(alpha, 0)
@@ -147,12 +149,12 @@ def critical_convergence_coefficient():
 
 @cache
 def transition_width_constant():
-    """``c(ρ)`` in "the 10–90 % width of the α = 0 transition, in units of ``γ/γ_c``, is
+    r"""``c(ρ)`` in "the 10–90 % width of the α = 0 transition, in units of ``γ/γ_c``, is
     ``c(ρ)/log n``" (THEORY.md measured ``3.46/log n`` at ``ρ = 0.5``).
 
     With ``γ = γ_c(1 + t/log n)`` the self weight tends to the logistic ``w = 1/(1 + e^{−t})`` and
-    the cosine to ``ρ/(ρ + (1−ρ)w²)`` (:func:`inner_product_limit_in_w` at ``α = 0``). Solving
-    ``cos = ρ + f(1−ρ)`` for ``t`` at ``f = 0.1`` and ``0.9`` gives the width in ``t``.
+    the cosine to ``ρ/(ρ + (1−ρ)w²)`` (:func:`inner_product_limit_in_w` at :math:`\alpha = 0`).
+    Solving ``cos = ρ + f(1−ρ)`` for ``t`` at ``f = 0.1`` and ``0.9`` gives the width in ``t``.
     """
     f = sp.Symbol("f", positive=True)
     cos_w = inner_product_limit_in_w().subs(alpha, 0)
@@ -251,11 +253,11 @@ def simplex_eta():
 
 @cache
 def eta_beta_coefficients():
-    """``η = E0 + β E1 + β² E2``; returns the ``n → ∞`` limits at fixed ``w, d``:
+    r"""``η = E0 + β E1 + β² E2``; returns the ``n → ∞`` limits at fixed ``w, d``:
     ``(E0_∞, d·E1_∞, d·E2_∞)`` as functions of ``(w, ρ, q, d, α)``.
 
-    ``E0_∞ = α² + (1 − 1/d)(w² + 2α√q w)/q`` gives Theorem 2.4 (``α = 0``) at the limiting ``w``;
-    the ``β`` and ``β²`` coefficients are ``O(1/d)``, so the theorem needs ``β²/d → 0`` at
+    ``E0_∞ = α² + (1 − 1/d)(w² + 2α√q w)/q`` gives Theorem 2.4 (:math:`\alpha = 0`) at the limiting
+    ``w``; the ``β`` and ``β²`` coefficients are ``O(1/d)``, so the theorem needs ``β²/d → 0`` at
     criticality (``w(1−w)`` does not vanish there).
     """
     num, den = sp.fraction(sp.together(simplex_eta_in_w()))
@@ -268,7 +270,8 @@ def eta_beta_coefficients():
 
 @cache
 def jacobian_limits():
-    """``{phase: lim η}`` when ``β²/d → 0`` (CAS Theorem 2.4 at ``α = 0``; general ``α`` kept)."""
+    r"""``{phase: lim η}`` when ``β²/d → 0`` (CAS Theorem 2.4 at :math:`\alpha = 0`; general ``α``
+    kept)."""
     e0 = eta_beta_coefficients()[0]
     lim_w = self_weight_limits()
     return {phase: sp.factor(e0.subs(w, lim_w[phase])) for phase in PHASES}
@@ -276,7 +279,8 @@ def jacobian_limits():
 
 @cache
 def critical_excess_terms():
-    """Leading finite-size excess of the simplex ``η`` over its limit at ``γ = γ_c``, ``α = 0``.
+    r"""Leading finite-size excess of the simplex ``η`` over its limit at :math:`\gamma = \gamma_c`,
+    :math:`\alpha = 0`.
 
     At ``γ_c`` the self weight is exactly ``w = n/(2n−1)``. Returns ``{"1/n": c_n, "beta/d": c_1,
     "beta^2/d": c_2}`` such that ``η = (1−1/d)/(4q) + c_n/n + c_1 β/d + c_2 β²/d + ...`` (the
