@@ -102,16 +102,16 @@ def paired(a: pd.Series, b: pd.Series, level: float = LEVEL) -> Interval:
 # --- sub-checks: held, contradicted or unresolved ----------------------------------------------
 # A row's claim is a conjunction of sub-checks, each judged on one interval. A sub-check is
 # ``HELD`` when the interval shows it, ``CONTRADICTED`` when the interval shows the opposite
-# (resolved the wrong way, or, for a claimed difference, resolved as smaller than the row's
-# power), and ``UNRESOLVED`` when the interval allows both. :func:`combined` makes the row FAIL on
-# any contradiction, PASS when everything held, and UNTESTED otherwise: a comparison too wide to
-# decide is a premise unmet, not evidence against the paper.
+# (resolved the wrong way, or, for a claimed difference, wholly below the smallest material
+# difference), and ``UNRESOLVED`` when the interval allows both. :func:`combined` makes the row
+# FAIL on any contradiction, PASS when everything held, and UNTESTED otherwise: a comparison too
+# wide to decide is a premise unmet, not evidence against the paper.
 
 HELD = "held"
 """A sub-check's outcome: its interval shows the claimed relation."""
 CONTRADICTED = "contradicted"
 """A sub-check's outcome: its interval shows the opposite (resolved the wrong way, or, for a
-claimed difference, a comparison that resolves the row's power and does not find it)."""
+claimed difference, wholly below the smallest material difference)."""
 UNRESOLVED = "unresolved"
 """A sub-check's outcome: its interval allows both the claim and its opposite."""
 
@@ -122,17 +122,17 @@ def _outcome(held: bool, contradicted: bool) -> str:
 
 def exceeds(d: Interval, power: float) -> str:
     """The claim ``d > 0`` (a resolved difference): held if the interval lies above 0;
-    contradicted if it lies below 0, or if it resolves differences of ``power`` (half-width at
-    most ``power``) and still does not lie above 0 (no material difference); else unresolved.
+    contradicted if it lies below 0, or below ``power`` (no material difference: even its upper
+    end is smaller than the smallest material difference); else unresolved.
 
     Examples
     --------
     >>> exceeds(t_interval([0.10, 0.12, 0.11]), 0.05), exceeds(t_interval([-0.01, 0.0, 0.01]), 0.05)
     ('held', 'contradicted')
-    >>> exceeds(t_interval([-0.2, 0.1, 0.4]), 0.05)
-    'unresolved'
+    >>> exceeds(t_interval([-0.2, 0.1, 0.4]), 0.05), exceeds(t_interval([0.0, 0.04, 0.08]), 0.05)
+    ('unresolved', 'unresolved')
     """
-    return _outcome(d.above(0.0), d.below(0.0) or d.half <= power)
+    return _outcome(d.above(0.0), d.below(0.0) or d.high < power)
 
 
 def at_most(d: Interval, bound: float) -> str:
@@ -155,9 +155,17 @@ def within(d: Interval, tolerance: float) -> str:
 
 def not_beaten(d: Interval, power: float) -> str:
     """The absence claim "the other is not better" on ``d`` = ours minus the other: contradicted
-    if the interval lies above 0 (the other resolved better); held if it lies below 0 or
-    resolves differences of ``power`` (half-width at most ``power``); else unresolved."""
-    return _outcome(not d.above(0.0) and (d.below(0.0) or d.half <= power), d.above(0.0))
+    if the interval lies above 0 (the other resolved better); held if it lies below 0 or at most
+    ``power`` (the other is better by less than the smallest material difference, if at all);
+    else unresolved.
+
+    Examples
+    --------
+    >>> tie, ahead = t_interval([-0.01, 0.0, 0.01]), t_interval([0.0, 0.04, 0.08])
+    >>> not_beaten(tie, 0.05), not_beaten(ahead, 0.05)
+    ('held', 'unresolved')
+    """
+    return _outcome(not d.above(0.0) and (d.below(0.0) or d.high <= power), d.above(0.0))
 
 
 def combined(checks: dict) -> tuple:
@@ -200,8 +208,10 @@ def with_seed_checks(m: Measurement, frame: pd.DataFrame, decide, earlier=None,
 
     * leave-one-out: the decision with each seed left out (:func:`leave_one_out`); if any of
       them is the other decision (FAIL for a PASS, PASS for a FAIL), the verdict does not
-      survive a change of seed and the row is ``UNTESTED`` (premise: a verdict that holds with
-      any one seed left out); an ``UNTESTED`` without a seed is reported only;
+      survive a change of seed and the row is ``UNTESTED`` (premise: a verdict that no single
+      seed reverses); an ``UNTESTED`` without a seed is reported only, and when every
+      leave-one-out decision is ``UNTESTED`` the detail says that the remaining seeds cannot
+      decide it;
     * ``earlier``: the same frame at the checkpoint before the last; a different verdict there
       means the ordering is still moving (said, the verdict kept);
     * ``kinds``: ``{kind: frame}`` of the validation documents of one kind (prose, code), each
@@ -212,6 +222,10 @@ def with_seed_checks(m: Measurement, frame: pd.DataFrame, decide, earlier=None,
     if loo:
         notes.append("leave-one-out: " + ", ".join(f"without seed {k} {v}"
                                                     for k, v in loo.items()))
+        if set(loo.values()) == {"UNTESTED"}:
+            notes.append(f"with {len(loo) - 1} seeds left no leave-one-out decision is reached, "
+                         "so leaving a seed out cannot test this verdict (nor does it reverse "
+                         "it)")
     if earlier is not None:
         before = decide(earlier).verdict
         notes.append(f"at the checkpoint before the last: {before}"
@@ -224,8 +238,8 @@ def with_seed_checks(m: Measurement, frame: pd.DataFrame, decide, earlier=None,
     flips = sorted({v for v in loo.values() if v in ("PASS", "FAIL") and v != m.verdict})
     if flips and m.verdict in ("PASS", "FAIL"):
         return Measurement("UNTESTED", m.measured, m.value, m.ci_low, m.ci_high, m.target,
-                           m.tolerance, f"premise unmet: a verdict that holds with any one seed "
-                           f"left out (all seeds: {m.verdict}; " + "/".join(flips)
+                           m.tolerance, f"premise unmet: a verdict that no single seed reverses "
+                           f"(all seeds: {m.verdict}; " + "/".join(flips)
                            + " without one). " + detail)
     return Measurement(m.verdict, m.measured, m.value, m.ci_low, m.ci_high, m.target,
                        m.tolerance, detail)

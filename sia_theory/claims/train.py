@@ -58,12 +58,13 @@ BLOWUP = 0.30  # nats: the rise from L to 16L of a scheme that "blows up"
 NEAR_TOL = 0.05  # nats: "nearly matches" at L (SI + RoPE against SI + p-RoPE)
 """Nats per token: "nearly matches" at L (TRAIN-3: the interval of SI + RoPE minus SI + p-RoPE
 inside ±NEAR_TOL)."""
-POWER = 0.05  # nats: the smallest material difference a comparison must resolve
+POWER = 0.05  # nats: the smallest material difference between two schemes
 """Nats per token: the smallest material difference between two schemes. TRAIN-2 and TRAIN-4
-claim that no scheme (no τ) is better: a comparison resolved neither way holds only if it
-resolves differences of ``POWER`` (its interval's half-width at most this), else it is
-unresolved and the row ``UNTESTED`` (underpowered). TRAIN-3 claims differences: one that such a
-comparison does not find is contradicted (no material difference)."""
+claim that no scheme (no τ) is better: a comparison holds when the other is resolved worse or
+better by less than ``POWER`` at most (the interval of ours minus it at most ``POWER``), and is
+unresolved when its interval reaches beyond ``POWER`` without lying above 0 (the row is then
+``UNTESTED``). TRAIN-3 claims differences: one whose whole interval lies below ``POWER`` is
+contradicted (no material difference)."""
 RESOLVED = 0.05  # TRAIN-5: a theory difference counts if > 5 % of the larger value (and 2 s.e.)
 """TRAIN-5: a theory difference counts if above 5 % of the larger value (and 2 s.e.)."""
 QUICK_NOTE = ("quick: 8-step models of width 32 cannot order schemes; the study, frames and "
@@ -138,8 +139,7 @@ def _verdict_of(checks: dict, shown: dict) -> tuple:
     detail followed by each sub-check's interval ``shown[name]``."""
     v, text = combined(checks)
     return v, (text + " Intervals: " + "; ".join(f"{k} {shown[k]}" for k in checks)
-               + f" (a comparison resolves a material difference when its half-width is at most "
-               f"POWER = {POWER} nats).")
+               + f" (the smallest material difference, POWER: {POWER} nats).")
 
 
 # --- the decision functions --------------------------------------------------------------------
@@ -172,8 +172,8 @@ def decide_train1(frame: pd.DataFrame) -> Measurement:
 def decide_train2(frame: pd.DataFrame) -> Measurement:
     """No other Table 1 row (:data:`TABLE1_ROWS`, the learned LogN included) is lower than SI +
     p-RoPE at 16L, and SI + p-RoPE is not above p-RoPE at L: each comparison (SI minus the
-    other, paired by seed) is contradicted if resolved above 0, held if resolved below 0 or
-    narrow enough to resolve ``POWER`` (:func:`.seeds.not_beaten`), else unresolved; FAIL on a
+    other, paired by seed) is contradicted if resolved above 0, held if its interval lies below
+    0 or at most ``POWER`` (:func:`.seeds.not_beaten`), else unresolved; FAIL on a
     contradiction, PASS when all held, else UNTESTED (underpowered). Value: SI + p-RoPE minus
     the best other at 16L (mean over seeds, with its paired interval); tolerance: ``POWER``."""
     others = {s: _versus(frame, "si-p-rope", s, 16) for s in TABLE1_ROWS

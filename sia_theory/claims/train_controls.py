@@ -121,9 +121,11 @@ negative_control("TRAIN-2")(lambda: decide_train2(synthetic_frame(
 negative_control("TRAIN-2", "the learned LogN 20 % beyond the resolution below SI at 16L")(
     lambda: decide_train2(synthetic_frame(rise={("logn-p-rope-learned", None): -1.2 * _res(
         "si-p-rope", "logn-p-rope-learned", 16, 10.0, None)})))
+_ABOVE_L = 1.2 * _res("si-p-rope", "p-rope", 1, 10.0, None)
 negative_control("TRAIN-2", "SI 20 % beyond the resolution above p-RoPE at L")(
-    lambda: decide_train2(synthetic_frame(at_l={("si-p-rope", 10.0): 3.9 + 1.2 * _res(
-        "si-p-rope", "p-rope", 1, 10.0, None)})))
+    # SI raised at L only (its 16L loss unchanged: the rise lowered by the same amount)
+    lambda: decide_train2(synthetic_frame(at_l={("si-p-rope", 10.0): 3.9 + _ABOVE_L},
+                                          rise={("si-p-rope", 10.0): -_ABOVE_L})))
 negative_control("TRAIN-3")(lambda: decide_train3(synthetic_frame(
     rise={("si-rope", 10.0): 0.0})))
 negative_control("TRAIN-3", "SI + RoPE resolved below SI + p-RoPE at 16L by 20 % of POWER")(
