@@ -4,6 +4,7 @@ with the measured families' spread; for SPH-3 the engine's order parameters at �
 PASS, so the FAIL of every negative control in tests/claims/test_paper_checks.py is the
 alternative's doing, not a rule that cannot pass."""
 
+import dataclasses
 import math
 
 import numpy as np
@@ -75,13 +76,15 @@ def quick_regimes():
 
 def test_the_engine_at_the_critical_scale_passes_sph3_and_its_critical_band_is_the_poisson_limit(
         quick_regimes):
-    """The quick Monte Carlo table (d = 3, n = 2^8 … 2^12) decides PASS, and its critical band's
+    """The quick Monte Carlo table (d = 3, n = 2^8 … 2^12, 300 rows) contradicts nothing (its
+    drift intervals are too wide to hold ±0.03: UNTESTED, naming them), and its critical band's
     nearest-key mass at the largest n matches the Poisson limit written out here: on S^2 the
     cosine is uniform on [-1, 1] (Archimedes), so n·(1 − cos)/2 are the arrival times Γ_i of a
     unit-rate Poisson process and at β = β*_n = n/2 the weights are e^{−Γ_i}; the mass on the
     nearest key is 1/Σ_i e^{−(Γ_i − Γ_1)} (200 arrivals: the rest weigh < e^{−150})."""
     table = quick_regimes
-    assert decide_sph3(table).verdict == "PASS"
+    m = decide_sph3(table)
+    assert m.verdict == "UNTESTED" and "drift within" in m.detail.split("unresolved: ")[1]
     rng = np.random.default_rng(7)
     gamma = np.cumsum(rng.exponential(size=(20000, 200)), axis=1)
     limit = 1 / np.exp(-(gamma - gamma[:, :1])).sum(axis=1)
@@ -89,6 +92,16 @@ def test_the_engine_at_the_critical_scale_passes_sph3_and_its_critical_band_is_t
     se = math.hypot(mc.error, limit.std(ddof=1) / math.sqrt(limit.size))
     assert abs(mc.value - limit.mean()) < 4 * se, (mc.value, limit.mean(), se)
     assert BANDS == {"sub-critical": 0.01, "critical": 1.0, "super-critical": 100.0}
+
+
+@pytest.mark.slow
+def test_the_engine_with_3000_rows_decides_sph3_pass():
+    """With 3000 rows per point the drift intervals are narrow enough (half-width ≈ 0.01) to hold
+    the critical band steady within ±0.03: PASS (about 10 s on a quiet core)."""
+    table = regime_table(dataclasses.replace(RegimeSettings.quick(), samples=3000), 0)
+    m = decide_sph3(table)
+    assert m.verdict == "PASS", m.detail
+    assert m.ci_high - m.ci_low < 0.03
 
 
 def test_sph3_rejects_a_band_swapped_for_another(quick_regimes):
