@@ -122,7 +122,8 @@ def decide_cas5(summary: dict) -> Measurement:
     Otherwise PASS if d = 2 looks like a smoothed version of the same transition (midpoint
     within 50 % of γ_c and β₅₀(1−ρ̄) ∝ (log n)^k with k's interval containing 1); DIVERGES if its
     midpoint is below ½γ_c (upper 95 % limit) and β₅₀ does not grow like log n (k's interval
-    below 1); FAIL if neither. A DIVERGES says in its detail that arXiv 2605.08505 explains it
+    below 1); FAIL if neither. A DIVERGES whose low-``d`` β₅₀ lies in the sub-critical band says
+    in its detail that arXiv 2605.08505 explains it
     (:func:`~sia_theory.claims.explained.sub_critical_average`)."""
     by_d, k = summary["by_d"], summary["k"]
     d_hi, d_lo = max(by_d), min(by_d)
@@ -133,8 +134,9 @@ def decide_cas5(summary: dict) -> Measurement:
     same = abs(low["mid"] - 1) < 0.5 and k_low["ci_low"] <= 1 <= k_low["ci_high"]
     neighbour = low["mid_ci"][1] < 0.5 and k_low["ci_high"] < 1
     outcome = "FAIL" if not sharp else "PASS" if same else "DIVERGES" if neighbour else "FAIL"
-    explained = (sub_critical_average(d_lo, summary.get("beta50_by_n", {}).get(d_lo))
-                 if outcome == "DIVERGES" and d_lo >= 2 else "")
+    beta50 = summary.get("beta50_by_n", {}).get(d_lo)
+    explained = (sub_critical_average(d_lo, beta50)
+                 if outcome == "DIVERGES" and d_lo >= 2 and beta50 else "")
     text = "; ".join(f"d={d}: γ₅₀/γ_c {v['mid']:.3f} [{v['mid_ci'][0]:.3f}, {v['mid_ci'][1]:.3f}]"
                      f", width {v['width']:.2f}" for d, v in sorted(by_d.items(), reverse=True))
     return Measurement(outcome, f"{text}; d={d_lo}: β₅₀(1−ρ̄) ∝ (log n)^{k_low['slope']:.2f} "

@@ -16,6 +16,8 @@ import math
 
 from sia_theory.sphere.model import DistanceLaw
 
+from .sphere import BANDS
+
 __all__ = ["BRUNO_2026", "HAYASE_2026", "low_d_exponent", "sub_critical_average"]
 
 BRUNO_2026 = ("Bruno, Chen, Lin, Polyanskiy, Rigollet, 'Scaling Limits of Long-Context "
@@ -47,6 +49,8 @@ def low_d_exponent(d: int, p: float, ci_low: float, ci_high: float) -> str:
     >>> "2605.08505" in low_d_exponent(2, 2.05, 1.89, 2.20), low_d_exponent(2, 1.0, 0.9, 1.1)
     (True, '')
     """
+    if isinstance(d, bool) or not isinstance(d, int) or d < 2:
+        raise ValueError(f"d must be an integer >= 2 (keys on S^(d-1) with d - 1 >= 1), got {d!r}")
     law = 2 / (d - 1)
     if not ci_low <= law <= ci_high:
         return ""
@@ -59,35 +63,50 @@ def low_d_exponent(d: int, p: float, ci_low: float, ci_high: float) -> str:
             f"[{ci_low:.2f}, {ci_high:.2f}] (figure ext_phase_plane; claims SPH-1, SPH-2).")
 
 
-def sub_critical_average(d: int, beta50_by_n: dict | None = None) -> str:
-    """CAS-5's sentence for its low-``d`` panel, whose output-cosine midpoint stays O(1).
+def sub_critical_average(d: int, beta50_by_n: dict) -> str:
+    """CAS-5's sentence for its low-``d`` panel, whose output-cosine midpoint stays O(1), when
+    the numbers put it in the sub-critical regime.
 
     Parameters
     ----------
     d : int
         The token dimension, ``>= 2``.
-    beta50_by_n : dict, optional
-        ``n -> median β₅₀``; with it the sentence gives ``β*_n`` of uniform keys on
-        ``S^{d−1}`` and the largest ``β₅₀/β*_n``.
+    beta50_by_n : dict
+        ``n -> median β₅₀`` (non-finite values ignored, at least one finite).
 
     Returns
     -------
     str
-        The sentence citing :data:`BRUNO_2026`.
+        The sentence citing :data:`BRUNO_2026`, with ``β*_n`` of uniform keys on ``S^{d−1}``
+        and the largest ``β₅₀/β*_n``; ``""`` when that ratio exceeds SPH-3's sub-critical band
+        (``β = 0.01·β*_n``, where the nearest key holds at most 5 % of the mass): then the
+        published sub-critical result does not explain the row.
+
+    Raises
+    ------
+    ValueError
+        If ``d`` is not an integer ``>= 2`` or ``beta50_by_n`` holds no finite value.
 
     Examples
     --------
     >>> "β₅₀/β*_n ≤ 0.00082" in sub_critical_average(2, {128: 2.72, 512: 2.72})
     True
+    >>> sub_critical_average(2, {128: 2.72, 512: 2000.0})  # 0.04·β*_n: above the band, not cited
+    ''
     """
+    if isinstance(d, bool) or not isinstance(d, int) or d < 2:
+        raise ValueError(f"d must be an integer >= 2 (keys on S^(d-1) with d - 1 >= 1), got {d!r}")
+    finite = {n: b for n, b in (beta50_by_n or {}).items() if math.isfinite(b)}
+    if not finite:
+        raise ValueError(f"beta50_by_n must hold at least one finite β₅₀, got {beta50_by_n!r}")
     law = DistanceLaw.uniform(d)
-    ratio = ""
-    if beta50_by_n:
-        worst = max(b / law.critical_beta(n) for n, b in beta50_by_n.items() if math.isfinite(b))
-        lo, hi = min(beta50_by_n), max(beta50_by_n)
-        ratio = (f" Here β*_n of uniform keys on S^{d - 1} is {law.critical_beta(lo):.3g} … "
-                 f"{law.critical_beta(hi):.3g} for n = {lo} … {hi} and β₅₀/β*_n ≤ "
-                 f"{worst:.2g}.")
+    worst = max(b / law.critical_beta(n) for n, b in finite.items())
+    if worst > BANDS["sub-critical"]:
+        return ""
+    lo, hi = min(finite), max(finite)
+    ratio = (f" Here β*_n of uniform keys on S^{d - 1} is {law.critical_beta(lo):.3g} … "
+             f"{law.critical_beta(hi):.3g} for n = {lo} … {hi} and β₅₀/β*_n ≤ {worst:.2g}, "
+             f"below SPH-3's sub-critical band ({BANDS['sub-critical']:g}·β*_n).")
     return (f"Explained by {BRUNO_2026}: the abstract states β*_n ≍ n^{{2/(d−1)}} "
             f"(n^{2 / (d - 1):g} for d = {d}) and that below it the attention output reduces to "
             "a local average around the query with an explicit deterministic bias and Gaussian "

@@ -10,7 +10,7 @@ for keys uniform on ``S^{d−1}`` (Bruno, Chen, Lin, Polyanskiy, Rigollet, arXiv
   ``β = λ β*_n``. Sub-critical where it is below ``levels[0]``, super-critical above
   ``levels[1]``, critical between. A boundary is the ``λ`` where the mean crosses its level
   (linear in ``log λ`` between grid points); its 95 % interval the crossings of the mean
-  ``∓ 1.96`` standard errors.
+  ``∓ Z95`` (1.96) standard errors (:data:`~sia_theory.gaussian.estimate.Z95`).
 * **The boundaries, in theory.** In the Poisson limit the weights depend on ``λ`` only, so each
   boundary is ``λ_ℓ^∞ β*_n``: a line of slope ``2/(d−1)`` in the ``(log n, log β)`` plane. The
   constants ``λ_ℓ^∞`` by the extreme-value route
@@ -51,13 +51,10 @@ from .base import study
 from .cas_fig1_phase_diagram import phase_diagram_cell
 from .ext_universality import UniversalitySettings, universality_cell, universality_cells
 
-__all__ = ["PhasePlaneSettings", "phase_plane_study", "crossing", "limit_n", "PHASE_PLANE_STUDY",
-           "Z95"]
+__all__ = ["PhasePlaneSettings", "phase_plane_study", "crossing", "limit_n", "PHASE_PLANE_STUDY"]
 
 PHASE_PLANE_STUDY = "ext.phase_plane"
 """The study key of the sphere draws (stream ``(seed, key, route, d, n)``)."""
-"""The standard normal 97.5 % quantile: a boundary's 95 % interval is where the mean ``∓ Z95``
-standard errors crosses its level."""
 SMALLEST_GAP = 1e-10  # 1/β*_n at the limit's n: the nearest key's gap still resolved in float64
 """The smallest ``1/β*_n`` (the nearest key's gap) the extreme-value route is run at
 (:func:`limit_n`): still resolved against 1 in float64."""
@@ -204,7 +201,7 @@ def _region_rows(s: PhasePlaneSettings, seed: int, d: int, n: int) -> list[dict]
 
 
 def _band(lams, mean, se, level) -> tuple[float, float, float]:
-    """The crossing of ``mean`` and of ``mean ± 1.96 se`` (the latter the interval's ends)."""
+    """The crossing of ``mean`` and of ``mean ± Z95·se`` (the latter the interval's ends)."""
     return (crossing(lams, mean, level), crossing(lams, mean + Z95 * se, level),
             crossing(lams, mean - Z95 * se, level))
 

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from sia_theory.claims import cas_near_simplex as C
-from sia_theory.claims import run_claims
+from sia_theory.claims import explained, run_claims
 from sia_theory.claims.ext_universality import EXT4_LABELS, decide_ext4, ext_4_law
 
 CITATION = "arXiv 2605.08505"
@@ -69,3 +69,20 @@ def test_quick_rows_carry_the_citation():
     for row in table[table["id"].isin(ids)].itertuples():
         assert row.verdict == "DIVERGES", (row.id, row.measured)
         assert CITATION in row.detail, (row.id, row.detail)
+
+
+@pytest.mark.parametrize("call, name", [
+    (lambda: explained.low_d_exponent(1, 2.0, 1.9, 2.1), "d"),
+    (lambda: explained.sub_critical_average(1, {128: 2.7}), "d"),
+    (lambda: explained.sub_critical_average(2, {128: float("nan")}), "beta50_by_n"),
+    (lambda: explained.sub_critical_average(2, {}), "beta50_by_n")])
+def test_bad_input_is_refused_naming_the_parameter(call, name):
+    with pytest.raises(ValueError, match=name):
+        call()
+
+
+def test_cas5_is_cited_only_below_the_sub_critical_band():
+    """β₅₀ = 2.72 at n = 128 on S^1 is 8e-4·β*_n (cited); the same panel at 0.04·β*_n (above
+    SPH-3's 0.01·β*_n band) is not."""
+    assert "2605.08505" in explained.sub_critical_average(2, {128: 2.72, 512: 2.72})
+    assert explained.sub_critical_average(2, {128: 2.72, 512: 2000.0}) == ""
