@@ -124,7 +124,14 @@ def to_gguf_rows(weight: np.ndarray, n_heads: int) -> np.ndarray:
 
 def read_hf_folder(folder) -> tuple[LlamaConfig, dict]:
     """``(config, tensors)`` of a Hugging Face LLaMA folder, the tensors under the GGUF names
-    :class:`~.llama.LlamaModel` reads (``output.weight`` only for an untied head)."""
+    :class:`~.llama.LlamaModel` reads (``output.weight`` only for an untied head).
+
+    ``config`` carries ``rope_theta`` only: the config's RoPE scaling and logit factors
+    (``rope_scaling`` / ``rope_parameters``) are read by
+    :func:`~sia_theory.models.hf_config.from_hf_config`, which
+    :func:`~sia_theory.models.loader.load_hf_folder` (``load_pretrained(folder)``) applies as the
+    model's default position encoding and score_mod; a ``LlamaModel`` built from this pair
+    alone runs the unscaled RoPE."""
     folder = Path(folder)
     files = sorted(folder.glob("*.safetensors"))
     if not (folder / "config.json").is_file() or not files:

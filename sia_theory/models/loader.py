@@ -222,9 +222,11 @@ def load_hf_folder(path, dtype=np.float32):
     """
     dtype = _check_dtype(dtype)
     started = time.perf_counter()
-    config, tensors = read_hf_folder(path)
+    config_path = os.path.join(path, "config.json")
+    # the RoPE and logit law first: an unknown rope type is refused before any tensor is read
+    scheme = from_hf_config(config_path) if os.path.isfile(config_path) else None
+    config, tensors = read_hf_folder(path)  # (a folder without config.json is refused here)
     model = LlamaModel(config, tensors, dtype)
-    scheme = from_hf_config(os.path.join(path, "config.json"))  # its RoPE and logit law
     model.default_position = scheme.encoding
     if not isinstance(scheme.transform, NoScale):
         model.default_score_mod = scheme.transform

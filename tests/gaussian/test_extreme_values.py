@@ -9,7 +9,7 @@ import math
 import mpmath
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from scipy.special import entr, logsumexp
@@ -225,8 +225,9 @@ def test_simplex_sparsity_issue_example():
 
 @CAS_FAST
 @given(log10_n=st.floats(0.31, 300.0), gamma=st.floats(0.0, 60.0), rho=st.floats(1e-6, 0.999))
+@example(log10_n=15.5, gamma=0.0, rho=0.5)  # 10^15.5 is not a whole float: n must be rounded
 def test_simplex_sparsity_matches_mpmath_from_n_2_to_1e300(log10_n, gamma, rho):
-    n = round(10.0**log10_n) if log10_n < 15 else 10.0**log10_n
+    n = round(10.0**log10_n) if log10_n < 16 else 10.0**log10_n  # floats < 2^53 may be fractional
     pr, eff = sia.simplex_sparsity(n=n, gamma=gamma, rho=rho)
     pr_mp, eff_mp = _sparsity_mp(n, gamma, rho)
     assert np.isfinite(pr) and np.isfinite(eff)
@@ -241,7 +242,7 @@ def test_simplex_inner_product_matches_mpmath_at_huge_n_and_residual(log10_n, ga
                                                                      log10_res):
     """The cosine was NaN at ``n = 1e300`` (``n²`` overflowed) and raised ``OverflowError`` for
     ``α = 1e300``; the residual ``α√q`` is spread over ``α`` and ``q``."""
-    n = round(10.0**log10_n) if log10_n < 15 else 10.0**log10_n
+    n = round(10.0**log10_n) if log10_n < 16 else 10.0**log10_n  # floats < 2^53 may be fractional
     alpha, q = (0.0, 1.0) if log10_res is None else (10.0**log10_res, 10.0**(log10_res / 2))
     got = sia.simplex_inner_product(n=n, gamma=gamma, rho=rho, alpha=alpha, q=q)
     assert got == pytest.approx(_cosine_mp(n, gamma, rho, alpha, q), rel=1e-9, abs=1e-300)
