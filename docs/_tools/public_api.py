@@ -298,6 +298,11 @@ def sections(doc: str) -> set[str]:
     return {m[1].strip() for m in _SECTION.finditer(doc or "")}
 
 
+def is_namedtuple(value) -> bool:
+    """Whether ``value`` is a ``typing.NamedTuple`` class (a tuple subclass with ``_fields``)."""
+    return inspect.isclass(value) and issubclass(value, tuple) and hasattr(value, "_fields")
+
+
 def takes_arguments(value) -> bool:
     """Whether a function or class is called with at least one argument (``self`` and ``cls``
     not counted); False when no signature can be read."""
@@ -342,7 +347,10 @@ def numpy_sections(module_name: str, name: str) -> dict:
     found = sections(docstring_of(module_name, name))
     arguments, function = takes_arguments(value), not inspect.isclass(value)
     raises = raises_directly(value)
-    wanted = (["Parameters"] if arguments else []) + (["Returns"] if function else []) + \
+    # a NamedTuple's fields are its arguments: numpy documents them as Attributes (griffe reads
+    # no signature from a NamedTuple, so a Parameters section would fail the strict docs build)
+    fields = "Attributes" if is_namedtuple(value) else "Parameters"
+    wanted = ([fields] if arguments else []) + (["Returns"] if function else []) + \
         (["Raises"] if raises else []) + ["Examples"]
     return {"sections": found, "arguments": arguments, "function": function, "raises": raises,
             "missing": [s for s in wanted if s not in found]}
@@ -361,5 +369,6 @@ def parameters_count(modules=None) -> tuple[int, int]:
                     not takes_arguments(value) or id(value) in seen:
                 continue
             seen.add(id(value))
-            have += "Parameters" in sections(docstring_of(module_name, name))
+            have += ("Attributes" if is_namedtuple(value) else "Parameters") in sections(
+                docstring_of(module_name, name))
     return have, len(seen)

@@ -24,7 +24,7 @@ __all__ = ["QueryStats", "stats_from_sums"]
 class QueryStats(NamedTuple):
     """Per-query statistics, each shaped ``(B, H, Tq)``.
 
-    Parameters
+    Attributes
     ----------
     lse : numpy.ndarray
         Natural log-sum-exp of the modified, masked logits.
