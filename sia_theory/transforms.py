@@ -1,7 +1,7 @@
-"""Attention-logit transforms: one object per scheme, used by every part of the package.
+r"""Attention-logit transforms: one object per scheme, used by every part of the package.
 
-A transform maps a raw score ``S`` at distance ``t = q_idx - kv_idx`` for a query that sees
-``n = q_idx + 1`` keys to the logit ``L = a(t, n) S + m(t, n)``. Each transform exposes
+A transform maps a raw score :math:`S` at distance ``t = q_idx - kv_idx`` for a query that sees
+``n = q_idx + 1`` keys to the logit :math:`L = a(t, n)\,S + m(t, n)`. Each transform exposes
 
 * ``coefficients(t, n_ctx, h)`` → ``(a, m)`` as numpy arrays (the closed forms and the Monte
   Carlo use these),
