@@ -11,7 +11,7 @@ from scipy.optimize import brentq
 from .._infra.validate import check_real
 from .needle import check_needle, expected_log_rest, needle_coefficients, needle_mass
 
-__all__ = ["bracket_root", "free_energy_threshold", "mass_threshold"]
+__all__ = ["bracket_root", "half_point", "free_energy_threshold", "mass_threshold"]
 
 
 def bracket_root(excess, guess) -> float:
@@ -76,6 +76,50 @@ def free_energy_threshold(transform, n_ctx, t, head=None) -> float:
     return (expected_log_rest(transform, n_ctx, t, head).value - m_t) / a_t
 
 
+def half_point(probability, start, transform, n_ctx, t, head=None, guess=None) -> float:
+    """The needle margin ``δ`` at which ``probability(transform, n_ctx, t, [δ], head)`` reaches
+    ½ (:func:`bracket_root` from ``guess``, default ``start(transform, n_ctx, t, head)``); the
+    one route of :func:`mass_threshold` and
+    :func:`~sia_theory.gaussian.needle_theory.argmax_threshold`.
+
+    Parameters
+    ----------
+    probability : callable
+        ``(transform, n_ctx, t, deltas, head) -> array``, increasing in ``δ``.
+    start : callable
+        ``(transform, n_ctx, t, head) -> float``: the default guess.
+    transform, n_ctx, t, head
+        As for :func:`mass_threshold`.
+    guess : float, optional
+        Where the bracket starts (finite).
+
+    Returns
+    -------
+    float
+        ``δ`` in units of the score's standard deviation, or ``nan`` when ``a_t ≤ 0`` (the
+        needle's score does not raise its logit).
+
+    Raises
+    ------
+    ValueError
+        As :func:`mass_threshold`.
+
+    Examples
+    --------
+    >>> from sia_theory import NoScale
+    >>> from sia_theory.gaussian.needle import needle_mass
+    >>> round(half_point(needle_mass, lambda *a: 5.0, NoScale(), 1000, 5), 4)
+    7.4059
+    """
+    n_ctx, t = check_needle(transform, n_ctx, t, head)
+    a_t, _ = needle_coefficients(transform, n_ctx, t, head)
+    if a_t <= 0:
+        return float("nan")
+    guess = start(transform, n_ctx, t, head) if guess is None else check_real("guess", guess)
+    return bracket_root(lambda d: float(probability(transform, n_ctx, t, [d], head)[0]) - 0.5,
+                        guess)
+
+
 def mass_threshold(transform, n_ctx, t, head=None, *, guess=None) -> float:
     r"""The exact ``δ*_mass(t, N)``: the root of :math:`\mathbb{E}[e^{L_t}/Z] = \tfrac12` in ``δ``
     (``nan`` if ``a_t = 0``); the bracket starts at :func:`free_energy_threshold` and widens.
@@ -111,11 +155,4 @@ def mass_threshold(transform, n_ctx, t, head=None, *, guess=None) -> float:
     >>> round(delta, 4), needle_mass(NoScale(), 1000, 5, [delta]).round(6)
     (7.4059, array([0.5]))
     """
-    n_ctx, t = check_needle(transform, n_ctx, t, head)
-    a_t, _ = needle_coefficients(transform, n_ctx, t, head)
-    if a_t <= 0:
-        return float("nan")
-    guess = free_energy_threshold(transform, n_ctx, t, head) if guess is None \
-        else check_real("guess", guess)
-    return bracket_root(lambda d: float(needle_mass(transform, n_ctx, t, [d], head)[0]) - 0.5,
-                        guess)
+    return half_point(needle_mass, free_energy_threshold, transform, n_ctx, t, head, guess)

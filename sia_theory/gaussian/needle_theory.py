@@ -32,7 +32,7 @@ from scipy.special import log_ndtr, ndtr
 
 from .._infra.validate import check_int, check_real
 from .needle import argmax_probability, check_needle, needle_coefficients, rest_nodes
-from .needle_mass_threshold import bracket_root, free_energy_threshold, mass_threshold
+from .needle_mass_threshold import free_energy_threshold, half_point, mass_threshold
 
 __all__ = ["EULER_GAMMA", "gumbel_gauss_median", "rest_intensity", "gumbel_parameters",
            "evt_threshold", "classical_threshold", "power_law_threshold", "closed_threshold",
@@ -355,12 +355,4 @@ def argmax_threshold(transform, n_ctx, t, head=None, *, guess=None) -> float:
     >>> round(delta, 4), argmax_probability(NoScale(), 1000, 5, [delta]).round(6)
     (3.2363, array([0.5]))
     """
-    n_ctx, t = check_needle(transform, n_ctx, t, head)
-    a_t, _ = needle_coefficients(transform, n_ctx, t, head)
-    if a_t <= 0:
-        return float("nan")
-    guess = evt_threshold(transform, n_ctx, t, head) if guess is None \
-        else check_real("guess", guess)
-
-    return bracket_root(
-        lambda d: float(argmax_probability(transform, n_ctx, t, [d], head)[0]) - 0.5, guess)
+    return half_point(argmax_probability, evt_threshold, transform, n_ctx, t, head, guess)
