@@ -15,6 +15,10 @@ transforms never load numba or sympy).
 
 import importlib
 
+from ._deprecated import install as _install_moved_modules
+
+_install_moved_modules()  # the module paths of 0.3 that moved resolve, with a warning
+
 # Public name -> module (relative to this package) that defines it.
 _EXPORTS = {
     **dict.fromkeys(["ALiBi", "LogN", "NoScale", "ScaleInvariant", "ScaleInvariantFamily",
@@ -41,11 +45,11 @@ _EXPORTS = {
                      "Llama4Temperature", "CriticalScaling", "SSMax", "ZOO", "zoo_table"],
                     ".zoo"),
     **dict.fromkeys(["YaRNRoPE", "NTKRoPE", "DynamicNTKRoPE"], ".attention.rope_scaling"),
-    "from_rope_parameters": ".attention.rope_config",
+    "from_rope_parameters": ".schemes",
     "from_hf_config": ".models.hf_config",
     "hf_report": ".analysis.hf",
     **dict.fromkeys(["Grok2Temperature", "DeepSeekMScale", "Sandwich", "MultiplierProduct",
-                     "mistral_temperature"], ".zoo_models"),
+                     "mistral_temperature"], ".zoo"),
     **dict.fromkeys(["analyze", "Report"], ".analysis"),
     **dict.fromkeys(["sweep", "load_sweep"], ".sweeps"),
     **dict.fromkeys(["load_pretrained"], ".models"),
@@ -62,12 +66,12 @@ _EXPORTS = {
     **dict.fromkeys(["Estimate", "assert_agree"], ".gaussian.estimate"),
     "expectation": ".gaussian.routes",
     **dict.fromkeys(["FixedContext", "at_context"], ".transforms"),
-    "ScoreModTransform": ".score_mod_transform",
+    "ScoreModTransform": ".transforms",
     **dict.fromkeys(["REM_PHASES", "CAS_PHASES"], ".phases"),
     "get_study": ".studies",
     **dict.fromkeys(["Scheme", "SCHEMES", "resolve_scheme"], ".schemes"),
     # bounded scores: the gap-counting diagnostic and keys on a sphere
-    **dict.fromkeys(["gap_counts", "half_mass_beta", "critical_scale"], ".gaps"),
+    **dict.fromkeys(["gap_counts", "half_mass_beta", "critical_scale"], ".sphere.gaps"),
     **dict.fromkeys(["DistanceLaw"], ".sphere.model"),
     "order_parameter": ".sphere.routes",
 }

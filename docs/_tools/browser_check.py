@@ -42,7 +42,7 @@ from urllib.parse import unquote, urlsplit
 SCREENSHOTS = {"home.png": "index.html", "api.png": "api/sia_theory.transforms.html",
                "tutorial.png": "tutorials/own_rule.html"}
 # API pages whose docstrings hold :math: formulas (the griffe extension makes them arithmatex)
-MATH_PAGES = ("api/sia_theory.transforms.html", "api/sia_theory.zoo_members.html")
+MATH_PAGES = ("api/sia_theory.transforms.html", "api/sia_theory.zoo.members.html")
 SEARCH_TERM = "ScaleInvariant"
 START_SECONDS = 60  # for chromium to print its DevTools address
 RAW_MARKER = re.compile(r"<!--\s*sia-theory\b[^>]*-->")  # a build hook's marker left in a page

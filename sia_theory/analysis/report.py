@@ -21,10 +21,9 @@ from .._infra.cli import check_output_dir
 from .._infra.io import metadata_text, write_set
 from .._infra.seeding import check_seed
 from .._infra.validate import check_int
-from ..gaps import CriticalScale, critical_scale
 from ..gaussian.montecarlo import gaussian_logits_reference
 from ..gaussian.phase import PHASE_BAND, phase_of_ratio
-from ..score_mod_transform import ScoreModTransform, as_transform
+from ..sphere.gaps import CriticalScale, critical_scale
 from ..studies.zoo_comparison import (
     AnalysisSettings,
     SchemeStudy,
@@ -33,13 +32,14 @@ from ..studies.zoo_comparison import (
     zoo_studies,
 )
 from ..transforms import Transform, at_head, declared_dependence, describe
+from ..transforms.score_mod import ScoreModTransform, as_transform
 
 __all__ = ["Report", "analyze", "plot_studies", "zoo_markdown", "transform_critical_scale"]
 
 
 def transform_critical_scale(transform: Transform, n_max: int, *, rows: int, seed: int,
                              points: int = 5) -> CriticalScale:
-    """The gap-counting critical scale (:func:`sia_theory.gaps.critical_scale`) of a
+    """The gap-counting critical scale (:func:`sia_theory.sphere.gaps.critical_scale`) of a
     transform's Gaussian logits rows ``a(t, n)·L̄_t + m(t, n)``, ``t < n``, for ``points``
     context lengths ``n`` from 2⁸ to ``n_max`` (the Monte Carlo's logit matrix,
     :func:`~sia_theory.gaussian.montecarlo.gaussian_logits_reference`, seed ``seed + i`` at the
@@ -274,7 +274,7 @@ class Report:
                f"{s.global_entropy_se:.3f} nats; attention on the {st.settings.recent} newest "
                f"tokens {s.recent_mass:.4f} ± {s.recent_mass_se:.4f}.", ""]
         g, last = self.gaps, self.gaps.table.iloc[-1]
-        out.insert(-1, f"* **Gap-counting critical scale** (sia_theory.gaps): the "
+        out.insert(-1, f"* **Gap-counting critical scale** (sia_theory.sphere.gaps): the "
                        f"median half-mass point β_c of the logits grows like n^p, p = "
                        f"{g.power['value']:.3f} [{g.power['ci_low']:.3f}, "
                        f"{g.power['ci_high']:.3f}], or (log n)^k, k = "
@@ -326,7 +326,7 @@ def analyze(transform, *, n_ctx: int = 2**20, seed: int = 0, quick: bool = False
     transform : Transform or callable
         A :class:`~sia_theory.transforms.Transform`, or a plain function with FlexAttention's
         signature ``score_mod(score, b, h, q_idx, kv_idx)`` written for numpy, read through
-        :class:`~sia_theory.score_mod_transform.ScoreModTransform` (refused if it is not affine
+        :class:`~sia_theory.transforms.score_mod.ScoreModTransform` (refused if it is not affine
         in the score).
     n_ctx : int, optional
         The context length (>= 2⁸, default 2²⁰) at which context-dependent transforms are

@@ -1,9 +1,12 @@
 """Torch-free CPU attention reference: FlexAttention-style ``attention`` (dense or streaming),
-position encodings (RoPE, p-RoPE, NoPE; NTK, dynamic NTK and YaRN in :mod:`.rope_scaling`, a
-transformers ``rope_parameters`` dict read by :func:`from_rope_parameters`), QK-norm, and a
-minimal decoder with an InAttention variant. The logit transforms are the package's
-:mod:`sia_theory.transforms` objects."""
+position encodings (RoPE, p-RoPE, NoPE; NTK, dynamic NTK and YaRN in :mod:`.rope_scaling`,
+transformers' other scalings in :mod:`.rope_variants`), QK-norm, and a minimal decoder with an
+InAttention variant. The logit transforms are the package's :mod:`sia_theory.transforms`
+objects, the published temperatures the zoo's (:mod:`sia_theory.zoo`, one floor down); a
+transformers ``rope_parameters`` dict becomes an encoding and a score mod one floor up, in
+:func:`sia_theory.schemes.from_rope_parameters`."""
 
+from .._deprecated import moved_names
 from .cache import DecodingCache
 from .core import (
     DEFAULT_BLOCK_SIZE,
@@ -26,7 +29,6 @@ from .positional import (
     rope,
     rope_frequencies,
 )
-from .rope_config import from_rope_parameters
 from .rope_scaling import (
     DynamicNTKRoPE,
     NTKRoPE,
@@ -42,7 +44,9 @@ __all__ = ["DEFAULT_BLOCK_SIZE", "attention", "attention_dense", "attention_part
            "merge_partials", "attention_scores", "P_ROPE_SI_BASE", "NoPE",
            "NTKRoPE", "PRoPESI", "RoPE", "ntk_base", "p_rope_si", "p_rope_si_frequencies",
            "qk_norm", "rms_norm", "rope", "rope_frequencies", "YaRNRoPE", "yarn_frequencies",
-           "DynamicNTKRoPE", "dynamic_ntk_base", "from_rope_parameters", "LinearRoPE",
+           "DynamicNTKRoPE", "dynamic_ntk_base", "LinearRoPE",
            "LongRoPE", "ProportionalRoPE",
            "Decoder",
            "DecoderConfig", "DecodingCache", "QueryStats"]
+
+__getattr__ = moved_names(__name__)  # from_rope_parameters is sia_theory.schemes' (removed in 0.5)

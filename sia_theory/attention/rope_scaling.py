@@ -37,7 +37,7 @@ Parameters take the transformers ``rope_parameters`` names (``factor``,
 ``original_max_position_embeddings``, ``max_position_embeddings``, ``rope_theta``,
 ``beta_fast``, ``beta_slow``, ``truncate``) or this package's older ones (``train_length``,
 ``target_length``, ``inference_length``, ``base``, ``alpha``, ``beta``); :func:`from_rope_parameters
-<sia_theory.attention.rope_config.from_rope_parameters>` reads a model config's dict.
+<sia_theory.schemes.rope_config.from_rope_parameters>` reads a model config's dict.
 """
 
 from __future__ import annotations

@@ -14,7 +14,8 @@ parameters); where they differ the docstring says so.
   Phi-3): ``inv_freq = 1/(ext·base^(2k/D))`` with ``ext = long_factor`` once the forward call's
   ``seq_len = max(position_ids) + 1`` exceeds ``original_max_position_embeddings`` and
   ``short_factor`` otherwise (``longrope_frequency_update``); attention factor
-  :func:`longrope_attention_factor` on cos and sin.
+  :func:`~sia_theory.zoo.models.longrope_attention_factor` on cos and sin (a zoo member's
+  law: the zoo's ``longrope`` entry).
 * :class:`ProportionalRoPE` — ``_compute_proportional_rope_parameters`` (v5 only): the first
   ``int(p·D//2)`` frequencies are RoPE's *of the full head*, ``base^(−2k/D)``, the rest 0, all
   divided by ``factor``. Unlike ``partial_rotary_factor`` elsewhere, the encoding keeps the full
@@ -23,7 +24,6 @@ parameters); where they differ the docstring says so.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -31,24 +31,7 @@ import numpy as np
 from .._infra.validate import check_int, check_real
 from .rotary import check_head_dim, check_x, rope_frequencies, rotate
 
-__all__ = ["LinearRoPE", "LongRoPE", "ProportionalRoPE", "longrope_attention_factor"]
-
-
-def longrope_attention_factor(factor, original_max_position_embeddings) -> float:
-    """LongRoPE's default attention factor (transformers ``_compute_longrope_parameters``, both
-    versions): ``sqrt(1 + ln f / ln L)`` for ``f > 1``, else 1, with ``f`` the config's
-    ``factor`` or ``max_position_embeddings / original_max_position_embeddings`` and ``L =
-    original_max_position_embeddings``. It multiplies cos and sin, so the logit gets its square.
-
-    >>> round(longrope_attention_factor(32, 4096), 6)  # Phi-3.5-mini: 131072 / 4096
-    1.190238
-    """
-    factor = check_real("factor", factor, lo=0, lo_open=True)
-    length = check_int("original_max_position_embeddings", original_max_position_embeddings,
-                       lo=2)
-    if factor <= 1.0:
-        return 1.0
-    return math.sqrt(1.0 + math.log(factor) / math.log(length))
+__all__ = ["LinearRoPE", "LongRoPE", "ProportionalRoPE"]
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._infra.validate import check_int, check_real, one_of
+from ..zoo import YaRNTemperature
 from .rotary import check_head_dim, check_x, rotate
 
 __all__ = ["yarn_frequencies", "YaRNRoPE", "YARN_ALPHA", "YARN_BETA", "YARN_RAMPS"]
@@ -69,7 +70,7 @@ class YaRNRoPE:
     YaRN proper also multiplies q and k by its attention factor: :meth:`attention_factor` is the
     zoo's :class:`~sia_theory.zoo.YaRNTemperature` of the same factor (for ``mscale``,
     ``mscale_all_dim`` or an explicit ``attention_factor`` build that class with them, as
-    :func:`~sia_theory.attention.rope_config.from_rope_parameters` does).
+    :func:`~sia_theory.schemes.rope_config.from_rope_parameters` does).
 
     Parameters
     ----------
@@ -184,8 +185,6 @@ class YaRNRoPE:
     def attention_factor(self):
         """YaRN's default temperature as the zoo score mod: ``YaRNTemperature(factor)``, logits
         times ``(0.1·ln s + 1)²`` (1 when ``s = 1``)."""
-        from ..zoo import YaRNTemperature  # import cycle: the zoo sits above attention
-
         return YaRNTemperature(self.factor)
 
     def __call__(self, x, positions):

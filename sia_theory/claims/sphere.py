@@ -5,7 +5,7 @@ the families built here).
 
 Every row runs :func:`sia_theory.studies.ext_sphere.sphere_study` (the study behind
 ``experiments/ext_sphere.py``, same settings), whose one diagnostic is
-:func:`sia_theory.gaps.critical_scale` (the median over rows of the half-mass point ``β_½``,
+:func:`sia_theory.sphere.gaps.critical_scale` (the median over rows of the half-mass point ``β_½``,
 with a seeded bootstrap interval over rows), and hands the fitted exponent to a pure decision
 function; negative controls feed that function the same fit of synthetic half-mass points that
 follow the alternative laws. SPH-3 judges the sphere engine's order parameters
@@ -23,8 +23,8 @@ import numpy as np
 
 from sia_theory._infra.seeding import rng_for
 from sia_theory._infra.settings import StudySettings
-from sia_theory.gaps import critical_scale
 from sia_theory.gaussian.estimate import Z95
+from sia_theory.sphere.gaps import critical_scale
 from sia_theory.sphere.model import DistanceLaw
 from sia_theory.sphere.routes import order_parameter_estimates
 from sia_theory.studies.ext_sphere import (
@@ -62,7 +62,7 @@ def _study(quick: bool, seed: int):
 
 
 def fit_half_mass(half_mass: dict, seed: int):
-    """:func:`~sia_theory.gaps.critical_scale` of given half-mass points (400 resamples)."""
+    """:func:`~sia_theory.sphere.gaps.critical_scale` of given half-mass points (400 resamples)."""
     return critical_scale(dict.fromkeys(half_mass), half_mass=half_mass, boots=400, seed=seed)
 
 

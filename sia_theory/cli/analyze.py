@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from .._infra.cli import OneLineArgumentParser, add_no_progress, int_range, output_dir, seed
-from ..targets import load_transform
+from ..schemes.targets import load_transform
 from .errors import CommandError
 
 __all__ = ["register"]

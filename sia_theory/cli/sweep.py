@@ -26,11 +26,11 @@ import dataclasses
 import inspect
 import re
 import time
-import warnings
 
+from .._deprecated import deprecated
 from .._infra.cli import OneLineArgumentParser, add_no_progress, output_dir, positive_int, seed
+from ..schemes.targets import TargetError, load_transform
 from ..studies import ALIASES, DEPRECATED_NAMES, SWEEPABLE, get_study
-from ..targets import TargetError, load_transform
 
 __all__ = ["register", "scheduler_arg", "settings_parser", "settings_from_args",
            "add_execution_flags", "field_meanings"]
@@ -240,10 +240,9 @@ def settings_from_args(study, args):
 
 def _study_name(text: str) -> str:
     """argparse type: a study name; a name of 0.3 (:data:`DEPRECATED_NAMES`) becomes the new one
-    with a DeprecationWarning."""
+    with a deprecation warning (until 0.5)."""
     if text in DEPRECATED_NAMES:
-        warnings.warn(f"study name {text!r} is deprecated; use {DEPRECATED_NAMES[text]!r}",
-                      DeprecationWarning, stacklevel=2)
+        deprecated(f"study name {text!r}", repr(DEPRECATED_NAMES[text]))
         return DEPRECATED_NAMES[text]
     return text
 

@@ -9,8 +9,8 @@ per-position query scale and additive bias of ``jax.nn.dot_product_attention``),
 and jax are imported only when a function that needs them is called.
 """
 
+from ..transforms.tables import coefficient_tables, is_separable
 from .jax_nn import dot_product_attention_inputs, jax_attention, jax_score_mod
-from .tables import coefficient_tables, is_separable
 from .torch_flex import causal_block_mask, flex_query_stats, flex_score_mod
 
 __all__ = ["coefficient_tables", "is_separable", "flex_score_mod", "causal_block_mask",

@@ -23,7 +23,7 @@ import math
 import numpy as np
 
 from .._infra.validate import check_int
-from .tables import coefficient_tables, heads_for, table_score_mod
+from ..transforms.tables import coefficient_tables, heads_for, table_score_mod
 
 __all__ = ["dot_product_attention_inputs", "jax_score_mod", "jax_attention", "require_jax"]
 

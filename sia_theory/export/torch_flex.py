@@ -19,7 +19,7 @@ import math
 
 from .._infra.validate import check_int
 from ..attention.stats import QueryStats
-from .tables import heads_for, table_score_mod
+from ..transforms.tables import heads_for, table_score_mod
 
 __all__ = ["flex_score_mod", "causal_block_mask", "flex_query_stats", "require_torch"]
 

@@ -36,14 +36,19 @@ from pathlib import Path
 import numpy as np
 
 from .._infra.validate import check_finite_array, check_int, check_real
-from ..attention.rope_config import from_rope_parameters
 from ..attention.rope_scaling import DynamicNTKRoPE
-from ..attention.rope_variants import longrope_attention_factor
 from ..attention.rotary import rope_frequencies
 from ..schemes import Scheme
+from ..schemes.rope_config import from_rope_parameters
 from ..transforms import NoScale, Transform
 from ..zoo import Llama4Temperature, QwenLogN, Temperature, YaRNTemperature
-from ..zoo_models import DeepSeekMScale, Grok2Temperature, MultiplierProduct, mistral_temperature
+from ..zoo.models import (
+    DeepSeekMScale,
+    Grok2Temperature,
+    MultiplierProduct,
+    longrope_attention_factor,
+    mistral_temperature,
+)
 
 __all__ = ["HFScheme", "from_hf_config", "MISTRAL_ROPE_KEYS"]
 

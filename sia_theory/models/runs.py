@@ -13,30 +13,21 @@ code: they take a model, a cache, a score mod or a config, and hold no study's c
 
 The model studies' plumbing (SmolLM2 and its documents, the schemes of the studies and their
 cache-sharing families) is :mod:`sia_theory.studies.model_runs`; its names still import from
-here, with a ``DeprecationWarning`` (0.3).
+here, with a deprecation warning, until 0.5 (:data:`sia_theory._deprecated.MOVED_NAMES`).
 """
 
 from __future__ import annotations
 
-import importlib
 import math
-import warnings
 
 import numpy as np
 
-from ..schemes import BoundScheme
+from .._deprecated import moved_names
 from ..transforms import declared_dependence
 
 __all__ = ["score_capture", "capture_scores", "extend_losses", "identical_prefix",
            "position_signature", "prefill_flops"]
 
-MOVED = {name: "sia_theory.studies.model_runs" for name in (
-    "MODEL_NAME", "TRAIN_LENGTH", "pretrained", "documents", "check_documents", "document_cells",
-    "cell_document", "SCHEME_NAMES", "schemes", "scheme_families", "model_families",
-    "family_definition", "family_cache", "fork_for")} | {
-    "si_tau": "sia_theory.schemes", "SI_EPSILON": "sia_theory.schemes"}
-"""Names this module exported in 0.3 that now live elsewhere (name → module); they resolve
-lazily, with a ``DeprecationWarning`` naming the new home."""
 
 
 def _row_scores(q, keys, rows, q_start, scale):
@@ -94,17 +85,7 @@ def extend_losses(model, cache, ids, next_id=None, capture=None) -> np.ndarray:
     return model.head_losses(hidden[:targets.size], targets)
 
 
-def __getattr__(name):
-    if name == "Scheme":  # 0.3: the model studies' scheme at one length
-        warnings.warn("sia_theory.models.runs.Scheme is deprecated; a scheme is "
-                      "sia_theory.schemes.Scheme, bound to a length by Scheme.at() as a "
-                      "sia_theory.schemes.BoundScheme", DeprecationWarning, stacklevel=2)
-        return BoundScheme
-    if name in MOVED:  # 0.3: the model studies' plumbing lived here
-        warnings.warn(f"sia_theory.models.runs.{name} is deprecated; import it from "
-                      f"{MOVED[name]}", DeprecationWarning, stacklevel=2)
-        return getattr(importlib.import_module(MOVED[name]), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = moved_names(__name__)  # the names of 0.3 that moved (removed in 0.5)
 
 
 def identical_prefix(score_mod, n_max: int) -> int:

@@ -5,6 +5,6 @@ on ``S^{d−1}``, scores ``β·cos``; the critical scale ``β*_n ∝ n^{2/k}`` s
 Modules: ``model`` (the distance law, exact sampling of the cosines and of the nearest keys, the
 order parameters, the Poisson-process derivation) and ``routes`` (Monte Carlo and the
 extreme-value route, each an :class:`~sia_theory.gaussian.estimate.Estimate`). The
-gap-counting diagnostic that measures ``β_c(n)`` from any scores is :mod:`sia_theory.gaps`.
+gap-counting diagnostic that measures ``β_c(n)`` from any scores is :mod:`sia_theory.sphere.gaps`.
 This package imports nothing on its own.
 """

@@ -38,7 +38,7 @@ from scipy import special
 from .._infra.memory import check_memory
 from .._infra.validate import check_int, check_real
 from ..cas.tokens import check_rng, normalise_rows
-from ..gaps import top_scores
+from ..sphere.gaps import top_scores
 
 __all__ = ["DistanceLaw", "sample_cosines", "sample_cosines_by_vectors", "top_cosines",
            "order_parameters", "ORDER_PARAMETERS", "check_dimension"]
@@ -196,8 +196,8 @@ def sample_cosines_by_vectors(d, n, rows, rng) -> np.ndarray:
 
 
 def top_cosines(law: DistanceLaw, n, top_k, rows, rng) -> np.ndarray:
-    """The exact ``top_k`` largest cosines of ``n`` keys (:func:`~sia_theory.gaps.top_scores`),
-    any ``n`` up to ``2^62``.
+    """The exact ``top_k`` largest cosines of ``n`` keys
+    (:func:`~sia_theory.sphere.gaps.top_scores`), any ``n`` up to ``2^62``.
 
     Parameters
     ----------

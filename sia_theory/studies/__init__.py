@@ -9,7 +9,8 @@ name or of one of its :data:`ALIASES`.
 """
 
 import importlib
-import warnings
+
+from .._deprecated import deprecated
 
 __all__ = ["STUDIES", "ALIASES", "SWEEPABLE", "DEPRECATED_NAMES", "get_study", "study_names",
            "Study", "StudyResult", "Execution", "DEFAULT_EXECUTION", "study", "sweep_store"]
@@ -55,7 +56,8 @@ SWEEPABLE = ("si_entropy_scaling", "cas_fig1_phase_diagram", "cas_fig2_jacobian"
 """The studies that run their cells on the sweep engine (``sia-theory sweep`` runs these; a
 test holds the list against each study's ``sweepable``)."""
 DEPRECATED_NAMES = {"train-grid": "train_grid", "train-needle": "train_needle"}
-"""Names of 0.3 (one naming style now: underscores); they resolve with a DeprecationWarning."""
+"""Names of 0.3 (one naming style now: underscores); they resolve with a deprecation warning
+until 0.5."""
 
 
 _BASE = ("DEFAULT_EXECUTION", "Execution", "Study", "StudyResult", "study", "sweep_store")
@@ -117,8 +119,7 @@ def get_study(name: str):
     True
     """
     if name in DEPRECATED_NAMES:
-        warnings.warn(f"study name {name!r} is deprecated; use {DEPRECATED_NAMES[name]!r}",
-                      DeprecationWarning, stacklevel=2)
+        deprecated(f"study name {name!r}", repr(DEPRECATED_NAMES[name]))
         name = DEPRECATED_NAMES[name]
     name = ALIASES.get(name, name)
     if name not in STUDIES:

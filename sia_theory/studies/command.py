@@ -1,31 +1,21 @@
-"""``sia-theory sweep`` of 0.3: now :mod:`sia_theory.cli.sweep`. The names of 0.3 resolve here
-with a DeprecationWarning, and ``python -m sia_theory.studies.command STUDY ...`` still runs
-``sia-theory sweep STUDY ...``."""
+"""Deprecated (removed in 0.5): ``sia-theory sweep`` of 0.3, now :mod:`sia_theory.cli.sweep`.
+Its names resolve with a warning (:data:`sia_theory._deprecated.MOVED_NAMES`), and ``python -m
+sia_theory.studies.command STUDY ...`` still runs ``sia-theory sweep STUDY ...``."""
 
-import importlib
 import sys
-import warnings
 
-_NAMES = ("register", "main", "scheduler_arg", "settings_parser", "settings_from_args")
+from .._deprecated import deprecated, moved_names
 
 
-def _main(argv=None) -> int:
+def run_sweep(argv=None) -> int:
     """0.3's ``main(argv)``: ``argv`` as the arguments of ``sia-theory`` (``["sweep", ...]``)."""
-    return importlib.import_module("sia_theory.cli").main(argv)
+    from ..cli import main
+
+    return main(argv)
 
 
-def __getattr__(name):
-    if name not in _NAMES:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    warnings.warn(f"sia_theory.studies.command.{name} is deprecated; use sia_theory.cli"
-                  f"{'.main' if name == 'main' else '.sweep'}.{name}", DeprecationWarning,
-                  stacklevel=2)
-    if name == "main":
-        return _main
-    return getattr(importlib.import_module("sia_theory.cli.sweep"), name)
-
+__getattr__ = moved_names("sia_theory.studies.command")  # __name__ is __main__ under -m
 
 if __name__ == "__main__":
-    warnings.warn("python -m sia_theory.studies.command is deprecated; use sia-theory sweep",
-                  DeprecationWarning, stacklevel=1)
-    sys.exit(_main(["sweep", *sys.argv[1:]]))
+    deprecated("python -m sia_theory.studies.command", "sia-theory sweep")
+    sys.exit(run_sweep(["sweep", *sys.argv[1:]]))

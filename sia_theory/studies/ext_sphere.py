@@ -1,8 +1,8 @@
 """Critical attention with bounded scores (claims SPH-1, GAP-1 … GAP-3; figure ext_sphere).
 
 One measurement for every family: the gap-counting critical scale
-(:func:`sia_theory.gaps.critical_scale`, the median half-mass point ``β_½`` over query rows with
-a seeded bootstrap interval) over a range of context lengths ``n``:
+(:func:`sia_theory.sphere.gaps.critical_scale`, the median half-mass point ``β_½`` over query rows
+with a seeded bootstrap interval) over a range of context lengths ``n``:
 
 * ``sphere d=…``: uniform keys on ``S^{d−1}``, scores ``cos`` to a fixed query; the
   ``top_k`` nearest keys drawn exactly (:func:`sia_theory.sphere.model.top_cosines`; the
@@ -40,8 +40,8 @@ from scipy import stats
 from .._infra.seeding import rng_for
 from .._infra.settings import StudySettings
 from ..cas.tokens import normalise_rows, sample_tokens
-from ..gaps import critical_scale, half_mass_beta, top_scores
 from ..gaussian.phase import rem_max_location
+from ..sphere.gaps import critical_scale, half_mass_beta, top_scores
 from ..sphere.model import ORDER_PARAMETERS, DistanceLaw, top_cosines
 from ..sphere.routes import order_parameter
 from .base import study

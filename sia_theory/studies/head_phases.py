@@ -10,7 +10,7 @@ head's logits at distance ``t = 0 … i − 1`` (``β = 1``: the logits as the m
 distances
   ``[M, 2M)``, ``M = (i + 1)//2`` (:func:`~.model_extrapolation.phase_rows`, RMS over the rows),
   its phase :func:`~sia_theory.gaussian.phase.phase_of_ratio` (``1 ± PHASE_BAND``);
-* **half-mass point** ``β_½`` of the same window (:func:`sia_theory.gaps.half_mass_beta`,
+* **half-mass point** ``β_½`` of the same window (:func:`sia_theory.sphere.gaps.half_mass_beta`,
   median over the rows): the inverse temperature at which the window's top key holds half of
   its mass. The head runs at ``β = 1``, so the gap phase is the analysis report's rule,
   :func:`phase_of_ratio` of ``1/β_½`` (frozen when ``β_½ < 1/(1 + PHASE_BAND)``: the top key
@@ -40,9 +40,9 @@ from scipy.stats import spearmanr
 from .._infra.seeding import rng_for
 from .._infra.settings import StudySettings
 from .._infra.validate import check_int, check_sequence
-from ..gaps import check_scores, half_mass_beta
 from ..gaussian.phase import phase_of_ratio
 from ..phases import REM_PHASES
+from ..sphere.gaps import check_scores, half_mass_beta
 from ..training.data import corpus
 from ..training.octaves import octave_edges, octave_stats
 from .base import study

@@ -16,20 +16,20 @@ length: about 10 CPU-seconds per window at the full size (4 layers, ``16L = 4096
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 from scipy import special
 
+from .._deprecated import deprecated
 from .._infra.grids import log_spaced_integers
 from .._infra.settings import StudySettings
 from .._infra.stats import mean_se
 from .._infra.validate import check_int
 from ..attention import attention_scores
+from ..schemes import resolve_scheme
 from ..training.data import corpus
-from ..training.schemes import resolve_scheme
 from .base import study
 from .si_fig1_constants import FIG1_RECENT, FIG1_SCHEMES, fig1_ranges
 from .si_fig1_gaussian import ContextSweepSettings, context_sweep_study
@@ -152,9 +152,9 @@ def trained_fig1(quick: bool, seed: int, execution, *, windows: int = 2):
     """The study :func:`train_attention_stats` on the figure grid of ``quick`` as a tuple
     ``(train settings, model statistics, Gaussian prediction, missing runs)`` (0.3's
     interface; deprecated: call the study)."""
-    warnings.warn("trained_fig1 is deprecated; call the study sia_theory.studies."
-                  "train_attention_stats.train_attention_stats(AttentionStatsSettings.of(quick), "
-                  "seed=..., execution=...)", DeprecationWarning, stacklevel=2)
+    deprecated("sia_theory.studies.train_attention_stats.trained_fig1", "the study "
+               "sia_theory.studies.train_attention_stats.train_attention_stats("
+               "AttentionStatsSettings.of(quick), seed=..., execution=...)")
     base = AttentionStatsSettings.of(quick)
     settings = AttentionStatsSettings(grid=base.grid, windows=windows,
                                       theory_samples=base.theory_samples)

@@ -1,33 +1,22 @@
-"""``sia-theory train`` of 0.3: now :mod:`sia_theory.cli.train`. The names of 0.3 resolve here
-with a DeprecationWarning, and ``python -m sia_theory.studies.train_command ...`` still runs
-``sia-theory train ...``."""
+"""Deprecated (removed in 0.5): ``sia-theory train`` of 0.3, now :mod:`sia_theory.cli.train`.
+Its names resolve with a warning (:data:`sia_theory._deprecated.MOVED_NAMES`), and ``python -m
+sia_theory.studies.train_command ...`` still runs ``sia-theory train ...``."""
 
-import importlib
 import sys
-import warnings
 
-_NAMES = ("register", "main")
+from .._deprecated import deprecated, moved_names
 
 
-def _main(argv=None) -> int:
+def run_train(argv=None) -> int:
     """0.3's ``main(argv)``: ``argv`` (default ``sys.argv[1:]``) as the arguments of
     ``sia-theory train``."""
-    args = sys.argv[1:] if argv is None else list(argv)
-    return importlib.import_module("sia_theory.cli").main(["train", *args])
+    from ..cli import main
+
+    return main(["train", *(sys.argv[1:] if argv is None else list(argv))])
 
 
-def __getattr__(name):
-    if name not in _NAMES:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    warnings.warn(f"sia_theory.studies.train_command.{name} is deprecated; use "
-                  f"sia_theory.cli{'' if name == 'main' else '.train'}.{name}",
-                  DeprecationWarning, stacklevel=2)
-    if name == "main":
-        return _main
-    return importlib.import_module("sia_theory.cli.train").register
-
+__getattr__ = moved_names("sia_theory.studies.train_command")  # not __name__: -m
 
 if __name__ == "__main__":
-    warnings.warn("python -m sia_theory.studies.train_command is deprecated; use sia-theory "
-                  "train", DeprecationWarning, stacklevel=1)
-    sys.exit(_main())
+    deprecated("python -m sia_theory.studies.train_command", "sia-theory train")
+    sys.exit(run_train())

@@ -4,7 +4,7 @@ predicted from the scores measured within ``L`` (claim TRAIN-7; :mod:`.train_pha
 Per head of a trained run, the raw scores ``S = q·k/√Dh`` (after QK-norm and the position
 encoding) of the query rows ending at ``L`` (decoder at ``L``) and at ``16L`` (decoder at
 ``16L``), the logits ``L_t = a_t S_t + m_t`` from the scheme's transform
-(:meth:`~sia_theory.transform_base.Transform.coefficients` at the row's distances and context;
+(:meth:`~sia_theory.transforms.base.Transform.coefficients` at the row's distances and context;
 ALiBi's bias is ``m_t``), and per octave of distances (:mod:`sia_theory.training.octaves`):
 
 * **measured**: the within-octave entropy ``H/log n_j`` and the share of the row's attention,

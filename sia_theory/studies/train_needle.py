@@ -26,9 +26,9 @@ from .._infra.seeding import MAX_SEED
 from .._infra.settings import StudySettings
 from .._infra.stats import mean_se, wilson_interval
 from .._infra.validate import check_int
+from ..schemes import resolve_scheme
 from ..sweeps.store import check_store
 from ..training.needle import NeedleTuneSettings, accuracy_table, tune_and_evaluate
-from ..training.schemes import resolve_scheme
 from ..training.settings import TrainSettings
 from .base import Execution, study, sweep_store
 from .train_grid import TRAIN_GRID_STUDY, TrainGridSettings, check_store_settings, grid_runs

@@ -23,13 +23,13 @@ with its scaled base) on the first validation windows of ``16L`` tokens:
 from __future__ import annotations
 
 import math
-import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 from scipy.stats import spearmanr
 
+from .._deprecated import deprecated
 from .._infra.settings import StudySettings
 from .._infra.validate import check_int
 from ..gaussian.phase import freezing_point, phase_of_ratio, phase_shift
@@ -178,9 +178,8 @@ def train_phase(settings: PhaseSettings, seed: int, execution):
 def trained_phases(quick: bool, seed: int, execution, *, windows: int = 1):
     """The study :func:`train_phase` on the figure grid of ``quick`` as a tuple ``(heads,
     summary, missing runs)`` (0.3's interface; deprecated: call the study)."""
-    warnings.warn("trained_phases is deprecated; call the study sia_theory.studies.train_phase."
-                  "train_phase(PhaseSettings.of(quick), seed=..., execution=...)",
-                  DeprecationWarning, stacklevel=2)
+    deprecated("sia_theory.studies.train_phase.trained_phases", "the study sia_theory.studies."
+               "train_phase.train_phase(PhaseSettings.of(quick), seed=..., execution=...)")
     settings = PhaseSettings(grid=figure_grid(quick), windows=windows)
     result = train_phase(settings, seed=seed, execution=execution)
     return result["heads"], result["summary"], list(result.metadata["missing"])

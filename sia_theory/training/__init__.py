@@ -9,8 +9,8 @@ this package imports without them, and ``train`` raises ``ImportError`` naming t
 
 import importlib
 
+from ..schemes import POSITIONS, SCHEMES, Scheme, resolve_scheme
 from .run import TrainedRun
-from .schemes import POSITIONS, SCHEMES, Scheme, resolve_scheme
 from .settings import TrainSettings
 
 __all__ = ["train", "evaluate", "TrainedRun", "TrainSettings", "SCHEMES", "POSITIONS",

@@ -35,6 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .._deprecated import moved_names
 from .._infra.seeding import rng_for
 from ..models.corpus import prose_runs, stdlib_sources
 
@@ -276,12 +277,4 @@ def corpus(settings) -> Corpus:
                   tuple(n for n, _ in chosen))
 
 
-def __getattr__(name):
-    if name == "documents":  # the old name, kept importable for one release
-        import warnings
-
-        warnings.warn("sia_theory.training.data.documents is now texts (documents: the model "
-                      "studies' tokenized documents, sia_theory.studies.model_runs.documents)",
-                      DeprecationWarning, stacklevel=2)
-        return texts
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = moved_names(__name__)  # documents() is texts() (removed in 0.5)

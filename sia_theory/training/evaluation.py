@@ -15,11 +15,12 @@ from functools import partial
 
 import numpy as np
 
-from ..export import coefficient_tables
+from ..schemes import resolve_scheme
+from ..transforms.tables import coefficient_tables
 from ._jax import require
 from .data import corpus as load_corpus
 from .model import forward, token_losses
-from .schemes import resolve_scheme, trainable_transform
+from .schemes import trainable_transform
 from .settings import TrainSettings
 from .tables import rotation_tables
 

@@ -27,7 +27,6 @@ validation pool, evaluation haystacks from the even ones.
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import time
 from dataclasses import dataclass
 from functools import lru_cache, partial
@@ -35,6 +34,7 @@ from functools import lru_cache, partial
 import numpy as np
 import pandas as pd
 
+from .._deprecated import moved_names
 from .._infra.seeding import check_seed
 from .._infra.settings import StudySettings
 from .._infra.stats import wilson_interval
@@ -269,18 +269,4 @@ def tune_and_evaluate(run, settings: NeedleTuneSettings | None = None, *, seed: 
     return needles, tuned, {"tune": t1 - t0, "evaluate": t2 - t1}
 
 
-_MOVED = {"TABLE2": "sia_theory.studies.train_needle"}  # study data, now with its study
-
-
-def __getattr__(name):
-    if name == "NeedleSettings":  # the old name, kept importable for one release
-        import warnings
-
-        warnings.warn("sia_theory.training.needle.NeedleSettings is now NeedleTuneSettings "
-                      "(sia_theory.NeedleSettings is the Gaussian needle study's settings)",
-                      DeprecationWarning, stacklevel=2)
-        return NeedleTuneSettings
-    if name in _MOVED:
-
-        return getattr(importlib.import_module(_MOVED[name]), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = moved_names(__name__)  # NeedleSettings, TABLE2 (removed in 0.5)

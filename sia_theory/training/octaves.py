@@ -8,7 +8,7 @@ log of its key count, ``H/log n_j`` (1: uniform over the octave; NaN for an octa
 
 :func:`octave_stats` measures them from a row's logits. :func:`predict_octaves` predicts them
 from a sample of raw scores ``S`` per octave and the scheme's deterministic coefficients
-``L_t = a_t S_t + m_t`` (:meth:`~sia_theory.transform_base.Transform.coefficients`): a seeded
+``L_t = a_t S_t + m_t`` (:meth:`~sia_theory.transforms.base.Transform.coefficients`): a seeded
 bootstrap REM — every key's ``S`` drawn independently from its octave's sample (octaves past the
 last sample from the last one), the logits softmaxed over the whole row, averaged over
 ``draws`` — or the Gaussian REM (``S`` normal with each sample's mean and standard deviation).

@@ -24,9 +24,9 @@ from .._infra.cli import check_output_dir
 from .._infra.io import atomic_path, write_csv, write_text
 from .._infra.validate import check_columns, check_int
 from ..attention import Decoder, DecoderConfig
+from ..schemes import resolve_scheme
 from .data import tokenizer
 from .params import from_safetensors, parameter_count, to_decoder_layout, to_safetensors
-from .schemes import resolve_scheme
 from .settings import MAX_LENGTH, TrainSettings
 
 __all__ = ["TrainedRun", "PARAMETERS_FILE", "CURVE_COLUMNS"]

@@ -5,20 +5,25 @@ rotation tables and its transform the ``(a, m)`` coefficient tables of the JAX f
 (:mod:`.tables`); nothing about a scheme is written again for training. The trainer needs one
 thing more of a transform: its law must be in ``coefficients()`` (the affine ``a·S + m`` the
 tables hold), not in an overridden ``score_mod`` — :func:`trainable_transform` says so before
-any work. The names below are re-exported from :mod:`sia_theory.schemes` for code written
-against 0.3.
+any work. The registry's names that 0.3 re-exported here resolve with a deprecation warning
+until 0.5 (import them from :mod:`sia_theory.schemes`).
 """
 
 from __future__ import annotations
 
-from ..schemes import POSITIONS, ROPE_BASE, SCHEMES, SI_TAU, Scheme, resolve_scheme
-from ..score_mod_transform import ScoreModTransform
-from ..transforms import Transform
+from typing import TYPE_CHECKING
+
+from .._deprecated import moved_names
+from ..transforms import ScoreModTransform, Transform
 from .settings import TrainSettings
 from .tables import check_float32
 
-__all__ = ["Scheme", "SCHEMES", "POSITIONS", "ROPE_BASE", "SI_TAU", "resolve_scheme",
-           "trainable_transform", "check_trainable"]
+if TYPE_CHECKING:
+    from ..schemes import Scheme
+
+__all__ = ["trainable_transform", "check_trainable"]
+
+__getattr__ = moved_names(__name__)  # the registry's names of 0.3 (removed in 0.5)
 
 
 def trainable_transform(scheme: Scheme, n_heads: int, train_length: int,

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..export.tables import check_tables
+from ..transforms.tables import check_tables
 
 __all__ = ["rotation_tables", "check_float32"]
 
 
 def check_float32(transform, n_heads: int, length: int) -> None:
     """Check that a transform's coefficients fit float32, the trainer's precision, up to the
-    longest length a run will see: :func:`sia_theory.export.tables.check_tables` in float32
+    longest length a run will see: :func:`sia_theory.transforms.tables.check_tables` in float32
     (``ValueError`` naming the transform, the coefficient and the first distance or context and
     head where ``coefficients()`` returns NaN or inf, or a finite value overflows)."""
     check_tables(transform, n_heads, length, np.float32)

@@ -24,6 +24,7 @@ import numpy as np
 
 from .._infra.progress import progress_bar
 from .._infra.seeding import check_seed
+from ..schemes import resolve_scheme
 from ._jax import require
 from .data import corpus as load_corpus
 from .data import document_kind
@@ -39,7 +40,7 @@ from .model import token_losses
 from .optim import make_optimizer
 from .params import check_parameters, init_parameters
 from .run import TrainedRun
-from .schemes import check_trainable, resolve_scheme
+from .schemes import check_trainable
 from .settings import TrainSettings
 
 jax, jnp, optax = require()

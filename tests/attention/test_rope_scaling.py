@@ -26,10 +26,10 @@ from sia_theory.attention import (
     RoPE,
     YaRNRoPE,
     dynamic_ntk_base,
-    from_rope_parameters,
     ntk_base,
     yarn_frequencies,
 )
+from sia_theory.schemes import from_rope_parameters
 from sia_theory.zoo import YaRNTemperature
 
 # --- the references, typed out ---------------------------------------------------------------

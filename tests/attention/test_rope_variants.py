@@ -1,25 +1,11 @@
 """sia_theory.attention.rope_variants, exercised by its own name: linear interpolation, LongRoPE's
-short/long factors and its attention factor √(1 + ln f / ln L) (transformers' formula)."""
+short/long factors (its attention factor is the zoo's: tests/zoo/test_models.py)."""
 
-import math
 
 import numpy as np
 import pytest
 
-from sia_theory.attention.rope_variants import (
-    LinearRoPE,
-    LongRoPE,
-    ProportionalRoPE,
-    longrope_attention_factor,
-)
-
-
-def test_longrope_attention_factor():
-    assert longrope_attention_factor(32, 4096) == pytest.approx(
-        math.sqrt(1 + math.log(32) / math.log(4096)))
-    assert longrope_attention_factor(1.0, 4096) == 1.0
-    with pytest.raises(ValueError, match="factor"):
-        longrope_attention_factor(0.0, 4096)
+from sia_theory.attention.rope_variants import LinearRoPE, LongRoPE, ProportionalRoPE
 
 
 def test_linear_rope_divides_positions():

@@ -43,7 +43,7 @@ def test_an_output_folder_on_a_read_only_file_system_is_refused_before_any_work(
 
 
 def test_the_command_refuses_unwritable_outputs_in_one_line(capsys):
-    from sia_theory import command
+    from sia_theory import cli as command
 
     for argv in (["analyze", "zoo:logn", "--quick", "--no-zoo", "--out", READ_ONLY],
                  ["figures", "--quick", "--only", "si_coefficients", "--out", READ_ONLY],
@@ -202,7 +202,7 @@ def test_analyze_refuses_a_malformed_transform_before_any_work(transform, messag
 
 def test_the_command_refuses_malformed_transforms_and_exiting_modules(tmp_path, capsys,
                                                                        monkeypatch):
-    from sia_theory import command
+    from sia_theory import cli as command
 
     module = tmp_path / "user_transforms.py"
     module.write_text(

@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_bad_input import BAD, Case, assert_rejected
 
-from sia_theory.gaps import critical_scale, gap_counts, half_mass_beta, top_scores
+from sia_theory.sphere.gaps import critical_scale, gap_counts, half_mass_beta, top_scores
 from sia_theory.sphere.model import DistanceLaw, sample_cosines, top_cosines
 from sia_theory.sphere.routes import order_parameter
 

@@ -13,10 +13,10 @@ from types import SimpleNamespace
 
 import pytest
 
+import sia_theory.cli as command
 import sia_theory.cli.bench as cli_bench
 import sia_theory.cli.figures as cli_figures
 import sia_theory.cli.scripts as cli_scripts
-import sia_theory.command as command
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -58,11 +58,11 @@ def sia(*argv, cwd=ROOT):
 
 
 def test_the_console_entry_point_exits_2_with_one_line(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "sia_theory.command", "analyze", "zoo:nope",
+    proc = subprocess.run([sys.executable, "-m", "sia_theory", "analyze", "zoo:nope",
                            "--out", str(tmp_path / "out")], capture_output=True, text=True,
                           timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert_usage_error(proc, tmp_path / "out")
-    version = subprocess.run([sys.executable, "-m", "sia_theory.command", "--version"],
+    version = subprocess.run([sys.executable, "-m", "sia_theory", "--version"],
                              capture_output=True, text=True, timeout=120,
                              env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert version.returncode == 0 and version.stdout.startswith("sia-theory ")
@@ -71,7 +71,7 @@ def test_the_console_entry_point_exits_2_with_one_line(tmp_path):
 @pytest.fixture()
 def small_analysis(monkeypatch):
     """``--quick`` with a tenth of its work: these tests follow the command's plumbing (the
-    numbers of ``analyze`` are tested in tests/core/test_analysis.py)."""
+    numbers of ``analyze`` are tested in tests/analysis/test_analysis.py)."""
     from sia_theory.studies.zoo_comparison import AnalysisSettings
 
     def tiny(cls, n_ctx=2**20, **kwargs):
@@ -164,7 +164,7 @@ def test_figures_runs_the_named_experiment(tmp_path):
                                           ("si_fig1_gaussian", "core"), ("extra_plot", "core"),
                                           ("modelling", "core")])
 def test_figure_family_is_the_file_name_prefix(name, family):
-    assert command.figure_family(name) == family
+    assert cli_scripts.figure_family(name) == family
 
 
 def test_figures_family_selects_scripts_by_prefix(tmp_path, monkeypatch):
@@ -199,7 +199,7 @@ def test_figures_without_a_checkout_is_a_usage_error(tmp_path, monkeypatch, caps
     err = capsys.readouterr().err
     assert "no sia-theory repository checkout" in err and len(err.strip().splitlines()) == 1
     monkeypatch.setenv("SIA_THEORY_REPO", str(ROOT))
-    assert command.repo_root() == ROOT
+    assert cli_scripts.repo_root() == ROOT
 
 
 def test_figures_from_a_wheel_use_the_scripts_it_carries(tmp_path, monkeypatch):
@@ -236,7 +236,7 @@ def test_every_subcommand_is_a_module_of_the_cli_package():
     parser = cli.build_parser()
     sub = next(a for a in parser._actions if a.dest == "command")
     assert set(sub.choices) == names
-    assert command.main is cli.main and command.EXTRA_SUBCOMMAND_MODULES == ()
+    assert command.main is cli.main
 
 
 def test_console_script_is_declared():

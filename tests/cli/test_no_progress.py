@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+import sia_theory.cli as command
 import sia_theory.cli.figures as cli_figures
-import sia_theory.command as command
 from sia_theory._infra.cli import experiment_parser, run
 from sia_theory._infra.progress import bars_hidden, bars_shown
 from sia_theory.cli.main import build_parser

@@ -71,7 +71,7 @@ def test_the_docstring_has_the_numpy_sections(name):
 # has Parameters (where it takes arguments), Returns (a function) and Raises (where it rejects
 # input itself); Examples where cheap, so not required here.
 ENGINES = ("sia_theory.attention", "sia_theory.models", "sia_theory.training",
-           "sia_theory.studies", "sia_theory.gaps",
+           "sia_theory.studies", "sia_theory.sphere.gaps",
            *(m for m in api.public_modules() if m.startswith(
                ("sia_theory.gaussian.", "sia_theory.cas.", "sia_theory.sphere."))))
 
@@ -98,7 +98,7 @@ def test_the_engine_selection_holds_the_known_names():
     for name in ("sia_theory.attention:attention_partial", "sia_theory.models:read_gguf",
                  "sia_theory.sphere.model:order_parameters", "sia_theory.cas.tokens:check_rng",
                  "sia_theory.training:TrainSettings", "sia_theory.studies:Execution",
-                 "sia_theory.gaps:top_scores"):
+                 "sia_theory.sphere.gaps:top_scores"):
         assert name in ENGINE_NAMES, name
 
 

@@ -35,16 +35,16 @@ api = _load_public_api()
 def test_the_walk_finds_every_public_package():
     modules = set(api.public_modules())
     expected = {"sia_theory", "sia_theory.transforms", "sia_theory.zoo", "sia_theory.phases",
-                "sia_theory.targets", "sia_theory.score_mod_transform",
+                "sia_theory.schemes.targets", "sia_theory.transforms.score_mod",
                 "sia_theory.gaussian.frullani", "sia_theory.gaussian.routes",
                 "sia_theory.gaussian.estimate", "sia_theory.gaussian.laws",
                 "sia_theory.gaussian.phase", "sia_theory.gaussian.family",
                 "sia_theory.gaussian.needle", "sia_theory.gaussian.asymptotic",
                 "sia_theory.cas.simplex", "sia_theory.attention.rope_scaling",
-                "sia_theory.attention.rope_config", "sia_theory.attention.positional",
+                "sia_theory.schemes.rope_config", "sia_theory.attention.positional",
                 "sia_theory.attention.model", "sia_theory.models.loader",
                 "sia_theory.analysis", "sia_theory.studies", "sia_theory.studies.base",
-                "sia_theory.sweeps.engine", "sia_theory.symbolic.si", "sia_theory.command"}
+                "sia_theory.sweeps.engine", "sia_theory.symbolic.si", "sia_theory.cli"}
     assert expected <= modules, expected - modules
     assert not any(part.startswith("_") for m in modules for part in m.split(".")[1:])
     assert "sia_theory._infra.io" not in modules and "sia_theory.gaussian._kernels" not in modules

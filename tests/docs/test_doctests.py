@@ -25,17 +25,17 @@ FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
 # The main entry points, each with a runnable Examples section.
 ENTRY_POINTS = [
     ("sia_theory.analysis.report", "analyze"),
-    ("sia_theory.transforms", "ScaleInvariant"),
-    ("sia_theory.transforms", "LogN"),
-    ("sia_theory.transforms", "Transform"),
+    ("sia_theory.transforms.standard", "ScaleInvariant"),
+    ("sia_theory.transforms.standard", "LogN"),
+    ("sia_theory.transforms.base", "Transform"),
     ("sia_theory.gaussian.montecarlo", "simulate_gaussian_logits"),
     ("sia_theory.gaussian.routes", "expectation"),
     ("sia_theory.sweeps.engine", "sweep"),
     ("sia_theory.studies", "get_study"),
     ("sia_theory.attention.core", "attention"),
-    ("sia_theory.targets", "load_transform"),
-    ("sia_theory.score_mod_transform", "ScoreModTransform"),
-    ("sia_theory.attention.rope_scaling", "YaRNRoPE"),
+    ("sia_theory.schemes.targets", "load_transform"),
+    ("sia_theory.transforms.score_mod", "ScoreModTransform"),
+    ("sia_theory.attention.yarn", "YaRNRoPE"),
 ]
 
 

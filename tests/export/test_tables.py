@@ -1,4 +1,4 @@
-"""sia_theory.export.tables, exercised by its own name: coefficient tables of SI (per distance),
+"""sia_theory.transforms.tables, exercised by its own name: coefficient tables of SI (per distance),
 LogN (per query row) and a transform of both, against the formulas written out here."""
 
 import math
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from sia_theory import LogN, ScaleInvariant, Transform
-from sia_theory.export.tables import (
+from sia_theory.transforms.tables import (
     check_tables,
     coefficient_tables,
     is_separable,

@@ -27,7 +27,7 @@ from sia_theory.attention.rope_variants import LinearRoPE, LongRoPE, Proportiona
 from sia_theory.models.hf_config import from_hf_config
 from sia_theory.transforms import NoScale
 from sia_theory.zoo import Llama4Temperature, QwenLogN, YaRNTemperature
-from sia_theory.zoo_models import DeepSeekMScale, Grok2Temperature, MultiplierProduct
+from sia_theory.zoo.models import DeepSeekMScale, Grok2Temperature, MultiplierProduct
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "hf_configs"
 LLAMA = {"hidden_size": 4096, "num_attention_heads": 32, "rope_theta": 10000.0,
@@ -328,10 +328,10 @@ def test_hf_report_and_the_cli_flag(tmp_path):
     assert set(octaves["phase"]) == {"liquid"} and report.critical == ()
     assert report.entropy_law in ("logarithmic", "sqrt-log", "bounded")
     assert "never in the critical band" in report.line()
-    bad = subprocess.run([sys.executable, "-m", "sia_theory.command", "analyze", "--hf-config",
+    bad = subprocess.run([sys.executable, "-m", "sia_theory", "analyze", "--hf-config",
                           str(tmp_path / "missing.json")], capture_output=True, text=True)
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1, bad.stderr
-    both = subprocess.run([sys.executable, "-m", "sia_theory.command", "analyze", "zoo:logn",
+    both = subprocess.run([sys.executable, "-m", "sia_theory", "analyze", "zoo:logn",
                            "--hf-config", str(FIXTURES / "qwen3-8b.json")], capture_output=True,
                           text=True)
     assert both.returncode == 2 and "one of them" in both.stderr

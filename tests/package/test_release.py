@@ -54,7 +54,7 @@ def test_one_version_number():
     assert project["dynamic"] == ["version"] and "version" not in project
     assert re.fullmatch(r"\d+\.\d+\.\d+", sia_theory.__version__)
     assert f"## [{sia_theory.__version__}]" in (ROOT / "CHANGELOG.md").read_text()
-    out = subprocess.run([sys.executable, "-m", "sia_theory.command", "--version"],
+    out = subprocess.run([sys.executable, "-m", "sia_theory", "--version"],
                          capture_output=True, text=True, timeout=60, check=True)
     assert out.stdout.strip() == f"sia-theory {sia_theory.__version__}"
 
@@ -138,7 +138,7 @@ def test_the_wheel_works_outside_the_repository(tmp_path):
 
     work = tmp_path / "work"  # not a checkout, and none above it
     work.mkdir()
-    command = [str(python), "-m", "sia_theory.command"]
+    command = [str(python), "-m", "sia_theory"]
     where = _run([str(python), "-c", "import sia_theory, sia_theory.claims as c; "
                   "print(sia_theory.__file__); print(c.__file__)"], cwd=work, env=env)
     assert all(line.startswith(str(site)) for line in where.split()), where

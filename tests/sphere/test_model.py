@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from sia_theory.gaps import critical_scale, half_mass_beta
+from sia_theory.sphere.gaps import critical_scale, half_mass_beta
 from sia_theory.sphere.model import (
     DistanceLaw,
     check_dimension,

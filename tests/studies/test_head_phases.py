@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 from scipy.optimize import brentq
 
-from sia_theory.gaps import half_mass_beta
 from sia_theory.gaussian.phase import PHASE_BAND
+from sia_theory.sphere.gaps import half_mass_beta
 from sia_theory.studies.head_phases import (
     HeadPhaseSettings,
     compare_predictors,
@@ -41,7 +41,7 @@ def half_mass_by_bisection(x):
 
 def test_gaussian_heads_match_the_rem_and_the_gap_diagnostic():
     """iid Gaussian logits of known ``r``: σ and ``r`` as written out; ``β_½`` equal to
-    :func:`sia_theory.gaps.half_mass_beta` of the window and to a bisection; the REM's liquid
+    :func:`sia_theory.sphere.gaps.half_mass_beta` of the window and to a bisection; the REM's liquid
     entropy ``H/log M = 1 − r²`` (``log Z = log M + σ²/2``, ``Σ p x = σ²``; both concentrate
     for ``r < 1/2``, where ``Σ p x``'s relative variance ``~ M^{4r² − 1}`` vanishes: checked at
     ``r = 0.2, 0.3``); both phase measures liquid at ``r <= 0.5``, frozen at ``r = 4``."""

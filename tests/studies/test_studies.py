@@ -55,7 +55,7 @@ SEED_KEYS = {
     "sia_theory.studies.ext_sphere:SPHERE_CLAIMS_STUDY": "ext.sphere",
     "sia_theory.studies.ext_phase_plane:PHASE_PLANE_STUDY": "ext.phase_plane",
     "sia_theory.sphere.routes:SPHERE_STUDY": "sphere.routes",
-    "sia_theory.gaps:GAPS_STUDY": "gaps.bootstrap",
+    "sia_theory.sphere.gaps:GAPS_STUDY": "gaps.bootstrap",
     "sia_theory.studies.head_phases:HEAD_PHASES_STUDY": "head_phases.bootstrap",
 }
 @pytest.mark.parametrize("where", sorted(SEED_KEYS))
@@ -182,6 +182,6 @@ def test_the_03_functions_of_the_trained_model_studies_are_deprecated_wrappers(m
     """0.3's ``trained_fig1`` / ``trained_phases`` still run (through the study: an empty store
     read with ``finished_only`` is refused by the study's grid) and warn."""
     fn = getattr(importlib.import_module(f"sia_theory.studies.{module}"), wrapper)
-    with pytest.warns(DeprecationWarning, match=f"{wrapper} is deprecated; call the study"):
+    with pytest.warns(DeprecationWarning, match=f"{wrapper} is deprecated; use the study"):
         with pytest.raises(ValueError, match="holds no finished cell"):
             fn(True, 0, Execution(store=tmp_path, finished_only=True))

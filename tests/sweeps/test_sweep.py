@@ -314,7 +314,7 @@ def test_benchmark_rejects_bad_flags_in_one_line():
 
 
 def test_sweep_subcommand_of_the_sia_theory_command_refuses_a_dead_scheduler(tmp_path, capsys):
-    from sia_theory import command
+    from sia_theory import cli as command
 
     store = tmp_path / "store"
     code = command.main(["sweep", "jacobian", "--n", "20", "--d", "16", "--draws", "2",
@@ -362,7 +362,7 @@ def _server(kind):
 def test_a_port_that_is_no_dask_scheduler_is_one_bounded_value_error(kind, tmp_path, capsys):
     """The handshake is bounded too (not only the TCP connect): an HTTP server or a silent port
     used to hang forever, garbage bytes to crash with an exabyte allocation."""
-    from sia_theory import command
+    from sia_theory import cli as command
 
     address, stop = _server(kind)
     try:

@@ -8,8 +8,8 @@ from sia_theory.training.data import (
     SEPARATOR,
     TextTokenizer,
     corpus,
-    documents,
     split,
+    texts,
     tokenizer,
 )
 from sia_theory.training.settings import TrainSettings
@@ -26,7 +26,7 @@ def test_byte_tokenizer_by_hand():
 def test_split_is_disjoint_and_covers_documents():
     train, validation = split()
     assert not set(train) & set(validation)
-    assert len(train) + len(validation) <= len(documents())
+    assert len(train) + len(validation) <= len(texts())
     assert SEPARATOR == "<|endoftext|>"
 
 

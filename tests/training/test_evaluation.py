@@ -9,9 +9,9 @@ import pytest
 
 pytest.importorskip("jax")
 
+from sia_theory.schemes import resolve_scheme  # noqa: E402
 from sia_theory.training.evaluation import block_for, evaluate, logits  # noqa: E402
 from sia_theory.training.params import init_parameters  # noqa: E402
-from sia_theory.training.schemes import resolve_scheme  # noqa: E402
 from sia_theory.training.settings import TrainSettings  # noqa: E402
 
 S = TrainSettings(train_length=16, n_layers=1, d_model=16, n_heads=2, tokenizer="bytes",

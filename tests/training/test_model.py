@@ -8,10 +8,10 @@ import pytest
 pytest.importorskip("jax")
 
 from sia_theory.attention import Decoder, DecoderConfig  # noqa: E402
+from sia_theory.schemes import resolve_scheme  # noqa: E402
 from sia_theory.training.evaluation import scheme_arrays  # noqa: E402
 from sia_theory.training.model import forward, rms_norm, token_losses  # noqa: E402
 from sia_theory.training.params import init_parameters, to_decoder_layout  # noqa: E402
-from sia_theory.training.schemes import resolve_scheme  # noqa: E402
 from sia_theory.training.settings import TrainSettings  # noqa: E402
 
 S = TrainSettings(train_length=16, n_layers=2, d_model=16, n_heads=2, tokenizer="bytes",

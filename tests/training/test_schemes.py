@@ -6,14 +6,8 @@ import math
 import numpy as np
 import pytest
 
-from sia_theory.training.schemes import (
-    ROPE_BASE,
-    SCHEMES,
-    SI_TAU,
-    check_trainable,
-    resolve_scheme,
-    trainable_transform,
-)
+from sia_theory.schemes import ROPE_BASE, SCHEMES, SI_TAU, resolve_scheme
+from sia_theory.training.schemes import check_trainable, trainable_transform
 from sia_theory.training.settings import TrainSettings
 
 

@@ -47,7 +47,7 @@ rule = LogBias()
 
 
 def sia(*argv, cwd=ROOT, env=None):
-    return subprocess.run([sys.executable, "-m", "sia_theory.command", *argv], cwd=cwd,
+    return subprocess.run([sys.executable, "-m", "sia_theory", *argv], cwd=cwd,
                           capture_output=True, text=True, timeout=600,
                           env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})})
 
@@ -63,7 +63,7 @@ def assert_one_line_nothing_written(proc, out):
 
 def test_package_and_command_import_without_loading_jax():
     code = ("import sys; import sia_theory.training, sia_theory.studies.train_grid, "
-            "sia_theory.command as c; c.build_parser().parse_args(['train', '--scheme', "
+            "sia_theory.cli as c; c.build_parser().parse_args(['train', '--scheme', "
             "'rope']); assert 'jax' not in sys.modules and 'optax' not in sys.modules")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=ROOT)
@@ -221,7 +221,7 @@ def test_interrupted_grid_resumes_with_the_same_numbers(grid_store, tmp_path):
 
 def test_user_transform_trains_through_the_same_grid(tmp_path, capsys):
     pytest.importorskip("jax")
-    from sia_theory.command import main
+    from sia_theory.cli import main
 
     path = tmp_path / "userrule.py"
     path.write_text(USER_FILE)

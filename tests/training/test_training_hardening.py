@@ -9,12 +9,12 @@ import pandas as pd
 import pytest
 
 from sia_theory import Transform
+from sia_theory.schemes import Scheme
 from sia_theory.studies.base import Execution
 from sia_theory.studies.train_grid import SETTINGS_FILE, TrainGridSettings, train_grid
 from sia_theory.training import TrainSettings
 from sia_theory.training.params import from_safetensors
 from sia_theory.training.run import PARAMETERS_FILE, TrainedRun
-from sia_theory.training.schemes import Scheme
 
 QUICK = TrainSettings.quick()
 ONE = TrainGridSettings(train=QUICK, runs=(("p-rope", 0, None),))

@@ -1,4 +1,4 @@
-"""The shipped models' members (sia_theory.zoo_models, Llama4Temperature's offset) against their
+"""The shipped models' members (sia_theory.zoo.models, Llama4Temperature's offset) against their
 implementations' code, written out here in numpy (no torch):
 
 * llama.cpp ``src/llama-graph.cpp`` (ggml-org/llama.cpp commit 434f71a5b4d1),
@@ -26,7 +26,7 @@ from sia_theory.gaussian.frullani import row_nodes
 from sia_theory.gaussian.quadrature import distance_quadrature
 from sia_theory.studies.ext_needle import NeedleSettings
 from sia_theory.zoo import Llama4Temperature, QwenLogN, Temperature
-from sia_theory.zoo_models import (
+from sia_theory.zoo.models import (
     DeepSeekMScale,
     Grok2Temperature,
     MultiplierProduct,
@@ -201,3 +201,15 @@ def test_the_exact_route_refuses_the_oscillating_sandwich_bias():
     with pytest.raises(ValueError, match="exact route"):
         NeedleSettings(schemes=("none", "sandwich"))
     assert "sandwich" not in NeedleSettings().schemes and "mistral4" in NeedleSettings().schemes
+
+
+def test_longrope_attention_factor():
+    """LongRoPE's default attention factor √(1 + ln f / ln L) (transformers'
+    ``_compute_longrope_parameters``, written out here)."""
+    from sia_theory.zoo.models import longrope_attention_factor
+
+    assert longrope_attention_factor(32, 4096) == pytest.approx(
+        math.sqrt(1 + math.log(32) / math.log(4096)))
+    assert longrope_attention_factor(1.0, 4096) == 1.0
+    with pytest.raises(ValueError, match="factor"):
+        longrope_attention_factor(0.0, 4096)

@@ -1,56 +1,21 @@
-"""Length schemes: one position encoding plus one logit transform, under one name.
-
-A :class:`Scheme` (defined in :mod:`sia_theory.scheme_type`, with :class:`BoundScheme`,
-:data:`POSITIONS`, :data:`ROPE_BASE` and :data:`LEARNED`, all importable from here) is the
-library's one notion of "how a model handles positions and context length": a position encoding (a
-key of :data:`POSITIONS`, built for a training length and a target length) and a transform (a
-:class:`~sia_theory.transforms.Transform`, or a rule that builds one from the head count, the
-training length and the target length). The models, the trainer, the studies, the command line and
-the docs all take their schemes from the one registry :data:`SCHEMES`; a user's transform becomes a
-scheme through :func:`resolve_scheme`, once, at the boundary.
-
-| name | position encoding | transform |
-|---|---|---|
-| ``rope`` | ``RoPE(base)`` | none |
-| ``p-rope`` | ``PRoPESI()`` (SI App. G) | none |
-| ``nope`` | ``NoPE()`` | none |
-| ``alibi`` | ``NoPE()`` | ``ALiBi.standard(n_heads)`` |
-| ``logn-p-rope`` | ``PRoPESI()`` | ``ZOO["logn"]`` = ``LogN(0.4)`` (SI Fig. 1) |
-| ``logn-p-rope-learned`` | ``PRoPESI()`` | ``LogN(0.4)`` × a learned scale per layer (SI App. G) |
-| ``rope-ntk`` | ``NTKRoPE(L, n, base)`` | none (NTK only beyond ``L``) |
-| ``yarn`` | ``YaRNRoPE(L, n, base)`` | ``YaRNTemperature(n/L)`` |
-| ``qwen-logn`` | ``RoPE(base)`` | ``QwenLogN(L)`` |
-| ``llama4`` | ``RoPE(base)`` | ``Llama4Temperature(L, 0.1)`` |
-| ``si-p-rope`` | ``PRoPESI()`` | ``ScaleInvariant(τ)``, τ = 10 |
-| ``si-rope`` | ``RoPE(base)`` | ``ScaleInvariant(τ)``, τ = 10 |
-| ``si-nope`` | ``NoPE()`` | ``ScaleInvariant(τ)``, τ = 10 |
-| ``si-rope-posthoc`` | ``RoPE(base)`` | ``ScaleInvariant(si_tau(L))`` (post hoc) |
-
-A scheme may also declare parameters the model learns beside its weights (:data:`LEARNED`):
-``learned=("score_scale",)`` gives every layer one learned multiplier ``λ_l`` of the score ``S``
-(from 1, trained with Adam at the output layer's rate, as SI App. G trains its "LogN scalings"),
-so ``logn-p-rope-learned`` has logits ``0.4·λ_l·log n·S``: LogN with ``s_l = 0.4·λ_l`` learned per
-layer.
-
-``L`` is the training length, ``n`` the length the scheme is used at, ``base`` RoPE's base
-(10000 unless the model's config says otherwise). The names of 0.3 that spelled the same idea
-twice still resolve, with a :class:`DeprecationWarning` naming the new one (:data:`ALIASES`:
-``ntk`` is ``rope-ntk``, ``scale-invariant`` is ``si-rope-posthoc``).
-"""
+"""The scheme registry: :data:`SCHEMES` (every named scheme, one definition each),
+:data:`ALIASES` (deprecated names), :func:`get_scheme`, :func:`resolve_scheme` (a user's
+transform becomes a scheme once, at the boundary) and the defaults of the scale-invariant
+schemes (:data:`SI_TAU`, :func:`si_tau`)."""
 
 from __future__ import annotations
 
 import math
-import warnings
 from types import MappingProxyType
 
-from .scheme_type import LEARNED, POSITIONS, ROPE_BASE, BoundScheme, Scheme
+from .._deprecated import deprecated
+from ..transforms import ALiBi, NoScale, ScaleInvariant
+from ..zoo import ZOO, Llama4Temperature, QwenLogN, YaRNTemperature
+from .scheme import POSITIONS, Scheme
 from .targets import load_transform
-from .transforms import ALiBi, NoScale, ScaleInvariant
-from .zoo import ZOO, Llama4Temperature, QwenLogN, YaRNTemperature
 
-__all__ = ["Scheme", "BoundScheme", "SCHEMES", "ALIASES", "POSITIONS", "ROPE_BASE", "SI_TAU",
-           "SI_EPSILON", "LEARNED", "si_tau", "get_scheme", "resolve_scheme", "scheme_names"]
+__all__ = ["SCHEMES", "ALIASES", "SI_TAU", "SI_EPSILON", "si_tau", "get_scheme",
+           "resolve_scheme", "scheme_names"]
 
 SI_TAU = 10.0  # SI §5: τ = 10, chosen at 4k (App. H)
 """The default τ of the scale-invariant schemes (SI §5, chosen in App. H / Fig. 5)."""
@@ -140,13 +105,12 @@ def scheme_names() -> tuple[str, ...]:
 
 def get_scheme(name: str) -> Scheme:
     """The registered scheme ``name`` (an old name of :data:`ALIASES` resolves with a
-    :class:`DeprecationWarning`); ``ValueError`` naming ``scheme`` otherwise."""
+    deprecation warning); ``ValueError`` naming ``scheme`` otherwise."""
     if name in SCHEMES:
         return SCHEMES[name]
     if name in ALIASES:
         new = ALIASES[name]
-        warnings.warn(f"scheme name {name!r} is deprecated; use {new!r}", DeprecationWarning,
-                      stacklevel=3)
+        deprecated(f"scheme name {name!r}", repr(new))
         return SCHEMES[new]
     raise ValueError(f"scheme must be one of {', '.join(SCHEMES)} or a transform "
                      f"MODULE:OBJECT[@position], got {name!r}")
@@ -178,7 +142,7 @@ def resolve_scheme(scheme, tau=None) -> Scheme:
     ----------
     scheme : str or Scheme
         A name of :data:`SCHEMES` (or an old one of :data:`ALIASES`, with a
-        ``DeprecationWarning``), a ``Scheme``, or ``TARGET[@position]``.
+        deprecation warning), a ``Scheme``, or ``TARGET[@position]``.
     tau : float, optional
         The τ of the scheme's transform, in ``(0, 1e9]`` (None: unchanged).
 

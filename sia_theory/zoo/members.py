@@ -5,10 +5,10 @@ the members that are one published law each: :class:`Temperature` (a constant),
 :class:`QwenLogN` (Qwen-1's ``logn_list``), :class:`Llama4Temperature` (Llama-4's
 ``attn_scales``), :class:`CriticalScaling` (CAS's :math:`\beta = \gamma \log n` on cosines), and
 :data:`SSMax` (Scalable-Softmax, which is :class:`~sia_theory.transforms.LogN`). YaRN's members
-are :mod:`sia_theory.zoo_yarn`; the registry of default instances (:data:`~sia_theory.zoo.ZOO`)
+are :mod:`sia_theory.zoo.yarn`; the registry of default instances (:data:`~sia_theory.zoo.ZOO`)
 and the conventions every member states (``n`` as the number of keys the query sees; a factor
 on ``q`` only or on ``q`` and ``k``) are :mod:`sia_theory.zoo`, which re-exports every name here.
-The tests (``tests/core/test_zoo.py``) hold each member against its source's formula written
+The tests (``tests/zoo/test_registry.py``) hold each member against its source's formula written
 out independently.
 """
 
@@ -19,8 +19,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._infra.validate import check_finite_array, check_int, check_real, one_of
-from .transforms import LogN, Transform
+from .._infra.validate import check_finite_array, check_int, check_real, one_of
+from ..transforms import LogN, Transform
 
 __all__ = ["Multiplier", "Temperature", "QwenLogN", "Llama4Temperature", "CriticalScaling",
            "SSMax"]
@@ -34,7 +34,7 @@ is exactly :class:`~sia_theory.transforms.LogN`: an alias, not a second class.""
 class Multiplier(Transform):
     """The base of the zoo's pure logit multipliers ``L = multiplier(n)·S`` (no bias, no
     distance dependence), public for members defined in other modules
-    (:mod:`sia_theory.zoo_yarn`, :mod:`sia_theory.zoo_models`); ``multiplier(n_ctx)`` is the
+    (:mod:`sia_theory.zoo.yarn`, :mod:`sia_theory.zoo.models`); ``multiplier(n_ctx)`` is the
     scheme's effective inverse temperature."""
 
     def multiplier(self, n_ctx=None) -> np.ndarray:

@@ -17,7 +17,7 @@ import pytest
 
 from sia_theory import ALiBi, ScaleInvariant, ScoreModTransform, analyze
 from sia_theory.attention import attention
-from sia_theory.targets import TargetError, load_transform
+from sia_theory.schemes.targets import TargetError, load_transform
 
 ROOT = Path(__file__).resolve().parents[2]
 TAU = 10.0
@@ -169,7 +169,7 @@ def test_command_analyzes_a_function_and_refuses_a_non_affine_one(tmp_path):
     env = {**__import__("os").environ, "PYTHONPATH": str(ROOT)}
 
     def sia(*argv):
-        return subprocess.run([sys.executable, "-m", "sia_theory.command", *argv],
+        return subprocess.run([sys.executable, "-m", "sia_theory", *argv],
                               cwd=tmp_path, capture_output=True, text=True, env=env,
                               timeout=600)
 

@@ -1,4 +1,4 @@
-"""sia_theory.attention.rope_config, exercised by its own name: transformers ``rope_parameters``
+"""sia_theory.schemes.rope_config, exercised by its own name: transformers ``rope_parameters``
 dicts to (position encoding, score mod), with LongRoPE's logit multiplier 1 + ln f / ln L."""
 
 import math
@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from sia_theory.attention.positional import RoPE
-from sia_theory.attention.rope_config import ROPE_TYPES, from_rope_parameters
 from sia_theory.attention.rope_variants import LinearRoPE, LongRoPE
+from sia_theory.schemes.rope_config import ROPE_TYPES, from_rope_parameters
 
 
 def test_default_and_linear():

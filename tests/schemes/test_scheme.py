@@ -1,4 +1,4 @@
-"""sia_theory.scheme_type, by its own name: a Scheme's validation (each bad field named), its τ
+"""sia_theory.schemes.scheme, by its own name: a Scheme's validation (each bad field named), its τ
 (``with_tau`` replaces the transform's field, schemes without τ refuse), the resolution of a
 transform rule by the context names it takes, and :meth:`Scheme.at` (the encoding of
 :data:`POSITIONS` for the lengths, ``score_mod`` ``None`` for NoScale)."""
@@ -6,7 +6,7 @@ transform rule by the context names it takes, and :meth:`Scheme.at` (the encodin
 import pytest
 
 from sia_theory.attention.positional import PRoPESI, RoPE
-from sia_theory.scheme_type import LEARNED, POSITIONS, ROPE_BASE, BoundScheme, Scheme
+from sia_theory.schemes.scheme import LEARNED, POSITIONS, ROPE_BASE, BoundScheme, Scheme
 from sia_theory.transforms import LogN, NoScale, ScaleInvariant
 
 

@@ -1,22 +1,7 @@
-r"""Attention-logit transforms: one object per scheme, used by every part of the package.
-
-A transform maps a raw score :math:`S` at distance ``t = q_idx - kv_idx`` for a query that sees
-``n = q_idx + 1`` keys to the logit :math:`L = a(t, n)\,S + m(t, n)`. Each transform exposes
-
-* ``coefficients(t, n_ctx, h)`` → ``(a, m)`` as numpy arrays (the closed forms and the Monte
-  Carlo use these),
-* ``score_mod(score, b, h, q_idx, kv_idx)`` with PyTorch FlexAttention's signature, evaluated
-  elementwise on broadcast numpy index grids (the attention reference uses this), and
-* ``depends_on``, its declared dependence as data: a frozenset drawn from ``"distance"``,
-  ``"context"`` (the context length ``n``) and ``"head"``. Attention, the Monte Carlo and the
-  closed forms consult it instead of the transform's class: without ``"context"`` attention
-  precomputes one coefficient table per distance (per head with ``"head"``); with ``"context"``
-  only, one multiplier per query row; with both, it evaluates ``score_mod`` on every score.
-  The base class declares all three (the safe default). A transform depending on the head
-  states how many heads it supports in ``n_heads`` (``None``: any number).
-
-Both routes go through ``_affine``, so they cannot drift apart.
-"""
+"""The transforms of the papers: :class:`NoScale` (standard attention), :class:`LogN`
+(LogN / SSMax), :class:`ScaleInvariant` (SI eq. 16) and the :class:`ScaleInvariantFamily`
+around it, :class:`ALiBi`. Each is a :class:`~sia_theory.transforms.base.Transform`; import
+them from :mod:`sia_theory.transforms`."""
 
 from __future__ import annotations
 
@@ -24,25 +9,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._infra.memory import check_memory
-from ._infra.validate import check_finite_array, check_int, check_real
-from .symbolic import generated
-from .transform_base import (
-    DEPENDENCES,
-    AtHead,
-    FixedContext,
+from .._infra.memory import check_memory
+from .._infra.validate import check_finite_array, check_int, check_real
+from ..symbolic import generated
+from .base import (
     Transform,
-    TransformNotDefined,
-    at_context,
-    at_head,
-    declared_dependence,
-    describe,
 )
 
-__all__ = ["DEPENDENCES", "Transform", "NoScale", "LogN", "ScaleInvariant",
-           "ScaleInvariantFamily", "ALiBi", "FixedContext", "at_context", "AtHead", "at_head",
-           "declared_dependence", "describe",
-           "TransformNotDefined"]
+__all__ = ["NoScale", "LogN", "ScaleInvariant", "ScaleInvariantFamily", "ALiBi"]
 
 
 @dataclass(frozen=True)

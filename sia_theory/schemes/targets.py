@@ -2,7 +2,7 @@
 ``FILE.py:OBJECT`` (a file, which is executed) or ``zoo:NAME`` (a :data:`~sia_theory.zoo.ZOO`
 member). The object is a Transform, a Transform class built without arguments, or a plain
 function ``score_mod(score, b, h, q_idx, kv_idx)`` (FlexAttention's signature, numpy), read
-through :class:`~sia_theory.score_mod_transform.ScoreModTransform`. Used by ``sia-theory
+through :class:`~sia_theory.transforms.score_mod.ScoreModTransform`. Used by ``sia-theory
 analyze``, the settings flags of ``sia-theory sweep`` and ``sia-theory train``; a bad target is
 one :class:`TargetError` (a ``ValueError``) saying what is wrong.
 """
@@ -58,23 +58,23 @@ def load_transform(target: str):
 
     Examples
     --------
-    >>> from sia_theory.targets import load_transform
+    >>> from sia_theory.schemes.targets import load_transform
     >>> transform, name = load_transform("zoo:scale-invariant")
     >>> name, type(transform).__name__, transform.tau
     ('scale-invariant', 'ScaleInvariant', 10.0)
     >>> load_transform("zoo:nope")
     Traceback (most recent call last):
     ...
-    sia_theory.targets.TargetError: zoo has no member 'nope'; choose from none, ...
+    sia_theory.schemes.targets.TargetError: zoo has no member 'nope'; choose from none, ...
     """
-    from .transforms import Transform  # start-up: numpy (sia_theory.cli imports this module)
+    from ..transforms import Transform  # start-up: numpy (sia_theory.cli imports this module)
 
     module, sep, attr = target.rpartition(":")
     if not sep or not module or not attr:
         raise TargetError(f"TARGET must be MODULE:OBJECT, FILE.py:OBJECT or zoo:NAME, got "
                            f"{target!r}")
     if module == "zoo":
-        from .zoo import ZOO  # start-up: numpy, as above
+        from ..zoo import ZOO  # start-up: numpy, as above
 
         if attr not in ZOO:
             raise TargetError(f"zoo has no member {attr!r}; choose from {', '.join(ZOO)}")
@@ -104,7 +104,7 @@ def load_transform(target: str):
         if isinstance(obj, type) or not callable(obj):
             raise TargetError(f"{target} is not a sia_theory Transform or a score_mod function "
                               f"(got {type(obj).__name__})")
-        from .score_mod_transform import ScoreModTransform  # start-up: numpy, as above
+        from ..transforms.score_mod import ScoreModTransform  # start-up: numpy, as above
 
         try:
             obj = ScoreModTransform(obj)

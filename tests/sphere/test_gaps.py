@@ -1,4 +1,4 @@
-"""The gap-counting diagnostic (sia_theory.gaps): the half-mass point against a root finder
+"""The gap-counting diagnostic (sia_theory.sphere.gaps): the half-mass point against a root finder
 written out here, the counts against a loop, the simplex's exact law, the exact order
 statistics, bad input."""
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import optimize, stats
 
-from sia_theory.gaps import critical_scale, gap_counts, half_mass_beta, top_scores
+from sia_theory.sphere.gaps import critical_scale, gap_counts, half_mass_beta, top_scores
 
 
 def test_half_mass_point_matches_a_bracketed_root():

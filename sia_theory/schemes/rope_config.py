@@ -15,9 +15,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from .._infra.validate import check_int
-from .positional import RoPE
-from .rope_scaling import DynamicNTKRoPE, YaRNRoPE
-from .rope_variants import LinearRoPE, LongRoPE, ProportionalRoPE, longrope_attention_factor
+from ..attention.positional import RoPE
+from ..attention.rope_scaling import DynamicNTKRoPE, YaRNRoPE
+from ..attention.rope_variants import LinearRoPE, LongRoPE, ProportionalRoPE
+from ..zoo import Temperature, YaRNTemperature
+from ..zoo.models import longrope_attention_factor
 
 __all__ = ["from_rope_parameters", "ROPE_TYPES"]
 
@@ -183,8 +185,6 @@ def _interpolated(rope_type, params, theta):
 def _longrope(params, theta, original, factor):
     """LongRoPE and its attention factor (explicit, else ``sqrt(1 + ln f/ln L)``) as a constant
     :class:`~sia_theory.zoo.Temperature` of its square (it multiplies cos and sin)."""
-    from ..zoo import Temperature  # the zoo sits above attention: imported when needed
-
     position = LongRoPE(_require(params, "short_factor", "longrope"),
                         _require(params, "long_factor", "longrope"), original, theta)
     factor_qk = params.get("attention_factor")
@@ -195,8 +195,6 @@ def _longrope(params, theta, original, factor):
 
 def _yarn(params, theta, original, factor):
     """YaRN's interpolation and its attention factor (the zoo's ``YaRNTemperature``)."""
-    from ..zoo import YaRNTemperature  # the zoo sits above attention: imported when needed
-
     position = YaRNRoPE(factor=factor, original_max_position_embeddings=original,
                         rope_theta=theta, beta_fast=params.get("beta_fast") or 32.0,
                         beta_slow=params.get("beta_slow") or 1.0,

@@ -1,32 +1,7 @@
-r"""The zoo: published length-scaling rules as :class:`~sia_theory.transforms.Transform` objects.
-
-Each member maps the raw score :math:`S = q\cdot k/\sqrt d` to ``L = a·S + m`` (THEORY.md §5).
-Sources disagree on two conventions, and each class states and tests its own:
-
-* **n as position or as length.** Here ``n`` is always the number of keys the query sees,
-  ``n = q_idx + 1`` (query position + 1, 0-based positions). Qwen indexes its table by the
-  query's absolute position with ``i = position + 1`` and Llama-4 uses ``cache_position + 1``:
-  both are this ``n``. CAS and SSMax define ``n`` as the sequence length, which is the same
-  number for the last query of a causal sequence. Without a causal mask ``n`` is still
-  ``q_idx + 1`` (the package convention); for a bidirectional layer over ``N`` tokens use
-  ``Temperature(member.multiplier(N))`` instead.
-* **Temperature on q only or on q and k.** A factor ``f`` on the query alone multiplies the
-  logit by ``f`` (Qwen logn, Llama-4); YaRN multiplies cos/sin, i.e. both ``q`` and ``k``,
-  so the logit gets ``f²``.
-
-Each member's docstring names the implementation and version it follows, and the tests
-(``tests/core/test_zoo.py``) hold it against that source's formula written out independently.
-The reference's own parameter names are accepted as well (each member's Parameters).
-
-Members, importable from here: :class:`Temperature`, :class:`QwenLogN`, :class:`Llama4Temperature`,
-:class:`CriticalScaling` (defined in :mod:`sia_theory.zoo_members` with their base ``Multiplier``),
-:class:`YaRNTemperature`, :class:`DynamicYaRNTemperature` and :func:`yarn_mscale` (defined in
-:mod:`sia_theory.zoo_yarn`); :data:`SSMax` is :class:`~sia_theory.transforms.LogN` (same law).
-:data:`ZOO` holds a default instance of every member, including ``NoScale``, ``LogN``, ``ALiBi``
-and ``ScaleInvariant`` from :mod:`sia_theory.transforms` and the shipped models' rules of
-:mod:`sia_theory.zoo_models`, and :func:`zoo_table` describes them as a
-DataFrame.
-"""
+"""The zoo's registry: :data:`ZOO`, a default instance of every member (the papers' transforms
+beside the published rules of :mod:`~sia_theory.zoo.members`, :mod:`~sia_theory.zoo.yarn` and
+:mod:`~sia_theory.zoo.models`), :data:`ZOO_INFO` (how each reads its source) and
+:func:`zoo_table`."""
 
 from __future__ import annotations
 
@@ -34,28 +9,24 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import NamedTuple
 
-from .attention.rope_variants import longrope_attention_factor
-from .transforms import ALiBi, LogN, NoScale, ScaleInvariant, Transform, declared_dependence
-from .zoo_members import (
+from ..transforms import ALiBi, LogN, NoScale, ScaleInvariant, Transform, declared_dependence
+from .members import (
     CriticalScaling,
     Llama4Temperature,
-    Multiplier,  # noqa: F401  (re-exported: the base of members defined elsewhere)
     QwenLogN,
-    SSMax,
     Temperature,
 )
-from .zoo_models import (
+from .models import (
     DeepSeekMScale,
     Grok2Temperature,
     MultiplierProduct,
     Sandwich,
+    longrope_attention_factor,
     mistral_temperature,
 )
-from .zoo_yarn import DynamicYaRNTemperature, YaRNTemperature, yarn_mscale
+from .yarn import DynamicYaRNTemperature, YaRNTemperature
 
-__all__ = ["Temperature", "QwenLogN", "YaRNTemperature", "DynamicYaRNTemperature",
-           "Llama4Temperature", "CriticalScaling", "SSMax", "yarn_mscale", "ZooEntry", "ZOO",
-           "ZOO_INFO", "zoo_table"]
+__all__ = ["ZooEntry", "ZOO", "ZOO_INFO", "zoo_table"]
 
 
 class ZooEntry(NamedTuple):
@@ -96,7 +67,7 @@ ZOO_INFO: dict[str, ZooEntry] = {
                 "ALiBi.standard(8))", "t = q_idx - kv_idx", "bias", "L = S - slope·t"),
     "scale-invariant": _E(ScaleInvariant(10.0), "SI eq. 16, tau = 10", "t = q_idx - kv_idx",
                           "logit and bias", "L = a_t·S + m_t"),
-    # the members of sia_theory.zoo_models and LongRoPE's factor (shipped models' configs)
+    # the members of sia_theory.zoo.models and LongRoPE's factor (shipped models' configs)
     "mistral": _E(mistral_temperature(0.1, 16384),
                   "transformers ministral3/mistral4 get_llama_4_attn_scale (llama_4_scaling_beta; "
                   "commit 0205eec1d869); vLLM deepseek_v2 _get_llama_4_scaling; llama.cpp "
@@ -136,7 +107,7 @@ r"""A default instance of every zoo member under a stable name. Defaults: ``Temp
 training context); ``YaRNTemperature(4)`` (Qwen2.5's YaRN factor); ``Llama4Temperature(8192,
 0.1)`` (Llama-4 config); ``CriticalScaling(2, head_dim=64)`` (:math:`\gamma = 1/(1-\rho)` at
 ``ρ = 0.5``, QK-norm with ``d = 64``); ``ALiBi(2⁻⁴)`` (one slope, so no member needs a head
-index); ``ScaleInvariant(10)`` (SI's τ); the shipped models' rules of :mod:`sia_theory.zoo_models`
+index); ``ScaleInvariant(10)`` (SI's τ); the shipped models' rules of :mod:`sia_theory.zoo.models`
 at their configs' values: ``mistral_temperature(0.1, 16384)`` (Ministral-3, ``Llama4Temperature``
 with ``offset=0``), ``Grok2Temperature(1024)`` (Grok-2), ``DeepSeekMScale(40, 1)``
 (DeepSeek-V3), the product of ``DeepSeekMScale(128, 1)`` and ``mistral_temperature(0.1, 8192)``

@@ -3,7 +3,7 @@
 :func:`yarn_mscale` (transformers' ``get_mscale``), :class:`YaRNTemperature` (a fixed scale
 factor ``s``, the logit multiplied by ``(0.1·ln s + 1)²`` since YaRN scales cos and sin, i.e.
 both ``q`` and ``k``) and :class:`DynamicYaRNTemperature` (``s = max(1, n/L)`` from the current
-length). Both are :data:`~sia_theory.zoo_members.Multiplier` members of the zoo; every name here
+length). Both are :data:`~sia_theory.zoo.members.Multiplier` members of the zoo; every name here
 is importable from :mod:`sia_theory.zoo` as well.
 """
 
@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._infra.validate import check_int, check_real, one_of
-from .zoo_members import Multiplier
+from .._infra.validate import check_int, check_real, one_of
+from .members import Multiplier
 
 __all__ = ["yarn_mscale", "YaRNTemperature", "DynamicYaRNTemperature"]
 
@@ -50,7 +50,7 @@ class YaRNTemperature(Multiplier):
     frequency interpolation belongs to the position encoding
     (:class:`~sia_theory.attention.YaRNRoPE`). DeepSeek-V2/V3 also multiply their softmax scale
     by ``get_mscale(s, mscale_all_dim)²`` in the attention module (not part of
-    ``attention_factor``); that is :class:`~sia_theory.zoo_models.DeepSeekMScale`. See
+    ``attention_factor``); that is :class:`~sia_theory.zoo.models.DeepSeekMScale`. See
     :class:`DynamicYaRNTemperature` for ``s`` following the context length.
 
     Parameters

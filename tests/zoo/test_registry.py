@@ -38,7 +38,7 @@ from sia_theory.zoo import (
     yarn_mscale,
     zoo_table,
 )
-from sia_theory.zoo_models import DeepSeekMScale, Grok2Temperature, MultiplierProduct, Sandwich
+from sia_theory.zoo.models import DeepSeekMScale, Grok2Temperature, MultiplierProduct, Sandwich
 
 T = 300  # dense grid of absolute positions 0..T-1
 

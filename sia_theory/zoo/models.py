@@ -34,13 +34,30 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._infra.validate import check_int, check_real
-from .transforms import Transform, declared_dependence
-from .zoo_members import Llama4Temperature, Multiplier
-from .zoo_yarn import yarn_mscale
+from .._infra.validate import check_int, check_real
+from ..transforms import Transform, declared_dependence
+from .members import Llama4Temperature, Multiplier
+from .yarn import yarn_mscale
 
-__all__ = ["mistral_temperature", "Grok2Temperature", "DeepSeekMScale", "Sandwich",
-           "MultiplierProduct"]
+__all__ = ["longrope_attention_factor", "mistral_temperature", "Grok2Temperature",
+           "DeepSeekMScale", "Sandwich", "MultiplierProduct"]
+
+
+def longrope_attention_factor(factor, original_max_position_embeddings) -> float:
+    """LongRoPE's default attention factor (transformers ``_compute_longrope_parameters``, both
+    versions): ``sqrt(1 + ln f / ln L)`` for ``f > 1``, else 1, with ``f`` the config's
+    ``factor`` or ``max_position_embeddings / original_max_position_embeddings`` and ``L =
+    original_max_position_embeddings``. It multiplies cos and sin, so the logit gets its square.
+
+    >>> round(longrope_attention_factor(32, 4096), 6)  # Phi-3.5-mini: 131072 / 4096
+    1.190238
+    """
+    factor = check_real("factor", factor, lo=0, lo_open=True)
+    length = check_int("original_max_position_embeddings", original_max_position_embeddings,
+                       lo=2)
+    if factor <= 1.0:
+        return 1.0
+    return math.sqrt(1.0 + math.log(factor) / math.log(length))
 
 
 def mistral_temperature(llama_4_scaling_beta=0.1, original_max_position_embeddings=16384):

@@ -1,4 +1,4 @@
-"""sia_theory.zoo_members, by its own name: the multiplier base (a member defined on it gets
+"""sia_theory.zoo.members, by its own name: the multiplier base (a member defined on it gets
 ``a = multiplier(n)``, ``m = 0`` at every distance and checks ``n_ctx``), and each member's law
 written out here from its source (THEORY.md §5): Qwen-1 ``max(1, log n / log L)``, Llama-4
 ``1 + β·log(floor(n/F) + 1)``, CAS ``γ·log n/√d``, a constant temperature."""
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from sia_theory.transforms import LogN
-from sia_theory.zoo_members import (
+from sia_theory.zoo.members import (
     CriticalScaling,
     Llama4Temperature,
     Multiplier,

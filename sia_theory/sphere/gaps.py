@@ -37,8 +37,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ._infra.seeding import check_seed, rng_for
-from ._infra.validate import check_finite_array, check_int
+from .._infra.seeding import check_seed, rng_for
+from .._infra.validate import check_finite_array, check_int
 
 __all__ = ["gap_counts", "half_mass_beta", "critical_scale", "CriticalScale", "check_scores",
            "top_scores"]

@@ -27,8 +27,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._infra.validate import check_int
-from .transforms import Transform
+from .._infra.validate import check_int
+from .base import Transform
 
 __all__ = ["ScoreModTransform", "PROBE_SCORES", "AFFINE_RTOL", "as_transform"]
 

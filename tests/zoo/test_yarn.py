@@ -1,4 +1,4 @@
-"""sia_theory.zoo_yarn, by its own name: ``get_mscale`` (transformers
+"""sia_theory.zoo.yarn, by its own name: ``get_mscale`` (transformers
 ``_compute_yarn_parameters``: ``0.1·mscale·ln s + 1`` for ``s > 1``, else 1) written out here,
 the fixed member's ``(0.1 ln s + 1)²`` on the logit (YaRN scales cos and sin, so q and k), and
 the dynamic member as the fixed one at ``s = max(1, n/L)`` (Peng et al. 2023, §3.3)."""
@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from sia_theory.zoo_yarn import DynamicYaRNTemperature, YaRNTemperature, yarn_mscale
+from sia_theory.zoo.yarn import DynamicYaRNTemperature, YaRNTemperature, yarn_mscale
 
 
 def test_mscale_is_get_mscale():

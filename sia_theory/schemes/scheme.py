@@ -6,7 +6,7 @@ length and a target length, or an encoding object a model's config fixes) and a 
 training length and the target length); :meth:`Scheme.at` binds it to one length as a
 :class:`BoundScheme`. The registry of named schemes (:data:`~sia_theory.schemes.SCHEMES`) and
 the resolution of a user's transform (:func:`~sia_theory.schemes.resolve_scheme`) are
-:mod:`sia_theory.schemes`, which re-exports every name here.
+:mod:`sia_theory.schemes.registry`; :mod:`sia_theory.schemes` re-exports every name of both.
 """
 
 from __future__ import annotations
@@ -17,10 +17,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from ._infra.validate import check_int, check_real
-from .attention.positional import NoPE, PRoPESI, RoPE
-from .attention.rope_scaling import NTKRoPE, YaRNRoPE
-from .transforms import NoScale, Transform
+from .._infra.validate import check_int, check_real
+from ..attention.positional import NoPE, PRoPESI, RoPE
+from ..attention.rope_scaling import NTKRoPE, YaRNRoPE
+from ..transforms import NoScale, Transform
 
 __all__ = ["Scheme", "BoundScheme", "POSITIONS", "ROPE_BASE", "LEARNED"]
 

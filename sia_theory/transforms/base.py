@@ -1,7 +1,8 @@
 """The transform protocol: :class:`Transform` (the two routes, ``coefficients`` and
 ``score_mod``, both through ``_affine``), its declared dependence as data, and the adapters that
-fix one of its arguments (:class:`FixedContext`, :class:`AtHead`). The concrete transforms are in
-:mod:`sia_theory.transforms`, which re-exports everything here; import from there."""
+fix one of its arguments (:class:`FixedContext`, :class:`AtHead`). The concrete transforms are
+:mod:`sia_theory.transforms.standard`; :mod:`sia_theory.transforms` re-exports every name of
+both."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._infra.validate import check_finite_array, check_int
-from .symbolic import generated
+from .._infra.validate import check_finite_array, check_int
+from ..symbolic import generated
 
 __all__ = ["DEPENDENCES", "Transform", "FixedContext", "at_context", "AtHead", "at_head",
            "declared_dependence", "describe", "TransformNotDefined"]

@@ -15,8 +15,10 @@ its declared ``depends_on`` exactly as the numpy reference does
 A separable scheme has all four of ``a_dist, m_dist, a_row, m_row`` (the unused pair is exactly
 ``1`` and ``0``, so ``a = a_row·a_dist`` and ``m = m_row + m_dist`` are exact): every such
 scheme has the same array shapes, and one compiled function serves them all. The JAX trainer
-(:mod:`sia_theory.training`), the FlexAttention ``score_mod`` (:mod:`.torch_flex`) and the JAX
-routes (:mod:`.jax_nn`) all read these tables.
+(:mod:`sia_theory.training`), the FlexAttention ``score_mod``
+(:mod:`sia_theory.export.torch_flex`) and the JAX routes (:mod:`sia_theory.export.jax_nn`) all
+read these tables; they live beside the transforms so that neither the trainer nor the exports
+depend on each other.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ import numpy as np
 
 from .._infra.memory import check_memory
 from .._infra.validate import check_int
-from ..transforms import Transform, declared_dependence, describe
+from .base import Transform, declared_dependence, describe
 
 __all__ = ["coefficient_tables", "check_tables", "is_separable", "heads_for", "table_score_mod"]
 

@@ -1,0 +1,107 @@
+"""Every deprecated path and name (``sia_theory._deprecated``) still works, warns with its new
+path and "removed in 0.5", is listed in the CHANGELOG's "Deprecated" section, and is gone by
+0.5: a test here fails once the version reaches ``REMOVED_IN`` while a row remains."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import sia_theory
+from sia_theory import _deprecated as dep
+
+ROOT = Path(__file__).resolve().parents[1]
+MESSAGE = r"is deprecated; use .+ \(removed in 0\.5\)"
+
+
+def _release(version: str) -> tuple[int, int]:
+    major, minor = version.split(".")[:2]
+    return int(major), int(minor)
+
+
+def _rows() -> list[str]:
+    return ([*dep.MOVED_MODULES]
+            + [f"{module}.{name}" for module, names in dep.MOVED_NAMES.items() for name in names]
+            + [*dep.DEPRECATED_CALLS] + [*dep.RENAMED_VALUES])
+
+
+def test_no_deprecated_row_survives_its_removal_version():
+    if _release(sia_theory.__version__) >= _release(dep.REMOVED_IN):
+        assert not _rows(), f"remove these before releasing {sia_theory.__version__}: {_rows()}"
+    assert _release("0.5.0") >= _release(dep.REMOVED_IN) > _release("0.4.9")  # the gate's order
+
+
+@pytest.mark.parametrize("old", sorted(dep.MOVED_MODULES))
+def test_a_moved_module_warns_and_hands_its_names_on(old):
+    sys.modules.pop(old, None)
+    with pytest.warns(dep.SiaDeprecationWarning, match=MESSAGE) as caught:
+        exec(f"import {old}")  # noqa: S102  (a plain import statement, as a user writes it)
+    module = sys.modules[old]
+    message = str(caught[0].message)
+    assert old in message and dep.MOVED_MODULES[old][0] in message
+    assert caught[0].filename == "<string>"  # the importing line, not this package or importlib
+    homes = [importlib.import_module(m) for m in dep.MOVED_MODULES[old]]
+    assert module.__all__
+    for name in module.__all__:
+        assert getattr(module, name) is next(getattr(h, name) for h in homes if hasattr(h, name))
+    with pytest.raises(AttributeError, match="no attribute"):
+        module.not_a_name  # noqa: B018
+
+
+def test_the_old_command_module_still_runs():
+    run = subprocess.run([sys.executable, "-m", "sia_theory.command", "--version"],
+                         capture_output=True, text=True, timeout=120, cwd=ROOT,
+                         env={**os.environ, "PYTHONWARNINGS": "default"})
+    assert run.returncode == 0 and sia_theory.__version__ in run.stdout
+    assert "python -m sia_theory.command is deprecated; use python -m sia_theory.cli" in run.stderr
+
+
+@pytest.mark.parametrize("module, name", [(m, n) for m, names in dep.MOVED_NAMES.items()
+                                          for n in names])
+def test_a_moved_name_warns_and_resolves(module, name):
+    target, advice = dep.moved_target(dep.MOVED_NAMES[module][name])
+    home, _, new = target.partition(":")
+    with pytest.warns(dep.SiaDeprecationWarning, match=MESSAGE) as caught:
+        value = getattr(importlib.import_module(module), name)
+    assert f"{module}.{name}" in str(caught[0].message)
+    assert advice in str(caught[0].message)
+    assert value is getattr(importlib.import_module(home), new)
+
+
+def test_renamed_values_warn():
+    from sia_theory.schemes import ALIASES, SCHEMES, resolve_scheme
+    from sia_theory.studies import DEPRECATED_NAMES, get_study
+
+    for old, new in ALIASES.items():
+        with pytest.warns(dep.SiaDeprecationWarning, match=MESSAGE):
+            assert resolve_scheme(old) is SCHEMES[new]
+    for old, new in DEPRECATED_NAMES.items():
+        with pytest.warns(dep.SiaDeprecationWarning, match=MESSAGE):
+            assert get_study(old) is get_study(new)
+
+
+def test_the_package_warnings_are_errors_in_this_suite():
+    """The suite's filter (pyproject.toml) turns the package's deprecation warnings into errors,
+    so the project's own code and tests cannot lean on a deprecated name."""
+    with pytest.raises(dep.SiaDeprecationWarning):
+        dep.deprecated("x", "y")
+
+
+def test_the_changelog_lists_every_deprecated_row():
+    text = (ROOT / "CHANGELOG.md").read_text()
+    section = re.search(r"### Deprecated\n(.*?)(?=\n### |\n## )", text, re.S)
+    assert section, "CHANGELOG.md has no Deprecated section"
+    body = section.group(1)
+    assert "removed in 0.5" in body
+    missing = [row for row in _rows() if f"`{row}`" not in body]
+    assert not missing, f"CHANGELOG's Deprecated section misses {missing}"
+    from sia_theory.schemes import ALIASES
+    from sia_theory.studies import DEPRECATED_NAMES
+
+    assert all(f"`{old}`" in body for old in [*ALIASES, *DEPRECATED_NAMES])
