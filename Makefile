@@ -32,12 +32,14 @@ $(STAMP): pyproject.toml
 	@touch $(STAMP)
 	@echo "== $(VENV) is ready"
 
+# The budgets are those of FIGURE_FAMILIES in sia_theory/cli/scripts.py
+# (tests/docs/test_single_sources.py holds these numbers to it).
 # figures: the papers' figures (about 12 min on 2 cores). figures-ext: beyond the papers
 # (experiments/ext_*.py, budget 20 min). figures-model: the pretrained model
 # (experiments/model_*.py, budget 45 min). figures-train: models trained here
-# (experiments/train_*.py: the 36-run grid of SI Table 1, Fig. 1, 3, 5, 8 and the heads'
-# octaves, about 100 min on a quiet machine, plus the needle fine-tuning of Table 2; budget
-# 150 min on 2 cores; the runs resume from build/sweeps/). figures-all: all four (about 4 h).
+# (experiments/train_*.py, budget 150 min on 2 cores: the 36-run grid of SI Table 1, Fig. 1, 3,
+# 5, 8 and the heads' octaves, about 100 min on a quiet machine, plus the needle fine-tuning of
+# Table 2; the runs resume from build/sweeps/). figures-all: all four (about 4 h).
 figures: $(STAMP)
 	$(BIN)/sia-theory figures --out figures
 

@@ -7,10 +7,11 @@ import ast
 import csv
 import json
 import math
-import re
 from pathlib import Path
 
 import figure_claims as fc
+
+from sia_theory.cli.scripts import FIGURE_FAMILIES
 
 VERDICTS = ("PASS", "FAIL", "DIVERGES", "UNTESTED", "INFO", "ERROR")
 FAMILIES = {"SI": "Scale-invariant attention (SI)", "CAS": "Critical attention scaling (CAS)",
@@ -140,13 +141,15 @@ def claims_page(root: Path) -> str:
     return "\n".join(lines)
 
 
-def _make_target(root: Path, family: str) -> str:
-    makefile = (root / "Makefile").read_text()
-    if family == "core":
-        return "make figures"
-    if re.search(rf"^figures-{family}:", makefile, flags=re.M):
-        return f"make figures-{family}"
-    return "make figures-all"
+def families_sentence() -> str:
+    """The figure families with their ``make`` targets and budgets, from the one table
+    (``sia_theory.cli.scripts.FIGURE_FAMILIES``)."""
+    parts = []
+    for f in FIGURE_FAMILIES.values():
+        files = "" if f.files == "*.py" else f"`experiments/{f.files}`, "
+        parts.append(f"{f.what} ({files}`{f.target}`, {f.minutes} minutes)")
+    return ("Families, each with its budget on 2 cores: " + "; ".join(parts[:-1])
+            + f"; and {parts[-1]}.")
 
 
 def _caption(root: Path, name: str) -> str:
@@ -175,16 +178,11 @@ def gallery_page(root: Path, family_of) -> tuple[str, list[str]]:
              "tables, the JSON of parameters, seed and package versions, and the manifest "
              "(size and SHA-256 of each file of the set). Click a figure to open it at full "
              "resolution.", "",
-             "Families: the papers' figures (`make figures`, about 12 minutes on 2 cores), "
-             "the results beyond the papers (`ext_*`, `make figures-ext`, budget 20 minutes) and "
-             "the pretrained model (`model_*`, `make figures-model`, budget 45 minutes), "
-             "the models trained here (`train_*`, `make figures-train`, budget 90 minutes); "
-             "`make figures-all` runs them all. Each script also runs alone: "
+             families_sentence(), "", "Each script also runs alone: "
              "`python experiments/NAME.py [--quick] [--seed S] [--out DIR]`.", ""]
-    titles = {"core": "The papers' figures", "ext": "Beyond the papers",
-              "model": "The pretrained model", "train": "Models trained here"}
     for family, items in by_family.items():
-        lines += [f"## {titles.get(family, family.capitalize())}", ""]
+        title = FIGURE_FAMILIES[family].what if family in FIGURE_FAMILIES else family
+        lines += [f"## {title[0].upper()}{title[1:]}", ""]
         for png in items:
             name = png.stem
             manifest = root / "figures" / f"{name}.manifest.json"
@@ -204,7 +202,7 @@ def gallery_page(root: Path, family_of) -> tuple[str, list[str]]:
                       '"open at full resolution")', "",
                       _caption(root, name), "", "| | |", "|---|---|",
                       f"| regenerate | `sia-theory figures --only {name}` "
-                      f"(all of its family: `{_make_target(root, family)}`) |",
+                      f"(all of its family: `{FIGURE_FAMILIES[family].target}`) |",
                       f"| claims | {claim_links} |",
                       "| data | " + ", ".join(f"[`{f}`](figures/{f})" for f in data) + " |", ""]
     lines += ["## The figures at a glance", "",

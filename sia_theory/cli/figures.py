@@ -8,6 +8,7 @@ from __future__ import annotations
 from .._infra.cli import add_no_progress, output_dir, seed
 from .scripts import (
     FAMILIES,
+    FIGURE_FAMILIES,
     NamesHelpParser,
     figure_family,
     run_scripts,
@@ -30,6 +31,16 @@ def _handler(args) -> int:
     return run_scripts(scripts, extra + (["--no-progress"] if args.no_progress else []))
 
 
+def _families_help() -> str:
+    """``--family``'s choices as :data:`~.scripts.FIGURE_FAMILIES` states them."""
+    parts = []
+    for f in FIGURE_FAMILIES.values():
+        files = "" if f.files == "*.py" else f", experiments/{f.files}"
+        default = " (default)" if f.name == "core" else ""
+        parts.append(f"{f.name}{default}: {f.what}{files}, {f.minutes} min")
+    return "; ".join(parts)
+
+
 def register(subparsers):
     """Add ``figures`` to the ``sia-theory`` subparsers."""
     p = subparsers.add_parser("figures", help="regenerate figures (experiments/*.py)",
@@ -43,9 +54,8 @@ def register(subparsers):
                    help="figure names (experiments/NAME.py), e.g. si_fig1_gaussian; overrides "
                         "--family")
     p.add_argument("--family", choices=FAMILIES, default="core",
-                   help="which figures without --only: core (default; the papers' figures), ext "
-                        "(experiments/ext_*.py), model (experiments/model_*.py), train "
-                        "(experiments/train_*.py: models trained here) or all")
+                   help="which figures without --only, with the budget on 2 cores: "
+                        + _families_help())
     p.add_argument("--seed", type=seed, default=0,
                    help="the Monte Carlo and training seed every script starts from (default 0)")
     add_no_progress(p)

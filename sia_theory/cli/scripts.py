@@ -10,16 +10,19 @@ go to ``./figures`` unless ``--out`` says otherwise. With neither, :class:`Comma
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 
 from .._infra.cli import OneLineArgumentParser
 from .errors import CommandError
 
 __all__ = ["repo_root", "script_folders", "scripts_in", "select_scripts", "run_scripts",
-           "FAMILIES", "figure_family", "NamesHelpParser"]
+           "FigureFamily", "FIGURE_FAMILIES", "FAMILIES", "figure_family", "NamesHelpParser"]
 
 _PACKAGE = Path(__file__).resolve().parent.parent
 
@@ -83,18 +86,61 @@ def run_scripts(scripts, extra) -> int:
     return 1 if failed else 0
 
 
-FAMILIES = ("core", "ext", "model", "train", "all")
-"""Figure families by file name: ``experiments/ext_*.py`` (beyond the papers,
-``make figures-ext``), ``experiments/model_*.py`` (the pretrained model, ``make figures-model``),
-``experiments/train_*.py`` (models trained here, ``make figures-train``), everything else
-``core`` (``make figures``); ``all`` runs every family, the training grid included."""
+@dataclass(frozen=True)
+class FigureFamily:
+    """One family of figure scripts: which files, the ``make`` target, the budget.
+
+    Parameters
+    ----------
+    name : str
+        What ``sia-theory figures --family`` takes.
+    files : str
+        The scripts' glob in ``experiments/`` (``core``: every script no other family claims).
+    target : str
+        The ``make`` command that regenerates the family into ``figures/``.
+    minutes : int
+        The time budget on 2 cores, in minutes (``core``: its measured time, about 12).
+    what : str
+        One line: what the family's figures show.
+    """
+
+    name: str
+    files: str
+    target: str
+    minutes: int
+    what: str
+
+
+_FAMILIES = (
+    FigureFamily("core", "*.py", "make figures", 12, "the papers' figures"),
+    FigureFamily("ext", "ext_*.py", "make figures-ext", 20, "the results beyond the papers"),
+    FigureFamily("model", "model_*.py", "make figures-model", 45,
+                 "the pretrained model, SmolLM2-135M"),
+    FigureFamily("train", "train_*.py", "make figures-train", 150,
+                 "the models trained here with each scheme"),
+)
+FIGURE_FAMILIES = MappingProxyType({
+    **{f.name: f for f in _FAMILIES},
+    "all": FigureFamily("all", "*.py", "make figures-all", sum(f.minutes for f in _FAMILIES),
+                        "every family"),
+})
+"""The figure families by name, the one table of their files, ``make`` targets and budgets
+(:class:`FigureFamily`): ``core`` (the papers' figures, about 12 minutes on 2 cores), ``ext``,
+``model`` and ``train`` (``experiments/ext_*.py``, ``model_*.py``, ``train_*.py``), and ``all``
+(every script; its budget is the sum of the others'). ``figures --family``'s help and the
+gallery are built from it; the Makefile's comment, README.md and the pages of the docs that
+state a budget are held to it by ``tests/docs/test_single_sources.py``."""
+
+FAMILIES = tuple(FIGURE_FAMILIES)
+"""The names of :data:`FIGURE_FAMILIES`, what ``sia-theory figures --family`` takes."""
 
 
 def figure_family(name: str) -> str:
-    """The family of ``experiments/<name>.py``: ``ext``, ``model``, ``train`` or ``core``."""
-    for family in ("ext", "model", "train"):
-        if name.startswith(family + "_"):
-            return family
+    """The family of ``experiments/<name>.py``: the first of :data:`FIGURE_FAMILIES` other than
+    ``core`` and ``all`` whose files it matches (``ext``, ``model``, ``train``), else ``core``."""
+    for family in _FAMILIES[1:]:
+        if fnmatch.fnmatchcase(f"{name}.py", family.files):
+            return family.name
     return "core"
 
 

@@ -31,8 +31,8 @@ __all__ = ["register"]
 
 def _settings(args):
     """The grid's settings, every scheme resolved and checked once (nothing written)."""
-    # imported here: the schemes, the trainer's package and the studies load numpy, pandas and
-    # the zoo, 2.6 s of the command's start-up (python -X importtime) that --help must not pay
+    # imported here: the trainer's package and the studies load pandas, start-up that --help
+    # must not pay (the schemes are loaded with the parser already, see register)
     from ..schemes import resolve_scheme
     from ..studies.train_grid import TrainGridSettings
     from ..training.schemes import check_trainable
@@ -79,10 +79,13 @@ def register(subparsers):
     p = subparsers.add_parser("train", help="train schemes (JAX) into a resumable store",
                               description="Train small decoders with attention schemes (SI "
                                           "§5 in miniature) as cells of the sweep engine.")
+    # the registry is loaded already when the parser is built (cli.analyze imports
+    # sia_theory.schemes), so its names cost the start-up nothing more
+    from ..schemes import scheme_names
+
     p.add_argument("--scheme", nargs="+", required=True, metavar="NAME",
-                   help="scheme names (rope, p-rope, nope, alibi, logn-p-rope, rope-ntk, yarn, "
-                        "qwen-logn, llama4, si-p-rope, si-rope, si-nope, si-rope-posthoc) or a "
-                        "transform MODULE:OBJECT[@position]")
+                   help=f"scheme names ({', '.join(scheme_names())}) or a transform "
+                        "MODULE:OBJECT[@position]")
     p.add_argument("--seed", type=seed, nargs="+", default=[0], metavar="S",
                    help="run seeds: each seeds one model's initialisation (default 0)")
     p.add_argument("--tau", type=positive_float, nargs="+", default=None, metavar="T",

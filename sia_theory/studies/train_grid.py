@@ -66,8 +66,9 @@ TABLE1_ROWS = TABLE1_SCHEMES + (LEARNED_LOGN,)
 SI_TRAIN_LENGTH = 4096
 """SI's training length for Table 1, Fig. 5 and Fig. 8 (τ = 10 was chosen there)."""
 GRID_SEEDS = (0, 1, 2)
-"""Seeds of the Table 1 rows in the full grid (what 150 minutes of 2 cores buy; the grid on a
-GPU, ``experiments/gpu/train_gpu_grid.py``, has 5)."""
+"""Seeds of the Table 1 rows in the full grid (what the ``train`` figure family's budget buys,
+``FIGURE_FAMILIES["train"].minutes`` of ``sia_theory.cli.scripts``; the grid on a GPU,
+``experiments/gpu/train_gpu_grid.py``, has 5)."""
 SIDE_SEEDS = (0, 1)
 """Seeds of the other SI + p-RoPE τ and of SI + RoPE / SI + NoPE in the full grid (on a GPU:
 5)."""
