@@ -94,6 +94,8 @@ DEPRECATED_CALLS: dict[str, str] = {
         "execution=...))",
     "python -m sia_theory.studies.command": "sia-theory sweep",
     "python -m sia_theory.studies.train_command": "sia-theory train",
+    "sia_theory.transforms.Transform:_affine":
+        "Transform.affine (a subclass that defines _affine still works, and warns)",
 }
 """Deprecated functions and entry points that still run (each warns when called)."""
 
@@ -119,10 +121,12 @@ def _caller_stacklevel() -> int:
     return level
 
 
-def deprecated(old: str, new: str) -> None:
-    """Warn that ``old`` is deprecated in favour of ``new`` (removed in :data:`REMOVED_IN`)."""
+def deprecated(old: str, new: str, *, frames: int = 0) -> None:
+    """Warn that ``old`` is deprecated in favour of ``new`` (removed in :data:`REMOVED_IN`),
+    pointing at the caller's line (``frames`` more frames up: a hook such as
+    ``__init_subclass__`` points at the class statement with ``frames=1``)."""
     warnings.warn(f"{old} is deprecated; use {new} (removed in {REMOVED_IN})",
-                  SiaDeprecationWarning, stacklevel=_caller_stacklevel())
+                  SiaDeprecationWarning, stacklevel=_caller_stacklevel() + frames)
 
 
 def _resolve(target: str):

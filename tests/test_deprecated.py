@@ -105,3 +105,50 @@ def test_the_changelog_lists_every_deprecated_row():
     from sia_theory.studies import DEPRECATED_NAMES
 
     assert all(f"`{old}`" in body for old in [*ALIASES, *DEPRECATED_NAMES])
+
+
+def test_a_transform_that_defines_the_old_law_name_works_and_warns():
+    """0.3's extension point, ``_affine``: a subclass defining it still works (its law is the
+    transform's ``affine``) and the warning points at the class statement."""
+    import numpy as np
+
+    from sia_theory.transforms import LogN, Transform
+
+    with pytest.warns(dep.SiaDeprecationWarning, match=MESSAGE) as caught:
+        class OldStyle(Transform):
+            depends_on = frozenset({"distance"})
+
+            def _affine(self, t, n, h):
+                return np.full_like(t, 2.0), -np.log1p(t)
+
+        class OldStyleLogN(LogN):  # overriding a library transform's law the old way
+            def _affine(self, t, n, h):
+                return np.ones_like(t), np.zeros_like(t)
+
+    assert len(caught) == 2 and all(w.filename == __file__ for w in caught)
+    assert "OldStyle._affine" in str(caught[0].message) and "OldStyle.affine" in str(
+        caught[0].message)
+    a, m = OldStyle().coefficients(np.array([0.0, 3.0]))
+    assert a.tolist() == [2.0, 2.0] and m.tolist() == [0.0, -np.log(4.0)]
+    a, _ = OldStyleLogN(0.4).coefficients(np.array([1.0]), n_ctx=np.array([100.0]))
+    assert a.tolist() == [1.0]  # the old-style override wins over LogN's own law
+    assert LogN(0.4).coefficients(np.array([1.0]), n_ctx=np.array([100.0]))[0][0] != 1.0
+
+
+def test_the_public_law_is_what_a_subclass_defines_without_a_warning():
+    import warnings
+
+    import numpy as np
+
+    from sia_theory.transforms import Transform
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+
+        class NewStyle(Transform):
+            depends_on = frozenset({"distance"})
+
+            def affine(self, t, n, h):
+                return np.ones_like(t), -t
+
+    assert NewStyle().coefficients(np.array([2.0]))[1].tolist() == [-2.0]

@@ -24,7 +24,7 @@ class PowerLawBias(Transform):
     c: float = 1.0
     depends_on = frozenset({"distance"})  # not on the context length or the head
 
-    def _affine(self, t, n, h):
+    def affine(self, t, n, h):
         return np.ones_like(t), -self.c * np.log1p(t)
 
 

@@ -157,7 +157,7 @@ class MeasuredGaussian(Transform):
                 and np.all(np.isfinite(self.mean))):
             raise ValueError("sigma must be finite and >= 0, mean finite")
 
-    def _affine(self, t, n, h):
+    def affine(self, t, n, h):
         k = np.searchsorted(np.asarray(self.edges, dtype=np.float64), t, side="right") - 1
         k = np.clip(k, 0, len(self.sigma) - 1)
         return np.asarray(self.sigma)[k], np.asarray(self.mean)[k]

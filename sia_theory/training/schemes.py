@@ -36,7 +36,7 @@ def trainable_transform(scheme: Scheme, n_heads: int, train_length: int,
     if type(t).score_mod is not Transform.score_mod and not isinstance(t, ScoreModTransform):
         raise ValueError(f"transform: {t!r} overrides score_mod; the trainer builds its "
                          "logits from coefficients(t, n_ctx, h), so the transform must define "
-                         "its law there (_affine) and not in score_mod")
+                         "its law there (affine) and not in score_mod")
     return t
 
 

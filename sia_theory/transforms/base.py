@@ -1,8 +1,8 @@
 """The transform protocol: :class:`Transform` (the two routes, ``coefficients`` and
-``score_mod``, both through ``_affine``), its declared dependence as data, and the adapters that
-fix one of its arguments (:class:`FixedContext`, :class:`AtHead`). The concrete transforms are
-:mod:`sia_theory.transforms.standard`; :mod:`sia_theory.transforms` re-exports every name of
-both."""
+``score_mod``, both through one law, :meth:`Transform.affine`), its declared dependence as
+data, and the adapters that fix one of its arguments (:class:`FixedContext`, :class:`AtHead`).
+The concrete transforms are :mod:`sia_theory.transforms.standard`; :mod:`sia_theory.transforms`
+re-exports every name of both."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._deprecated import deprecated
 from .._infra.validate import check_finite_array, check_int
 from ..symbolic import generated
 
@@ -47,7 +48,11 @@ def describe(transform) -> str:
 
 
 class Transform:
-    r"""Base class: subclasses implement ``_affine(t, n, h) -> (a, m)`` on float arrays.
+    r"""Base class: a subclass defines its law in :meth:`affine` (``affine(t, n, h) -> (a, m)``
+    on float arrays), the one method a user's transform overrides; ``coefficients`` and
+    ``score_mod`` both go through it, so the routes cannot drift apart. (0.3 called it
+    ``_affine``; a subclass that still defines ``_affine`` works until 0.5, with a deprecation
+    warning.)
 
     Subclasses declare what their coefficients depend on in ``depends_on`` (a class attribute
     or a property). The declaration is a promise the fast paths rely on: without ``"context"``
@@ -75,7 +80,7 @@ class Transform:
     ...     # L_t = S_t − c·log(1 + t)
     ...     c: float = 1.0
     ...     depends_on = frozenset({"distance"})
-    ...     def _affine(self, t, n, h):
+    ...     def affine(self, t, n, h):
     ...         return np.ones_like(t), -self.c * np.log1p(t)
     >>> a, m = LogBias(0.5).coefficients(np.array([1.0, 3.0]))
     >>> a.tolist(), np.round(m, 6).tolist()  # m_t = −c·log(1 + t): −½ log 2, −½ log 4
@@ -96,11 +101,42 @@ class Transform:
             warnings.warn(f"{cls.__name__}.distance_only is ignored: declare depends_on = "
                           "frozenset({'distance'}) (or with 'head') instead", FutureWarning,
                           stacklevel=2)
+        if "_affine" in vars(cls) and "affine" not in vars(cls):  # the law's name in 0.3
+            deprecated(f"defining {cls.__qualname__}._affine", f"{cls.__qualname__}.affine, "
+                       "the public name of a transform's law", frames=1)
+            cls.affine = cls._affine
 
-    def _affine(self, t: np.ndarray, n: np.ndarray | None, h) -> tuple[np.ndarray, np.ndarray]:
+    def affine(self, t: np.ndarray, n: np.ndarray | None, h) -> tuple[np.ndarray, np.ndarray]:
+        """The transform's law: the coefficients ``(a, m)`` of the logit ``L = a·S + m``.
+
+        The one method a subclass overrides. :meth:`coefficients` (the closed forms, the Monte
+        Carlo, the tables of the trainer and the exports) and :meth:`score_mod` (the attention
+        reference) both call it, after checking its arguments, and check what it returns.
+
+        Parameters
+        ----------
+        t : numpy.ndarray
+            Distances ``q_idx − kv_idx >= 0``, float64.
+        n : numpy.ndarray or None
+            The number of keys the query sees, ``q_idx + 1`` (float64, broadcastable to
+            ``t``), or ``None`` when the caller has no context length (a transform whose
+            ``depends_on`` lacks ``"context"`` ignores it).
+        h : int, numpy.ndarray or None
+            The head index (a transform whose ``depends_on`` lacks ``"head"`` ignores it).
+
+        Returns
+        -------
+        tuple of numpy.ndarray
+            ``(a, m)``, real, broadcastable to the shape of ``t`` (and ``n``).
+
+        Raises
+        ------
+        TransformNotDefined
+            On the base class: a subclass must define its law.
+        """
         raise TransformNotDefined(
             f"{type(self).__name__} does not define its coefficients: a Transform subclass must "
-            "implement _affine(self, t, n, h) -> (a, m), the affine coefficients of the logit "
+            "implement affine(self, t, n, h) -> (a, m), the affine coefficients of the logit "
             "L = a*S + m as float arrays broadcastable to t (t: distances >= 0; n: number of "
             "keys the query sees, or None; h: head index, or None), and declare depends_on")
 
@@ -146,17 +182,17 @@ class Transform:
                     "index: pass one (h, or analyze's head)"
                     if h is None and "head" in declared_dependence(self) else "")
             raise ValueError(f"{name} returns coefficients of shapes a {np.shape(a)}, m "
-                             f"{np.shape(m)} {where}: _affine must return arrays that broadcast "
+                             f"{np.shape(m)} {where}: affine must return arrays that broadcast "
                              f"to the shape of t (with n_ctx), {grid}{hint}")
         return np.broadcast_to(a, shape).copy(), np.broadcast_to(m, shape).copy()
 
     def _call_affine(self, t, n, h):
-        """``_affine(t, n, h)`` as two real float arrays; a failure inside it (a user's
+        """``affine(t, n, h)`` as two real float arrays; a failure inside it (a user's
         transform can raise anything) or complex or non-numeric coefficients are one
         ``ValueError`` naming the transform."""
         try:
             with np.errstate(over="ignore", invalid="ignore"):
-                a, m = self._affine(t, n, h)
+                a, m = self.affine(t, n, h)
         except TransformNotDefined:
             raise
         except Exception as err:
@@ -247,7 +283,8 @@ class FixedContext(Transform):
         """The wrapped transform's ``n_heads``."""
         return self.transform.n_heads
 
-    def _affine(self, t, n, h):
+    def affine(self, t, n, h):
+        """The wrapped transform's coefficients at the fixed context length."""
         return self.transform.coefficients(t, self.n_ctx, h)
 
 
@@ -311,7 +348,8 @@ class AtHead(Transform):
         """1: one head."""
         return 1
 
-    def _affine(self, t, n, h):
+    def affine(self, t, n, h):
+        """The wrapped transform's coefficients at the fixed head."""
         return self.transform.coefficients(t, n, self.h)
 
 

@@ -168,7 +168,7 @@ class ScoreModTransform(Transform):
                     f"{self._first(bad, h, q_idx, kv_idx)}")
         return a, m
 
-    def _affine(self, t, n, h):
+    def affine(self, t, n, h):
         if n is None:
             raise ValueError(f"n_ctx is required for {self!r} (a bare score_mod may depend on "
                              "the query position q_idx = n_ctx − 1)")

@@ -25,7 +25,7 @@ class NoScale(Transform):
 
     depends_on = frozenset()
 
-    def _affine(self, t, n, h):
+    def affine(self, t, n, h):
         return np.ones_like(t), np.zeros_like(t)
 
 
@@ -61,7 +61,7 @@ class LogN(Transform):
     def __post_init__(self):
         object.__setattr__(self, "s", check_real("s", self.s, lo=0, lo_open=True))
 
-    def _affine(self, t, n, h):
+    def affine(self, t, n, h):
         if n is None:
             raise ValueError("n_ctx is required for LogN (the multiplier is s*log(n_ctx))")
         return self.s * np.log(n) * np.ones_like(t), np.zeros_like(t)
@@ -148,7 +148,7 @@ class ScaleInvariant(Transform):
         return (np.broadcast_to(log_w, t.shape).astype(np.float64),
                 np.broadcast_to(tilt, t.shape).astype(np.float64))
 
-    def _affine(self, t, n, h):
+    def affine(self, t, n, h):
         a2 = generated.si_a2(t, self.tau, self.alpha, self.beta)
         # Rounding can leave a2 a few ulps below 0 when beta == alpha*log(alpha) exactly.
         return np.sqrt(np.maximum(a2, 0.0)), generated.si_m(t, self.tau, self.alpha, self.beta)
@@ -229,7 +229,7 @@ class ScaleInvariantFamily(Transform):
         log_alpha = np.log(self.alpha)
         return log_alpha - ell, log_alpha + 0.5 + (self.c - 1.0) * ell
 
-    def _affine(self, t, n, h):
+    def affine(self, t, n, h):
         ell = np.log1p(t / self.tau)
         a2 = 1.0 + 2.0 * self.c * ell
         return np.sqrt(a2), np.log(self.alpha) - ell - 0.5 * a2
@@ -306,5 +306,5 @@ class ALiBi(Transform):
             raise ValueError(f"h must be an integer head index in [0, {self.slopes.size - 1}]")
         return self.slopes[h]
 
-    def _affine(self, t, n, h):
+    def affine(self, t, n, h):
         return np.ones_like(t), -self._slope_for(h) * t

@@ -52,7 +52,7 @@ class Multiplier(Transform):
         raise NotImplementedError(f"{type(self).__name__} must implement _multiplier(n) -> the "
                                   "logit multiplier at context length n")
 
-    def _affine(self, t, n, h):
+    def affine(self, t, n, h):
         if n is None and "context" in self.depends_on:
             raise ValueError(f"n_ctx is required for {type(self).__name__} (its multiplier "
                              "depends on the number of keys the query sees)")

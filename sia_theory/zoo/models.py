@@ -300,7 +300,7 @@ class Sandwich(Transform):
             raise ValueError(f"h must be an integer head index in [0, {self.n_heads - 1}]")
         return self.n_heads / (8.0 * (h + 1.0))
 
-    def _affine(self, t, n, h):
+    def affine(self, t, n, h):
         bias = np.zeros(np.shape(t))
         for w in self.frequencies:  # one pass per frequency: memory stays that of t
             bias += np.cos(np.abs(t) * w)

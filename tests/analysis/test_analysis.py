@@ -48,7 +48,7 @@ class SparseFamily(Transform):
     tau: float = 10.0
     depends_on = frozenset({"distance"})
 
-    def _affine(self, t, n, h):
+    def affine(self, t, n, h):
         a2 = 1 + 2 * self.c * np.log1p(t / self.tau)
         return np.sqrt(a2), 0.5 - np.log1p(t / self.tau) - a2 / 2
 
@@ -60,7 +60,7 @@ class PowerLawBias(Transform):
     c: float = 1.0
     depends_on = frozenset({"distance"})
 
-    def _affine(self, t, n, h):
+    def affine(self, t, n, h):
         return np.ones_like(t), -self.c * np.log1p(t)
 
 

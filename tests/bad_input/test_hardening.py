@@ -136,14 +136,14 @@ def test_model_inputs_are_checked_before_any_work(model):
 class _WrongShape(Transform):
     depends_on = frozenset({"distance"})
 
-    def _affine(self, t, n, h):
+    def affine(self, t, n, h):
         return np.ones(3), np.zeros(3)
 
 
 class _HeadWithoutCount(Transform):
     depends_on = frozenset({"distance", "head"})
 
-    def _affine(self, t, n, h):
+    def affine(self, t, n, h):
         slopes = np.array([0.5, 0.25])
         return np.ones_like(t), -slopes[h] * t
 
@@ -151,14 +151,14 @@ class _HeadWithoutCount(Transform):
 class _Complex(Transform):
     depends_on = frozenset({"distance"})
 
-    def _affine(self, t, n, h):
+    def affine(self, t, n, h):
         return np.ones_like(t) + 0j, -1j * t
 
 
 class _Raises(Transform):
     depends_on = frozenset({"distance"})
 
-    def _affine(self, t, n, h):
+    def affine(self, t, n, h):
         raise RuntimeError("boom")
 
 
@@ -167,7 +167,7 @@ class _RaisesFarAway(Transform):
 
     depends_on = frozenset({"distance"})
 
-    def _affine(self, t, n, h):
+    def affine(self, t, n, h):
         if np.max(t, initial=0) > 1000:
             raise ZeroDivisionError("too far")
         return np.ones_like(t), -0.01 * t
@@ -209,11 +209,11 @@ def test_the_command_refuses_malformed_transforms_and_exiting_modules(tmp_path, 
         "import numpy as np\nfrom sia_theory import Transform, ALiBi\n"
         "class Complex(Transform):\n"
         "    depends_on = frozenset({'distance'})\n"
-        "    def _affine(self, t, n, h):\n"
+        "    def affine(self, t, n, h):\n"
         "        return np.ones_like(t) + 0j, -1j * t\n"
         "class Raises(Transform):\n"
         "    depends_on = frozenset({'distance'})\n"
-        "    def _affine(self, t, n, h):\n"
+        "    def affine(self, t, n, h):\n"
         "        raise RuntimeError('boom')\n"
         "complex_one, raises, alibi8 = Complex(), Raises(), ALiBi.standard(8)\n")
     (tmp_path / "exits.py").write_text("import sys\nsys.exit(7)\n")

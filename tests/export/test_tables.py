@@ -20,7 +20,7 @@ class DistanceAndContext(Transform):
 
     depends_on = frozenset({"distance", "context"})
 
-    def _affine(self, t, n, h):
+    def affine(self, t, n, h):
         return 1.0 + t / n, -t
 
 
@@ -54,7 +54,7 @@ def test_float32_overflow_is_named():
     class Huge(Transform):
         depends_on = frozenset({"distance"})
 
-        def _affine(self, t, n, h):
+        def affine(self, t, n, h):
             return np.ones_like(t), np.where(t > 2, 1e39, 0.0)
 
     with pytest.raises(ValueError, match="distance 3"):

@@ -77,7 +77,7 @@ def test_power_law_routes_accept_any_transform_declaring_it():
         depends_on = frozenset({"distance"})
         power_law = (2.0, 3.0, 3.0)
 
-        def _affine(self, t, n, h):
+        def affine(self, t, n, h):
             return si.coefficients(t)
 
     for t1, t2 in [(0, 7), (50, 4000)]:

@@ -23,7 +23,7 @@ class Constant(Transform):
     def __init__(self, a, m):
         self._a, self._m = a, m
 
-    def _affine(self, t, n, h):
+    def affine(self, t, n, h):
         return self._a + 0.0 * t, self._m + 0.0 * t
 
 

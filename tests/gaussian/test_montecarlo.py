@@ -28,7 +28,7 @@ class ConstantAffine(Transform):
     def __init__(self, a, m):
         self.a, self.m = a, m
 
-    def _affine(self, t, n, h):
+    def affine(self, t, n, h):
         return np.full_like(t, self.a), np.full_like(t, self.m)
 
 

@@ -24,7 +24,7 @@ def test_float32_overflow_named():
     class Big(Transform):
         depends_on = frozenset({"distance"})
 
-        def _affine(self, t, n, h):
+        def affine(self, t, n, h):
             return np.where(t > 1, 1e39, 1.0), np.zeros_like(t)
 
     with pytest.raises(ValueError, match="distance 2"):

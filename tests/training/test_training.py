@@ -39,7 +39,7 @@ class DistanceAndContext(Transform):
     c: float = 0.3
     depends_on = frozenset({"distance", "context"})
 
-    def _affine(self, t, n, h):
+    def affine(self, t, n, h):
         return 1.0 + self.c * np.log(n) / (1.0 + t), -0.1 * np.log1p(t)
 
 

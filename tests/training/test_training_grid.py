@@ -38,7 +38,7 @@ class LogBias(Transform):
     tau: float = 4.0
     depends_on = frozenset({"distance"})
 
-    def _affine(self, t, n, h):
+    def affine(self, t, n, h):
         return np.ones_like(t), -self.c * np.log1p(t / self.tau)
 
 

@@ -188,7 +188,7 @@ class SteepBias(Transform):
     rate: float = 0.5
     depends_on = frozenset({"distance"})
 
-    def _affine(self, t, n, h):
+    def affine(self, t, n, h):
         return np.ones_like(t), self.scale * np.exp(self.rate * t)
 
 
@@ -212,7 +212,7 @@ def test_a_transform_that_overflows_float32_is_refused_before_training(scale, ra
 
 @dataclass(frozen=True)
 class NanCoefficients(Transform):
-    """Overrides the public ``coefficients`` (not ``_affine``), so the base class's finiteness
+    """Overrides the public ``coefficients`` (not ``affine``), so the base class's finiteness
     check never runs: ``m`` is NaN from distance ``at`` on."""
 
     at: int = 0

@@ -47,7 +47,7 @@ def make_user_transform(deps: frozenset):
         depends_on = deps
         n_heads = N_HEADS if uses_h else None
 
-        def _affine(self, t, n, h):
+        def affine(self, t, n, h):
             c = _head_factor(h, uses_h)
             a = c * (1.0 + (0.3 * np.log1p(t) if uses_t else 0.0)) * np.ones_like(t)
             m = -c * (0.4 * np.sqrt(t) if uses_t else 0.0) * np.ones_like(t) + 0.1
@@ -189,7 +189,7 @@ def test_bad_declared_dependence_raises_naming_it(deps):
     class Bad(Transform):
         depends_on = deps
 
-        def _affine(self, t, n, h):
+        def affine(self, t, n, h):
             return np.ones_like(t), np.zeros_like(t)
 
     q, k, v = _qkv(4, 4)

@@ -92,7 +92,7 @@ def test_user_transform_defaults_to_no_distance_fast_path():
     from sia_theory.attention import attention
 
     class MyLogN(Transform):
-        def _affine(self, t, n, h):
+        def affine(self, t, n, h):
             return 0.4 * np.log(n) * np.ones_like(t), np.zeros_like(t)
 
     rng = np.random.default_rng(0)
