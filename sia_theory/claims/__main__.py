@@ -1,4 +1,4 @@
-"""``python -m sia_theory.claims [--quick] [--seed S] [--only ID,ID] [--out DIR]`` (also
+"""``python -m sia_theory.claims [--quick] [--seed S] [--only ID,ID] [--jobs N] [--out DIR]`` (also
 ``sia-theory check`` and, in the repository, ``python -m paper_checks``); exit 1 on a FAIL or
 ERROR row (DIVERGES, UNTESTED and INFO rows are findings, not failures), exit 2 on a usage
 error.
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sys
 
-from sia_theory._infra.cli import OneLineArgumentParser, output_dir, seed
+from sia_theory._infra.cli import OneLineArgumentParser, int_range, output_dir, seed
 
 from .core import run_claims, select, write_table
 
@@ -28,6 +28,9 @@ def main(argv=None, prog: str = "python -m sia_theory.claims") -> int:
     parser.add_argument("--seed", type=seed, default=0, help="an integer in [0, 2**63 - 1]")
     parser.add_argument("--only", default=None,
                         help="comma-separated claim IDs, e.g. SI-1,CAS-3 (default: every claim)")
+    parser.add_argument("--jobs", type=int_range(1, 64), default=1,
+                        help="processes running checks at once, 1 … 64 (default 1); the table is "
+                             "the same for any value")
     parser.add_argument("--out", type=output_dir, default=None,
                         help=f"folder for claims.md/claims.csv (default: ./{DEFAULT_OUT} for a "
                              f"full run, ./{DEFAULT_OUT}-quick for --quick; names no Python "
@@ -43,7 +46,7 @@ def main(argv=None, prog: str = "python -m sia_theory.claims") -> int:
         select(ids)  # unknown IDs are a usage error, before any check runs
     except ValueError as err:
         parser.error(str(err))
-    table = run_claims(ids, quick=args.quick, seed=args.seed)
+    table = run_claims(ids, quick=args.quick, seed=args.seed, jobs=args.jobs)
     md, _ = write_table(table, out, quick=args.quick, seed=args.seed)
     width = 60
     print(f"{'ID':<8} {'verdict':<8} {'value [CI]':<28} measured")

@@ -12,10 +12,13 @@ family of claims is one new module.
 
 from __future__ import annotations
 
+import importlib
+import multiprocessing
 import re
 import time
 import traceback
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,6 +26,7 @@ import pandas as pd
 
 from sia_theory._infra.io import write_set
 from sia_theory._infra.progress import progress_bar
+from sia_theory._infra.validate import check_int
 
 VERDICTS = ("PASS", "FAIL", "DIVERGES", "UNTESTED", "INFO")
 """``PASS``: the measurement supports the claim. ``FAIL``: it does not. ``DIVERGES``: the paper's
@@ -166,11 +170,41 @@ the verdict, the :class:`Measurement`'s numbers and texts, the claim's statement
 alternative, and the check's wall time in seconds."""
 
 
-def run_claims(ids=None, *, quick=False, seed=0, progress=True) -> pd.DataFrame:
+def _row(c: Claim, quick: bool, seed: int) -> dict:
+    """One claim's row of the table (an ``ERROR`` row when its check crashes)."""
+    start = time.perf_counter()
+    try:
+        result = c.check(quick, seed)
+        if not isinstance(result, Measurement):
+            raise TypeError(f"check returned {type(result).__name__}, not a Measurement")
+        verdict_text = result.verdict
+    except Exception as err:  # a crashing check is reported in its row as ERROR
+        result = Measurement("FAIL", f"error: {err!r}",
+                             detail=traceback.format_exc(limit=3).replace("\n", " | "))
+        verdict_text = "ERROR"
+    return {"id": c.claim_id, "verdict": verdict_text, "value": result.value,
+            "ci_low": result.ci_low, "ci_high": result.ci_high,
+            "target": result.target, "tolerance": result.tolerance,
+            "claim": c.statement, "alternative": c.alternative,
+            "measured": result.measured, "detail": result.detail,
+            "seconds": round(time.perf_counter() - start, 2)}
+
+
+def _row_in_worker(claim_id: str, quick: bool, seed: int) -> dict:
+    """:func:`_row` in a worker process, which registers every claim on import."""
+    importlib.import_module("sia_theory.claims")
+    return _row(REGISTRY[claim_id], quick, seed)
+
+
+def run_claims(ids=None, *, quick=False, seed=0, progress=True, jobs=1) -> pd.DataFrame:
     """Run the checks of the claims ``ids`` (all by default) and return the table.
 
     A check that raises, or returns something other than a :class:`Measurement`, gives an
     ``ERROR`` row whose ``measured`` cell holds the error and ``detail`` the traceback's tail.
+    Every check is seeded by ``seed`` and its own ID, so the table is the same whatever
+    ``jobs`` is (only the ``seconds`` column differs): with ``jobs > 1`` the checks run in that
+    many fresh processes (spawned, not forked: numba and JAX hold threads), rows in the same
+    order.
 
     Parameters
     ----------
@@ -182,6 +216,8 @@ def run_claims(ids=None, *, quick=False, seed=0, progress=True) -> pd.DataFrame:
         The seed passed to every check.
     progress : bool, optional
         Show a progress bar (on a terminal only).
+    jobs : int, optional
+        Processes running checks at once, in ``[1, 64]`` (default 1: this process).
 
     Returns
     -------
@@ -191,29 +227,24 @@ def run_claims(ids=None, *, quick=False, seed=0, progress=True) -> pd.DataFrame:
     Raises
     ------
     ValueError
-        If ``ids`` names an unregistered claim.
+        If ``ids`` names an unregistered claim, or ``jobs`` is outside ``[1, 64]``.
     """
-    rows = []
+    jobs = check_int("jobs", jobs, lo=1, hi=64)
     claims = select(ids)
-    if progress:
-        claims = progress_bar(claims, desc="paper checks", unit="claim", leave=False)
-    for c in claims:
-        start = time.perf_counter()
-        try:
-            result = c.check(quick, seed)
-            if not isinstance(result, Measurement):
-                raise TypeError(f"check returned {type(result).__name__}, not a Measurement")
-            verdict_text = result.verdict
-        except Exception as err:  # a crashing check is reported in its row as ERROR
-            result = Measurement("FAIL", f"error: {err!r}",
-                                 detail=traceback.format_exc(limit=3).replace("\n", " | "))
-            verdict_text = "ERROR"
-        rows.append({"id": c.claim_id, "verdict": verdict_text, "value": result.value,
-                     "ci_low": result.ci_low, "ci_high": result.ci_high,
-                     "target": result.target, "tolerance": result.tolerance,
-                     "claim": c.statement, "alternative": c.alternative,
-                     "measured": result.measured, "detail": result.detail,
-                     "seconds": round(time.perf_counter() - start, 2)})
+    if jobs == 1 or len(claims) == 1:
+        if progress:
+            claims = progress_bar(claims, desc="paper checks", unit="claim", leave=False)
+        return pd.DataFrame([_row(c, quick, seed) for c in claims], columns=COLUMNS)
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=min(jobs, len(claims)), mp_context=context) as pool:
+        futures = [pool.submit(_row_in_worker, c.claim_id, quick, seed) for c in claims]
+        done = as_completed(futures)
+        if progress:
+            done = progress_bar(done, total=len(futures), desc="paper checks", unit="claim",
+                                leave=False)
+        for _ in done:
+            pass
+        rows = [f.result() for f in futures]  # the selection's order
     return pd.DataFrame(rows, columns=COLUMNS)
 
 

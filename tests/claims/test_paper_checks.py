@@ -232,3 +232,19 @@ def test_written_csv_carries_the_numeric_columns(tmp_path):
             a, b = getattr(row, column), getattr(original, column)
             assert (math.isnan(a) and math.isnan(b)) or a == pytest.approx(b, rel=1e-12)
     assert read["value"].notna().all(), "every row reports a headline value"
+
+
+@pytest.mark.slow  # two spawned processes import the claims (numba, scipy): ~25 s under load
+def test_the_table_is_the_same_in_parallel_processes():
+    """``jobs=2`` runs the checks in two spawned processes: the same rows, in the same order
+    (seeded checks; only the wall time differs), and a bad ``jobs`` is refused before any
+    check runs."""
+    from sia_theory.claims.core import run_claims
+
+    ids = ["SI-3", "GAP-2", "EXT-3", "SPH-1"]
+    serial = run_claims(ids, quick=True, seed=3, progress=False)
+    parallel = run_claims(ids, quick=True, seed=3, progress=False, jobs=2)
+    pd.testing.assert_frame_equal(serial.drop(columns="seconds"),
+                                  parallel.drop(columns="seconds"))
+    with pytest.raises(ValueError, match="jobs"):
+        run_claims(ids, quick=True, jobs=0)

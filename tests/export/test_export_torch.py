@@ -133,6 +133,7 @@ def compiled_errors(names):
             for name in names}
 
 
+@pytest.mark.slow  # one inductor compilation, about 20 s on 2 cores; eager runs in make test
 def test_flex_score_mod_compiled_scale_invariant():
     errors = compiled_errors(["scale-invariant"])
     q, k, v = qkv(np.float32)

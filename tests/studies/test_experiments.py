@@ -14,16 +14,19 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPTS = sorted(p for p in (ROOT / "experiments").glob("*.py")
                  if not p.name.startswith("_"))
-# Quick runs of half a minute or more (2 cores): in `make test-all`, not `make test`. Their
-# studies' quick settings also run in the quick claims table or in test_model_experiments.py;
-# what only these tests cover is the drawing.
+# Quick runs of 4 s or more (2 cores): in `make test-all`, not `make test`. Their studies' quick
+# settings also run in the quick claims table, in tests/studies or in test_model_experiments.py;
+# what only these tests cover is the drawing, and `make test` still draws one figure of every
+# family (cas_*, si_*, ext_si_on_cas, inattention_memory, reference_logits, cas_sparsity …).
 SLOW_SCRIPTS = {"model_passkey", "cas_fig1_phase_diagram", "si_fig2_entropy_scaling",
-                "model_entropy_law", "ext_needle", "model_extrapolation", "ext_trichotomy"}
+                "model_entropy_law", "ext_needle", "model_extrapolation", "ext_trichotomy",
+                "zoo_comparison", "ext_zoo_phase", "ext_head_phases", "train_needle", "ext_sphere",
+                "model_gaussianity", "ext_phase_plane", "cas_finite_n", "ext_universality"}
 # The training figures of the grid share one quick grid: tests/studies/test_train_experiments.py
 # runs them (the needle figure runs here).
 QUICK_RUNS = [p for p in SCRIPTS
               if not p.stem.startswith("train_") or p.stem == "train_needle"]
-SLOW_BENCHMARKS = {"bench_model", "bench_sweep"}
+SLOW_BENCHMARKS = {"bench_model", "bench_sweep", "bench_train", "bench_attention"}
 
 
 def marked(paths, slow):

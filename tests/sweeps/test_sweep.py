@@ -358,7 +358,9 @@ def _server(kind):
     return f"tcp://127.0.0.1:{sock.getsockname()[1]}", sock.close
 
 
-@pytest.mark.parametrize("kind", ["http", "garbage", "silent"])
+@pytest.mark.parametrize("kind", [  # http and silent wait out the bound (10 s each): make test-all
+    pytest.param("http", marks=pytest.mark.slow), "garbage",
+    pytest.param("silent", marks=pytest.mark.slow)])
 def test_a_port_that_is_no_dask_scheduler_is_one_bounded_value_error(kind, tmp_path, capsys):
     """The handshake is bounded too (not only the TCP connect): an HTTP server or a silent port
     used to hang forever, garbage bytes to crash with an exabyte allocation."""
