@@ -47,7 +47,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._infra.validate import check_int, check_real, one_of
-from .rotary import RoPE, check_head_dim, check_x, rope, rope_frequencies
+from .rotary import RoPE, check_head_dim, check_positions, check_x, rope, rope_frequencies
 from .yarn import YARN_ALPHA, YARN_BETA, YARN_RAMPS, YaRNRoPE, yarn_frequencies
 
 __all__ = ["ntk_base", "NTKRoPE", "dynamic_ntk_base", "DynamicNTKRoPE", "yarn_frequencies",
@@ -234,10 +234,6 @@ class DynamicNTKRoPE:
                                 seq_len, self.factor)
 
     def __call__(self, x, positions):
-        x = check_x(x, 2)
-        positions = np.asarray(positions)
-        if positions.ndim != 1 or positions.size == 0 or positions.dtype.kind not in "iu":
-            raise ValueError(f"positions must be a non-empty 1-D integer array, got "
-                             f"{positions!r}")
+        x, positions = check_x(x, 2), check_positions(positions)
         seq_len = int(positions.max()) + 1
         return rope(x, positions, self.base_at(seq_len, x.shape[-1]))

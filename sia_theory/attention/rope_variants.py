@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._infra.validate import check_int, check_real
-from .rotary import check_head_dim, check_x, rope_frequencies, rotate
+from .rotary import check_head_dim, check_positions, check_x, rope_frequencies, rotate
 
 __all__ = ["LinearRoPE", "LongRoPE", "ProportionalRoPE"]
 
@@ -138,11 +138,7 @@ class LongRoPE:
         return 1.0 / (ext * self.rope_theta ** (np.arange(0, head_dim, 2) / head_dim))
 
     def __call__(self, x, positions):
-        x = check_x(x, 2)
-        positions = np.asarray(positions)
-        if positions.ndim != 1 or positions.size == 0 or positions.dtype.kind not in "iu":
-            raise ValueError(f"positions must be a non-empty 1-D integer array, got "
-                             f"{positions!r}")
+        x, positions = check_x(x, 2), check_positions(positions)
         seq_len = int(positions.max()) + 1
         return rotate(x, positions, self.frequencies(x.shape[-1], seq_len))
 

@@ -16,7 +16,8 @@ import numpy as np
 
 from .._infra.validate import check_int, check_real, one_of
 
-__all__ = ["rope", "rope_frequencies", "RoPE", "check_head_dim", "check_x", "rotate"]
+__all__ = ["rope", "rope_frequencies", "RoPE", "check_head_dim", "check_x", "check_positions",
+           "rotate"]
 
 
 def check_head_dim(head_dim, multiple=2):
@@ -119,6 +120,31 @@ def check_x(x, multiple):
     if not np.all(np.isfinite(x)):
         raise ValueError("x must contain only finite numbers")
     return x
+
+
+def check_positions(positions) -> np.ndarray:
+    """``positions`` as a non-empty 1-D integer array: what an encoding whose frequencies depend
+    on the sequence length (``int(positions.max()) + 1``) is called with.
+
+    Parameters
+    ----------
+    positions : array_like, shape (T,)
+        The position of each row.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``np.asarray(positions)`` (no copy, dtype kept).
+
+    Raises
+    ------
+    ValueError
+        If ``positions`` is not a non-empty 1-D array of integers.
+    """
+    positions = np.asarray(positions)
+    if positions.ndim != 1 or positions.size == 0 or positions.dtype.kind not in "iu":
+        raise ValueError(f"positions must be a non-empty 1-D integer array, got {positions!r}")
+    return positions
 
 
 def rotate(x, positions, theta):

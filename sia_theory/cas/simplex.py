@@ -21,7 +21,9 @@ from functools import cache
 import numpy as np
 import sympy as sp
 
+from .._infra.docstrings import shared_parameters
 from ..symbolic import cas
+from ._parameters import SIMPLEX
 from .config import PHASES
 from .simplex_jacobian import critical_eta_excess, jacobian_limit, simplex_eta
 from .simplex_weights import (
@@ -69,18 +71,14 @@ def _cosine_scaled():
     return sp.factor(sp.cancel(sp.together(expr.subs(cas.n, 1 + 1 / _S))))
 
 
+@shared_parameters(SIMPLEX)
 def simplex_inner_product(*, n, gamma, rho, alpha=0.0, q=1.0):
     """Exact finite-``n`` cosine ``⟨y_i', y_j'⟩`` after one CAS attention layer on the simplex
     (CAS §2, Theorem 2.1 before the limit), with residual ``α`` and squared norm ``q``.
 
     Parameters
     ----------
-    n, gamma, rho
-        As for :func:`simplex_self_weight`.
-    alpha : float or array_like, optional
-        The residual weight, >= 0 (default 0).
-    q : float or array_like, optional
-        The tokens' squared norm, > 0 (default 1).
+    {n, gamma, rho, alpha, q}
 
     Returns
     -------
@@ -120,6 +118,7 @@ def _scaled_cosine(s, w, v, rho, alpha, q):
     return _functions()["cos_scaled"](s, a, v, rho)
 
 
+@shared_parameters(SIMPLEX)
 def simplex_limit(*, gamma, rho, alpha=0.0, q=1.0):
     r"""``lim_{n→∞} ⟨y_i', y_j'⟩`` (CAS Theorem 2.1; ``1``, ``4ρ/(1+3ρ)``, ``ρ`` for
     :math:`\alpha = 0`) and its residual version ``ρ(1+α√q)² / (ρ(1+α√q)² + (1−ρ)(w+α√q)²)`` with
@@ -127,8 +126,8 @@ def simplex_limit(*, gamma, rho, alpha=0.0, q=1.0):
 
     Parameters
     ----------
-    gamma, rho, alpha, q
-        As for :func:`simplex_inner_product`; ``gamma`` and ``rho`` scalars.
+    {gamma, rho} : float
+    {alpha, q}
 
     Returns
     -------

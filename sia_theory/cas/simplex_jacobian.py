@@ -16,7 +16,9 @@ from functools import cache
 import numpy as np
 import sympy as sp
 
+from .._infra.docstrings import shared_parameters
 from ..symbolic import cas
+from ._parameters import SIMPLEX
 from .simplex_weights import (
     check_broadcast,
     check_n,
@@ -82,6 +84,7 @@ def _eta_scaled():
     return out
 
 
+@shared_parameters(SIMPLEX)
 def jacobian_limit(*, gamma, rho, q=1.0, d=math.inf, alpha=0.0):
     r"""``lim η`` (CAS Theorem 2.4): ``0``, ``(1−1/d)/(4q)``, ``(1−1/d)/q`` for :math:`\alpha = 0`;
     with a residual, ``α² + (1−1/d)(w² + 2α√q w)/q`` at the limiting self weight
@@ -93,10 +96,11 @@ def jacobian_limit(*, gamma, rho, q=1.0, d=math.inf, alpha=0.0):
 
     Parameters
     ----------
-    gamma, rho, q, alpha
-        As for :func:`simplex_limit`.
+    {gamma, rho} : float
+    {q}
     d : float or array_like
         Head dimension, ``>= 1`` (``inf``: ``d → ∞``).
+    {alpha}
 
     Returns
     -------
@@ -131,6 +135,7 @@ def jacobian_limit(*, gamma, rho, q=1.0, d=math.inf, alpha=0.0):
     return float(value) if np.ndim(value) == 0 else value
 
 
+@shared_parameters(SIMPLEX)
 def simplex_eta(*, n, d, gamma, rho, alpha=0.0, q=1.0):
     r"""Exact :math:`\eta = \|\partial X'/\partial X\|_F^2/(nd)` on the simplex at finite ``n, d``
     (CAS Theorem 2.4 before the limit). Valid formula for any ``d ≥ 1``; an exact simplex embeds
@@ -138,10 +143,10 @@ def simplex_eta(*, n, d, gamma, rho, alpha=0.0, q=1.0):
 
     Parameters
     ----------
-    n, gamma, rho, alpha, q
-        As for :func:`simplex_inner_product`.
+    {n}
     d : int or array_like
         Head dimension, an integer ``>= 1``.
+    {gamma, rho, alpha, q}
 
     Returns
     -------
@@ -186,6 +191,7 @@ def simplex_eta(*, n, d, gamma, rho, alpha=0.0, q=1.0):
     return finite_result(np.asarray(eta, dtype=np.float64), "n, d, gamma, rho, alpha, q")
 
 
+@shared_parameters(SIMPLEX)
 def critical_eta_excess(*, n, d, rho, q=1.0) -> dict:
     r"""Leading finite-size terms of the critical simplex ``η`` over ``(1−1/d)/(4q)`` (α = 0).
 
@@ -195,10 +201,10 @@ def critical_eta_excess(*, n, d, rho, q=1.0) -> dict:
 
     Parameters
     ----------
-    n, rho, q
-        As for :func:`simplex_inner_product`.
+    {n}
     d : float or array_like
         Head dimension, ``>= 1``.
+    {rho, q}
 
     Returns
     -------

@@ -20,8 +20,10 @@ from functools import cache
 import numpy as np
 import sympy as sp
 
+from .._infra.docstrings import shared_parameters
 from .._infra.validate import check_finite_array, check_real
 from ..symbolic import cas
+from ._parameters import SIMPLEX
 from .config import PHASES
 
 __all__ = ["critical_gamma", "simplex_self_weight", "phase_of", "transition_width",
@@ -130,12 +132,13 @@ def finite_result(value, names: str):
     return value[()] if isinstance(value, np.ndarray) and value.ndim == 0 else value
 
 
+@shared_parameters(SIMPLEX)
 def check_rho(rho):
     """``rho`` checked: in ``(0, 1)``, a scalar or an array.
 
     Parameters
     ----------
-    rho : float or array_like
+    {rho}
 
     Returns
     -------
@@ -149,12 +152,13 @@ def check_rho(rho):
     return check_param("rho", rho, 0.0, 1.0, lo_open=True, hi_open=True)
 
 
+@shared_parameters(SIMPLEX)
 def check_n(n):
     """``n`` checked: an integer ``>= 2``, a scalar or an array.
 
     Parameters
     ----------
-    n : int or array_like
+    {n}
 
     Returns
     -------
@@ -185,15 +189,15 @@ def _functions():
     }
 
 
+@shared_parameters(SIMPLEX)
 def log_self_weights(n, gamma, rho):
     """``(log w, log(1 − w))`` of the simplex self weight, from ``log(1/w − 1)`` (exact in
-    floating point where ``w`` rounds to 1 or ``1 − w`` underflows).
+    floating point where ``w`` rounds to 1 or ``1 − w`` underflows). The arguments are already
+    checked (:func:`check_n`, :func:`check_param`, :func:`check_rho`) and broadcast.
 
     Parameters
     ----------
-    n, gamma, rho
-        Already checked (:func:`check_n`, :func:`check_param`, :func:`check_rho`), scalars or
-        arrays that broadcast.
+    {n, gamma, rho}
 
     Returns
     -------
@@ -203,14 +207,14 @@ def log_self_weights(n, gamma, rho):
     return -np.logaddexp(0.0, lo), -np.logaddexp(0.0, -lo)
 
 
+@shared_parameters(SIMPLEX)
 def critical_gamma(rho):
     r""":math:`\gamma_c = 1/(1-\rho)` (CAS Theorem 2.1): the exponent balance of the softmax
     denominator.
 
     Parameters
     ----------
-    rho : float or array_like
-        The off-diagonal inner product of the simplex, in ``(0, 1)``.
+    {rho}
 
     Returns
     -------
@@ -230,18 +234,14 @@ def critical_gamma(rho):
     return _functions()["gamma_c"](check_rho(rho))
 
 
+@shared_parameters(SIMPLEX)
 def simplex_self_weight(*, n, gamma, rho):
     r"""Self weight :math:`A_{ii} = n^\gamma / (n^\gamma + (n-1) n^{\gamma\rho})` on the exact
     simplex, :math:`\beta = \gamma \log n`.
 
     Parameters
     ----------
-    n : int or array_like
-        The number of tokens, an integer >= 2.
-    gamma : float or array_like
-        The scale exponent ``γ >= 0``.
-    rho : float or array_like
-        The off-diagonal inner product, in ``(0, 1)``.
+    {n, gamma, rho}
 
     Returns
     -------
@@ -266,14 +266,14 @@ def simplex_self_weight(*, n, gamma, rho):
         return finite_result(np.exp(log_self_weights(n, gamma, rho)[0]), "n, gamma, rho")
 
 
+@shared_parameters(SIMPLEX)
 def transition_width(*, n, rho):
     r"""10–90 % width, in units of ``γ/γ_c``, of the :math:`\alpha = 0` simplex transition at large
     ``n``: ``c(ρ)/log n`` with ``c(0.5) ≈ 3.46`` (derived in :func:`cas.transition_width_constant`).
 
     Parameters
     ----------
-    n, rho
-        As for :func:`simplex_self_weight`.
+    {n, rho}
 
     Returns
     -------
@@ -295,15 +295,13 @@ def transition_width(*, n, rho):
     return _functions()["width"](rho) / np.log(n)
 
 
+@shared_parameters(SIMPLEX)
 def phase_of(*, gamma, rho, rel_tol=1e-12) -> str:
     r"""The phase by comparing ``γ`` with ``γ_c`` (scalars only: a phase is one label).
 
     Parameters
     ----------
-    gamma : float
-        ``>= 0``.
-    rho : float
-        In ``(0, 1)``.
+    {gamma, rho} : float
     rel_tol : float
         Relative tolerance of :math:`\gamma = \gamma_c`.
 
@@ -330,6 +328,7 @@ def phase_of(*, gamma, rho, rel_tol=1e-12) -> str:
     return PHASES[0] if gamma < gamma_c else PHASES[2]
 
 
+@shared_parameters(SIMPLEX)
 def simplex_sparsity(*, n, gamma, rho):
     """``(participation ratio 1/Σ_j A_ij², exp(entropy))`` of a simplex attention row
     ``(w, u, …, u)`` with ``u = (1 − w)/(n − 1)`` (CAS-7): two measures of how many tokens a query
@@ -337,8 +336,7 @@ def simplex_sparsity(*, n, gamma, rho):
 
     Parameters
     ----------
-    n, gamma, rho
-        As for :func:`simplex_self_weight`.
+    {n, gamma, rho}
 
     Returns
     -------

@@ -41,11 +41,13 @@ import pandas as pd
 from scipy.optimize import brentq
 from scipy.special import log_ndtr, logsumexp
 
+from .._infra.docstrings import shared_parameters
 from .._infra.memory import check_memory
 from .._infra.seeding import check_seed, rng_for
 from .._infra.stats import mean_se
 from .._infra.validate import check_int, check_real
 from ..transforms import Transform
+from ._parameters import MONTE_CARLO
 from .montecarlo import SUMMARY_COLUMNS
 from .tails import BIN_TOL, distance_bins, tail_normals, truncated_moments
 
@@ -218,13 +220,17 @@ def _check_args(transform, samples, seed, top_k, n_ctx):
     return samples, seed, top_k, n_ctx
 
 
+@shared_parameters(MONTE_CARLO)
 def asymptotic_range_statistics(transform: Transform, ranges, samples, seed, top_k=1000,
                                 n_ctx=None, h=None, *, tol=BIN_TOL) -> dict:
     """Per-sample statistics of :func:`simulate_gaussian_logits_asymptotic`.
 
     Parameters
     ----------
-    transform, ranges, samples, seed, top_k, n_ctx, h, tol
+    transform, ranges
+        As for :func:`simulate_gaussian_logits_asymptotic`.
+    {samples, seed}
+    top_k, n_ctx, h, tol
         As for :func:`simulate_gaussian_logits_asymptotic`.
 
     Returns
@@ -283,6 +289,7 @@ def asymptotic_range_statistics(transform: Transform, ranges, samples, seed, top
     return result
 
 
+@shared_parameters(MONTE_CARLO)
 def simulate_gaussian_logits_asymptotic(transform: Transform, ranges, samples, seed,
                                         top_k=1000, n_ctx=None, h=None) -> pd.DataFrame:
     """Range statistics of Gaussian logits at any distance up to 1e30, cost independent of t.
@@ -304,10 +311,7 @@ def simulate_gaussian_logits_asymptotic(transform: Transform, ranges, samples, s
     ranges : sequence of (t1, t2)
         Integer-valued distances, ``0 <= t1 < t2``, ``t1 <= 1e30``, ``t2 <= 1e32`` (``<= n_ctx``
         when given).
-    samples : int
-        Monte Carlo samples, ``>= 2``.
-    seed : int
-        Seed of the draws, ``0 <= seed < 2**63``.
+    {samples, seed}
     top_k : int
         Logits drawn exactly per segment, ``1 <= top_k <= 1e7``.
     n_ctx : int, optional

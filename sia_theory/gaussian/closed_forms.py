@@ -19,9 +19,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._infra.docstrings import shared_parameters
 from .._infra.validate import check_int
 from ..symbolic import generated
 from ..transforms import ScaleInvariant, Transform, declared_dependence
+from ._parameters import RANGE
 from .octaves import CONVERGENCE_ATOL, CONVERGENCE_RTOL, convergence, octave_starts
 
 __all__ = [
@@ -41,15 +43,13 @@ __all__ = [
 ]
 
 
+@shared_parameters(RANGE)
 def check_range(t1, t2, n_ctx=None) -> tuple[int, int, int | None]:
     """Validate a distance range ``[t1, t2)``.
 
     Parameters
     ----------
-    t1, t2 : int
-        ``0 <= t1 < t2`` (and ``t2 <= n_ctx`` when ``n_ctx`` is given).
-    n_ctx : int, optional
-        ``>= 1``.
+    {t1, t2, n_ctx}
 
     Returns
     -------
@@ -111,6 +111,7 @@ def _finite(name: str, value: float, hint: str) -> float:
     return float(value)
 
 
+@shared_parameters(RANGE)
 def expected_log_total_attention(transform: Transform, t1, t2, n_ctx=None, h=None) -> float:
     r""":math:`\log \mathbb{E}[Z_{t_1}^{t_2}] = \operatorname{logsumexp}_t (m_t + a_t^2/2)` (SI eq.
     6, App. B) in log space: finite whenever the coefficients are, even where ``E[Z]`` itself
@@ -118,8 +119,7 @@ def expected_log_total_attention(transform: Transform, t1, t2, n_ctx=None, h=Non
 
     Parameters
     ----------
-    transform, t1, t2, n_ctx, h
-        As for :func:`expected_total_attention`.
+    {transform, t1, t2, n_ctx, h}
 
     Returns
     -------
@@ -140,6 +140,7 @@ def expected_log_total_attention(transform: Transform, t1, t2, n_ctx=None, h=Non
     return log_max + float(np.log(total))
 
 
+@shared_parameters(RANGE)
 def expected_total_attention(transform: Transform, t1, t2, n_ctx=None, h=None) -> float:
     """``E[Z_{t1}^{t2}] = Σ_{t=t1}^{t2-1} E[e^{L_t}] = Σ exp(m_t + a_t²/2)`` (SI eq. 6, App. B).
 
@@ -150,15 +151,11 @@ def expected_total_attention(transform: Transform, t1, t2, n_ctx=None, h=None) -
 
     Parameters
     ----------
-    transform : Transform
-        The logit transform (its ``log_moments`` give ``m_t + a_t²/2``).
-    t1, t2 : int
-        The distance range ``[t1, t2)``: ``0 <= t1 < t2`` (``t2 <= n_ctx`` when ``n_ctx`` is
-        given), at most ``2**32`` distances.
-    n_ctx : int, optional
-        The number of keys the query sees, >= 1.
-    h : int, optional
-        The head index, in ``[0, transform.n_heads − 1]``.
+    {transform}
+        Its ``log_moments`` give ``m_t + a_t²/2``.
+    {t1, t2}
+        At most ``2**32`` distances here.
+    {n_ctx, h}
 
     Returns
     -------
@@ -191,6 +188,7 @@ def expected_total_attention(transform: Transform, t1, t2, n_ctx=None, h=None) -
     return float(np.exp(log_z))
 
 
+@shared_parameters(RANGE)
 def expected_negentropy(transform: Transform, t1, t2, n_ctx=None, h=None) -> float:
     r""":math:`E[N_{t_1}^{t_2}] = \sum_t E[e^{L_t} L_t] = \sum_t (m_t + a_t^2)\, e^{m_t + a_t^2/2}`
     (SI eq. 7), summed with the weights shifted by the largest; ``ValueError`` if it exceeds
@@ -198,8 +196,7 @@ def expected_negentropy(transform: Transform, t1, t2, n_ctx=None, h=None) -> flo
 
     Parameters
     ----------
-    transform, t1, t2, n_ctx, h
-        As for :func:`expected_total_attention`.
+    {transform, t1, t2, n_ctx, h}
 
     Returns
     -------
@@ -222,6 +219,7 @@ def expected_negentropy(transform: Transform, t1, t2, n_ctx=None, h=None) -> flo
     return _finite("E[N]", value, f"log of the largest weight = {log_max:.6g}")
 
 
+@shared_parameters(RANGE)
 def plug_in_entropy(transform: Transform, t1, t2, n_ctx=None, h=None) -> float:
     """Law-of-large-numbers approximation ``log E[Z] − E[N]/E[Z]`` of ``E[H_{t1}^{t2}]``.
 
@@ -233,8 +231,7 @@ def plug_in_entropy(transform: Transform, t1, t2, n_ctx=None, h=None) -> float:
 
     Parameters
     ----------
-    transform, t1, t2, n_ctx, h
-        As for :func:`expected_total_attention`.
+    {transform, t1, t2, n_ctx, h}
 
     Returns
     -------
@@ -267,6 +264,7 @@ def _power_law(transform) -> tuple[float, float, float]:
     return law
 
 
+@shared_parameters(RANGE)
 def scale_invariant_total_attention(transform: ScaleInvariant, t1, t2) -> float:
     r"""Exact :math:`\mathbb{E}[Z_{t_1}^{t_2}] = \alpha \tau [\psi(t_2+\tau) - \psi(t_1+\tau)]` for
     the SI transform (eq. 15a summed with the digamma telescoping identity of
@@ -277,10 +275,9 @@ def scale_invariant_total_attention(transform: ScaleInvariant, t1, t2) -> float:
 
     Parameters
     ----------
-    transform : Transform
-        One that declares ``power_law`` (e.g. :class:`~sia_theory.transforms.ScaleInvariant`).
-    t1, t2 : int
-        The range ``[t1, t2)``, ``0 <= t1 < t2``.
+    {transform}
+        It must declare ``power_law`` (e.g. :class:`~sia_theory.transforms.ScaleInvariant`).
+    {t1, t2}
 
     Returns
     -------
@@ -306,14 +303,16 @@ def scale_invariant_total_attention(transform: ScaleInvariant, t1, t2) -> float:
     return _finite("E[Z]", alpha * generated.si_range_sum(t1, t2, tau), f"alpha = {alpha!r}")
 
 
+@shared_parameters(RANGE)
 def scale_invariant_negentropy(transform: ScaleInvariant, t1, t2) -> float:
     r"""Exact :math:`\mathbb{E}[N_{t_1}^{t_2}] = \beta \tau [\psi(t_2+\tau) - \psi(t_1+\tau)]` (eq.
     15b summed).
 
     Parameters
     ----------
-    transform, t1, t2
-        As for :func:`scale_invariant_total_attention`.
+    {transform}
+        It must declare ``power_law`` (e.g. :class:`~sia_theory.transforms.ScaleInvariant`).
+    {t1, t2}
 
     Returns
     -------
@@ -338,6 +337,7 @@ def scale_invariant_negentropy(transform: ScaleInvariant, t1, t2) -> float:
     return _finite("E[N]", beta * generated.si_range_sum(t1, t2, tau), f"beta = {beta!r}")
 
 
+@shared_parameters(RANGE)
 def scale_invariant_limits(transform: ScaleInvariant, delta) -> tuple[float, float]:
     """``(lim E[Z_t^{tΔ}], lim E[N_t^{tΔ}])`` as ``t → ∞``: ``(ατ log Δ, βτ log Δ)`` (SI-4/5),
     evaluated from the symbolic squeeze limits of :func:`sia_theory.symbolic.si.range_sum_limits`
@@ -345,8 +345,8 @@ def scale_invariant_limits(transform: ScaleInvariant, delta) -> tuple[float, flo
 
     Parameters
     ----------
-    transform : Transform
-        One that declares ``power_law``.
+    {transform}
+        It must declare ``power_law`` (e.g. :class:`~sia_theory.transforms.ScaleInvariant`).
     delta : int
         The range ratio ``Δ >= 2``.
 
@@ -374,13 +374,15 @@ def scale_invariant_limits(transform: ScaleInvariant, delta) -> tuple[float, flo
 
 # --- octave sums and their convergence (SI Defs. 3.1–3.2) ---------------------------------
 
+@shared_parameters(RANGE)
 def octave_closed_forms(transform: Transform, t_values):
     """``E[Z_t^{2t}]``, ``E[N_t^{2t}]`` for each ``t`` of a transform that does not depend on the
     context (wrap others with :func:`at_context`).
 
     Parameters
     ----------
-    transform : Transform
+    {transform}
+        Its coefficients must not depend on the context.
     t_values : iterable of int
         Octave starts.
 

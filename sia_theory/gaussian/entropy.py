@@ -13,11 +13,13 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .._infra.docstrings import shared_parameters
 from .._infra.grids import log_spaced_integers
 from .._infra.memory import check_memory
 from .._infra.stats import mean_se
 from .._infra.validate import check_finite_array, check_int
 from ..transforms import Transform, declared_dependence
+from ._parameters import MONTE_CARLO
 from .closed_forms import plug_in_entropy
 from .montecarlo import simulate_gaussian_range_statistics, simulation_memory
 
@@ -86,6 +88,7 @@ def entropy_table(transform: Transform, t_values, deltas, h) -> pd.DataFrame:
         "H_plug_in": [plug_in_entropy(transform, t1, t2) for t1, t2 in ranges]})
 
 
+@shared_parameters(MONTE_CARLO)
 def entropy_in_range_samples(transform: Transform, t_values, deltas=(2, 5, 10), *,
                              samples: int, seed: int, first_sample: int = 0):
     """Per-sample entropies in range and their summary, for every ``t`` and ``Δ``.
@@ -103,9 +106,7 @@ def entropy_in_range_samples(transform: Transform, t_values, deltas=(2, 5, 10), 
         Range starts ``t >= 1``.
     deltas : int or sequence of int
         Range ratios ``Δ >= 2``.
-    samples : int
-        ``>= 2``.
-    seed : int
+    {samples, seed}
     first_sample : int
         Index of the first sample (blocks of one run concatenate in order).
 
@@ -137,6 +138,7 @@ def entropy_in_range_samples(transform: Transform, t_values, deltas=(2, 5, 10), 
     return entropy_table(transform, t_values, deltas, h), h
 
 
+@shared_parameters(MONTE_CARLO)
 def entropy_in_range_scaling(transform: Transform, t_values, deltas=(2, 5, 10), *,
                              samples: int, seed: int = 0) -> pd.DataFrame:
     """``E[H_t^{tΔ}]`` (mean, standard error) for every ``t`` in ``t_values`` and ``Δ``: the
@@ -150,10 +152,7 @@ def entropy_in_range_scaling(transform: Transform, t_values, deltas=(2, 5, 10), 
         Range starts ``t >= 1`` (distances from the query).
     deltas : int or sequence of int
         Range ratios ``Δ >= 2``: the range is ``[t, tΔ)``.
-    samples : int
-        Monte Carlo samples, ``>= 2``.
-    seed : int
-        Seed of the simulation.
+    {samples, seed}
 
     Returns
     -------

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._infra.docstrings import shared_parameters
+from ._parameters import RANGE
 from .estimate import Estimate
 from .frullani import LaplaceIntegral, check_rtol
 from .quadrature import T_MAX, check_long_range, distance_quadrature
@@ -30,6 +32,7 @@ ExactMass = Estimate
 """The result type of :func:`expected_mass_exact` (an :class:`Estimate`)."""
 
 
+@shared_parameters(RANGE)
 def range_log_laplace(transform, t1, t2, log_s, n_ctx=None, h=None, *, rtol=1e-6) -> np.ndarray:
     r""":math:`\log \Phi(s) = \log \mathbb{E}[\exp(-s Z_{t_1}^{t_2})] = \sum_t \log g_t(s)` at
     :math:`s = e^{\texttt{log\_s}}` (array), summed over the distance quadrature (the integrator's
@@ -37,15 +40,11 @@ def range_log_laplace(transform, t1, t2, log_s, n_ctx=None, h=None, *, rtol=1e-6
 
     Parameters
     ----------
-    transform : Transform
-        The logit transform.
-    t1, t2 : int
-        The range ``[t1, t2)``, ``0 <= t1 < t2 <= T_MAX`` (and ``t2 <= n_ctx``); integral
-        floats such as ``1e30`` are accepted.
+    {transform, t1, t2}
+        Up to ``T_MAX`` (``1e32``) here; integral floats such as ``1e30`` are accepted.
     log_s : array_like
         ``log s`` at each point.
-    n_ctx, h : int, optional
-        The number of keys the query sees and the head, for transforms that depend on them.
+    {n_ctx, h}
     rtol : float, optional
         The relative tolerance of the quadrature, in ``[1e-10, 1e-2]``.
 
@@ -73,6 +72,7 @@ def range_log_laplace(transform, t1, t2, log_s, n_ctx=None, h=None, *, rtol=1e-6
     return row.log_laplace(log_s)
 
 
+@shared_parameters(RANGE)
 def expected_entropy_exact(transform, t1, t2, n_ctx=None, h=None, *, rtol=1e-6) -> Estimate:
     """``E[H_{t1}^{t2}]`` for Gaussian logits by the exact route, with ``parts`` ``"log_Z"``
     (``E[log Z]``) and ``"N_over_Z"`` (``E[N/Z]``), each with its numerical error. Cost
@@ -82,13 +82,9 @@ def expected_entropy_exact(transform, t1, t2, n_ctx=None, h=None, *, rtol=1e-6) 
 
     Parameters
     ----------
-    transform : Transform
-        The logit transform.
-    t1, t2 : int
-        The range ``[t1, t2)``, ``0 <= t1 < t2 <= T_MAX`` (and ``t2 <= n_ctx``); integral
-        floats such as ``1e30`` are accepted.
-    n_ctx, h : int, optional
-        The number of keys the query sees and the head.
+    {transform, t1, t2}
+        Up to ``T_MAX`` (``1e32``) here; integral floats such as ``1e30`` are accepted.
+    {n_ctx, h}
     rtol : float, optional
         The relative tolerance of the quadrature, in ``[1e-10, 1e-2]``.
 
@@ -116,21 +112,18 @@ def expected_entropy_exact(transform, t1, t2, n_ctx=None, h=None, *, rtol=1e-6) 
                     parts={"log_Z": log_z, "N_over_Z": n_over_z})
 
 
+@shared_parameters(RANGE)
 def expected_mass_exact(transform, t1, t2, n_ctx, h=None, *, rtol=1e-6) -> Estimate:
     """``E[Z_{t1}^{t2} / Z_0^{n_ctx}]``: the expected share of a query's attention (it sees
     distances ``0 .. n_ctx−1``) that falls in ``[t1, t2)``, by the exact route with its error.
 
     Parameters
     ----------
-    transform : Transform
-        The logit transform.
-    t1, t2 : int
-        The range ``[t1, t2)``, ``0 <= t1 < t2 <= T_MAX`` (and ``t2 <= n_ctx``); integral
-        floats such as ``1e30`` are accepted.
-    n_ctx : int
-        The number of keys the query sees (required).
-    h : int, optional
-        The head, for a transform that depends on it.
+    {transform, t1, t2}
+        Up to ``T_MAX`` (``1e32``) here; integral floats such as ``1e30`` are accepted.
+    {n_ctx}
+        Required here: the mass is a share of the whole row ``[0, n_ctx)``.
+    {h}
     rtol : float, optional
         The relative tolerance of the quadrature, in ``[1e-10, 1e-2]``.
 

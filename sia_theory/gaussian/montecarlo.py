@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .._infra.docstrings import shared_parameters
 from .._infra.memory import check_memory
 from .._infra.progress import progress_bar
 from .._infra.seeding import check_seed
@@ -26,6 +27,7 @@ from .._infra.stats import mean_se
 from .._infra.validate import check_int
 from ..transforms import Transform, declared_dependence
 from . import _kernels as kernels
+from ._parameters import MONTE_CARLO
 from .range_stats import (
     SUMMARY_COLUMNS,  # noqa: F401  (re-exported: the summary table's columns)
     RangeStatistics,
@@ -55,6 +57,7 @@ __all__ = [
 SWEEP_COLUMNS = ["n_ctx", "quantity", "t1", "t2", "mean", "se", "samples"]
 
 
+@shared_parameters(MONTE_CARLO)
 def simulation_memory(n_ctx: int, samples: int, n_ranges: int, *, dense: bool = False) -> int:
     """Estimated peak working memory in bytes of a Gaussian-logit simulation: ~48 bytes per
     distance (the distances, the coefficients and the transform's temporaries; 36 measured for
@@ -64,7 +67,11 @@ def simulation_memory(n_ctx: int, samples: int, n_ranges: int, *, dense: bool = 
 
     Parameters
     ----------
-    n_ctx, samples, n_ranges : int
+    n_ctx : int
+        Keys the query sees.
+    {samples}
+    n_ranges : int
+        Ranges measured.
     dense : bool
         The dense reference.
 
@@ -133,6 +140,7 @@ def _simulate(a, m, ranges, mass_ref, samples, seed, first_sample=0) -> RangeSta
     return as_statistics(tuple(np.concatenate(arrays) for arrays in zip(*parts)))
 
 
+@shared_parameters(MONTE_CARLO)
 def simulate_gaussian_range_statistics(transform: Transform, n_ctx, ranges, samples, seed=0, *,
                                        first_sample=0) -> RangeStatistics:
     """Per-sample version of :func:`simulate_gaussian_logits`: a :class:`RangeStatistics` with
@@ -142,8 +150,9 @@ def simulate_gaussian_range_statistics(transform: Transform, n_ctx, ranges, samp
 
     Parameters
     ----------
-    transform, n_ctx, ranges, samples, seed
+    transform, n_ctx, ranges
         As for :func:`simulate_gaussian_logits`.
+    {samples, seed}
     first_sample : int
         Index of the first sample's stream, ``>= 0``.
 
@@ -177,6 +186,7 @@ def simulate_gaussian_range_statistics(transform: Transform, n_ctx, ranges, samp
     return as_statistics((stats.Z, stats.N, stats.H, stats.mass, stats.log_Z), keep=len(ranges))
 
 
+@shared_parameters(MONTE_CARLO)
 def simulate_gaussian_logits(transform: Transform, n_ctx, ranges, samples, seed=0
                              ) -> pd.DataFrame:
     """Monte Carlo of ``Z, N, H, mass, log Z`` per range, Gaussian logits (SI §3.2, Fig. 1/2/6).
@@ -198,10 +208,7 @@ def simulate_gaussian_logits(transform: Transform, n_ctx, ranges, samples, seed=
         Keys the query sees, ``>= 1``.
     ranges : sequence of (t1, t2)
         Distance ranges, ``0 <= t1 < t2 <= n_ctx``.
-    samples : int
-        Monte Carlo samples, ``>= 2``.
-    seed : int
-        Seed of the base logits, ``0 <= seed < 2**63``.
+    {samples, seed}
 
     Returns
     -------
@@ -260,6 +267,7 @@ def _sweep_records(stats: RangeStatistics, lengths, recent: int, user_ranges: np
     return records
 
 
+@shared_parameters(MONTE_CARLO)
 def context_length_sweep(transform: Transform, n_ctx_values, *, samples, seed=0, recent=100,
                          ranges=()) -> pd.DataFrame:
     """Global entropy, mass on the ``recent`` newest tokens and range entropies versus context
@@ -276,10 +284,11 @@ def context_length_sweep(transform: Transform, n_ctx_values, *, samples, seed=0,
 
     Parameters
     ----------
-    transform, samples, seed
+    transform : Transform
         As for :func:`simulate_gaussian_logits`.
     n_ctx_values : int or sequence of int
         Context lengths, each ``>= 1``.
+    {samples, seed}
     recent : int
         Newest tokens of ``recent_mass``, ``>= 1``.
     ranges : sequence of (t1, t2)
@@ -340,13 +349,15 @@ def context_length_sweep(transform: Transform, n_ctx_values, *, samples, seed=0,
 # --- slow, obvious numpy versions (the oracles the kernels are tested against) -------------
 # (range_statistics_reference, the oracle of given logits, lives in range_stats)
 
+@shared_parameters(MONTE_CARLO)
 def gaussian_logits_reference(transform: Transform, n_ctx, samples, seed=0) -> np.ndarray:
     """The logit matrix the Monte Carlo uses (row ``i`` = stream ``i``).
 
     Parameters
     ----------
-    transform, n_ctx, samples, seed
+    transform, n_ctx
         As for :func:`simulate_gaussian_logits`.
+    {samples, seed}
 
     Returns
     -------
@@ -364,14 +375,16 @@ def gaussian_logits_reference(transform: Transform, n_ctx, samples, seed=0) -> n
     return a * base + m
 
 
+@shared_parameters(MONTE_CARLO)
 def simulate_gaussian_logits_reference(transform: Transform, n_ctx, ranges, samples, seed=0
                                        ) -> pd.DataFrame:
     """Dense numpy version of :func:`simulate_gaussian_logits` (same random numbers).
 
     Parameters
     ----------
-    transform, n_ctx, ranges, samples, seed
+    transform, n_ctx, ranges
         As for :func:`simulate_gaussian_logits`.
+    {samples, seed}
 
     Returns
     -------

@@ -29,7 +29,9 @@ from functools import lru_cache
 import numpy as np
 from scipy.special import log_ndtr
 
+from .._infra.docstrings import shared_parameters
 from .._infra.validate import check_finite_array, check_int
+from ._parameters import NEEDLE
 from .estimate import Estimate
 from .frullani import LaplaceIntegral, row_nodes
 
@@ -47,18 +49,13 @@ RTOL = 1e-6  # the exact route's rtol for the needle's Laplace integrals
 _CHUNK = 2**21  # elements of a (levels, nodes) block
 
 
+@shared_parameters(NEEDLE)
 def check_needle(transform, n_ctx, t, head=None) -> tuple[int, int]:
     """``(n_ctx, t)`` as ints; a head-dependent transform needs ``head``.
 
     Parameters
     ----------
-    transform : Transform
-    n_ctx : int
-        Keys in the context, ``>= 2``.
-    t : int
-        The needle's distance, ``0 <= t < n_ctx``.
-    head : int, optional
-        Required by a head-dependent transform.
+    {transform, n_ctx, t, head}
 
     Returns
     -------
@@ -77,18 +74,13 @@ def check_needle(transform, n_ctx, t, head=None) -> tuple[int, int]:
     return n_ctx, t
 
 
+@shared_parameters(NEEDLE)
 def needle_coefficients(transform, n_ctx, t, head=None) -> tuple[float, float]:
     """``(a_t, m_t)`` of the key at distance ``t`` in a context of ``n_ctx`` keys.
 
     Parameters
     ----------
-    transform : Transform
-    n_ctx : int
-        Keys in the context, ``>= 2``.
-    t : int
-        The needle's distance, ``0 <= t < n_ctx``.
-    head : int, optional
-        Required by a head-dependent transform.
+    {transform, n_ctx, t, head}
 
     Returns
     -------
@@ -119,6 +111,7 @@ def _gauss_average(values, u, deltas):
     return np.clip(np.trapezoid(dens * values[None, :], u, axis=1), 0.0, 1.0)
 
 
+@shared_parameters(NEEDLE)
 def rest_nodes(transform, n_ctx, t, head=None):
     """Nodes and weights of the sum over ``s ≠ t``: the segments ``[0, t)`` and ``[t + 1, N)`` of
     :func:`~sia_theory.gaussian.frullani.row_nodes`; a transform without ``"distance"`` in
@@ -126,13 +119,7 @@ def rest_nodes(transform, n_ctx, t, head=None):
 
     Parameters
     ----------
-    transform : Transform
-    n_ctx : int
-        Keys in the context, ``>= 2``.
-    t : int
-        The needle's distance, ``0 <= t < n_ctx``.
-    head : int, optional
-        Required by a head-dependent transform.
+    {transform, n_ctx, t, head}
 
     Returns
     -------
@@ -147,20 +134,16 @@ def rest_nodes(transform, n_ctx, t, head=None):
     return tuple(np.concatenate([getattr(r, k) for r in rows]) for k in ("a", "m", "w"))
 
 
+@shared_parameters(NEEDLE)
 def rest_sum(transform, n_ctx, t, term, head=None) -> np.ndarray:
     """``Σ_{s≠t} term(a_s, m_s)``, at a cost independent of ``n_ctx`` (distance quadrature).
 
     Parameters
     ----------
-    transform : Transform
-    n_ctx : int
-        Keys in the context, ``>= 2``.
-    t : int
-        The needle's distance, ``0 <= t < n_ctx``.
+    {transform, n_ctx, t}
     term : callable
         Maps ``(a, m)`` of shape ``(1, Q)`` to ``(K, Q)``.
-    head : int, optional
-        Required by a head-dependent transform.
+    {head}
 
     Returns
     -------
@@ -201,21 +184,17 @@ def _log_cdf_term(levels):
     return term
 
 
+@shared_parameters(NEEDLE)
 def rest_log_cdf(transform, n_ctx, t, levels, head=None) -> np.ndarray:
     r""":math:`G_t(\ell) = \log P(\max_{s\ne t} L_s < \ell) = \sum_{s\ne t}\log\Phi((\ell-m_s)/a_s)`
     at each level (in log space: ``scipy.special.log_ndtr``).
 
     Parameters
     ----------
-    transform : Transform
-    n_ctx : int
-        Keys in the context, ``>= 2``.
-    t : int
-        The needle's distance, ``0 <= t < n_ctx``.
+    {transform, n_ctx, t}
     levels : array_like
         Finite levels ``ℓ``.
-    head : int, optional
-        Required by a head-dependent transform.
+    {head}
 
     Returns
     -------
@@ -237,6 +216,7 @@ def rest_log_cdf(transform, n_ctx, t, levels, head=None) -> np.ndarray:
     return out.reshape(levels.shape)
 
 
+@shared_parameters(NEEDLE)
 def argmax_probability(transform, n_ctx, t, deltas, head=None) -> np.ndarray:
     """``P(L_t > L_s for all s ≠ t)`` for a needle raised by each ``δ`` in ``deltas``.
 
@@ -246,16 +226,7 @@ def argmax_probability(transform, n_ctx, t, deltas, head=None) -> np.ndarray:
 
     Parameters
     ----------
-    transform : Transform
-        The scheme.
-    n_ctx : int
-        Keys the query sees, ``N >= 2``.
-    t : int
-        The needle's distance from the query, ``0 <= t < n_ctx``.
-    deltas : array_like of float
-        Raises ``δ`` of the needle's score (finite, in units of its standard deviation).
-    head : int, optional
-        Head index, required by a head-dependent transform.
+    {transform, n_ctx, t, deltas, head}
 
     Returns
     -------
@@ -288,15 +259,14 @@ def argmax_probability(transform, n_ctx, t, deltas, head=None) -> np.ndarray:
 
 
 @lru_cache(maxsize=8)
+@shared_parameters(NEEDLE)
 def row_integral(transform, n_ctx, head=None) -> LaplaceIntegral:
     """The integrator of the whole row ``[0, N)`` (cached: a study asks for it per ``t``); the
     needle's own key is divided out of its Laplace transform per ``t``.
 
     Parameters
     ----------
-    transform : Transform
-    n_ctx : int
-    head : int, optional
+    {transform, n_ctx, head}
 
     Returns
     -------
@@ -305,6 +275,7 @@ def row_integral(transform, n_ctx, head=None) -> LaplaceIntegral:
     return LaplaceIntegral(transform, [(0, n_ctx)], n_ctx, head, rtol=RTOL)
 
 
+@shared_parameters(NEEDLE)
 def expected_log_rest(transform, n_ctx, t, head=None) -> Estimate:
     r"""``E[log Z_rest]``, :math:`Z_\mathrm{rest} = \sum_{s\neq t} e^{L_s}`, by the exact route
     (Frullani's integral of the row's Laplace transform with the needle's factor divided out), with
@@ -312,13 +283,7 @@ def expected_log_rest(transform, n_ctx, t, head=None) -> Estimate:
 
     Parameters
     ----------
-    transform : Transform
-    n_ctx : int
-        Keys in the context, ``>= 2``.
-    t : int
-        The needle's distance, ``0 <= t < n_ctx``.
-    head : int, optional
-        Required by a head-dependent transform.
+    {transform, n_ctx, t, head}
 
     Returns
     -------
@@ -334,6 +299,7 @@ def expected_log_rest(transform, n_ctx, t, head=None) -> Estimate:
     return row_integral(transform, n_ctx, head).log_z(own=own)
 
 
+@shared_parameters(NEEDLE)
 def needle_mass_with_error(transform, n_ctx, t, deltas, head=None
                            ) -> tuple[np.ndarray, np.ndarray]:
     """``(values, errors)`` of :func:`needle_mass`: the numerical error of the exact route's
@@ -341,15 +307,7 @@ def needle_mass_with_error(transform, n_ctx, t, deltas, head=None
 
     Parameters
     ----------
-    transform : Transform
-    n_ctx : int
-        Keys in the context, ``>= 2``.
-    t : int
-        The needle's distance, ``0 <= t < n_ctx``.
-    deltas : array_like
-        Finite raises ``δ`` of the needle's base score.
-    head : int, optional
-        Required by a head-dependent transform.
+    {transform, n_ctx, t, deltas, head}
 
     Returns
     -------
@@ -376,6 +334,7 @@ def needle_mass_with_error(transform, n_ctx, t, deltas, head=None
     return values.reshape(deltas.shape), errors.reshape(deltas.shape)
 
 
+@shared_parameters(NEEDLE)
 def needle_mass(transform, n_ctx, t, deltas, head=None) -> np.ndarray:
     r"""The expected attention mass ``E[e^{L_t}/Z]`` of a needle raised by each ``δ``.
 
@@ -386,16 +345,7 @@ def needle_mass(transform, n_ctx, t, deltas, head=None) -> np.ndarray:
 
     Parameters
     ----------
-    transform : Transform
-        The scheme.
-    n_ctx : int
-        Keys the query sees, ``N >= 2``.
-    t : int
-        The needle's distance from the query, ``0 <= t < n_ctx``.
-    deltas : array_like of float
-        Raises ``δ`` of the needle's score (finite, in units of its standard deviation).
-    head : int, optional
-        Head index, required by a head-dependent transform.
+    {transform, n_ctx, t, deltas, head}
 
     Returns
     -------

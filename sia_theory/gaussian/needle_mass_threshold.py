@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from scipy.optimize import brentq
 
+from .._infra.docstrings import shared_parameters
 from .._infra.validate import check_real
+from ._parameters import NEEDLE
 from .needle import check_needle, expected_log_rest, needle_coefficients, needle_mass
 
 __all__ = ["bracket_root", "half_point", "free_energy_threshold", "mass_threshold"]
@@ -44,6 +46,7 @@ def bracket_root(excess, guess) -> float:
     return float(brentq(excess, lo, hi, xtol=1e-6))
 
 
+@shared_parameters(NEEDLE)
 def free_energy_threshold(transform, n_ctx, t, head=None) -> float:
     r"""The mass threshold's prediction ``(E[log Z_rest] − m_t)/a_t``: the needle's logit
     ``a_t(X + δ) + m_t`` against the typical log-normaliser of the rest (exact if ``log Z_rest``
@@ -52,13 +55,7 @@ def free_energy_threshold(transform, n_ctx, t, head=None) -> float:
 
     Parameters
     ----------
-    transform : Transform
-    n_ctx : int
-        Keys in the context, ``>= 2``.
-    t : int
-        The needle's distance, ``0 <= t < n_ctx``.
-    head : int, optional
-        Required by a head-dependent transform.
+    {transform, n_ctx, t, head}
 
     Returns
     -------
@@ -76,6 +73,7 @@ def free_energy_threshold(transform, n_ctx, t, head=None) -> float:
     return (expected_log_rest(transform, n_ctx, t, head).value - m_t) / a_t
 
 
+@shared_parameters(NEEDLE)
 def half_point(probability, start, transform, n_ctx, t, head=None, guess=None) -> float:
     """The needle margin ``δ`` at which ``probability(transform, n_ctx, t, [δ], head)`` reaches
     ½ (:func:`bracket_root` from ``guess``, default ``start(transform, n_ctx, t, head)``); the
@@ -88,10 +86,7 @@ def half_point(probability, start, transform, n_ctx, t, head=None, guess=None) -
         ``(transform, n_ctx, t, deltas, head) -> array``, increasing in ``δ``.
     start : callable
         ``(transform, n_ctx, t, head) -> float``: the default guess.
-    transform, n_ctx, t, head
-        As for :func:`mass_threshold`.
-    guess : float, optional
-        Where the bracket starts (finite).
+    {transform, n_ctx, t, head, guess}
 
     Returns
     -------
@@ -120,22 +115,14 @@ def half_point(probability, start, transform, n_ctx, t, head=None, guess=None) -
                         guess)
 
 
+@shared_parameters(NEEDLE)
 def mass_threshold(transform, n_ctx, t, head=None, *, guess=None) -> float:
     r"""The exact ``δ*_mass(t, N)``: the root of :math:`\mathbb{E}[e^{L_t}/Z] = \tfrac12` in ``δ``
     (``nan`` if ``a_t = 0``); the bracket starts at :func:`free_energy_threshold` and widens.
 
     Parameters
     ----------
-    transform : Transform
-        The scheme.
-    n_ctx : int
-        Keys the query sees, ``N >= 2``.
-    t : int
-        The needle's distance from the query, ``0 <= t < n_ctx``.
-    head : int, optional
-        Head index, required by a head-dependent transform.
-    guess : float, optional
-        Where the bracket starts (finite).
+    {transform, n_ctx, t, head, guess}
 
     Returns
     -------

@@ -11,9 +11,11 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import logsumexp
 
+from .._infra.docstrings import shared_parameters
 from .._infra.memory import check_memory
 from .._infra.seeding import check_seed, rng_for
 from .._infra.validate import check_finite_array, check_int
+from ._parameters import MONTE_CARLO, NEEDLE
 from .needle import check_needle
 
 __all__ = ["simulate_needle", "median_interval"]
@@ -21,6 +23,7 @@ __all__ = ["simulate_needle", "median_interval"]
 MAX_N_CTX = 10**7
 
 
+@shared_parameters(NEEDLE, MONTE_CARLO)
 def simulate_needle(transform, n_ctx, t, deltas, samples, seed, head=None) -> dict:
     r"""Monte Carlo estimates of ``P(argmax)`` and the attention mass ``E[e^{L_t}/Z]`` of a needle
     at distance ``t`` raised by each ``δ``; returns ``{"p_argmax", "p_argmax_se", "mass",
@@ -34,20 +37,9 @@ def simulate_needle(transform, n_ctx, t, deltas, samples, seed, head=None) -> di
 
     Parameters
     ----------
-    transform : Transform
-        The logit transform.
-    n_ctx : int
-        The number of keys, in ``[2, 1e7]``.
-    t : int
-        The needle's distance, in ``[0, n_ctx − 1]``.
-    deltas : array_like
-        The raises ``δ`` of the needle's base score, finite.
-    samples : int
-        The number of draws, >= 2.
-    seed : int
-        The seed, in ``[0, 2**63 − 1]``.
-    head : int, optional
-        The head, required for a transform whose coefficients depend on it.
+    {transform, n_ctx}
+        At most ``1e7`` here (the draws are brute force).
+    {t, deltas, samples, seed, head}
 
     Returns
     -------

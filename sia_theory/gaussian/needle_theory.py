@@ -30,7 +30,9 @@ from scipy.integrate import quad
 from scipy.optimize import brentq
 from scipy.special import log_ndtr, ndtr
 
+from .._infra.docstrings import shared_parameters
 from .._infra.validate import check_int, check_real
+from ._parameters import NEEDLE
 from .needle import argmax_probability, check_needle, needle_coefficients, rest_nodes
 from .needle_mass_threshold import free_energy_threshold, half_point, mass_threshold
 
@@ -79,21 +81,17 @@ def gumbel_gauss_median(c) -> float:
     return float(brentq(excess, -span - 12.0, span + 12.0, xtol=1e-12))
 
 
+@shared_parameters(NEEDLE)
 def rest_intensity(transform, n_ctx, t, level, head=None) -> tuple[float, float]:
     r"""``(log Λ(ℓ), −Λ'(ℓ)/Λ(ℓ))``: the expected number of other logits above ``ℓ`` (in log) and
     its decay rate, :math:`\Lambda(\ell) = \sum_{s\neq t} \bar\Phi((\ell - m_s)/a_s)`.
 
     Parameters
     ----------
-    transform : Transform
-    n_ctx : int
-        Keys in the context, ``>= 2``.
-    t : int
-        The needle's distance, ``0 <= t < n_ctx``.
+    {transform, n_ctx, t}
     level : float
         ``ℓ``.
-    head : int, optional
-        Required by a head-dependent transform.
+    {head}
 
     Returns
     -------
@@ -120,19 +118,14 @@ def rest_intensity(transform, n_ctx, t, level, head=None) -> tuple[float, float]
     return float(np.log(tail.sum()) + shift), float(density.sum() / tail.sum())
 
 
+@shared_parameters(NEEDLE)
 def gumbel_parameters(transform, n_ctx, t, head=None) -> tuple[float, float]:
     r"""``(ℓ*, θ)``: the Gumbel location (:math:`\Lambda(\ell^*) = 1`) and rate
     (:math:`\theta = -\Lambda'(\ell^*)`) of the largest logit other than the needle's.
 
     Parameters
     ----------
-    transform : Transform
-    n_ctx : int
-        Keys in the context, ``>= 2``.
-    t : int
-        The needle's distance, ``0 <= t < n_ctx``.
-    head : int, optional
-        Required by a head-dependent transform.
+    {transform, n_ctx, t, head}
 
     Returns
     -------
@@ -157,20 +150,14 @@ def gumbel_parameters(transform, n_ctx, t, head=None) -> tuple[float, float]:
     return float(level), rest_intensity(transform, n_ctx, t, level, head)[1]
 
 
+@shared_parameters(NEEDLE)
 def evt_threshold(transform, n_ctx, t, head=None) -> float:
     """The extreme-value prediction of ``δ*(t, N)``: ``(ℓ* − m_t)/a_t + y(θ·a_t)`` (module
     docstring); ``nan`` if the needle's multiplier ``a_t`` is 0 (``δ`` then has no effect).
 
     Parameters
     ----------
-    transform : Transform
-        The scheme.
-    n_ctx : int
-        Keys the query sees, ``N >= 2``.
-    t : int
-        The needle's distance from the query, ``0 <= t < n_ctx``.
-    head : int, optional
-        Head index, required by a head-dependent transform.
+    {transform, n_ctx, t, head}
 
     Returns
     -------
@@ -197,6 +184,7 @@ def evt_threshold(transform, n_ctx, t, head=None) -> float:
     return (level - m_t) / a_t + gumbel_gauss_median(rate * a_t)
 
 
+@shared_parameters(NEEDLE)
 def classical_threshold(n_ctx) -> float:
     r"""``b_n + γ/a_n`` with ``n = N − 1``, :math:`a_n = \sqrt{2 \log n}`,
     :math:`b_n = a_n - (\log\log n + \log 4\pi)/(2 a_n)`: the textbook asymptotic ``δ*`` of every
@@ -204,8 +192,8 @@ def classical_threshold(n_ctx) -> float:
 
     Parameters
     ----------
-    n_ctx : int
-        ``N >= 3``.
+    {n_ctx}
+        At least 3 here (``log log (N − 1)`` must be defined).
 
     Returns
     -------
@@ -231,6 +219,7 @@ def _power_law_log_intensity(level, alpha, b, tau, a_lo, a_hi) -> float:
     return math.log(tau * alpha / math.sqrt(2 * math.pi) * inner) - level
 
 
+@shared_parameters(NEEDLE)
 def power_law_threshold(transform, n_ctx, t) -> float:
     r"""The closed-form ``δ*(t, N)`` of a transform with SI's power law (``transform.power_law =
     (α, β, τ)``: :math:`a_s^2 = 2[\log(s/\tau+1) - \log\alpha + b]`, :math:`m_s = b - a_s^2`,
@@ -253,12 +242,9 @@ def power_law_threshold(transform, n_ctx, t) -> float:
 
     Parameters
     ----------
-    transform : Transform
-        With ``power_law`` set.
-    n_ctx : int
-        Keys in the context, ``>= 2``.
-    t : int
-        The needle's distance, ``0 <= t < n_ctx``.
+    {transform}
+        It must have SI's power law (``transform.power_law`` set).
+    {n_ctx, t}
 
     Returns
     -------
@@ -288,6 +274,7 @@ def power_law_threshold(transform, n_ctx, t) -> float:
     return (level - m_t) / a_t + gumbel_gauss_median(rate * a_t)
 
 
+@shared_parameters(NEEDLE)
 def closed_threshold(transform, n_ctx, t) -> float:
     """The closed-form ``δ*``: :func:`classical_threshold` for a position-agnostic transform
     (no ``"distance"`` in ``depends_on``), :func:`power_law_threshold` for SI's power law,
@@ -295,11 +282,7 @@ def closed_threshold(transform, n_ctx, t) -> float:
 
     Parameters
     ----------
-    transform : Transform
-    n_ctx : int
-        Keys in the context, ``>= 2``.
-    t : int
-        The needle's distance, ``0 <= t < n_ctx``.
+    {transform, n_ctx, t}
 
     Returns
     -------
@@ -318,6 +301,7 @@ def closed_threshold(transform, n_ctx, t) -> float:
     return float("nan")
 
 
+@shared_parameters(NEEDLE)
 def argmax_threshold(transform, n_ctx, t, head=None, *, guess=None) -> float:
     """The exact ``δ*(t, N)``: the root of ``P(argmax) = ½`` in ``δ`` (``nan`` if ``a_t = 0``).
 
@@ -326,16 +310,7 @@ def argmax_threshold(transform, n_ctx, t, head=None, *, guess=None) -> float:
 
     Parameters
     ----------
-    transform : Transform
-        The scheme.
-    n_ctx : int
-        Keys the query sees, ``N >= 2``.
-    t : int
-        The needle's distance from the query, ``0 <= t < n_ctx``.
-    head : int, optional
-        Head index, required by a head-dependent transform.
-    guess : float, optional
-        Where the bracket starts (finite).
+    {transform, n_ctx, t, head, guess}
 
     Returns
     -------

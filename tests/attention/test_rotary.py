@@ -4,7 +4,16 @@
 import numpy as np
 import pytest
 
-from sia_theory.attention.rotary import RoPE, check_head_dim, rope, rope_frequencies, rotate
+from sia_theory.attention.rope_scaling import DynamicNTKRoPE
+from sia_theory.attention.rope_variants import LongRoPE
+from sia_theory.attention.rotary import (
+    RoPE,
+    check_head_dim,
+    check_positions,
+    rope,
+    rope_frequencies,
+    rotate,
+)
 
 
 def test_frequencies_closed_form_and_p_rope():
@@ -38,3 +47,17 @@ def test_bad_input_named():
         rope_frequencies(8, fraction=0.1)
     with pytest.raises(ValueError, match="positions"):
         rope(np.ones((2, 4)), [0])
+
+
+@pytest.mark.parametrize("bad", [[0.0, 1.0], [[0, 1]], np.array([], dtype=int), [True, False]])
+def test_positions_of_a_length_dependent_encoding_are_checked_once(bad):
+    """check_positions keeps a non-empty 1-D integer array as it is and refuses floats, a 2-D
+    array, an empty one and booleans; the two encodings whose frequencies depend on the sequence
+    length (dynamic NTK, LongRoPE) refuse through it, with its message."""
+    kept = check_positions(np.array([3, 0, 7], dtype=np.int32))
+    assert kept.dtype == np.int32 and kept.tolist() == [3, 0, 7]
+    x = np.ones((2 if np.ndim(bad) == 1 and np.size(bad) else 1, 4))
+    for call in (check_positions, lambda p: DynamicNTKRoPE(64)(x, p),
+                 lambda p: LongRoPE([1.0, 1.0], [2.0, 2.0], 64)(x, p)):
+        with pytest.raises(ValueError, match="positions must be a non-empty 1-D integer array"):
+            call(bad)

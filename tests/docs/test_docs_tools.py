@@ -4,7 +4,6 @@ with a build marker left raw or an empty section; the tutorial runner refuses a 
 script or an output path that is a file before creating anything; the site's build hook
 fills the command-line page's help section."""
 
-import importlib.util
 import json
 import os
 import stat
@@ -15,16 +14,10 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from docs_tool_modules import load_tool
 
 ROOT = Path(__file__).resolve().parents[2]
 TOOLS = ROOT / "docs" / "_tools"
-
-
-def _module(name):
-    spec = importlib.util.spec_from_file_location(f"docs_tools_{name}", TOOLS / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _fake_chromium(folder: Path, body: str) -> dict:
@@ -74,7 +67,7 @@ def test_browser_check_gives_up_on_chromium_within_its_deadline(tmp_path, body, 
     ("<h1>m</h1><h2 class=\"doc doc-heading\">f</h2><h2 class=\"doc doc-heading\">g</h2>", []),
 ])
 def test_browser_check_flags_raw_markers_and_empty_sections(article, problems):
-    check = _module("browser_check")
+    check = load_tool("browser_check")
     html = (f"<html><head><!-- sia-theory ok --></head><body><nav><h2>Nav</h2></nav>"
             f"<article class=\"md-content__inner\">{article}</article></body></html>")
     expected = problems[:]
@@ -84,7 +77,7 @@ def test_browser_check_flags_raw_markers_and_empty_sections(article, problems):
 
 
 def test_the_build_hook_fills_the_help_section_of_the_command_line_page():
-    hooks = _module("hooks")
+    hooks = load_tool("hooks")
     page = SimpleNamespace(file=SimpleNamespace(src_uri="command-line.md"))
     text = (ROOT / "docs" / "command-line.md").read_text()
     assert hooks.HELP_MARKER in text
@@ -96,7 +89,7 @@ def test_the_build_hook_fills_the_help_section_of_the_command_line_page():
 def test_a_tutorial_page_puts_the_notebook_link_under_its_title(tmp_path, monkeypatch):
     """The page built from a tutorial opens with its ``# title``, then the download link, then
     the rest of the first Markdown cell (the link once sat above the title)."""
-    hooks = _module("hooks")
+    hooks = load_tool("hooks")
     out = tmp_path / "result"
     out.mkdir()
     cells = [{"kind": "markdown", "source": "# The title\n\nFirst paragraph."},

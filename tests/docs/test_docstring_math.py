@@ -21,20 +21,17 @@ from __future__ import annotations
 
 import builtins
 import importlib
-import importlib.util
 import inspect
 import re
 import textwrap
-from pathlib import Path
 
 import griffe
 import markdown
 import pytest
+from docs_tool_modules import load_tool
 
 import sia_theory
 from tests.docs.test_docstring_sections import ENGINE_NAMES
-
-ROOT = Path(__file__).resolve().parents[2]
 
 SPAN = re.compile(r"``(?P<body>(?:[^`]|`(?!`))+?)``")
 RELATION = re.compile(r"(?<![=<>!])(=|≈|∝)(?!=)")
@@ -134,11 +131,7 @@ def test_the_heuristic_leaves_code_alone(span):
 
 
 def _extension():
-    path = ROOT / "docs" / "_tools" / "griffe_sphinx_roles.py"
-    spec = importlib.util.spec_from_file_location("docs_tools_griffe_sphinx_roles", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_tool("griffe_sphinx_roles")
 
 
 MODULE = textwrap.dedent('''

@@ -12,29 +12,15 @@ the standard.
 from __future__ import annotations
 
 import importlib
-import importlib.util
 import inspect
-import sys
 import textwrap
-from pathlib import Path
 
 import pytest
+from docs_tool_modules import load_tool
 
 import sia_theory
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _load_public_api():
-    spec = importlib.util.spec_from_file_location("_docs_public_api",
-                                                  ROOT / "docs" / "_tools" / "public_api.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-api = _load_public_api()
+api = load_tool("public_api")
 
 
 def _callable_with_arguments(name: str) -> bool:

@@ -10,26 +10,13 @@ test holds exactly what the site shows.
 
 from __future__ import annotations
 
-import importlib.util
-import sys
+import importlib
 import textwrap
-from pathlib import Path
 
 import pytest
+from docs_tool_modules import load_tool
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _load_public_api():
-    spec = importlib.util.spec_from_file_location("_docs_public_api",
-                                                  ROOT / "docs" / "_tools" / "public_api.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-api = _load_public_api()
+api = load_tool("public_api")
 
 
 def test_the_walk_finds_every_public_package():
