@@ -158,6 +158,8 @@ class MeasuredGaussian(Transform):
             raise ValueError("sigma must be finite and >= 0, mean finite")
 
     def affine(self, t, n, h):
+        """``(σ_k, μ_k)`` of the distance bin ``k`` that holds ``t``: the measured scores as a
+        Gaussian law ``L = σ_k·S + μ_k``."""
         k = np.searchsorted(np.asarray(self.edges, dtype=np.float64), t, side="right") - 1
         k = np.clip(k, 0, len(self.sigma) - 1)
         return np.asarray(self.sigma)[k], np.asarray(self.mean)[k]

@@ -169,6 +169,8 @@ class ScoreModTransform(Transform):
         return a, m
 
     def affine(self, t, n, h):
+        """``(f(1) − f(0), f(0))`` of the wrapped function at ``q_idx = n − 1``,
+        ``kv_idx = n − 1 − t``, checked affine at :data:`PROBE_SCORES`."""
         if n is None:
             raise ValueError(f"n_ctx is required for {self!r} (a bare score_mod may depend on "
                              "the query position q_idx = n_ctx − 1)")

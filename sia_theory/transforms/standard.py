@@ -26,6 +26,7 @@ class NoScale(Transform):
     depends_on = frozenset()
 
     def affine(self, t, n, h):
+        """``(1, 0)``: the logit is the score."""
         return np.ones_like(t), np.zeros_like(t)
 
 
@@ -62,6 +63,7 @@ class LogN(Transform):
         object.__setattr__(self, "s", check_real("s", self.s, lo=0, lo_open=True))
 
     def affine(self, t, n, h):
+        """``(s·log n, 0)``."""
         if n is None:
             raise ValueError("n_ctx is required for LogN (the multiplier is s*log(n_ctx))")
         return self.s * np.log(n) * np.ones_like(t), np.zeros_like(t)
@@ -149,6 +151,7 @@ class ScaleInvariant(Transform):
                 np.broadcast_to(tilt, t.shape).astype(np.float64))
 
     def affine(self, t, n, h):
+        """``(a_t, m_t)`` of SI eq. 16 (the generated closed forms)."""
         a2 = generated.si_a2(t, self.tau, self.alpha, self.beta)
         # Rounding can leave a2 a few ulps below 0 when beta == alpha*log(alpha) exactly.
         return np.sqrt(np.maximum(a2, 0.0)), generated.si_m(t, self.tau, self.alpha, self.beta)
@@ -230,6 +233,7 @@ class ScaleInvariantFamily(Transform):
         return log_alpha - ell, log_alpha + 0.5 + (self.c - 1.0) * ell
 
     def affine(self, t, n, h):
+        """``a_t² = 1 + 2c·ℓ``, ``m_t = log α − ℓ − a_t²/2`` with ``ℓ = log(1 + t/τ)``."""
         ell = np.log1p(t / self.tau)
         a2 = 1.0 + 2.0 * self.c * ell
         return np.sqrt(a2), np.log(self.alpha) - ell - 0.5 * a2
@@ -307,4 +311,5 @@ class ALiBi(Transform):
         return self.slopes[h]
 
     def affine(self, t, n, h):
+        """``(1, −slope_h·t)``: a linear bias in the distance, one slope per head."""
         return np.ones_like(t), -self._slope_for(h) * t

@@ -53,6 +53,7 @@ class Multiplier(Transform):
                                   "logit multiplier at context length n")
 
     def affine(self, t, n, h):
+        """``(multiplier(n), 0)``: a pure multiplier of the score."""
         if n is None and "context" in self.depends_on:
             raise ValueError(f"n_ctx is required for {type(self).__name__} (its multiplier "
                              "depends on the number of keys the query sees)")

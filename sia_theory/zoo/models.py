@@ -301,6 +301,7 @@ class Sandwich(Transform):
         return self.n_heads / (8.0 * (h + 1.0))
 
     def affine(self, t, n, h):
+        """``(1, Σ_i cos(t·w_i)·head_scale(h))``: the Sandwich bias."""
         bias = np.zeros(np.shape(t))
         for w in self.frequencies:  # one pass per frequency: memory stays that of t
             bias += np.cos(np.abs(t) * w)
