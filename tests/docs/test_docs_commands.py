@@ -1,6 +1,6 @@
 """The commands the documentation tells a reader to type exist: every ``make TARGET`` in the
-code of docs/*.md (and below) and README.md is a target of the Makefile, and every
-``sia-theory SUBCOMMAND`` is a subcommand of the command's parser."""
+code of docs/*.md (and below), README.md and CONTRIBUTING.md is a target of the Makefile, and
+every ``sia-theory SUBCOMMAND`` is a subcommand of the command's parser."""
 
 import argparse
 import datetime
@@ -12,7 +12,7 @@ import pytest
 from sia_theory.cli import build_parser
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGES = sorted([ROOT / "README.md", *(ROOT / "docs").rglob("*.md")])
+PAGES = sorted([ROOT / "README.md", ROOT / "CONTRIBUTING.md", *(ROOT / "docs").rglob("*.md")])
 FENCE = re.compile(r"^(```|~~~).*?^\1", re.M | re.S)
 INLINE = re.compile(r"`([^`\n]+)`")
 MAKE = re.compile(r"(?:^|[\s;&|(])make ([A-Za-z][\w-]*)", re.M)
