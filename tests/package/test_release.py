@@ -60,6 +60,28 @@ def test_one_version_number():
     assert out.stdout.strip() == f"sia-theory {sia_theory.__version__}"
 
 
+def test_the_project_addresses_share_one_base():
+    """[project.urls] names the five addresses an index shows; Homepage, Changelog and Issues
+    are the repository's (Source), and CITATION.cff names the same repository and
+    documentation. Negative control: an address off the base is refused by the same check."""
+    urls = _pyproject()["project"]["urls"]
+    assert set(urls) == {"Homepage", "Documentation", "Source", "Changelog", "Issues"}
+    assert all(re.fullmatch(r"https://[\w.-]+(/[\w.~/-]*)?", u) for u in urls.values()), urls
+    source = urls["Source"]
+
+    def off_base(addresses):
+        return {k: v for k, v in addresses.items()
+                if k != "Documentation" and not (v == source or v.startswith(source + "/"))}
+
+    assert not off_base(urls)
+    assert off_base(dict(urls, Issues="https://github.com/someone-else/sia-theory/issues"))
+    assert urls["Homepage"] == source
+    assert urls["Changelog"] == f"{source}/blob/main/CHANGELOG.md"
+    assert urls["Issues"] == f"{source}/issues"
+    cff = (ROOT / "CITATION.cff").read_text()
+    assert f'repository-code: "{source}"' in cff and f'url: "{urls["Documentation"]}"' in cff
+
+
 def test_licence_is_apache_2():
     text = (ROOT / "LICENSE").read_text()
     assert "Apache License" in text and "Version 2.0, January 2004" in text
