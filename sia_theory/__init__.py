@@ -126,7 +126,7 @@ __all__ = [
     # subpackages
     "analysis", "attention", "cas", "gaussian", "models", "sphere", "studies", "symbolic",
 ]
-__version__ = "0.3.0"
+__version__ = "0.4.0"
 
 
 def __getattr__(name):

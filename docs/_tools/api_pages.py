@@ -1,9 +1,11 @@
-"""The API reference: one generated page per public module of ``sia_theory``.
+"""The API reference: one generated page per module of
+:func:`public_api.reference_modules` (the front doors and the modules they point to).
 
-A module's page renders (mkdocstrings) the public names the module defines; names it only
-re-exports are listed with a link to the page that documents them, so every object is
-documented once and every link has one target. ``sia_theory`` itself and the packages that only
-re-export get a table of their exports.
+A module's page renders (mkdocstrings) the public names it documents
+(:func:`public_api.documented_at`: the names it defines, and those it exports from a module
+without a page); names documented on another page are listed with a link there, so every
+object is documented once and every link has one target. ``sia_theory`` itself and the
+packages that only re-export get a table of their exports.
 """
 
 from __future__ import annotations
@@ -35,34 +37,46 @@ def _kind(value) -> str:
 def module_page(module_name: str) -> str:
     module = importlib.import_module(module_name)
     names = [n for n in api.public_names(module_name) if hasattr(module, n)]
-    here, elsewhere, submodules = [], [], []
+    pages = set(api.reference_modules())
+    here, hosted, elsewhere, submodules = [], [], [], []
     for name in names:
         value = getattr(module, name)
         if inspect.ismodule(value):
             submodules.append(value.__name__)
             continue
-        home = api.home_of(module_name, name)
-        (here if home == (module_name, name) else elsewhere).append((name, home))
+        page, identifier = api.documented_at(module_name, name)
+        if identifier == f"{module_name}.{name}":
+            here.append(name)
+        elif page == module_name and identifier.rpartition(".")[0] not in pages:
+            hosted.append(identifier)  # exported lazily from a module without a page
+        else:  # on another page, or under another name here (an alias)
+            elsewhere.append((name, identifier))
     lines = [f"# `{TITLES.get(module_name, module_name)}`", ""]
-    members = ", ".join(f'"{n}"' for n, _ in here)
+    members = ", ".join(f'"{n}"' for n in here)
     lines += [f"::: {module_name}",
               "    options:",
               "      show_root_heading: false",
               "      show_root_toc_entry: false",
               f"      members: [{members}]" if here else "      members: false",
               ""]
+    for identifier in hosted:
+        lines += [f"::: {identifier}",
+                  "    options:",
+                  "      show_root_full_path: false",
+                  ""]
     if elsewhere:
         lines += ["## Exported here, documented with their module", "",
                   "| name | kind | summary |", "|---|---|---|"]
-        for name, (home, home_name) in elsewhere:
+        for name, identifier in elsewhere:
             value = getattr(module, name)
-            summary = api.summary(home, home_name).replace("|", "\\|")
+            summary = api.summary(module_name, name).replace("|", "\\|")
+            home_name = identifier.rpartition(".")[2]
             shown = name if name == home_name else f"{name}` (`{home_name}"
-            lines.append(f"| [`{shown}`][{home}.{home_name}] | {_kind(value)} | {summary} |")
+            lines.append(f"| [`{shown}`][{identifier}] | {_kind(value)} | {summary} |")
         lines.append("")
-    children = [m for m in api.public_modules()
+    children = [m for m in pages
                 if m.rpartition(".")[0] == module_name] if hasattr(module, "__path__") else []
-    children = sorted(set(children) | {m for m in submodules if not api.is_private(m)})
+    children = sorted(set(children) | {m for m in submodules if m in pages})
     if children:
         lines += ["## Modules", "", "| module | summary |", "|---|---|"]
         for child in children:
@@ -76,12 +90,15 @@ def module_page(module_name: str) -> str:
 def index_page(modules: list[str]) -> str:
     lines = ["# API reference", "",
              "Generated from the docstrings (numpy style) when the site is built: one page per "
-             "public module of `sia_theory` (a module or package whose path has no component "
-             "starting with `_`). Public names are a module's `__all__`, or the names it "
-             "defines not starting with `_`; `tests/docs/test_docstrings.py` fails when one of "
-             "them "
-             "has no docstring. Each object is documented on the page of the module that "
-             "defines it; packages that re-export list their exports with links.", "",
+             "module you import from. That is `sia_theory`, the modules and packages directly "
+             "inside it (`sia_theory.zoo`, `sia_theory.toolkit`, ...), and the modules their "
+             "docstrings point to; the other modules are the implementation (importable, "
+             "documented in their source, without a page here). Public names are a module's "
+             "`__all__`, or the names it defines not starting with `_`; "
+             "`tests/docs/test_docstrings.py` fails when one of them has no docstring. Each "
+             "object is documented once: on the page of the module that defines it, or, where "
+             "that module has no page, on the page nearest it that exports it; packages that "
+             "re-export list their exports with links.", "",
              "Start with [`sia_theory`](sia_theory.md) (everything `from sia_theory import X` "
              "offers), [`sia_theory.transforms`](sia_theory.transforms.md) (the logit "
              "transforms every engine takes) and "

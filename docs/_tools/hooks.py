@@ -1,6 +1,7 @@
 """MkDocs hooks (``hooks:`` in mkdocs.yml): the pages generated when the site is built.
 
-* ``api/*.md``: one page per public module (``api_pages.py``), appended to the nav;
+* ``api/*.md``: one page per module of ``public_api.reference_modules()`` (the front doors and
+  the modules their docstrings point to; ``api_pages.py``), appended to the nav;
 * ``claims.md`` from ``paper_checks/results/claims.csv`` and ``gallery.md`` from
   ``figures/*.png`` (``results_pages.py``), with the figures and their data files copied into
   the site;
@@ -59,7 +60,7 @@ _STATE: dict = {}
 
 # ---------------------------------------------------------------- configuration: the API nav
 def on_config(config):
-    modules = public_api.public_modules()
+    modules = list(public_api.reference_modules())
     _STATE["modules"] = modules
     nav = config["nav"]
     if not any(isinstance(e, dict) and "API reference" in e for e in nav):
@@ -84,7 +85,7 @@ def _add_static(files, config, uri: str, path: Path) -> None:
 
 def on_files(files, config):
     started = time.perf_counter()
-    modules = _STATE.get("modules") or public_api.public_modules()
+    modules = _STATE.get("modules") or list(public_api.reference_modules())
     _add(files, config, "api/index.md", api_pages.index_page(modules))
     for module_name in modules:
         _add(files, config, api_pages.page_path(module_name), api_pages.module_page(module_name))

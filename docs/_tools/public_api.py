@@ -1,9 +1,24 @@
 """What counts as the public API of ``sia_theory``, and where each public name is documented.
 
-Shared by the API reference generator (``hooks.py``) and ``tests/docs/test_docstrings.py``, so the
-test holds exactly the names the site documents. Standard library only.
+Shared by the API reference generator (``hooks.py``, ``api_pages.py``) and the tests
+(``tests/docs/test_docstrings.py``, ``tests/docs/test_api_reference.py``), so the tests hold
+exactly what the site documents. Standard library only.
 
-Public modules: every module under ``sia_theory`` with no path component starting with ``_``.
+Public modules (:func:`public_modules`): every module under ``sia_theory`` with no path
+component starting with ``_``. Every public name of every public module needs a docstring.
+
+Modules with a page in the API reference (:func:`reference_modules`), one rule: **the front
+doors, and the modules a front door's docstring names with a** ``:mod:`` **role**. The front
+doors are ``sia_theory`` and the public modules and packages directly inside it
+(``sia_theory.zoo``, ``sia_theory.toolkit``, ...). A package's docstring is where its author
+points the reader to the modules to import from (``:mod:`.simplex```); a module it mentions as
+plain code (````simplex_weights````) is an implementation module: importable, documented in its
+source, without a page. A name that a page exports but whose defining module has no page (or
+is private) is documented once, on the page nearest its definition that exports it
+(:func:`documented_at`); so every object on the site has one place, and every link one target.
+A role naming a module without a page stays plain code on the site (the roles are optional
+links, ``griffe_sphinx_roles.py``).
+
 Public names of a module: its ``__all__`` where it defines one, else the names not starting with
 ``_`` that the module itself defines (functions, classes, top-level assignments). A function or
 class is documented by the docstring written in its source (not the one ``dataclasses`` invents
@@ -41,6 +56,48 @@ def public_modules() -> list[str]:
         if not is_private(info.name):
             names.append(info.name)
     return sorted(names)
+
+
+def is_front_door(module_name: str) -> bool:
+    """``sia_theory`` itself, or a public module or package directly inside it."""
+    return module_name == PACKAGE or (module_name.count(".") == 1 and not is_private(module_name)
+                                      and module_name.startswith(PACKAGE + "."))
+
+
+MOD_ROLE = re.compile(r":mod:`~?(?P<target>[^`<>]+?)(?:\s*<~?(?P<link>[^`>]+)>)?`")
+
+
+def named_modules(module_name: str) -> list[str]:
+    """The modules the docstring of ``module_name`` names with a ``:mod:`` role, resolved as
+    Sphinx (and the site's ``griffe_sphinx_roles.py``) does: ``sia_theory....`` as written, a
+    leading ``.`` relative to the package holding the docstring (``..`` one level up). Sorted,
+    without repeats; targets that are not modules are kept (the caller filters)."""
+    module = sys.modules.get(module_name) or importlib.import_module(module_name)
+    package = module_name if hasattr(module, "__path__") else module_name.rpartition(".")[0]
+    found = set()
+    for match in MOD_ROLE.finditer(module.__doc__ or ""):
+        target = (match["link"] or match["target"]).strip()
+        if target.startswith("."):
+            dots = len(target) - len(target.lstrip("."))
+            parts = package.split(".")
+            base = ".".join(parts[: len(parts) - (dots - 1)])
+            target = f"{base}.{target.lstrip('.')}"
+        found.add(target)
+    return sorted(found)
+
+
+def reference_modules() -> tuple[str, ...]:
+    """The modules with a page in the API reference, sorted: the front doors and every public
+    module a front door's docstring names with ``:mod:`` (module docstring above)."""
+    return _reference_modules(PACKAGE)
+
+
+@cache
+def _reference_modules(package: str) -> tuple[str, ...]:  # cached per package (tests swap it)
+    modules = public_modules()
+    doors = [m for m in modules if is_front_door(m)]
+    named = {target for door in doors for target in named_modules(door)}
+    return tuple(sorted(set(doors) | (named & set(modules))))
 
 
 @cache
@@ -197,25 +254,115 @@ def public_names(module_name: str) -> list[str]:
     return names
 
 
-def home_of(module_name: str, name: str) -> tuple[str, str]:
-    """Where ``module_name.name`` is documented: the module that defines it and its name
-    there, or ``(module_name, name)`` itself when that is private (then it is documented
-    here)."""
-    module = sys.modules[module_name]
+def defined_in(module_name: str, name: str) -> tuple[str, str] | None:
+    """The module that defines ``module_name.name`` and its name there, following re-exports
+    (private modules included; ``(module, "")`` for a module), or None when it cannot be
+    told."""
+    module = sys.modules.get(module_name) or importlib.import_module(module_name)
     value = getattr(module, name)
     if inspect.ismodule(value):
         return value.__name__, ""
-    home = None
     if is_code(value):
         where = getattr(value, "__module__", None)
         own = getattr(value, "__qualname__", name)
         if where and getattr(sys.modules.get(where), own.split(".")[0], None) is not None:
-            home = (where, own)
-    else:
-        home = data_home(module_name, name, value)
+            return where, own
+        return None
+    return data_home(module_name, name, value)
+
+
+def home_of(module_name: str, name: str) -> tuple[str, str]:
+    """The module that defines ``module_name.name`` and its name there, or
+    ``(module_name, name)`` itself when that module is private or not the package's."""
+    home = defined_in(module_name, name)
     if not home or is_private(home[0]) or not home[0].startswith(PACKAGE):
         return module_name, name
     return home
+
+
+def _module_level(body):
+    """The statements run when a module loads: its body, into ``if``/``try``/``with`` blocks,
+    not into functions or classes."""
+    for node in body:
+        yield node
+        if isinstance(node, ast.If | ast.Try | ast.With):
+            for block in (node.body, getattr(node, "orelse", []),
+                          getattr(node, "finalbody", []),
+                          *(h.body for h in getattr(node, "handlers", []))):
+                yield from _module_level(block)
+
+
+def statically_bound(module_name: str, name: str) -> bool:
+    """Whether the source of ``module_name`` binds ``name`` at module level (a ``def``, a
+    ``class``, an assignment or an import), so that griffe, which reads sources, sees it there;
+    a name served by a module ``__getattr__`` (the lazy exports) is not."""
+    tree = _tree(module_name)
+    for node in _module_level(tree.body if tree else []):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            bound = {node.name}
+        elif isinstance(node, ast.ImportFrom | ast.Import):
+            bound = {alias.asname or alias.name.split(".")[0] for alias in node.names}
+        else:
+            bound = _assigned_names(node)
+        if name in bound:
+            return True
+    return False
+
+
+def _identity(module_name: str, name: str):
+    """What makes two public names the same object: a function, class or module by identity;
+    data by where it is assigned (equal values assigned in different places stay different),
+    else the name itself."""
+    value = getattr(sys.modules[module_name], name)
+    if is_code(value) or inspect.ismodule(value):
+        return "object", id(value)
+    return data_home(module_name, name, value) or (module_name, name)
+
+
+def _page_exports() -> dict:
+    """Identity (:func:`_identity`) -> the ``(page module, name)`` pairs exporting it."""
+    return _page_exports_of(PACKAGE)
+
+
+@cache
+def _page_exports_of(package: str) -> dict:
+    exports: dict = {}
+    for page in reference_modules():
+        module = importlib.import_module(page)
+        for name in public_names(page):
+            if hasattr(module, name) and not inspect.ismodule(getattr(module, name)):
+                exports.setdefault(_identity(page, name), []).append((page, name))
+    return exports
+
+
+def _shared_prefix(a: str, b: str) -> int:
+    n = 0
+    for x, y in zip(a.split("."), b.split(".")):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+def documented_at(module_name: str, name: str) -> tuple[str, str]:
+    """Where the API reference documents ``module_name.name``: ``(page module, identifier)``.
+
+    On the page of the module that defines it when that module has a page and lists the name;
+    otherwise on the page nearest the definition (the longest shared dotted prefix; then the
+    shallower, then the alphabetically first) among the pages that export it. The identifier
+    is the autorefs anchor: ``page.name`` where the page's source binds the name (rendered as
+    a member of the page's module), else the definition's own path (rendered by that path)."""
+    home = defined_in(module_name, name)
+    pages = set(reference_modules())
+    if home and home[0] in pages and home[1] in public_names(home[0]):
+        return home[0], f"{home[0]}.{home[1]}"
+    exporters = _page_exports().get(_identity(module_name, name)) or [(module_name, name)]
+    target = home[0] if home else module_name
+    page, page_name = min(exporters, key=lambda pair: (-_shared_prefix(pair[0], target),
+                                                      pair[0].count("."), pair))
+    if statically_bound(page, page_name) or not home:
+        return page, f"{page}.{page_name}"
+    return page, f"{home[0]}.{home[1]}"
 
 
 def class_members(cls) -> list[str]:

@@ -3,7 +3,9 @@
 A set is what one run writes under one ``stem`` in one folder: ``stem.png``, ``stem*.csv`` and
 ``stem.json`` for a figure, ``claims.md`` and ``claims.csv`` for the claims table. The files stay
 ordinary files at fixed paths (git and the README read them there); beside them
-``<stem>.manifest.json`` lists every file of the set with its size and SHA-256.
+``<stem>.manifest.json`` lists every file of the set with its size and SHA-256, and under
+``sia-theory`` the version of the package that wrote the set (``sia_theory.__version__`` at
+write time; manifests written before 0.4.0 lack it).
 
 How a set is written (``write_set``):
 
@@ -44,6 +46,8 @@ import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
+
+import sia_theory
 
 __all__ = ["SetNotFoundError", "manifest_name", "write_set", "read_set", "recover_sets",
            "temporary_name", "step_hook"]
@@ -200,7 +204,8 @@ def write_set(folder, stem: str, writers: dict) -> dict[str, Path]:
                    and "/" not in n and not n.startswith(".") and n != manifest_name(stem)]
         (staging / _DROPPED).write_text(json.dumps(dropped) + "\n")
         fsync_path(staging / _DROPPED)
-        text = json.dumps({"stem": stem, "files": files}, indent=2, sort_keys=True) + "\n"
+        text = json.dumps({"stem": stem, "files": files, "sia-theory": sia_theory.__version__},
+                          indent=2, sort_keys=True) + "\n"
         (staging / manifest_name(stem)).write_text(text)
         fsync_path(staging / manifest_name(stem))
         fsync_path(staging)

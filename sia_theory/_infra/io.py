@@ -23,6 +23,8 @@ from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 
+import sia_theory
+
 from .fileset import (
     SetNotFoundError,
     fsync_path,
@@ -116,14 +118,19 @@ def cpu_model() -> str:
 def package_versions() -> dict:
     """Python, platform, CPU model, ``XLA_FLAGS`` and the versions of the packages the numbers
     depend on (``None`` for one not installed; JAX, jaxlib and optax for the training
-    figures)."""
+    figures).
+
+    ``sia-theory`` is :data:`sia_theory.__version__` of the code running, read at the time of
+    the call, not the installed distribution's metadata: an editable install keeps the version
+    it was installed at, and a checkout on ``PYTHONPATH`` has none of its own."""
     # start-up: importlib.metadata (30 ms), only when versions are recorded; sia_theory.cli
     # imports this module
     from importlib.metadata import PackageNotFoundError, version
 
     out = {"python": sys.version.split()[0], "platform": platform.platform(),
-           "cpu": cpu_model(), "xla_flags": os.environ.get("XLA_FLAGS", "")}
-    for name in ("sia-theory", "numpy", "scipy", "sympy", "numba", "pandas", "matplotlib",
+           "cpu": cpu_model(), "xla_flags": os.environ.get("XLA_FLAGS", ""),
+           "sia-theory": sia_theory.__version__}
+    for name in ("numpy", "scipy", "sympy", "numba", "pandas", "matplotlib",
                  "jax", "jaxlib", "optax"):
         try:
             out[name] = version(name)
@@ -168,7 +175,11 @@ def save_experiment(out_dir, stem: str, fig, data, **params) -> dict:
     """Publish ``stem.png``, its data (``stem.csv``, or ``stem_<key>.csv`` for a mapping of
     frames or a study result's frames) and ``stem.json`` into ``out_dir`` as one set (with
     ``stem.manifest.json``); return the written paths by kind (``figure``, ``data`` /
-    ``data_<key>``, ``metadata``, ``manifest``)."""
+    ``data_<key>``, ``metadata``, ``manifest``).
+
+    ``stem.json`` holds ``params``, the creation time and :func:`package_versions`; the
+    manifest the size and SHA-256 of each file and the ``sia-theory`` version that wrote the
+    set (:data:`sia_theory.__version__` at write time; see :func:`write_set`)."""
     frames = _frames(data)
     names = experiment_files(stem, data)
     text = metadata_text(**params)

@@ -1,10 +1,11 @@
 """The ``sia-theory`` command (``[project.scripts]``; also ``python -m sia_theory``).
 
-One module per subcommand — :mod:`.figures`, :mod:`.check`, :mod:`.analyze`, :mod:`.bench`,
-:mod:`.sweep`, :mod:`.train` — each with ``register(subparsers)`` and a handler that raises on
-bad input; :mod:`.errors` turns what they raise into one line on stderr and an exit status (2
-for bad input, with nothing written); :mod:`.scripts` finds the figure and benchmark scripts;
-:mod:`.main` builds the parser.
+One module per subcommand — ``figures``, ``check``, ``analyze``, ``bench``, ``sweep``,
+``train`` — each with ``register(subparsers)`` and a handler that raises on bad input;
+``errors`` turns what they raise into one line on stderr and an exit status (2 for bad input,
+with nothing written); ``scripts`` finds the figure and benchmark scripts; ``main`` builds the
+parser. They are the command's implementation: what a program calls is exported here
+(:func:`main`, :func:`build_parser`, :class:`CommandError`, :class:`MissingExtra`).
 """
 
 from .errors import CommandError, MissingExtra

@@ -7,6 +7,12 @@ attention, and its byte-level BPE :class:`Tokenizer` built with ``tokenizers``.
 ``load_pretrained(folder)`` reads a Hugging Face LLaMA folder (``config.json`` + safetensors)
 into the same :class:`LlamaModel`, and ``load_pretrained("model.gguf")`` any LLaMA GGUF file
 (F32/F16/Q8_0/Q4_1 and the K-quants Q4_K/Q5_K/Q6_K).
+
+Beside the loading: :mod:`.hf_config` (a model's ``config.json`` as the scheme the theory analyses,
+:func:`~.hf_config.from_hf_config`), :mod:`.hf_folder` (reading a Hugging Face LLaMA folder: its
+config, safetensors and tensor names), :mod:`.corpus` (the documents and passkey prompts the model
+studies read) and :mod:`.score_stats` (a real model's raw scores against the Gaussian assumption).
+The other modules are the loader's and the model's parts.
 """
 
 from .gguf_file import SUPPORTED_TYPES, read_gguf

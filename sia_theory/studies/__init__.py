@@ -5,7 +5,20 @@ figure, its claims, ``sia-theory sweep NAME`` and the tests.
 
 :data:`STUDIES` maps every study's name to its module (loaded on first use: the command line
 lists the studies without importing them); :func:`get_study` returns the study object of a
-name or of one of its :data:`ALIASES`.
+name or of one of its :data:`ALIASES`. The contract is :mod:`.base`.
+
+Each study's module holds its settings type (``quick()``, ``full()``) and its study object:
+
+* SI: :mod:`.si_fig1_gaussian`, :mod:`.si_entropy_scaling`, :mod:`.si_entropy_extension`;
+* CAS: :mod:`.cas_fig1_phase_diagram`, :mod:`.cas_fig2_jacobian`, :mod:`.cas_finite_n`,
+  :mod:`.cas_transition`, :mod:`.cas_depth`, :mod:`.cas_sparsity`;
+* beyond the papers: :mod:`.ext_needle`, :mod:`.ext_si_on_cas`, :mod:`.ext_trichotomy`,
+  :mod:`.ext_universality`, :mod:`.ext_zoo_phase`, :mod:`.ext_sphere`,
+  :mod:`.ext_phase_plane`, :mod:`.zoo_comparison`;
+* the pretrained model: :mod:`.model_gaussianity`, :mod:`.model_entropy_law`,
+  :mod:`.model_extrapolation`, :mod:`.model_passkey`, :mod:`.head_phases`;
+* models trained here: :mod:`.train_grid`, :mod:`.train_needle`,
+  :mod:`.train_attention_stats`, :mod:`.train_phase`.
 """
 
 import importlib

@@ -5,6 +5,10 @@ curves, ``validation_loss(length)``, ``decoder(length)`` for the numpy reference
 library objects (:data:`SCHEMES`); settings are :class:`TrainSettings` (``quick()``,
 ``full()``). JAX and optax come from the ``train`` extra (``pip install 'sia-theory[train]'``):
 this package imports without them, and ``train`` raises ``ImportError`` naming the extra.
+
+Beyond a run: :mod:`.needle` fine-tunes a run on the multi-needle retrieval task of
+:mod:`.needle_task` (SI Table 2) and scores it; :mod:`.copying` is the copy test (can a run copy
+from its own context). The other modules are the trainer's parts.
 """
 
 import importlib

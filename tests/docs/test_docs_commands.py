@@ -1,8 +1,9 @@
 """The commands the documentation tells a reader to type exist: every ``make TARGET`` in the
-code of docs/*.md (and below) and README.md is a target of the Makefile, and every
-``sia-theory SUBCOMMAND`` is a subcommand of the command's parser."""
+code of docs/*.md (and below), README.md and CONTRIBUTING.md is a target of the Makefile, and
+every ``sia-theory SUBCOMMAND`` is a subcommand of the command's parser."""
 
 import argparse
+import datetime
 import re
 from pathlib import Path
 
@@ -11,7 +12,7 @@ import pytest
 from sia_theory.cli import build_parser
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGES = sorted([ROOT / "README.md", *(ROOT / "docs").rglob("*.md")])
+PAGES = sorted([ROOT / "README.md", ROOT / "CONTRIBUTING.md", *(ROOT / "docs").rglob("*.md")])
 FENCE = re.compile(r"^(```|~~~).*?^\1", re.M | re.S)
 INLINE = re.compile(r"`([^`\n]+)`")
 MAKE = re.compile(r"(?:^|[\s;&|(])make ([A-Za-z][\w-]*)", re.M)
@@ -73,6 +74,8 @@ def test_the_citation_file_names_this_version_and_the_papers_the_readme_cites():
 
     cff = yaml.safe_load((ROOT / "CITATION.cff").read_text())
     assert cff["cff-version"] == "1.2.0" and cff["version"] == sia_theory.__version__
+    # the release date: an ISO date (YAML reads it as a date; a typo such as 2026-13-01 fails)
+    assert isinstance(cff["date-released"], datetime.date), cff.get("date-released")
     ids = [i["value"] for ref in cff["references"] for i in ref["identifiers"]]
     assert ids == ["arXiv:2505.17083", "arXiv:2510.05554", "arXiv:2410.07063"]
     for page in ("README.md", "docs/index.md"):

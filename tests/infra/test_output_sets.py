@@ -194,6 +194,41 @@ def test_a_set_without_a_matching_manifest_is_absent(tmp_path):
         read_set(tmp_path / "nowhere", "demo", attempts=1)
 
 
+def test_a_set_records_the_version_of_the_code_that_wrote_it(tmp_path, monkeypatch):
+    """A figure written through the public writer (``sia_theory.toolkit.save_experiment``)
+    records ``sia_theory.__version__`` in its manifest and in its JSON's versions, and so does
+    the claims table's manifest. Negative control: the version is read when the set is
+    written, not taken from the installed distribution's metadata (an editable install keeps
+    the version it was installed at), so changing it changes what the next set records."""
+    import sia_theory
+    from sia_theory.toolkit import save_experiment as public_save_experiment
+
+    def figure(folder):
+        fig, ax = plt.subplots(figsize=(2, 2))
+        ax.plot([0, 1], [0, 1])
+        try:
+            return public_save_experiment(folder, "v", fig, pd.DataFrame({"x": [1.5]}), seed=3)
+        finally:
+            plt.close(fig)
+
+    def recorded(folder):
+        manifest = json.loads((folder / "v.manifest.json").read_text())
+        versions = json.loads((folder / "v.json").read_text())["versions"]
+        claims_set(folder, 0)
+        claims = json.loads((folder / "claims.manifest.json").read_text())
+        return manifest["sia-theory"], versions["sia-theory"], claims["sia-theory"]
+
+    written = figure(tmp_path / "now")
+    assert written["manifest"] == tmp_path / "now" / "v.manifest.json"
+    assert set(json.loads(written["manifest"].read_text())["files"]) == {"v.png", "v.csv",
+                                                                        "v.json"}
+    assert recorded(tmp_path / "now") == (sia_theory.__version__,) * 3
+    monkeypatch.setattr(sia_theory, "__version__", "9.8.7")
+    figure(tmp_path / "later")
+    assert recorded(tmp_path / "later") == ("9.8.7",) * 3
+    assert recorded(tmp_path / "now")[0] != "9.8.7"  # an earlier set keeps its own
+
+
 @pytest.mark.parametrize("umask", [0o022, 0o077, 0o002])
 def test_written_files_get_the_permissions_the_umask_allows(umask, tmp_path):
     previous = os.umask(umask)

@@ -11,6 +11,7 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+import tarfile
 import zipfile
 from pathlib import Path
 
@@ -59,6 +60,28 @@ def test_one_version_number():
     assert out.stdout.strip() == f"sia-theory {sia_theory.__version__}"
 
 
+def test_the_project_addresses_share_one_base():
+    """[project.urls] names the five addresses an index shows; Homepage, Changelog and Issues
+    are the repository's (Source), and CITATION.cff names the same repository and
+    documentation. Negative control: an address off the base is refused by the same check."""
+    urls = _pyproject()["project"]["urls"]
+    assert set(urls) == {"Homepage", "Documentation", "Source", "Changelog", "Issues"}
+    assert all(re.fullmatch(r"https://[\w.-]+(/[\w.~/-]*)?", u) for u in urls.values()), urls
+    source = urls["Source"]
+
+    def off_base(addresses):
+        return {k: v for k, v in addresses.items()
+                if k != "Documentation" and not (v == source or v.startswith(source + "/"))}
+
+    assert not off_base(urls)
+    assert off_base(dict(urls, Issues="https://github.com/someone-else/sia-theory/issues"))
+    assert urls["Homepage"] == source
+    assert urls["Changelog"] == f"{source}/blob/main/CHANGELOG.md"
+    assert urls["Issues"] == f"{source}/issues"
+    cff = (ROOT / "CITATION.cff").read_text()
+    assert f'repository-code: "{source}"' in cff and f'url: "{urls["Documentation"]}"' in cff
+
+
 def test_licence_is_apache_2():
     text = (ROOT / "LICENSE").read_text()
     assert "Apache License" in text and "Version 2.0, January 2004" in text
@@ -94,32 +117,75 @@ def _install_with_dependencies(python, wheel, cwd, env):
     raise AssertionError(f"pip install {wheel.name} exited {out.returncode}:\n{out.stderr}")
 
 
+needs_source_tree = pytest.mark.skipif(
+    not (ROOT / ".git").exists() and not (ROOT / "PKG-INFO").exists(),
+    reason="needs the source tree")
+
+
+def _build(kind: str, tmp_path) -> Path:
+    """``python -m build --KIND`` (wheel or sdist) of a copy of the sources, without build/:
+    setuptools never removes what an earlier build left in build/lib (a module since moved
+    would ship again)."""
+    pytest.importorskip("build")
+    dist = tmp_path / "dist"
+    source = tmp_path / "source"
+    if not source.exists():
+        shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(
+            ".venv", "build", ".git", "__pycache__", "figures", "docs", "scratch", ".hypothesis",
+            "*.egg-info", "dist"))
+    _run([sys.executable, "-m", "build", f"--{kind}", "--no-isolation", "--outdir", str(dist),
+          str(source)], cwd=tmp_path, env=dict(os.environ))
+    (built,) = dist.glob("sia_theory-*.whl" if kind == "wheel" else "sia_theory-*.tar.gz")
+    return built
+
+
+def _check_wheel_names(names: list[str]) -> None:
+    assert "sia_theory/_experiments/si_coefficients.py" in names
+    assert "sia_theory/_benchmarks/bench_cas.py" in names
+    assert "sia_theory/claims/core.py" in names
+    assert "sia_theory/py.typed" in names  # PEP 561: type checkers read the annotations
+    assert not [n for n in names if n.startswith("paper_checks/")]  # a generic top-level name
+    assert not [n for n in names if n.startswith(("tests/", "experiments/", "figures/"))
+                or "__pycache__" in n]
+
+
+def test_the_typing_marker_is_package_data():
+    """``sia_theory/py.typed`` exists, is empty (PEP 561: a marker) and is declared package data
+    of ``sia_theory`` (include-package-data is off)."""
+    assert (ROOT / "sia_theory" / "py.typed").read_bytes() == b""
+    config = _pyproject()["tool"]["setuptools"]
+    assert config["include-package-data"] is False
+    assert config["package-data"] == {"sia_theory": ["py.typed"]}
+
+
+def test_a_wheel_without_the_marker_is_caught():
+    """Negative control: the wheel check refuses a file list that lacks the marker."""
+    names = ["sia_theory/_experiments/si_coefficients.py", "sia_theory/_benchmarks/bench_cas.py",
+             "sia_theory/claims/core.py", "sia_theory/__init__.py"]
+    with pytest.raises(AssertionError):
+        _check_wheel_names(names)
+    _check_wheel_names(names + ["sia_theory/py.typed"])
+
+
+@needs_source_tree  # a wheel and an sdist built from a copy of the sources: a few seconds
+def test_the_wheel_and_the_sdist_ship_the_typing_marker(tmp_path):
+    """The built wheel holds the modules, the scripts and ``sia_theory/py.typed``, and nothing
+    of the repository's other folders; the sdist holds the marker too."""
+    _check_wheel_names(zipfile.ZipFile(_build("wheel", tmp_path)).namelist())
+    with tarfile.open(_build("sdist", tmp_path)) as sdist:
+        names = [n.split("/", 1)[1] for n in sdist.getnames() if "/" in n]
+    assert "sia_theory/py.typed" in names and "sia_theory/claims/core.py" in names
+
+
 @pytest.mark.slow  # the dependencies installed into a fresh environment: 1-2 minutes
-@pytest.mark.skipif(not (ROOT / ".git").exists() and not (ROOT / "PKG-INFO").exists(),
-                    reason="needs the source tree")
+@needs_source_tree
 def test_the_wheel_works_outside_the_repository(tmp_path):
     """Build the wheel, install it WITH its declared dependencies into a fresh virtual
     environment (pip's own configuration: its index, local indexes and find-links, its cache;
     nothing borrowed from this environment, so a dependency missing from pyproject fails here),
     and run the command from a folder that is not a checkout."""
-    pytest.importorskip("build")
-    dist = tmp_path / "dist"
-    # a copy of the sources without build/: setuptools never removes what an earlier build left
-    # in build/lib (a module since moved would ship again)
-    source = tmp_path / "source"
-    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(
-        ".venv", "build", ".git", "__pycache__", "figures", "docs", "scratch", ".hypothesis",
-        "*.egg-info", "dist"))
-    _run([sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(dist),
-          str(source)], cwd=tmp_path, env=dict(os.environ))
-    (wheel,) = dist.glob("sia_theory-*.whl")
-    names = zipfile.ZipFile(wheel).namelist()
-    assert "sia_theory/_experiments/si_coefficients.py" in names
-    assert "sia_theory/_benchmarks/bench_cas.py" in names
-    assert "sia_theory/claims/core.py" in names
-    assert not [n for n in names if n.startswith("paper_checks/")]  # a generic top-level name
-    assert not [n for n in names if n.startswith(("tests/", "experiments/", "figures/"))
-                or "__pycache__" in n]
+    wheel = _build("wheel", tmp_path)
+    _check_wheel_names(zipfile.ZipFile(wheel).namelist())
 
     venv = tmp_path / "venv"
     env = {k: v for k, v in os.environ.items()
