@@ -2,8 +2,8 @@
 
 :mod:`.si` and :mod:`.cas` hold the sympy derivations; ``generated`` is the numpy module
 printed from them by ``python -m sia_theory.symbolic.codegen`` (committed, so the run-time path
-never imports sympy). The submodules load on first access (PEP 562), so importing ``generated`` alone does
-not load sympy.
+never imports sympy). The submodules load on first access (PEP 562), so importing ``generated``
+alone does not load sympy.
 """
 
 import importlib
