@@ -55,18 +55,18 @@ figures-train: $(STAMP)
 figures-all: $(STAMP)
 	$(BIN)/sia-theory figures --family all --out figures
 
-# test: the quick claims table once (seed 0, build/paper_checks_quick), then the tests, which
-# read that table instead of computing it again, without those marked slow (budget 8 min on a
-# quiet 2-core machine). test-all: the same with the slow tests (other seeds of the slow claims,
+# test: the quick claims table once (seed 0, build/paper_checks_quick; its checks in 2 processes,
+# the same table), then the tests, which read that table instead of computing it again, without
+# those marked slow (budget 8 min on a quiet 2-core machine, the environment included). test-all: the same with the slow tests (other seeds of the slow claims,
 # the quick runs of the heaviest figures and benchmarks; budget 20 min).
 PYTEST := SIA_QUICK_CLAIMS=build/paper_checks_quick/claims.csv $(BIN)/python -m pytest -q -n 2 \
 	--dist worksteal --durations=15
 test: $(STAMP)
-	$(BIN)/sia-theory check --quick --out build/paper_checks_quick
+	$(BIN)/sia-theory check --quick --jobs 2 --out build/paper_checks_quick
 	$(PYTEST) -m "not slow"
 
 test-all: $(STAMP)
-	$(BIN)/sia-theory check --quick --out build/paper_checks_quick
+	$(BIN)/sia-theory check --quick --jobs 2 --out build/paper_checks_quick
 	$(PYTEST)
 
 check: $(STAMP)
