@@ -26,8 +26,8 @@ import sys
 import warnings
 
 __all__ = ["REMOVED_IN", "SiaDeprecationWarning", "MOVED_MODULES", "MOVED_NAMES",
-           "RENAMED_VALUES", "DEPRECATED_CALLS", "deprecated", "moved_names", "moved_target",
-           "install"]
+           "MOVED_CONSTANTS", "RUNNABLE", "RENAMED_VALUES", "DEPRECATED_CALLS", "deprecated",
+           "moved_names", "moved_target", "install"]
 
 REMOVED_IN = "0.5"
 """The release that removes every deprecated name listed here."""
@@ -48,6 +48,15 @@ MOVED_MODULES: dict[str, tuple[str, ...]] = {
 }
 """Module paths of 0.3 that moved: ``old -> (new, ...)``. Importing the old path warns once and
 gives a module whose every name is looked up in the new ones."""
+
+MOVED_CONSTANTS: dict[str, dict[str, object]] = {
+    "sia_theory.command": {"EXTRA_SUBCOMMAND_MODULES": ()},
+}
+"""Names of a moved module that have no new home: their 0.3 meaning as a constant
+(``EXTRA_SUBCOMMAND_MODULES``: every subcommand is now a module of :mod:`sia_theory.cli`)."""
+
+RUNNABLE = {"sia_theory.command": "sia_theory"}
+"""Moved modules that ``python -m`` ran in 0.3, and what to run instead."""
 
 MOVED_NAMES: dict[str, dict[str, str | tuple[str, str]]] = {
     "sia_theory.attention": {
@@ -95,9 +104,13 @@ DEPRECATED_CALLS: dict[str, str] = {
     "python -m sia_theory.studies.command": "sia-theory sweep",
     "python -m sia_theory.studies.train_command": "sia-theory train",
     "sia_theory.transforms.Transform:_affine":
-        "Transform.affine (a subclass that defines _affine still works, and warns)",
+        "Transform.affine (a subclass that defines _affine, and code that calls _affine, still "
+        "work, and warn)",
 }
 """Deprecated functions and entry points that still run (each warns when called)."""
+
+
+_IMPORTLIB = importlib.__file__
 
 
 def _import_machinery(filename: str) -> bool:
@@ -107,15 +120,15 @@ def _import_machinery(filename: str) -> bool:
 
 def _caller_stacklevel() -> int:
     """The ``stacklevel`` (for a warning raised in :func:`deprecated`) of the first frame outside
-    this module and the import machinery, so the warning points at the user's ``import`` or
-    attribute access. :func:`warnings.warn` skips importlib's frames itself, so they are not
-    counted."""
+    this module and the import machinery (``importlib.import_module``, ``importlib.reload``
+    included), so the warning points at the user's ``import`` or attribute access.
+    :func:`warnings.warn` skips importlib's bootstrap frames itself, so they are not counted."""
     frame, level = sys._getframe(2), 1  # frame 1 is deprecated(), stacklevel 1
     while frame is not None:
         filename = frame.f_code.co_filename
         if not _import_machinery(filename):
             level += 1
-            if filename != __file__:
+            if filename not in (__file__, _IMPORTLIB):
                 return level
         frame = frame.f_back
     return level
@@ -171,23 +184,33 @@ class _MovedModule:
         targets = MOVED_MODULES[module.__name__]
         deprecated(module.__name__, " or ".join(targets))
         homes = [importlib.import_module(t) for t in targets]
+        constants = MOVED_CONSTANTS.get(module.__name__, {})
 
         def __getattr__(name):
-            for home in homes:
-                if hasattr(home, name):
-                    return getattr(home, name)
+            if not (name.startswith("__") and name.endswith("__")):  # not __path__, __file__
+                if name in constants:
+                    return constants[name]
+                for home in homes:
+                    if hasattr(home, name):
+                        return getattr(home, name)
             raise AttributeError(f"module {module.__name__!r} has no attribute {name!r}")
 
         module.__getattr__ = __getattr__
-        module.__all__ = [n for home in homes for n in getattr(home, "__all__", ())]
+        module.__all__ = [n for home in homes for n in getattr(home, "__all__", ())] + [
+            n for n in constants]
         module.__doc__ = f"Deprecated: {module.__name__} is {' and '.join(targets)}."
 
     def get_code(self, fullname):
-        """``python -m OLD`` runs the new module's ``main`` (the old command modules)."""
-        home = MOVED_MODULES[fullname][0]
+        """``python -m OLD`` runs the command the old module ran (:data:`RUNNABLE`); the other
+        moved modules were never runnable."""
+        if fullname not in RUNNABLE:
+            raise ImportError(f"{fullname} is not runnable (deprecated: it is "
+                              f"{' and '.join(MOVED_MODULES[fullname])})", name=fullname)
+        new = RUNNABLE[fullname]
         source = (f"import sys\nfrom sia_theory._deprecated import deprecated\n"
-                  f"deprecated('python -m {fullname}', 'python -m {home}')\n"
-                  f"from {home} import main\nsys.exit(main())\n")
+                  f"if __name__ == '__main__':  # not in a worker spawned from this command\n"
+                  f"    deprecated('python -m {fullname}', 'python -m {new} (or sia-theory)')\n"
+                  f"    from sia_theory.cli import main\n    sys.exit(main())\n")
         return compile(source, f"<deprecated {fullname}>", "exec")
 
 

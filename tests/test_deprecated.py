@@ -48,10 +48,55 @@ def test_a_moved_module_warns_and_hands_its_names_on(old):
     assert caught[0].filename == "<string>"  # the importing line, not this package or importlib
     homes = [importlib.import_module(m) for m in dep.MOVED_MODULES[old]]
     assert module.__all__
+    constants = dep.MOVED_CONSTANTS.get(old, {})
     for name in module.__all__:
-        assert getattr(module, name) is next(getattr(h, name) for h in homes if hasattr(h, name))
+        if name in constants:
+            assert getattr(module, name) == constants[name]
+        else:
+            assert getattr(module, name) is next(getattr(h, name) for h in homes
+                                                 if hasattr(h, name))
     with pytest.raises(AttributeError, match="no attribute"):
         module.not_a_name  # noqa: B018
+
+
+RELEASED_ALL = {  # the __all__ of each moved module in 0.3.0, written out from that release
+    "sia_theory.command": ["main", "build_parser", "repo_root", "script_folders",
+                           "load_transform", "TargetError", "SUBCOMMANDS",
+                           "EXTRA_SUBCOMMAND_MODULES", "CommandError"],
+    "sia_theory.targets": ["TargetError", "load_transform"],
+    "sia_theory.score_mod_transform": ["ScoreModTransform", "PROBE_SCORES", "AFFINE_RTOL",
+                                       "as_transform"],
+    "sia_theory.attention.rope_config": ["from_rope_parameters", "ROPE_TYPES"],
+}
+
+
+@pytest.mark.parametrize("old", sorted(RELEASED_ALL))
+def test_every_name_a_moved_module_exported_in_03_still_resolves(old):
+    assert set(RELEASED_ALL) == set(dep.MOVED_MODULES)
+    sys.modules.pop(old, None)
+    with pytest.warns(dep.SiaDeprecationWarning):
+        module = importlib.import_module(old)
+    for name in RELEASED_ALL[old]:
+        assert getattr(module, name) is not None or name == "EXTRA_SUBCOMMAND_MODULES"
+    assert module.__dict__.get("__path__") is None and not hasattr(module, "__path__")
+    with pytest.raises(ModuleNotFoundError):  # no submodule of the old path (as in 0.3)
+        importlib.import_module(f"{old}.train")
+
+
+def test_importlib_and_reload_point_the_warning_at_the_caller():
+    sys.modules.pop("sia_theory.targets", None)
+    with pytest.warns(dep.SiaDeprecationWarning) as caught:
+        module = importlib.import_module("sia_theory.targets")
+    assert caught[0].filename == __file__
+    with pytest.warns(dep.SiaDeprecationWarning) as caught:
+        importlib.reload(module)
+    assert caught[0].filename == __file__
+
+
+def test_only_the_old_command_is_runnable():
+    run = subprocess.run([sys.executable, "-m", "sia_theory.targets"], capture_output=True,
+                         text=True, timeout=120, cwd=ROOT)
+    assert run.returncode == 1 and "not runnable" in run.stderr
 
 
 def test_the_old_command_module_still_runs():
@@ -59,7 +104,8 @@ def test_the_old_command_module_still_runs():
                          capture_output=True, text=True, timeout=120, cwd=ROOT,
                          env={**os.environ, "PYTHONWARNINGS": "default"})
     assert run.returncode == 0 and sia_theory.__version__ in run.stdout
-    assert "python -m sia_theory.command is deprecated; use python -m sia_theory.cli" in run.stderr
+    assert ("python -m sia_theory.command is deprecated; use python -m sia_theory (or "
+            "sia-theory)") in run.stderr
 
 
 @pytest.mark.parametrize("module, name", [(m, n) for m, names in dep.MOVED_NAMES.items()
@@ -152,3 +198,26 @@ def test_the_public_law_is_what_a_subclass_defines_without_a_warning():
                 return np.ones_like(t), -t
 
     assert NewStyle().coefficients(np.array([2.0]))[1].tolist() == [-2.0]
+
+
+def test_03_code_that_calls_the_old_law_name_still_reaches_the_right_law():
+    """``super()._affine`` from a 0.3-style subclass reaches the parent's law (no recursion),
+    and a wrapper calling ``inner._affine`` gets the inner transform's law, each with a
+    warning."""
+    import numpy as np
+
+    from sia_theory.transforms import LogN
+
+    with pytest.warns(dep.SiaDeprecationWarning):
+        class Doubled(LogN):
+            def _affine(self, t, n, h):
+                a, m = super()._affine(t, n, h)
+                return 2 * a, m
+
+    t, n = np.array([1.0]), np.array([100.0])
+    with pytest.warns(dep.SiaDeprecationWarning, match=r"calling LogN._affine|calling Doubled"):
+        a, _ = Doubled(0.4).coefficients(t, n_ctx=n)
+    assert a[0] == pytest.approx(2 * 0.4 * np.log(100.0), rel=1e-15)
+    with pytest.warns(dep.SiaDeprecationWarning, match="affine"):
+        a, _ = LogN(0.4)._affine(t, n, None)
+    assert a[0] == pytest.approx(0.4 * np.log(100.0), rel=1e-15)

@@ -96,11 +96,11 @@ def one_run(scheme, seed, train_s, needle_s, out: Path, log):
     """Pretrain, copy-test and needle-tune one ``(scheme, seed)``; append its rows."""
     from types import SimpleNamespace
 
+    from sia_theory.schemes import resolve_scheme
     from sia_theory.training.copying import copy_test
     from sia_theory.training.data import corpus as load_corpus
     from sia_theory.training.evaluation import evaluate
     from sia_theory.training.needle import accuracy_table, tune_and_evaluate
-    from sia_theory.training.schemes import resolve_scheme
     from sia_theory.training.trainer import train
 
     resolved = resolve_scheme(scheme)

@@ -191,9 +191,19 @@ def _row(c: Claim, quick: bool, seed: int) -> dict:
 
 
 def _row_in_worker(claim_id: str, quick: bool, seed: int) -> dict:
-    """:func:`_row` in a worker process, which registers every claim on import."""
+    """:func:`_row` of a claim of the package's table, in a worker process (which registers
+    every claim on import)."""
     importlib.import_module("sia_theory.claims")
     return _row(REGISTRY[claim_id], quick, seed)
+
+
+def _error_row(c: Claim, err: BaseException) -> dict:
+    """The ``ERROR`` row of a claim whose worker failed outside its check."""
+    return {"id": c.claim_id, "verdict": "ERROR", "value": float("nan"), "ci_low": float("nan"),
+            "ci_high": float("nan"), "target": float("nan"), "tolerance": float("nan"),
+            "claim": c.statement, "alternative": c.alternative,
+            "measured": f"error: {err!r}", "detail": "the check's worker process failed",
+            "seconds": float("nan")}
 
 
 def run_claims(ids=None, *, quick=False, seed=0, progress=True, jobs=1) -> pd.DataFrame:
@@ -236,15 +246,28 @@ def run_claims(ids=None, *, quick=False, seed=0, progress=True, jobs=1) -> pd.Da
             claims = progress_bar(claims, desc="paper checks", unit="claim", leave=False)
         return pd.DataFrame([_row(c, quick, seed) for c in claims], columns=COLUMNS)
     context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=min(jobs, len(claims)), mp_context=context) as pool:
-        futures = [pool.submit(_row_in_worker, c.claim_id, quick, seed) for c in claims]
+    pool = ProcessPoolExecutor(max_workers=min(jobs, len(claims)), mp_context=context)
+    try:
+        # a claim of the package's table travels by ID; another one (a user's) is pickled
+        futures = [pool.submit(_row_in_worker, c.claim_id, quick, seed)
+                   if REGISTRY.get(c.claim_id) is c else pool.submit(_row, c, quick, seed)
+                   for c in claims]
         done = as_completed(futures)
         if progress:
             done = progress_bar(done, total=len(futures), desc="paper checks", unit="claim",
                                 leave=False)
         for _ in done:
             pass
-        rows = [f.result() for f in futures]  # the selection's order
+    except BaseException:  # Ctrl-C: drop the queued checks instead of running them all
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown()
+    rows = []
+    for c, future in zip(claims, futures):  # the selection's order
+        try:
+            rows.append(future.result())
+        except Exception as err:  # the worker died or the claim could not be sent
+            rows.append(_error_row(c, err))
     return pd.DataFrame(rows, columns=COLUMNS)
 
 

@@ -13,7 +13,7 @@ factor on cos/sin, and every query temperature shipped models use.
   rotates), else ``head_dim``, else
   ``hidden_size // num_attention_heads``; ``partial_rotary_factor`` rotates the first
   ``int(D·p)`` dimensions (all of them for ``proportional``, which zeroes frequencies instead);
-* the encoding and attention factor: :func:`~sia_theory.attention.from_rope_parameters`;
+* the encoding and attention factor: :func:`~sia_theory.schemes.from_rope_parameters`;
 * query temperatures: Llama 4's ``attn_temperature_tuning`` / ``floor_scale`` / ``attn_scale``
   (``models/llama4/modeling_llama4.py``, NoPE layers only), Mistral's ``llama_4_scaling_beta``
   (``get_llama_4_attn_scale``, at the position, llama.cpp's ``f_attn_temp_offset = 0``),

@@ -15,6 +15,9 @@ import os
 import sys
 from pathlib import Path
 
+from ..transforms import ScoreModTransform, Transform
+from ..zoo import ZOO
+
 __all__ = ["TargetError", "load_transform"]
 
 
@@ -67,14 +70,12 @@ def load_transform(target: str):
     ...
     sia_theory.schemes.targets.TargetError: zoo has no member 'nope'; choose from none, ...
     """
-    from ..transforms import Transform  # start-up: numpy (sia_theory.cli imports this module)
 
     module, sep, attr = target.rpartition(":")
     if not sep or not module or not attr:
         raise TargetError(f"TARGET must be MODULE:OBJECT, FILE.py:OBJECT or zoo:NAME, got "
                            f"{target!r}")
     if module == "zoo":
-        from ..zoo import ZOO  # start-up: numpy, as above
 
         if attr not in ZOO:
             raise TargetError(f"zoo has no member {attr!r}; choose from {', '.join(ZOO)}")
@@ -104,7 +105,6 @@ def load_transform(target: str):
         if isinstance(obj, type) or not callable(obj):
             raise TargetError(f"{target} is not a sia_theory Transform or a score_mod function "
                               f"(got {type(obj).__name__})")
-        from ..transforms.score_mod import ScoreModTransform  # start-up: numpy, as above
 
         try:
             obj = ScoreModTransform(obj)

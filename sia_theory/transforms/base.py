@@ -47,6 +47,18 @@ def describe(transform) -> str:
     return text
 
 
+def _old_name_of(law):
+    """``law`` (a class's own ``affine``) under 0.3's name ``_affine``, warning when called: so
+    0.3 code that calls ``transform._affine(...)`` or ``super()._affine(...)`` still reaches
+    this class's law (until 0.5)."""
+
+    def _affine(self, t, n, h):
+        deprecated(f"calling {type(self).__name__}._affine", "affine(t, n, h)")
+        return law(self, t, n, h)
+
+    return _affine
+
+
 class Transform:
     r"""Base class: a subclass defines its law in :meth:`affine` (``affine(t, n, h) -> (a, m)``
     on float arrays), the one method a user's transform overrides; ``coefficients`` and
@@ -105,6 +117,8 @@ class Transform:
             deprecated(f"defining {cls.__qualname__}._affine", f"{cls.__qualname__}.affine, "
                        "the public name of a transform's law", frames=1)
             cls.affine = cls._affine
+        elif "affine" in vars(cls) and "_affine" not in vars(cls):
+            cls._affine = _old_name_of(vars(cls)["affine"])  # callers of 0.3's name
 
     def affine(self, t: np.ndarray, n: np.ndarray | None, h) -> tuple[np.ndarray, np.ndarray]:
         """The transform's law: the coefficients ``(a, m)`` of the logit ``L = a·S + m``.
@@ -139,6 +153,10 @@ class Transform:
             "implement affine(self, t, n, h) -> (a, m), the affine coefficients of the logit "
             "L = a*S + m as float arrays broadcastable to t (t: distances >= 0; n: number of "
             "keys the query sees, or None; h: head index, or None), and declare depends_on")
+
+    def _affine(self, t, n, h):  # 0.3's name, for callers (a subclass's own law: see above)
+        deprecated(f"calling {type(self).__name__}._affine", "affine(t, n, h)")
+        return Transform.affine(self, t, n, h)
 
     def log_moments(self, t, n_ctx=None, h=None) -> tuple[np.ndarray, np.ndarray]:
         """``(log E[e^{L_t}], E[L_t e^{L_t}] / E[e^{L_t}])`` for Gaussian base logits, i.e.

@@ -113,7 +113,7 @@ with ``offset=0``), ``Grok2Temperature(1024)`` (Grok-2), ``DeepSeekMScale(40, 1)
 (DeepSeek-V3), the product of ``DeepSeekMScale(128, 1)`` and ``mistral_temperature(0.1, 8192)``
 (Mistral-Small-4), LongRoPE's factor as ``Temperature(1 + ln 32/ln 4096)`` (Phi-3.5-mini) and
 ``Sandwich(1, 128)``. The ``linear`` and ``proportional`` RoPE types change frequencies only (no
-logit factor): they are encodings (:func:`~sia_theory.attention.from_rope_parameters`), not zoo
+logit factor): they are encodings (:func:`~sia_theory.schemes.from_rope_parameters`), not zoo
 members."""
 
 

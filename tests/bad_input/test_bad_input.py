@@ -280,7 +280,7 @@ def test_bad_value_strategies_only_draw_bad_values(kind, data):
 
 
 def test_base_transform_says_what_to_implement():
-    with pytest.raises(NotImplementedError, match=r"implement _affine\(self, t, n, h\)"):
+    with pytest.raises(NotImplementedError, match=r"implement affine\(self, t, n, h\)"):
         sia.Transform().coefficients([0, 1])
 
 

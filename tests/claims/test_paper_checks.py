@@ -248,3 +248,18 @@ def test_the_table_is_the_same_in_parallel_processes():
                                   parallel.drop(columns="seconds"))
     with pytest.raises(ValueError, match="jobs"):
         run_claims(ids, quick=True, jobs=0)
+
+
+
+@pytest.mark.slow  # spawned processes, as above
+def test_a_claim_the_workers_cannot_run_is_an_error_row_not_a_lost_table(monkeypatch):
+    """A claim registered only in this process (the workers import the package's table) gives
+    its ERROR row; the other rows are intact."""
+    from sia_theory.claims import core
+
+    extra = core.Claim("ZZ-1", "a claim of this test only", "none", lambda quick, seed: None)
+    monkeypatch.setitem(core.REGISTRY, "ZZ-1", extra)
+    table = core.run_claims(["SI-3", "ZZ-1"], quick=True, progress=False, jobs=2)
+    rows = table.set_index("id")
+    assert rows.loc["ZZ-1", "verdict"] == "ERROR" and "error" in rows.loc["ZZ-1", "measured"]
+    assert rows.loc["SI-3", "verdict"] == "PASS"

@@ -1,6 +1,7 @@
 """The package's top-level units (each subpackage and each root module) import each other without
 a loop, read from the source with ``ast`` (every ``import`` statement, those inside functions
-included, so a lazy import cannot hide a loop).
+included, so a function-level import cannot hide a loop; an ``importlib.import_module`` of a
+string is not read: the package uses it only for its lazy re-exports and the deprecated paths).
 
 The only modules left out are the deprecated ``python -m`` entry points of 0.3
 (``studies/command.py``, ``studies/train_command.py``, removed in 0.5): they run the command
