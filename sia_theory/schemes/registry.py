@@ -29,7 +29,7 @@ def si_tau(train_length: int = 8192, epsilon: float = SI_EPSILON) -> float:
     every ``t`` inside the training context. ``a_t² = 1 + 2 log(1 + t/τ)`` (SI eq. 16 with
     α = β = e^½) gives ``τ = L/(exp(((1 + ε)² − 1)/2) − 1)``, so a model that never saw a
     transform is left within ε of its trained logits where it was trained and the transform
-    grows only beyond (τ ≈ 3.5·L for ε = 0.1)."""
+    grows only beyond (τ ≈ 9.03·L for ε = 0.1)."""
     return train_length / math.expm1(((1.0 + epsilon) ** 2 - 1.0) / 2.0)
 
 

@@ -279,11 +279,6 @@ def test_bad_value_strategies_only_draw_bad_values(kind, data):
         validators[kind](value)
 
 
-def test_base_transform_says_what_to_implement():
-    with pytest.raises(NotImplementedError, match=r"implement affine\(self, t, n, h\)"):
-        sia.Transform().coefficients([0, 1])
-
-
 def test_memory_bound_names_parameter_estimate_and_limit():
     from sia_theory._infra.memory import check_memory
 

@@ -14,7 +14,6 @@ from sia_theory import (
     Temperature,
     Transform,
     jacobian_limit,
-    simulate_gaussian_logits,
     simulate_gaussian_logits_asymptotic,
     sweep,
 )
@@ -64,13 +63,6 @@ def test_a_report_is_not_drawn_for_a_folder_it_cannot_write(monkeypatch):
     with pytest.raises(ValueError, match="cannot be written|not writable"):
         report.write(READ_ONLY)
     assert not drawn
-
-
-def test_a_transform_without_coefficients_is_a_value_error():
-    with pytest.raises(ValueError, match="does not define its coefficients"):
-        simulate_gaussian_logits(Transform(), 100, [(0, 10)], 4)
-    with pytest.raises(NotImplementedError):  # still what 0.2 raised
-        Transform().coefficients([1.0])
 
 
 def test_every_float_type_of_infinity_is_the_d_to_infinity_limit():
@@ -230,19 +222,3 @@ def test_the_command_refuses_malformed_transforms_and_exiting_modules(tmp_path, 
     assert command.main(["analyze", f"{module}:alibi8", "--head", "8", "--quick", "--out",
                          str(tmp_path / "out")]) == 2
     assert "head must be an integer >= 0 and <= 7" in capsys.readouterr().err
-
-
-def test_a_head_is_read_through_at_head():
-    """A per-head analysis sees exactly that head's coefficients (the slope of ALiBi's paper,
-    2^(−8(h+1)/H), written out here)."""
-    from sia_theory import ALiBi
-    from sia_theory.transforms import AtHead, at_head
-
-    alibi = ALiBi.standard(8)
-    t = np.arange(0.0, 50.0)
-    for h in range(8):
-        a, m = at_head(alibi, h).coefficients(t)
-        np.testing.assert_array_equal(a, 1.0)
-        np.testing.assert_allclose(m, -(2.0 ** (-8 * (h + 1) / 8)) * t, rtol=1e-15)
-    assert at_head(ScaleInvariant(10), 3) == ScaleInvariant(10)  # no head: itself
-    assert "head" not in AtHead(alibi, 1).depends_on

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-ENGINES = ("gaussian", "cas", "attention", "models", "training", "sweeps", "sphere", "export")
+ENGINES = ("gaussian", "cas", "attention", "models", "training", "sweeps", "sphere", "export",
+           "transforms", "zoo", "schemes")
 
 THROUGH_PACKAGE = frozenset({"attention/rope_scaling"})
 """Test modules that exist but import their module's names through the engine package

@@ -14,7 +14,6 @@ from sia_theory import ScaleInvariant
 from sia_theory.attention import YaRNRoPE
 from sia_theory.models import corpus, runs
 from sia_theory.models import score_stats as ss
-from sia_theory.schemes import si_tau
 from sia_theory.studies import model_runs
 from sia_theory.zoo import Llama4Temperature, QwenLogN, YaRNTemperature
 
@@ -227,12 +226,6 @@ def test_identical_prefix_is_where_each_score_mod_is_the_identity():
     assert runs.identical_prefix(Llama4Temperature(8192.0, 0.1), 20_000) == 8191
     assert runs.identical_prefix(YaRNTemperature(1.0), 500) == 500
     assert runs.identical_prefix(ScaleInvariant(100.0), 500) == 1
-
-
-def test_si_tau_keeps_the_multiplier_within_epsilon_inside_the_training_context():
-    tau = si_tau(8192, 0.1)
-    a, _ = ScaleInvariant(tau).coefficients(np.array([0.0, 4096.0, 8192.0, 16384.0]))
-    assert a[2] == pytest.approx(1.1, rel=1e-12) and a[1] < 1.1 < a[3]
 
 
 def test_scheme_families_share_the_rope_prefix_and_alias_schemes_equal_to_rope():

@@ -101,15 +101,6 @@ def test_bad_settings_name_the_field(field, value):
         TrainSettings(**{field: value})
 
 
-@pytest.mark.parametrize("scheme, tau, match", [
-    ("no-such-scheme", None, "scheme"), ("si-p-rope", 0.0, "tau"), ("si-p-rope", -1, "tau"),
-    ("si-p-rope", float("inf"), "tau"), ("rope", 10.0, "tau"),
-    ("no_such_module_xyz:rule", None, "scheme"), ("zoo:logn@sideways", None, "position")])
-def test_bad_scheme_or_tau_is_a_value_error_naming_it(scheme, tau, match):
-    with pytest.raises(ValueError, match=match):
-        resolve_scheme(scheme, tau)
-
-
 def test_training_length_longer_than_the_data_is_refused_before_work(tmp_path):
     long = TrainSettings(train_length=8192, eval_multiples=(1, 16), tokenizer="bytes",
                          max_train_documents=2)

@@ -25,7 +25,7 @@ from sia_theory.attention import (
     attention_scores,
     merge_partials,
 )
-from sia_theory.transforms import DEPENDENCES, declared_dependence
+from sia_theory.transforms import DEPENDENCES
 
 N_HEADS = 3
 SUBSETS = [frozenset(c) for r in range(4) for c in itertools.combinations(sorted(DEPENDENCES), r)]
@@ -184,21 +184,6 @@ def test_declared_dependence_of_built_ins():
     assert Transform.depends_on == DEPENDENCES  # the safe default: evaluate score_mod
 
 
-@pytest.mark.parametrize("deps", [{"distance", "time"}, ("distance",), None])
-def test_bad_declared_dependence_raises_naming_it(deps):
-    class Bad(Transform):
-        depends_on = deps
-
-        def affine(self, t, n, h):
-            return np.ones_like(t), np.zeros_like(t)
-
-    q, k, v = _qkv(4, 4)
-    with pytest.raises(ValueError, match="depends_on"):
-        attention(q, k, v, score_mod=Bad())
-    with pytest.raises(ValueError, match="depends_on"):
-        declared_dependence(Bad())
-
-
 def test_head_count_is_validated_from_the_declaration():
     transform = make_user_transform(frozenset({"distance", "head"}))  # n_heads = 3
     q, k, v = (x[:, :2] for x in _qkv(4, 4))
@@ -209,10 +194,3 @@ def test_head_count_is_validated_from_the_declaration():
     # The same law without "head" declared supports any head count.
     Decoder(DecoderConfig(d_model=16, n_heads=2, transform=make_user_transform(
         frozenset({"distance"}))))
-
-
-def test_distance_only_flag_is_gone_and_warned_about():
-    assert not hasattr(ScaleInvariant(), "distance_only")
-    with pytest.warns(FutureWarning, match="depends_on"):
-        class Old(Transform):
-            distance_only = True

@@ -15,9 +15,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sia_theory import ALiBi, ScaleInvariant, ScoreModTransform, analyze
+from sia_theory import ALiBi, ScaleInvariant, analyze
 from sia_theory.attention import attention
-from sia_theory.schemes.targets import TargetError, load_transform
+from sia_theory.transforms.score_mod import ScoreModTransform
 
 ROOT = Path(__file__).resolve().parents[2]
 TAU = 10.0
@@ -139,22 +139,6 @@ def test_analyze_accepts_a_bare_score_mod_and_finds_the_si_limit():
                                                          rel=1e-4)
     with pytest.raises(ValueError, match="squared is not affine"):
         analyze(squared, quick=True, zoo=False)
-
-
-def test_load_transform_reads_a_module_function(tmp_path):
-    (tmp_path / "mods.py").write_text(
-        "import numpy as np\n\n"
-        "def si(score, b, h, q_idx, kv_idx):\n"
-        "    ell = np.log1p((q_idx - kv_idx) / 10.0)\n"
-        "    return np.sqrt(1 + 2 * ell) * score - 2 * ell\n\n"
-        "def square(score, b, h, q_idx, kv_idx):\n"
-        "    return score ** 2\n")
-    member, name = load_transform(f"{tmp_path / 'mods.py'}:si")
-    assert isinstance(member, ScoreModTransform) and name == "si"
-    a, _ = member.coefficients(np.array([0.0, 90.0]), 1000)
-    np.testing.assert_allclose(a, [1.0, math.sqrt(1 + 2 * math.log(10))], rtol=1e-14)
-    with pytest.raises(TargetError, match="square is not affine"):
-        load_transform(f"{tmp_path / 'mods.py'}:square")
 
 
 @pytest.mark.slow  # half a minute or more: make test-all

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sia_theory import ALiBi, LogN, NoScale, ScaleInvariant, Transform
+from sia_theory.transforms.standard import ALiBi, LogN, NoScale, ScaleInvariant
 
 TRANSFORMS = [NoScale(), LogN(0.4), ScaleInvariant(10.0), ScaleInvariant(0.01, 2.0, 5.0),
               ALiBi(0.25)]
@@ -63,11 +63,6 @@ def test_bad_parameters_raise_value_error_naming_them(factory, name):
         factory()
 
 
-def test_negative_distance_rejected():
-    with pytest.raises(ValueError, match="^t must"):
-        NoScale().coefficients([-1, 0])
-
-
 @settings(max_examples=60, deadline=None)
 @given(tau=st.floats(1e-3, 1e3), t=st.floats(0, 1e9))
 def test_scale_invariant_coefficients_satisfy_mean_plus_variance_identity(tau, t):
@@ -84,36 +79,3 @@ def test_non_finite_distances_and_context_lengths_rejected():
         LogN().coefficients([0], np.nan)
     with pytest.raises(ValueError, match="^h must be an integer"):
         ALiBi((1.0, 2.0)).coefficients([1], h=0.5)
-
-
-def test_user_transform_defaults_to_no_distance_fast_path():
-    """A subclass that depends on n but declares nothing gets the safe default dependence (all
-    of distance, context, head); attention then evaluates it exactly like the built-in LogN."""
-    from sia_theory.attention import attention
-
-    class MyLogN(Transform):
-        def affine(self, t, n, h):
-            return 0.4 * np.log(n) * np.ones_like(t), np.zeros_like(t)
-
-    rng = np.random.default_rng(0)
-    q, k, v = (rng.standard_normal((1, 2, 40, 8)) for _ in range(3))
-    expected = attention(q, k, v, score_mod=LogN(0.4))
-    for mod in (MyLogN(), MyLogN().score_mod):
-        np.testing.assert_allclose(attention(q, k, v, score_mod=mod), expected, rtol=0,
-                                   atol=1e-12)
-    assert MyLogN().depends_on == {"distance", "context", "head"}
-    assert ScaleInvariant().depends_on == {"distance"}
-
-
-def test_subclass_overriding_score_mod_is_honoured_by_attention():
-    from sia_theory.attention import attention
-
-    class Shifted(NoScale):
-        def score_mod(self, score, b, h, q_idx, kv_idx):
-            return score + 0.0 * q_idx - (q_idx == kv_idx) * 100.0  # never attend to yourself
-
-    rng = np.random.default_rng(1)
-    q, k, v = (rng.standard_normal((1, 1, 6, 4)) for _ in range(3))
-    out = attention(q, k, v, score_mod=Shifted())
-    # Row 1 sees keys 0 and 1; with key 1 suppressed it is (almost exactly) v[0].
-    np.testing.assert_allclose(out[0, 0, 1], v[0, 0, 0], atol=1e-30 + 1e-12)

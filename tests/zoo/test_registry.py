@@ -27,7 +27,6 @@ from sia_theory.attention import attention, attention_scores, qk_norm
 from sia_theory.gaussian.closed_forms import expected_negentropy, expected_total_attention
 from sia_theory.transforms import ALiBi, LogN, NoScale, ScaleInvariant
 from sia_theory.zoo import (
-    ZOO,
     CriticalScaling,
     DynamicYaRNTemperature,
     Llama4Temperature,
@@ -36,9 +35,9 @@ from sia_theory.zoo import (
     Temperature,
     YaRNTemperature,
     yarn_mscale,
-    zoo_table,
 )
 from sia_theory.zoo.models import DeepSeekMScale, Grok2Temperature, MultiplierProduct, Sandwich
+from sia_theory.zoo.registry import ZOO, zoo_table
 
 T = 300  # dense grid of absolute positions 0..T-1
 
