@@ -154,10 +154,6 @@ class Transform:
             "L = a*S + m as float arrays broadcastable to t (t: distances >= 0; n: number of "
             "keys the query sees, or None; h: head index, or None), and declare depends_on")
 
-    def _affine(self, t, n, h):  # 0.3's name, for callers (a subclass's own law: see above)
-        deprecated(f"calling {type(self).__name__}._affine", "affine(t, n, h)")
-        return Transform.affine(self, t, n, h)
-
     def log_moments(self, t, n_ctx=None, h=None) -> tuple[np.ndarray, np.ndarray]:
         """``(log E[e^{L_t}], E[L_t e^{L_t}] / E[e^{L_t}])`` for Gaussian base logits, i.e.
         ``(m + a²/2, m + a²)`` (SI App. B), each shaped like ``t``.
@@ -254,6 +250,9 @@ class Transform:
         t = np.abs(q_idx - kv_idx)
         a, m = self._call_affine(t, q_idx + 1.0, h)
         return a * score + m
+
+
+Transform._affine = _old_name_of(Transform.affine)  # 0.3's name, for callers
 
 
 @dataclass(frozen=True)
