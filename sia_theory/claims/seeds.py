@@ -21,7 +21,8 @@ from .core import Measurement
 
 __all__ = ["Interval", "t_interval", "paired", "losses", "leave_one_out", "LEVEL",
            "with_seed_checks", "HELD", "CONTRADICTED", "UNRESOLVED", "exceeds", "at_most",
-           "at_least", "within", "not_beaten", "combined"]
+           "at_least", "within", "not_beaten", "combined", "outcome", "RELATIONS",
+           "SubCheck", "decide"]
 
 LEVEL = 0.95
 """Two-sided level of every between-seed interval of the training claims."""
@@ -49,6 +50,14 @@ class Interval:
     def within(self, tolerance: float) -> bool:
         """Whether the whole interval lies in ``[−tolerance, tolerance]``."""
         return -tolerance <= self.low and self.high <= tolerance
+
+    @property
+    def sd(self) -> float:
+        """The per-seed standard deviation behind the interval (``half · √n / t``; ``nan`` for
+        one seed)."""
+        if self.n < 2:
+            return math.nan
+        return self.half * math.sqrt(self.n) / float(student_t.ppf(0.5 + LEVEL / 2, self.n - 1))
 
     def __str__(self) -> str:
         if not math.isfinite(self.half):
@@ -100,72 +109,160 @@ def paired(a: pd.Series, b: pd.Series, level: float = LEVEL) -> Interval:
 
 
 # --- sub-checks: held, contradicted or unresolved ----------------------------------------------
-# A row's claim is a conjunction of sub-checks, each judged on one interval. A sub-check is
-# ``HELD`` when the interval shows it, ``CONTRADICTED`` when the interval shows the opposite
-# (resolved the wrong way, or, for a claimed difference, wholly below the smallest material
-# difference), and ``UNRESOLVED`` when the interval allows both. :func:`combined` makes the row
-# FAIL on any contradiction, PASS when everything held, and UNTESTED otherwise: a comparison too
-# wide to decide is a premise unmet, not evidence against the paper.
+# A row's claim is a conjunction of sub-checks, each judged on one interval against one margin
+# that the sub-check names (the margins and their justification: docs/training.md, "The rule").
+# The rule is an equivalence-style one, the same for every relation:
+#
+# * a claimed difference ("a exceeds b"): held only when the whole interval lies beyond the
+#   margin; contradicted when it lies wholly below the margin (inside it, or the wrong way);
+# * a claimed absence ("b is not better than a"): contradicted only when the whole interval
+#   shows b better by more than the margin; held when it lies wholly below the margin;
+# * a bound (``at_most``, ``at_least``) and a band (``within``) are judged the same way against
+#   their bound;
+# * everything else (the interval straddles a margin) is unresolved.
+#
+# Two properties follow and are tested: the outcome depends on where the interval lies relative
+# to the margin only, so a difference resolved from 0 but smaller than the margin never holds a
+# claimed difference nor contradicts a claimed absence (symmetry in the margin); and shrinking an
+# interval around the same mean only moves an outcome from unresolved to decided, never from
+# held to contradicted or back (monotone in precision), so more seeds never turn an immaterial
+# gap into a difference. :func:`combined` makes the row FAIL on any contradiction, PASS when
+# everything held, and UNTESTED otherwise: a comparison too wide to decide is a premise unmet,
+# not evidence against the paper.
 
 HELD = "held"
-"""A sub-check's outcome: its interval shows the claimed relation."""
+"""A sub-check's outcome: its interval lies on the claimed side of its margin."""
 CONTRADICTED = "contradicted"
-"""A sub-check's outcome: its interval shows the opposite (resolved the wrong way, or, for a
-claimed difference, wholly below the smallest material difference)."""
+"""A sub-check's outcome: its interval lies on the other side of its margin (a claimed
+difference shown smaller than the margin or the wrong way; a claimed absence shown beaten by
+more than the margin; a bound or band shown violated)."""
 UNRESOLVED = "unresolved"
-"""A sub-check's outcome: its interval allows both the claim and its opposite."""
+"""A sub-check's outcome: its interval straddles the margin (allows the claim and its
+opposite)."""
 
 
-def _outcome(held: bool, contradicted: bool) -> str:
-    return HELD if held else CONTRADICTED if contradicted else UNRESOLVED
+def _held_contradicted(relation: str, low, high, margin):
+    """``(held, contradicted)`` boolean arrays of ``relation`` for intervals ``[low, high]``
+    (arrays or floats) and ``margin``: the one definition of every relation, used by the
+    sub-check functions and by the power analysis (:mod:`.power`)."""
+    low, high = np.asarray(low, float), np.asarray(high, float)
+    if relation in ("exceeds", "at_least"):      # claim: d > margin (or d ≥ bound)
+        return low > margin, high < margin
+    if relation in ("not_beaten", "at_most"):    # claim: d ≤ margin (or d ≤ bound)
+        return high <= margin, low > margin
+    if relation == "within":                     # claim: |d| ≤ margin
+        return (low >= -margin) & (high <= margin), (low > margin) | (high < -margin)
+    raise ValueError(f"relation must be one of {', '.join(RELATIONS)}, got {relation!r}")
 
 
-def exceeds(d: Interval, power: float) -> str:
-    """The claim ``d > 0`` (a resolved difference): held if the interval lies above 0;
-    contradicted if it lies below 0, or below ``power`` (no material difference: even its upper
-    end is smaller than the smallest material difference); else unresolved.
+RELATIONS = ("exceeds", "not_beaten", "at_most", "at_least", "within")
+"""The sub-check relations (:func:`outcome` and the functions of the same names)."""
+
+
+def outcome(relation: str, d: Interval, margin: float) -> str:
+    """The outcome of sub-check ``relation`` (one of :data:`RELATIONS`) on interval ``d``
+    against ``margin`` (``ValueError`` for an unknown relation or a margin that is not a finite
+    number; ``within`` needs a margin ``> 0``)."""
+    if not isinstance(margin, int | float) or not math.isfinite(margin):
+        raise ValueError(f"margin must be a finite number, got {margin!r}")
+    if relation == "within" and margin <= 0:
+        raise ValueError(f"margin of 'within' must be > 0, got {margin!r}")
+    held, contradicted = _held_contradicted(relation, d.low, d.high, margin)
+    return HELD if bool(held) else CONTRADICTED if bool(contradicted) else UNRESOLVED
+
+
+def exceeds(d: Interval, margin: float) -> str:
+    """The claimed difference ``d > margin`` (a material difference, ``margin > 0``): held if
+    the whole interval lies above ``margin``; contradicted if it lies wholly below it (the
+    difference is immaterial or the wrong way); else unresolved.
 
     Examples
     --------
     >>> exceeds(t_interval([0.10, 0.12, 0.11]), 0.05), exceeds(t_interval([-0.01, 0.0, 0.01]), 0.05)
     ('held', 'contradicted')
-    >>> exceeds(t_interval([-0.2, 0.1, 0.4]), 0.05), exceeds(t_interval([0.0, 0.04, 0.08]), 0.05)
-    ('unresolved', 'unresolved')
+    >>> noisy, immaterial = t_interval([-0.2, 0.1, 0.4]), t_interval([0.024, 0.025, 0.026])
+    >>> exceeds(noisy, 0.05), exceeds(immaterial, 0.05)
+    ('unresolved', 'contradicted')
     """
-    return _outcome(d.above(0.0), d.below(0.0) or d.high < power)
+    return outcome("exceeds", d, margin)
 
 
 def at_most(d: Interval, bound: float) -> str:
     """The one-sided claim ``d ≤ bound``: held if the whole interval is at most ``bound``,
     contradicted if it lies wholly above it."""
-    return _outcome(d.high <= bound, d.above(bound))
+    return outcome("at_most", d, bound)
 
 
 def at_least(d: Interval, bound: float) -> str:
-    """The one-sided claim ``d ≥ bound``: held if the whole interval is at least ``bound``,
+    """The one-sided claim ``d ≥ bound``: held if the whole interval lies above ``bound``,
     contradicted if it lies wholly below it."""
-    return _outcome(d.low >= bound, d.below(bound))
+    return outcome("at_least", d, bound)
 
 
 def within(d: Interval, tolerance: float) -> str:
     """The two-sided claim ``|d| ≤ tolerance``: held if the whole interval is inside
     ``[−tolerance, tolerance]``, contradicted if it lies wholly outside on one side."""
-    return _outcome(d.within(tolerance), d.above(tolerance) or d.below(-tolerance))
+    return outcome("within", d, tolerance)
 
 
-def not_beaten(d: Interval, power: float) -> str:
-    """The absence claim "the other is not better" on ``d`` = ours minus the other: contradicted
-    if the interval lies above 0 (the other resolved better); held if it lies below 0 or at most
-    ``power`` (the other is better by less than the smallest material difference, if at all);
-    else unresolved.
+def not_beaten(d: Interval, margin: float) -> str:
+    """The claimed absence "the other is not better by more than ``margin``" on ``d`` = ours
+    minus the other (lower is better): contradicted if the whole interval lies above ``margin``
+    (the other resolved better by more than the margin); held if it lies wholly at or below
+    ``margin``; else unresolved. The mirror of :func:`exceeds`: a resolved difference smaller
+    than the margin holds the absence.
 
     Examples
     --------
     >>> tie, ahead = t_interval([-0.01, 0.0, 0.01]), t_interval([0.0, 0.04, 0.08])
     >>> not_beaten(tie, 0.05), not_beaten(ahead, 0.05)
     ('held', 'unresolved')
+    >>> not_beaten(t_interval([0.024, 0.025, 0.026]), 0.05)  # resolved, but immaterial
+    'held'
     """
-    return _outcome(not d.above(0.0) and (d.below(0.0) or d.high <= power), d.above(0.0))
+    return outcome("not_beaten", d, margin)
+
+
+_SHOWN = {"exceeds": "> {m:g}", "not_beaten": "≤ {m:g}", "at_most": "≤ {m:g}",
+          "at_least": "≥ {m:g}", "within": "inside ±{m:g}"}
+
+
+@dataclass(frozen=True)
+class SubCheck:
+    """One sub-check of a row: the claim that ``interval`` stands in ``relation`` (one of
+    :data:`RELATIONS`) to ``margin``; :attr:`outcome` is held, contradicted or unresolved
+    (:func:`outcome`). The power analysis (:mod:`.power`) reads the same objects from a
+    pilot."""
+
+    name: str
+    relation: str
+    interval: Interval
+    margin: float
+
+    def __post_init__(self):
+        if self.relation not in RELATIONS:
+            raise ValueError(f"relation must be one of {', '.join(RELATIONS)}, got "
+                             f"{self.relation!r}")
+
+    @property
+    def outcome(self) -> str:
+        """Held, contradicted or unresolved (:func:`outcome`)."""
+        return outcome(self.relation, self.interval, self.margin)
+
+    def __str__(self) -> str:
+        return (f"{self.name} {self.interval} (claim "
+                f"{_SHOWN[self.relation].format(m=self.margin)}: {self.outcome})")
+
+
+def decide(subchecks) -> tuple:
+    """``(verdict, text)`` of a conjunction of :class:`SubCheck` (:func:`combined` of their
+    outcomes; the text lists every sub-check with its interval, claim and outcome)."""
+    subchecks = list(subchecks)
+    names = [c.name for c in subchecks]
+    if len(set(names)) != len(names):
+        raise ValueError(f"subchecks must have distinct names, got {names}")
+    v, text = combined({c.name: c.outcome for c in subchecks})
+    return v, text + " Intervals: " + "; ".join(str(c) for c in subchecks) + "."
 
 
 def combined(checks: dict) -> tuple:

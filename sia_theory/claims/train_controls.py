@@ -1,6 +1,6 @@
 """Negative controls of TRAIN-1 … TRAIN-5 (:mod:`.train`): synthetic per-seed tables that follow
 each claim except for the alternative it rejects, the near ones (20 % beyond a tolerance or a
-resolution) included, each fed to the row's decision function, which must say ``FAIL``. Every
+margin) included, each fed to the row's decision function, which must say ``FAIL``. Every
 alternative is resolved (its interval decides the sub-check the wrong way); an alternative the
 intervals cannot decide makes the row ``UNTESTED``, which the tests check separately.
 
@@ -8,8 +8,9 @@ intervals cannot decide makes the row ``UNTESTED``, which the tests check separa
 from L to 16L, a shared seed effect (the same for every scheme of a seed, as a common
 initialisation would give) and a scheme's own seed noise of ``noise`` nats (a fixed pattern over
 the four seeds, its own per scheme and at L and beyond), so paired differences and
-rises have a finite spread; each near alternative is placed relative to the resolution of its
-own comparison in the unaltered table (:func:`resolution`).
+rises have a finite spread; each near alternative is placed 20 % beyond the margin or
+tolerance of its sub-check (:data:`.train.MARGIN` and the others), with a seed noise of
+``_TIGHT`` so that its interval resolves it.
 """
 
 from __future__ import annotations
@@ -22,8 +23,8 @@ from .seeds import losses, paired
 from .train import (
     BLOWUP,
     FLAT_TOL,
+    MARGIN,
     NEAR_TOL,
-    POWER,
     SCHEMES5,
     decide_train1,
     decide_train2,
@@ -103,9 +104,6 @@ _BASE = synthetic_frame()
 _TIGHT = 0.001  # nats: seed noise of the "20 % beyond a tolerance" tables (a narrow interval)
 
 
-def _res(a, b, multiple, tau_a=10.0, tau_b=10.0):
-    return resolution(_BASE, a, b, multiple, tau_a, tau_b)
-
 
 negative_control("TRAIN-1")(lambda: decide_train1(synthetic_frame(
     rise={("si-p-rope", 10.0): 0.5})))
@@ -118,32 +116,34 @@ negative_control("TRAIN-1", "NoPE rise 20 % short of a blow-up")(
     lambda: decide_train1(synthetic_frame(rise={("nope", None): 0.8 * BLOWUP}, noise=_TIGHT)))
 negative_control("TRAIN-2")(lambda: decide_train2(synthetic_frame(
     rise={("logn-p-rope", None): -0.1})))
-negative_control("TRAIN-2", "the learned LogN 20 % beyond the resolution below SI at 16L")(
-    lambda: decide_train2(synthetic_frame(rise={("logn-p-rope-learned", None): -1.2 * _res(
-        "si-p-rope", "logn-p-rope-learned", 16, 10.0, None)})))
-_ABOVE_L = 1.2 * _res("si-p-rope", "p-rope", 1, 10.0, None)
-negative_control("TRAIN-2", "SI 20 % beyond the resolution above p-RoPE at L")(
+negative_control("TRAIN-2", "the learned LogN 20 % beyond the margin below SI at 16L")(
+    lambda: decide_train2(synthetic_frame(rise={("logn-p-rope-learned", None): -1.2 * MARGIN},
+                                          noise=_TIGHT)))
+negative_control("TRAIN-2", "SI 20 % beyond the margin above p-RoPE at L")(
     # SI raised at L only (its 16L loss unchanged: the rise lowered by the same amount)
-    lambda: decide_train2(synthetic_frame(at_l={("si-p-rope", 10.0): 3.9 + _ABOVE_L},
-                                          rise={("si-p-rope", 10.0): -_ABOVE_L})))
+    lambda: decide_train2(synthetic_frame(at_l={("si-p-rope", 10.0): 3.9 + 1.2 * MARGIN},
+                                          rise={("si-p-rope", 10.0): -1.2 * MARGIN},
+                                          noise=_TIGHT)))
 negative_control("TRAIN-3")(lambda: decide_train3(synthetic_frame(
     rise={("si-rope", 10.0): 0.0})))
-negative_control("TRAIN-3", "SI + RoPE resolved below SI + p-RoPE at 16L by 20 % of POWER")(
-    lambda: decide_train3(synthetic_frame(rise={("si-rope", 10.0): -0.2 * POWER},
+negative_control("TRAIN-3", "SI + RoPE worse than SI + p-RoPE at 16L by only 80 % of the margin")(
+    lambda: decide_train3(synthetic_frame(rise={("si-rope", 10.0): 0.8 * MARGIN},
                                           noise=_TIGHT)))
 negative_control("TRAIN-3", "SI + RoPE 20 % beyond the near tolerance at L")(
     lambda: decide_train3(synthetic_frame(at_l={("si-rope", 10.0): 3.9 + 1.2 * NEAR_TOL},
                                           noise=_TIGHT)))
-negative_control("TRAIN-3", "SI + NoPE level with SI + p-RoPE at L (a tie resolved to POWER)")(
-    lambda: decide_train3(synthetic_frame(at_l={("si-nope", 10.0): 3.9})))
+negative_control("TRAIN-3", "SI + NoPE worse than SI + p-RoPE at L by only 80 % of the margin")(
+    lambda: decide_train3(synthetic_frame(at_l={("si-nope", 10.0): 3.9 + 0.8 * MARGIN},
+                                          noise=_TIGHT)))
 negative_control("TRAIN-3", "SI + NoPE rising 20 % beyond the flat tolerance")(
     lambda: decide_train3(synthetic_frame(rise={("si-nope", 10.0): 1.2 * FLAT_TOL},
                                           noise=_TIGHT)))
 negative_control("TRAIN-4")(lambda: decide_train4(synthetic_frame(
     rise={("si-p-rope", 1.0): -0.1})))
-negative_control("TRAIN-4", "τ = 1 20 % beyond the resolution below τ = 10 at 16L")(
-    lambda: decide_train4(synthetic_frame(rise={("si-p-rope", 10.0): 0.0, (
-        "si-p-rope", 1.0): -1.2 * _res("si-p-rope", "si-p-rope", 16, 10.0, 1.0)})))
+negative_control("TRAIN-4", "τ = 1 20 % beyond the margin below τ = 10 at 16L")(
+    lambda: decide_train4(synthetic_frame(rise={("si-p-rope", 10.0): 0.0,
+                                                ("si-p-rope", 1.0): -1.2 * MARGIN},
+                                          noise=_TIGHT)))
 negative_control("TRAIN-5")(lambda: decide_train5(*synthetic_fig1(swap=True)))
 negative_control("TRAIN-5", "SI's recent-token attention 20 % below LogN's")(
     lambda: decide_train5(*synthetic_fig1(si_recent_scale=0.8)))

@@ -146,17 +146,17 @@ TWENTY_PERCENT = {
                 ("SI rise 20 % beyond the flat tolerance", "p-RoPE rise 20 % short of a blow-up",
                  "NoPE rise 20 % short of a blow-up"), ""),
     "TRAIN-2": ("SI + p-RoPE minus each other at 16L and minus p-RoPE at L (paired t intervals)",
-                ("the learned LogN 20 % beyond the resolution below SI at 16L",
-                 "SI 20 % beyond the resolution above p-RoPE at L"), ""),
+                ("the learned LogN 20 % beyond the margin below SI at 16L",
+                 "SI 20 % beyond the margin above p-RoPE at L"), ""),
     "TRAIN-3": ("SI + RoPE − SI + p-RoPE at 16L and L, SI + NoPE − SI + p-RoPE at L, SI + NoPE's "
                 "rise (paired t intervals)",
-                ("SI + RoPE resolved below SI + p-RoPE at 16L by 20 % of POWER",
+                ("SI + RoPE worse than SI + p-RoPE at 16L by only 80 % of the margin",
                  "SI + RoPE 20 % beyond the near tolerance at L",
                  "SI + NoPE rising 20 % beyond the flat tolerance"),
-                "a claimed difference's nearest resolved alternative is a tie resolved to POWER "
-                "or a difference resolved the other way, each a named control"),
+                "a claimed difference's nearest alternative is a difference resolved inside the "
+                "margin (80 % of it), a named control"),
     "TRAIN-4": ("τ = 10 minus each other τ at 16L (paired t intervals)",
-                ("τ = 1 20 % beyond the resolution below τ = 10 at 16L",), ""),
+                ("τ = 1 20 % beyond the margin below τ = 10 at 16L",), ""),
     "TRAIN-5": ("the orderings of the Fig. 1 statistics between schemes",
                 ("SI's recent-token attention 20 % below LogN's",), ""),
     "TRAIN-6": ("the needle accuracies at L and 16L against the hold / lose bounds",

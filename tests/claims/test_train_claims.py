@@ -50,18 +50,18 @@ CONTRADICTS = {  # each TRAIN-1 … 4 control → the one sub-check it is built 
     ("TRAIN-1", "p-RoPE rise 20 % short of a blow-up"): "p-RoPE blows up",
     ("TRAIN-1", "NoPE rise 20 % short of a blow-up"): "NoPE blows up",
     ("TRAIN-2", STATED): "logn-p-rope at 16L",
-    ("TRAIN-2", "the learned LogN 20 % beyond the resolution below SI at 16L"):
+    ("TRAIN-2", "the learned LogN 20 % beyond the margin below SI at 16L"):
         "logn-p-rope-learned at 16L",
-    ("TRAIN-2", "SI 20 % beyond the resolution above p-RoPE at L"): "p-RoPE at L",
+    ("TRAIN-2", "SI 20 % beyond the margin above p-RoPE at L"): "p-RoPE at L",
     ("TRAIN-3", STATED): "SI + RoPE worse at 16L",
-    ("TRAIN-3", "SI + RoPE resolved below SI + p-RoPE at 16L by 20 % of POWER"):
+    ("TRAIN-3", "SI + RoPE worse than SI + p-RoPE at 16L by only 80 % of the margin"):
         "SI + RoPE worse at 16L",
     ("TRAIN-3", "SI + RoPE 20 % beyond the near tolerance at L"): "SI + RoPE near at L",
-    ("TRAIN-3", "SI + NoPE level with SI + p-RoPE at L (a tie resolved to POWER)"):
+    ("TRAIN-3", "SI + NoPE worse than SI + p-RoPE at L by only 80 % of the margin"):
         "SI + NoPE worse at L",
     ("TRAIN-3", "SI + NoPE rising 20 % beyond the flat tolerance"): "SI + NoPE flat",
     ("TRAIN-4", STATED): "τ = 1",
-    ("TRAIN-4", "τ = 1 20 % beyond the resolution below τ = 10 at 16L"): "τ = 1",
+    ("TRAIN-4", "τ = 1 20 % beyond the margin below τ = 10 at 16L"): "τ = 1",
 }
 
 
@@ -108,15 +108,15 @@ def _wide_for(scheme, noise=0.06, **change):
 
 
 @pytest.mark.parametrize("scheme, change, check", [
-    ("si-rope", {"rise": {("si-rope", 10.0): 0.8 * T.POWER}}, "SI + RoPE worse at 16L"),
-    ("si-nope", {"at_l": {("si-nope", 10.0): 3.9 + 0.8 * T.POWER}}, "SI + NoPE worse at L"),
+    ("si-rope", {"rise": {("si-rope", 10.0): 1.3 * T.MARGIN}}, "SI + RoPE worse at 16L"),
+    ("si-nope", {"at_l": {("si-nope", 10.0): 3.9 + 1.3 * T.MARGIN}}, "SI + NoPE worse at L"),
     ("si-rope", {"at_l": {("si-rope", 10.0): 3.9 + 0.8 * T.NEAR_TOL}}, "SI + RoPE near at L")])
 def test_train3_a_sub_check_the_seeds_cannot_decide_is_untested_not_failed(scheme, change,
                                                                            check):
-    """Seed noise of 0.06 nats on one scheme (paired half-width ≈ 0.095 > POWER): the changed
+    """Seed noise of 0.06 nats on one scheme (paired half-width ≈ 0.095 > MARGIN): the changed
     comparison's interval shows neither the claim nor its opposite, nothing is contradicted,
     so TRAIN-3 is UNTESTED and names it; with that scheme's noise at 0.001 nats the same table
-    is decided (PASS: the change is a smaller but resolved difference, or inside the near
+    is decided (PASS: the change is a difference resolved beyond the margin, or inside the near
     tolerance)."""
     m = T.decide_train3(_wide_for(scheme, **change))
     assert m.verdict == "UNTESTED", m.detail
@@ -124,10 +124,12 @@ def test_train3_a_sub_check_the_seeds_cannot_decide_is_untested_not_failed(schem
     assert T.decide_train3(C.synthetic_frame(noise=0.001, **change)).verdict == "PASS"
 
 
-def test_train2_a_difference_inside_its_resolution_passes():
-    half = C.resolution(C.synthetic_frame(), "si-p-rope", "alibi", 16, 10.0, None)
-    tie = C.synthetic_frame(rise={("alibi", None): -0.5 * half})
-    assert T.decide_train2(tie).verdict == "PASS"
+def test_train2_a_resolved_difference_inside_the_margin_passes():
+    """ALiBi resolved better than SI at 16L, by half the margin: not a material difference."""
+    tie = C.synthetic_frame(rise={("alibi", None): -0.5 * T.MARGIN}, noise=0.001)
+    d = C.resolution(tie, "si-p-rope", "alibi", 16, 10.0, None)
+    assert 0 < d < 0.5 * T.MARGIN  # resolved from 0 ...
+    assert T.decide_train2(tie).verdict == "PASS"  # ... and still not beaten
 
 
 def test_single_seed_tables_resolve_nothing():
@@ -145,31 +147,84 @@ def test_single_seed_tables_resolve_nothing():
 @pytest.mark.parametrize("decide, key, label", [
     (T.decide_train4, ("si-p-rope", 1.0), "τ = 1"),
     (T.decide_train2, ("alibi", None), "alibi at 16L")])
-def test_an_absence_claim_on_comparisons_reaching_past_power_is_untested(decide, key, label):
+def test_an_absence_claim_on_comparisons_reaching_past_the_margin_is_untested(decide, key, label):
     """τ = 1 (ALiBi) level with SI at 16L, seed noise of 0.1 nats (ALiBi: on its runs alone):
-    the paired interval reaches beyond ±POWER, so "none is better by a material difference" is
+    the paired interval reaches beyond ±MARGIN, so "none is better by a material difference" is
     not shown and the row names the comparison unresolved; with 0.005 nats of noise the same
     table passes."""
     level = {key: 0.0, ("si-p-rope", 10.0): 0.0}
     wide = (C.synthetic_frame(rise=level, noise=0.1) if key[0] == "si-p-rope"
             else _wide_for(key[0], noise=0.1, rise=level))
     m = decide(wide)
-    assert m.verdict == "UNTESTED" and str(T.POWER) in m.detail
+    assert m.verdict == "UNTESTED" and str(T.MARGIN) in m.detail
     assert label in m.detail.split("unresolved: ")[1].split(";")[0]
     assert decide(C.synthetic_frame(rise=level, noise=0.005)).verdict == "PASS"
 
 
-def test_the_power_rule_reads_the_interval_s_end_not_its_width():
-    """A difference of 0.045 [−0.001, +0.091] over 5 seeds is not "no material difference"
-    (TRAIN-3: unresolved, not contradicted), and τ = 1 ahead of τ = 10 by the same is not "τ = 10
-    is best" (TRAIN-4: unresolved, not held), although the interval's half-width (0.046) is
-    below POWER."""
+def test_the_margin_rule_reads_the_interval_s_ends_against_the_margin_not_against_0():
+    """A difference resolved from 0 (+0.029 [+0.013, +0.045]) whose interval straddles the
+    margin is neither a material difference nor shown immaterial: unresolved both as a claimed
+    difference and as a claimed absence."""
     from sia_theory.claims.seeds import UNRESOLVED, exceeds, not_beaten, t_interval
 
-    d = t_interval([-0.005, 0.03, 0.045, 0.06, 0.095])
-    assert d.half < T.POWER and d.high > T.POWER
-    assert exceeds(d, T.POWER) == UNRESOLVED
-    assert not_beaten(d, T.POWER) == UNRESOLVED
+    d = t_interval([0.012, 0.02, 0.03, 0.038, 0.045])
+    assert d.low > 0 and d.low < T.MARGIN < d.high
+    assert exceeds(d, T.MARGIN) == UNRESOLVED
+    assert not_beaten(d, T.MARGIN) == UNRESOLVED
+
+
+# For every row: a difference resolved from 0 but not from its margin decides nothing
+RESOLVED_BUT_IMMATERIAL = {
+    "TRAIN-1": (T.decide_train1, {"rise": {("si-p-rope", 10.0): T.FLAT_TOL}},
+                ("si-p-rope", "si-p-rope", 16, 10.0, 10.0)),
+    "TRAIN-2": (T.decide_train2, {"rise": {("alibi", None): -T.MARGIN}},
+                ("si-p-rope", "alibi", 16, 10.0, None)),
+    "TRAIN-3": (T.decide_train3, {"rise": {("si-rope", 10.0): T.MARGIN}},
+                ("si-rope", "si-p-rope", 16, 10.0, 10.0)),
+    "TRAIN-4": (T.decide_train4, {"rise": {("si-p-rope", 10.0): 0.0,
+                                           ("si-p-rope", 1.0): -T.MARGIN}},
+                ("si-p-rope", "si-p-rope", 16, 10.0, 1.0)),
+}
+
+
+@pytest.mark.parametrize("row", sorted(RESOLVED_BUT_IMMATERIAL))
+def test_a_difference_resolved_from_0_but_not_from_its_margin_is_neither_pass_nor_fail(row):
+    decide, change, (a, b, multiple, tau_a, tau_b) = RESOLVED_BUT_IMMATERIAL[row]
+    frame = C.synthetic_frame(noise=0.01, **change)
+    d = paired(losses(frame, a, multiple, tau_a), losses(frame, b, multiple, tau_b))
+    if row == "TRAIN-1":  # the rise of SI + p-RoPE: L against 16L of the same scheme
+        d = paired(losses(frame, a, 16, 10.0), losses(frame, a, 1, 10.0))
+    assert (d.low > 0 or d.high < 0) and d.half > 0.1 * T.MARGIN  # resolved from 0, not tight
+    assert decide(frame).verdict == "UNTESTED", decide(frame).detail
+
+
+MONOTONE_CASES = [  # means off their margins (at a margin exactly nothing is ever decided)
+    ("TRAIN-1", T.decide_train1, {}),
+    ("TRAIN-1", T.decide_train1, {"rise": {("si-p-rope", 10.0): 1.1 * T.FLAT_TOL}}),
+    ("TRAIN-1", T.decide_train1, {"rise": {("si-p-rope", 10.0): 0.9 * T.FLAT_TOL}}),
+    ("TRAIN-2", T.decide_train2, {}),
+    ("TRAIN-2", T.decide_train2, {"rise": {("alibi", None): -1.2 * T.MARGIN}}),
+    ("TRAIN-2", T.decide_train2, {"rise": {("alibi", None): -0.8 * T.MARGIN}}),
+    ("TRAIN-3", T.decide_train3, {}),
+    ("TRAIN-3", T.decide_train3, {"rise": {("si-rope", 10.0): 0.8 * T.MARGIN}}),
+    ("TRAIN-3", T.decide_train3, {"rise": {("si-rope", 10.0): 1.2 * T.MARGIN}}),
+    ("TRAIN-4", T.decide_train4, {}),
+    ("TRAIN-4", T.decide_train4, {"rise": {("si-p-rope", 10.0): 0.0,
+                                           ("si-p-rope", 1.0): -1.2 * T.MARGIN}}),
+    ("TRAIN-4", T.decide_train4, {"rise": {("si-p-rope", 10.0): 0.0,
+                                           ("si-p-rope", 1.0): -0.8 * T.MARGIN}})]
+
+
+@pytest.mark.parametrize("row, decide, change", MONOTONE_CASES)
+def test_verdicts_are_monotone_in_precision(row, decide, change):
+    """The same means with less and less seed noise: the verdict may go from UNTESTED to PASS
+    or FAIL, never from PASS to FAIL or back, never back to UNTESTED."""
+    verdicts = [decide(C.synthetic_frame(noise=sd, **change)).verdict
+                for sd in (0.3, 0.1, 0.05, 0.03, 0.02, 0.01, 0.005, 0.002, 0.001, 0.0003)]
+    decided_ = [v for v in verdicts if v != "UNTESTED"]
+    assert decided_, verdicts  # the tightest table decides
+    first = verdicts.index(decided_[0])
+    assert set(verdicts[first:]) == {decided_[0]}, verdicts
 
 
 def _mean_rule(frame):
@@ -195,7 +250,7 @@ def test_a_verdict_that_flips_with_a_seed_left_out_is_untested():
     m = with_seed_checks(T.decide_train1(frame), frame, T.decide_train1)
     assert m.verdict == "UNTESTED" and "without seed 3 PASS" in m.detail
     assert "unresolved: SI + p-RoPE flat" in m.detail
-    three = C.synthetic_frame()
+    three = C.synthetic_frame(noise=0.005)
     three = three[three["seed"] < 3]  # two seeds left: t(0.975, 1) = 12.7
     m = with_seed_checks(T.decide_train2(three), three, T.decide_train2)
     assert m.verdict == "PASS" and "with 2 seeds left no leave-one-out decision" in m.detail
