@@ -13,7 +13,7 @@ import figure_claims as fc
 
 from sia_theory.cli.scripts import FIGURE_FAMILIES
 
-VERDICTS = ("PASS", "FAIL", "DIVERGES", "UNTESTED", "INFO", "ERROR")
+VERDICTS = ("PASS", "FAIL", "DIVERGES", "UNTESTED", "UNDERPOWERED", "INFO", "ERROR")
 FAMILIES = {"SI": "Scale-invariant attention (SI)", "CAS": "Critical attention scaling (CAS)",
             "INA": "InAttention (INA)", "REF": "The attention reference (REF)",
             "EXT": "Beyond the papers (EXT)", "TRAIN": "Training (TRAIN)",
@@ -81,6 +81,10 @@ def claims_page(root: Path) -> str:
         "on was not met (for example the models never learned the task whose transfer the claim "
         "is about), and the row names that premise (neither support nor contradiction; not a "
         "failure) |",
+        f"| {badge('UNDERPOWERED')} | the experiment was not run at a size that can decide the "
+        "claim: its unresolved comparisons need more seeds than were run, by the power analysis "
+        "of a pilot (the row names them and the seeds each needs; neither support nor "
+        "contradiction) |",
         f"| {badge('INFO')} | reported without a verdict |",
         f"| {badge('ERROR')} | the check itself crashed (exit status 1) |", "",
         "Every check is a study (the library function that also draws the claim's figure) "

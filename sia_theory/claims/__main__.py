@@ -1,7 +1,7 @@
 """``python -m sia_theory.claims [--quick] [--seed S] [--only ID,ID] [--jobs N] [--out DIR]`` (also
 ``sia-theory check`` and, in the repository, ``python -m paper_checks``); exit 1 on a FAIL or
-ERROR row (DIVERGES, UNTESTED and INFO rows are findings, not failures), exit 2 on a usage
-error.
+ERROR row (DIVERGES, UNTESTED, UNDERPOWERED and INFO rows are findings, not failures), exit 2
+on a usage error.
 
 Every argument (the seed range, the output folder, the claim IDs) is checked before the first
 check runs and before the progress bar: a usage error prints one line, writes nothing and exits
@@ -62,7 +62,9 @@ def main(argv=None, prog: str = "python -m sia_theory.claims") -> int:
     print(f"table written to {md}")
     print(f"other rows: {int(counts.get('DIVERGES', 0))} DIVERGES (the paper is contradicted, "
           f"with evidence), {int(counts.get('UNTESTED', 0))} UNTESTED (a premise of the "
-          f"experiment unmet, named in the row), {int(counts.get('INFO', 0))} INFO")
+          f"experiment unmet, named in the row), {int(counts.get('UNDERPOWERED', 0))} "
+          f"UNDERPOWERED (not run at a size that can decide it), "
+          f"{int(counts.get('INFO', 0))} INFO")
     print(f"claims: {passed} passed, {failed} failed")
     return 1 if failed else 0
 

@@ -28,13 +28,17 @@ from sia_theory._infra.io import write_set
 from sia_theory._infra.progress import progress_bar
 from sia_theory._infra.validate import check_int
 
-VERDICTS = ("PASS", "FAIL", "DIVERGES", "UNTESTED", "INFO")
+VERDICTS = ("PASS", "FAIL", "DIVERGES", "UNTESTED", "UNDERPOWERED", "INFO")
 """``PASS``: the measurement supports the claim. ``FAIL``: it does not. ``DIVERGES``: the paper's
 statement is contradicted by the measurement and the row says how (an honest finding, not a
 defect of the toolkit). ``UNTESTED``: a premise of the experiment was not met (for example the
 models never learned the task whose transfer the claim is about), so the measurement can neither
-support nor contradict the claim; the row names the unmet premise. ``INFO``: reported without
-judging. A check that crashes is an ``ERROR`` row, written by the runner."""
+support nor contradict the claim; the row names the unmet premise. ``UNDERPOWERED``: the
+experiment was not run at a size that can decide the claim (a trained row whose unresolved
+comparisons need more seeds than were run, by the power analysis of a pilot:
+:mod:`sia_theory.claims.power`), so it decides nothing; the row names the comparisons and the
+seeds they need. ``INFO``: reported without judging. A check that crashes is an ``ERROR`` row,
+written by the runner."""
 
 NAN = float("nan")
 """Not a number: the default of every number of a :class:`Measurement` a check does not
@@ -301,7 +305,9 @@ def to_markdown(table: pd.DataFrame, *, quick: bool, seed: int) -> str:
     lines = [f"# Paper claims: {mode} run, seed {seed}", "",
              "Verdicts: PASS (the measurement supports the claim), FAIL (it does not), DIVERGES "
              "(the paper's statement is contradicted and the row says how), UNTESTED (a premise "
-             "of the experiment was not met, named in the row: the claim was not tested), INFO "
+             "of the experiment was not met, named in the row: the claim was not tested), "
+             "UNDERPOWERED (not run at a size that can decide it: the comparisons it names "
+             "need more seeds than were run), INFO "
              "(reported, not judged), ERROR (the check crashed). Each row names the alternative "
              "law it rejects; a negative-control test feeds that law to the row's decision "
              "function and sees FAIL.", "",

@@ -36,6 +36,7 @@ from sia_theory.studies.train_attention_stats import AttentionStatsSettings, tra
 from sia_theory.studies.train_grid import TABLE1_ROWS, TAU_SWEEP, figure_grid, train_grid
 
 from .core import Measurement, claim, verdict
+from .power import sized
 from .seeds import (
     LEVEL,
     Interval,
@@ -121,13 +122,18 @@ def grid_validation(quick: bool, seed: int) -> pd.DataFrame:
     return grid_frames(quick, seed)["final"]
 
 
-def decided(decide, quick, seed) -> Measurement:
+def decided(decide, quick, seed, row=None, subchecks=None) -> Measurement:
     """``decide`` on the grid's last checkpoint with the seed, checkpoint and document-kind
-    checks of :func:`.seeds.with_seed_checks`, then :func:`judged`."""
+    checks of :func:`.seeds.with_seed_checks`, sized by the power analysis
+    (:func:`.power.sized`: an unresolved row whose comparisons need more seeds than were run is
+    ``UNDERPOWERED``) when ``row`` and its ``subchecks`` function are given, then
+    :func:`judged`."""
     f = grid_frames(bool(quick), seed)
     kinds = {k: v for k, v in f.items() if k not in ("final", "earlier")}
-    return judged(with_seed_checks(decide(f["final"]), f["final"], decide, f["earlier"], kinds),
-                  quick)
+    m = with_seed_checks(decide(f["final"]), f["final"], decide, f["earlier"], kinds)
+    if row is not None:
+        m = sized(m, row, subchecks(f["final"]), _seeds(f["final"]))
+    return judged(m, quick)
 
 
 def _rise(frame, scheme, tau=10.0, top=16) -> Interval:
@@ -352,7 +358,7 @@ def judged(m: Measurement, quick: bool) -> Measurement:
        alternative="SI + p-RoPE rises beyond L like p-RoPE")
 def train_1(quick, seed):
     """SI Table 1 / Fig. 3 (figures/train_table1)."""
-    return decided(decide_train1, quick, seed)
+    return decided(decide_train1, quick, seed, "TRAIN-1", subchecks_train1)
 
 
 @claim("TRAIN-2", "Table 1 / Fig. 3: SI + p-RoPE is the best scheme at 16L and not worse than "
@@ -360,7 +366,7 @@ def train_1(quick, seed):
        alternative="another scheme beats SI + p-RoPE at 16L (e.g. LogN + p-RoPE lower)")
 def train_2(quick, seed):
     """SI Table 1 (figures/train_table1)."""
-    return decided(decide_train2, quick, seed)
+    return decided(decide_train2, quick, seed, "TRAIN-2", subchecks_train2)
 
 
 @claim("TRAIN-3", "Fig. 8 / App. I.3: under SI, p-RoPE beats RoPE at 16L while nearly matching "
@@ -368,7 +374,7 @@ def train_2(quick, seed):
        alternative="SI + RoPE generalises as well as SI + p-RoPE")
 def train_3(quick, seed):
     """SI App. I.3 (figures/train_si_positions)."""
-    return decided(decide_train3, quick, seed)
+    return decided(decide_train3, quick, seed, "TRAIN-3", subchecks_train3)
 
 
 @claim("TRAIN-4", "Fig. 5 / App. H: of τ ∈ {0.1, 1, 10, 100}, SI + p-RoPE with τ = 10 is best "
@@ -376,7 +382,7 @@ def train_3(quick, seed):
        alternative="another τ (e.g. τ = 1) clearly best at 16L")
 def train_4(quick, seed):
     """SI Fig. 5 (figures/train_tau)."""
-    return decided(decide_train4, quick, seed)
+    return decided(decide_train4, quick, seed, "TRAIN-4", subchecks_train4)
 
 
 @claim("TRAIN-5", "Fig. 1 bottom row: the trained models' attention (no scaling, LogN, SI; "

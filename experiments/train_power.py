@@ -1,0 +1,82 @@
+"""Power before runs: the seeds each sub-check of TRAIN-1 … 4 needs to be decided at its margin
+(:mod:`sia_theory.claims.power`), from the committed pilots: the CPU grid of 0.4
+(``figures/train_table1_checkpoints.csv``: the eight Table 1 rows, 3 seeds) and the GPU grid
+(``figures/train_gpu_grid/checkpoints.csv``: every run of the grid, 5 seeds), each at its last
+checkpoint, pooled validation documents. Neither pilot decides a verdict: the deciding runs are
+trained on another corpus after the margins and this table were committed.
+
+Writes ``train_power.csv`` (one line per pilot, row and sub-check) and prints the dictionary
+:data:`sia_theory.claims.power.SEEDS_NEEDED` (the CPU pilot where it has the runs, else the
+GPU one). ``--quick`` judges TRAIN-1 on the CPU pilot only (seconds).
+"""
+
+import argparse
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from sia_theory.claims import train as T
+from sia_theory.claims.power import power_table
+
+ROOT = Path(__file__).resolve().parent.parent
+PILOTS = {"cpu": ROOT / "figures" / "train_table1_checkpoints.csv",
+          "gpu": ROOT / "figures" / "train_gpu_grid" / "checkpoints.csv"}
+ROWS = {"TRAIN-1": T.subchecks_train1, "TRAIN-2": T.subchecks_train2,
+        "TRAIN-3": T.subchecks_train3, "TRAIN-4": T.subchecks_train4}
+DESIGN_SEEDS = 5
+"""The seed count whose power the table states beside the seeds needed."""
+
+
+def pilot_frame(path) -> pd.DataFrame:
+    """The pilot's per-seed losses at its last checkpoint, pooled documents."""
+    frame = pd.read_csv(path)
+    frame = frame[(frame["kind"] == "all") & (frame["step"] == frame["step"].max())]
+    return frame[["scheme", "seed", "tau", "length", "multiple", "loss"]]
+
+
+def table(quick=False) -> pd.DataFrame:
+    parts = []
+    for pilot, path in PILOTS.items():
+        frame = pilot_frame(path)
+        for row, subchecks in ROWS.items():
+            if quick and (pilot, row) != ("cpu", "TRAIN-1"):
+                continue
+            try:
+                checks = subchecks(frame)
+            except ValueError:  # the pilot lacks a run this row compares (CPU: the side runs)
+                continue
+            parts.append(power_table(row, checks, DESIGN_SEEDS, pilot))
+    return pd.concat(parts, ignore_index=True)
+
+
+def seeds_needed(power: pd.DataFrame) -> dict:
+    """``{row: {sub-check: seeds or None}}``: the CPU pilot where it has the row, else the
+    GPU pilot."""
+    out = {}
+    for row, g in power.groupby("row", sort=True):
+        chosen = g[g["pilot"] == "cpu"] if (g["pilot"] == "cpu").any() else g
+        out[row] = {r.sub_check: None if r.seeds_needed < 0 else int(r.seeds_needed)
+                    for r in chosen.itertuples()}
+    return out
+
+
+def main(quick=False, out_dir="figures"):
+    power = table(quick)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    power.to_csv(out / "train_power.csv", index=False, float_format="%.6g")
+    with pd.option_context("display.width", 160, "display.max_rows", 100):
+        print(power[["pilot", "row", "sub_check", "relation", "margin", "pilot_seeds",
+                     "pilot_mean", "pilot_sd", "seeds_needed", "power_at_design"]])
+    print("SEEDS_NEEDED =", seeds_needed(power))
+    return power
+
+
+if __name__ == "__main__":
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--quick", action="store_true", help="TRAIN-1 on the CPU pilot only")
+    p.add_argument("--out", default="figures", help="output folder (default: figures)")
+    a = p.parse_args()
+    main(a.quick, a.out)
+    sys.exit(0)
