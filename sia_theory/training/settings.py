@@ -115,6 +115,9 @@ class TrainSettings(StudySettings):
         ``1 … 10000``.
     max_train_documents : int or None
         Caps the training split (``None``: all of it).
+    copy_fraction : float
+        The copy curriculum (:mod:`.curriculum`): the fraction of each batch's windows that
+        repeat a span of themselves, in ``[0, 1]`` (default 0: plain pretraining).
 
     Raises
     ------
@@ -140,6 +143,7 @@ class TrainSettings(StudySettings):
     warmup: int = 0
     validation_documents: int = 4
     max_train_documents: int | None = None
+    copy_fraction: float = 0.0
 
     def __post_init__(self):
         set_ = object.__setattr__
@@ -177,6 +181,7 @@ class TrainSettings(StudySettings):
                                                     lo_open=True))
         set_(self, "cooldown", check_real("cooldown", self.cooldown, lo=0, hi=1))
         set_(self, "warmup", check_int("warmup", self.warmup, lo=0, hi=self.steps - 1))
+        set_(self, "copy_fraction", check_real("copy_fraction", self.copy_fraction, lo=0, hi=1))
         if self.max_train_documents is not None:
             set_(self, "max_train_documents",
                  check_int("max_train_documents", self.max_train_documents, lo=1))
@@ -202,12 +207,14 @@ class TrainSettings(StudySettings):
         return 257 if self.tokenizer == "bytes" else self.vocab_size
 
     def to_dict(self) -> dict:
-        """The fields as JSON-able values (tuples as lists); ``warmup`` only where it is not 0,
-        so that the stores' keys of the runs without one stay as they were."""
+        """The fields as JSON-able values (tuples as lists); ``warmup`` and ``copy_fraction``
+        only where they are not 0, so that the stores' keys of the runs without them stay as
+        they were."""
         values = {k: list(v) if isinstance(v, tuple) else v
                   for k, v in dataclasses.asdict(self).items()}
-        if not values["warmup"]:
-            del values["warmup"]
+        for name in ("warmup", "copy_fraction"):
+            if not values[name]:
+                del values[name]
         return values
 
     @classmethod

@@ -26,6 +26,7 @@ from .._infra.progress import progress_bar
 from .._infra.seeding import check_seed
 from ..schemes import resolve_scheme
 from ._jax import require
+from .curriculum import repeat_spans
 from .data import corpus as load_corpus
 from .data import document_kind
 from .evaluation import (
@@ -221,8 +222,10 @@ def _batch_step(step, params, state, index, s, corpus, batches, tables, rotation
     """One optimiser step on batch ``index``: the corpus's, or ``batches(index)`` with its
     mask; returns ``(params, state, loss)``."""
     if batches is None:
-        windows = jnp.asarray(corpus.batch(index, s.batch_size))
-        return step(params, state, windows, tables, rotation)
+        windows = corpus.batch(index, s.batch_size)
+        if s.copy_fraction:
+            windows = repeat_spans(windows, s.copy_fraction, index)
+        return step(params, state, jnp.asarray(windows), tables, rotation)
     windows, mask = _checked_batch(batches, index, s)  # the first before compiling
     return step(params, state, jnp.asarray(windows), tables, rotation,
                 jnp.asarray(mask, jnp.float32))

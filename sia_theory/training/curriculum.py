@@ -1,0 +1,66 @@
+"""A copy curriculum: pretraining windows that repeat a span of themselves, so that a model small
+enough for the CPU budget learns to retrieve from its context (the premise of SI Table 2's needle
+test, which plain pretraining on 1 M tokens does not meet on the CPU: no model copies from
+context there).
+
+:func:`repeat_spans` rewrites a fixed fraction of a batch's windows: in each chosen window of
+``L + 1`` tokens a span of ``span = max(1, round(SPAN_FRACTION · L))`` tokens from the first half
+is written again at a position of the second half (source and destination drawn per window), so
+the model sees the span's continuation earlier in its own context (the copy task of the
+small-model studies of induction heads and associative recall). Every other window is
+unchanged, and the validation documents are never rewritten, so the losses of a run with a
+curriculum are the same quantity as without one. The draws come from
+``rng_for(0, "training.curriculum", step)``: the same windows are rewritten the same way for
+every scheme and seed (bit-identical), as the data order is.
+
+The curriculum is a setting of the run (``TrainSettings.copy_fraction``), part of its store key;
+the docs report the Table 1 runs with it beside the plain ones, so nobody mistakes the
+curriculum's effect for the scheme's.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._infra.seeding import rng_for
+
+__all__ = ["SPAN_FRACTION", "CURRICULUM_STUDY", "repeat_spans"]
+
+SPAN_FRACTION = 0.125
+"""The repeated span's length as a fraction of the training length ``L``."""
+CURRICULUM_STUDY = "training.curriculum"
+"""Study name of the curriculum's random stream."""
+
+
+def repeat_spans(windows: np.ndarray, fraction: float, step: int) -> np.ndarray:
+    """``windows`` ``(B, L + 1)`` with a fraction ``fraction`` of them (``round(fraction · B)``,
+    chosen per ``step``) each repeating a span of its first half in its second half (module
+    docstring); a new array (the input is not modified).
+
+    Examples
+    --------
+    >>> w = np.arange(2 * 17).reshape(2, 17)
+    >>> out = repeat_spans(w, 0.5, step=0)
+    >>> int((out != w).any(axis=1).sum())  # one window of two rewritten
+    1
+    """
+    w = np.asarray(windows)
+    if w.ndim != 2 or w.shape[1] < 5:
+        raise ValueError(f"windows must be (batch, L + 1) with L >= 4, got shape {w.shape}")
+    if not 0.0 <= fraction <= 1.0:
+        raise ValueError(f"fraction must be in [0, 1], got {fraction!r}")
+    out = w.copy()
+    batch, width = w.shape
+    count = int(round(fraction * batch))
+    if count == 0:
+        return out
+    length = width - 1
+    span = max(1, int(round(SPAN_FRACTION * length)))
+    half = width // 2
+    rng = rng_for(0, CURRICULUM_STUDY, int(step))
+    chosen = rng.choice(batch, size=count, replace=False)
+    sources = rng.integers(0, max(1, half - span + 1), size=count)
+    targets = rng.integers(half, width - span + 1, size=count)
+    for row, a, b in zip(chosen, sources, targets):
+        out[row, b:b + span] = w[row, a:a + span]
+    return out

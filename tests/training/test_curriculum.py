@@ -1,0 +1,85 @@
+"""The copy curriculum (sia_theory.training.curriculum): which windows are rewritten, that each
+repeats a span of its first half in its second half (found by brute force, not by the draws),
+reproducibility, the settings field and its store key, and a run with it."""
+
+import numpy as np
+import pytest
+
+from sia_theory.training.curriculum import SPAN_FRACTION, repeat_spans
+from sia_theory.training.settings import TrainSettings
+
+
+def _windows(batch=16, length=64, seed=0):
+    return np.random.default_rng(seed).integers(0, 50_000, size=(batch, length + 1))
+
+
+def _repeated_span(row, span):
+    """``(a, b)`` with ``row[a:a+span] == row[b:b+span]``, ``a`` in the first half and ``b``
+    in the second, by brute force over every pair; ``None`` if none."""
+    width, half = row.size, row.size // 2
+    for a in range(0, half - span + 1):
+        for b in range(half, width - span + 1):
+            if np.array_equal(row[a:a + span], row[b:b + span]):
+                return a, b
+    return None
+
+
+@pytest.mark.parametrize("fraction", [0.0, 0.25, 0.5, 1.0])
+def test_a_fraction_of_the_windows_repeats_a_span_of_itself(fraction):
+    w = _windows()
+    out = repeat_spans(w, fraction, step=3)
+    changed = (out != w).any(axis=1)
+    span = max(1, round(SPAN_FRACTION * 64))
+    # random ids from 50,000 never repeat a span of 8 by chance: the rewritten rows are those
+    # with a repeated span, and (nearly) all chosen rows change
+    repeated = np.array([_repeated_span(row, span) is not None for row in out])
+    assert repeated.sum() == round(fraction * 16)
+    assert (changed <= repeated).all()
+    assert np.array_equal(out[~repeated], w[~repeated])
+    for row, orig in zip(out[repeated], w[repeated]):
+        a, b = _repeated_span(row, span)
+        assert np.array_equal(row[:b], orig[:b]) and np.array_equal(row[b + span:],
+                                                                    orig[b + span:])
+
+
+def test_the_draws_are_the_same_for_a_step_and_differ_between_steps():
+    w = _windows()
+    assert np.array_equal(repeat_spans(w, 0.5, 7), repeat_spans(w, 0.5, 7))
+    assert not np.array_equal(repeat_spans(w, 0.5, 7), repeat_spans(w, 0.5, 8))
+    before = w.copy()
+    repeat_spans(w, 1.0, 0)
+    assert np.array_equal(w, before)  # the input is not modified
+
+
+@pytest.mark.parametrize("kwargs, name", [({"fraction": 1.5}, "fraction"),
+                                          ({"fraction": -0.1}, "fraction"),
+                                          ({"windows": np.zeros((4, 3), int)}, "windows")])
+def test_bad_input_names_the_parameter(kwargs, name):
+    args = {"windows": _windows(), "fraction": 0.5, "step": 0, **kwargs}
+    with pytest.raises(ValueError, match=name):
+        repeat_spans(**args)
+
+
+def test_the_setting_is_checked_and_keeps_the_plain_runs_store_key():
+    with pytest.raises(ValueError, match="copy_fraction"):
+        TrainSettings(copy_fraction=1.5)
+    plain = TrainSettings.full()
+    assert "copy_fraction" not in plain.to_dict()  # the stores' keys of the plain runs
+    with_copy = TrainSettings(copy_fraction=0.25)
+    assert with_copy.to_dict()["copy_fraction"] == 0.25
+    assert TrainSettings.from_dict(with_copy.to_dict()) == with_copy
+
+
+def test_a_quick_run_with_the_curriculum_trains_on_the_rewritten_windows():
+    pytest.importorskip("jax")
+    from sia_theory.training import train
+
+    base = TrainSettings.quick()
+    plain = train("si-p-rope", base, seed=0)
+    copied = train("si-p-rope", TrainSettings(**{**base.to_dict(), "copy_fraction": 0.5,
+                                                 "eval_multiples": (1, 4, 16)}), seed=0)
+    # same initialisation and data order: the first loss is log(vocab) for both (the output
+    # layer starts at 0), the later ones differ through the rewritten windows
+    assert plain.train_losses[0] == pytest.approx(np.log(base.vocab_size), rel=1e-6)
+    assert not np.allclose(plain.train_losses[1:], copied.train_losses[1:])
+    assert np.isfinite(copied.train_losses).all()
