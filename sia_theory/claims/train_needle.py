@@ -130,7 +130,7 @@ def decide_train6(frame: pd.DataFrame) -> Measurement:
                 f"{'/'.join(map(str, n_seeds)) or 'no'} seeds): {shown or 'none'}; accuracy "
                 f"at L → 16L (mean over seeds): {levels or 'none'}")
     digits = ""
-    if "digit_token_accuracy" in f:
+    if "digit_token_accuracy" in f and len(missing) < len(schemes):
         d = f.groupby(["scheme", "multiple"])["digit_token_accuracy"].mean()
         digits = " Digit tokens right at L → 16L: " + "; ".join(
             f"{s} {d.get((s, 1), np.nan):.2f} → {d.get((s, 16), np.nan):.2f}"
