@@ -76,7 +76,7 @@ from .settings import TrainSettings, check_multiples
 
 PROMPTS = ("per-seed", "shared")
 """Where the evaluation prompts come from (module docstring): the run's seed, or the study
-seed (the protocol before 0.5, every seed on the same prompts)."""
+seed (the protocol before per-seed prompts: every seed on the same prompts)."""
 DEPTH_BINS = 5
 """Depth bins of :func:`depth_table` (equal widths over [0, 1])."""
 
