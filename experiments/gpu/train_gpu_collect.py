@@ -149,7 +149,7 @@ def main(argv=None):
         frame.to_csv(out / f"{name}.csv", index=False, float_format="%.6g")
     table = table2(frames["needles"])
     table.to_csv(out / "table2.csv", index=False, float_format="%.6g")
-    m = decide_train6(table)
+    m = decide_train6(frames["needles"])  # per seed: t intervals over seeds
     manifests = [json.loads((f / "manifest.json").read_text()) for f in folders]
     summary = {"train6_on_gpu_table": {"verdict": m.verdict, "measured": m.measured,
                                        "detail": m.detail, "value": m.value},

@@ -34,7 +34,7 @@ import sys
 import time
 from pathlib import Path
 
-from train_gpu_probe import Log, append_rows, environment
+from train_gpu_probe import COMMITTED_PROTOCOL, Log, append_rows, environment
 
 from sia_theory.toolkit import OneLineArgumentParser
 
@@ -52,12 +52,12 @@ def sizes(size: str, seeds=None, side_seeds=None):
     if size == "gpu":
         train = TrainSettings(batch_size=64, steps=400, eval_every=100)
         needle = NeedleTuneSettings(steps=300, batch_size=64, warmup=100, cooldown=1 / 3,
-                                    eval_examples=32)
+                                    eval_examples=32, **COMMITTED_PROTOCOL)
         return figure_grid(train=train, seeds=range(5) if seeds is None else seeds,
                            side_seeds=range(3) if side_seeds is None else side_seeds), needle
     train = dataclasses.replace(TrainSettings.quick(), train_length=256, steps=8, eval_every=2)
     needle = NeedleTuneSettings(steps=4, batch_size=4, warmup=2, cooldown=1 / 3,
-                                eval_examples=2)
+                                eval_examples=2, **COMMITTED_PROTOCOL)
     return figure_grid(train=train, seeds=(0, 1) if seeds is None else seeds,
                        side_seeds=(0,) if side_seeds is None else side_seeds), needle
 

@@ -70,7 +70,7 @@ def verdicts(points: pd.DataFrame, needles: pd.DataFrame) -> pd.DataFrame:
     needles = needles[needles["tau"].isna() | (needles["tau"] == 10.0)]
 
     def decide6(frame):
-        return decide_train6(table2(frame))
+        return decide_train6(frame)  # per seed: t intervals over seeds
 
     m = decide6(needles)
     loo = leave_one_out(needles, decide6)

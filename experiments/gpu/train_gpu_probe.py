@@ -34,6 +34,9 @@ from pathlib import Path
 from sia_theory.toolkit import OneLineArgumentParser
 
 SCHEMES = ("si-p-rope", "p-rope", "logn-p-rope", "nope")
+COMMITTED_PROTOCOL = {"prompts": "shared", "checkpoints": 1}
+"""The needle protocol of the committed GPU figures: every seed on the prompts of seed 0, scored
+once at the end (``NeedleTuneSettings(prompts="per-seed", checkpoints=3)`` is the study's)."""
 
 
 def sizes(size: str):
@@ -46,11 +49,12 @@ def sizes(size: str):
         train = (TrainSettings(batch_size=64, steps=1600, eval_every=400) if size == "gpu"
                  else TrainSettings(batch_size=64, steps=400, eval_every=100))
         needle = NeedleTuneSettings(steps=300, batch_size=64, warmup=100, cooldown=1 / 3,
-                                eval_examples=32)
+                                eval_examples=32, **COMMITTED_PROTOCOL)
         return train, needle, (0, 1, 2)
     train = dataclasses.replace(TrainSettings.quick(), train_length=256, steps=8,
                                 eval_every=4)
-    needle = NeedleTuneSettings(steps=6, batch_size=4, warmup=2, cooldown=1 / 3, eval_examples=2)
+    needle = NeedleTuneSettings(steps=6, batch_size=4, warmup=2, cooldown=1 / 3, eval_examples=2,
+                                **COMMITTED_PROTOCOL)
     return train, needle, (0, 1)
 
 

@@ -8,6 +8,11 @@ fine-tunes it on the needle task and stores one row per evaluated needle. The gr
 ``settings.grid_store``: ``"auto"`` is the folder ``train_grid-seed<seed>`` beside the
 needle study's own store (``build/sweeps/train_grid-seed0`` beside
 ``build/sweeps/train_needle-seed0``), none (pretraining in memory) without a store.
+
+Each cell scores its needles at every fine-tuning checkpoint (``needle.checkpoints``) on
+evaluation prompts of its own seed (``needle.prompts="per-seed"``; :mod:`sia_theory.training.
+needle`), and keeps the answer loss of every step and the text loss at every checkpoint in a
+file beside its rows (:data:`CURVES_FILE`).
 """
 
 from __future__ import annotations
@@ -24,20 +29,32 @@ import pandas as pd
 
 from .._infra.seeding import MAX_SEED
 from .._infra.settings import StudySettings
-from .._infra.stats import mean_se, wilson_interval
+from .._infra.stats import mean_ci, mean_se, wilson_interval
 from .._infra.validate import check_int
 from ..schemes import resolve_scheme
+from ..sweeps import CellOutput
 from ..sweeps.store import check_store
-from ..training.needle import NeedleTuneSettings, accuracy_table, tune_and_evaluate
+from ..training.needle import (
+    NeedleTuneSettings,
+    accuracy_table,
+    depth_table,
+    retention_table,
+    seed_summary,
+    tune_and_evaluate,
+    tuning_curves,
+)
 from ..training.settings import TrainSettings
 from .base import Execution, study, sweep_store
 from .train_grid import TRAIN_GRID_STUDY, TrainGridSettings, check_store_settings, grid_runs
 
-__all__ = ["NEEDLE_CELLS_STUDY", "TABLE2_SCHEMES", "TABLE2", "TrainNeedleSettings",
-           "train_needle", "grid_store_for"]
+__all__ = ["NEEDLE_CELLS_STUDY", "TABLE2_SCHEMES", "TABLE2", "CURVES_FILE",
+           "TrainNeedleSettings", "train_needle", "grid_store_for"]
 
 NEEDLE_CELLS_STUDY = "training.needle"
 """The study key of the needle cells."""
+CURVES_FILE = "curves.csv"
+"""A cell's file of its fine-tuning curves (:func:`~sia_theory.training.needle.tuning_curves`:
+``step, split, loss``), beside its rows in the store."""
 
 TABLE2_SCHEMES = ("p-rope", "nope", "logn-p-rope", "si-p-rope")
 """The schemes of SI Table 2, in its order."""
@@ -120,21 +137,29 @@ def _needle_cell(settings, study_seed, grid_store, cell, rng_seed):
 
     length = settings.train.train_length
     before = evaluate(run.parameters, run.resolved_scheme(), tuned.settings, length)
+    curves = tuning_curves(tuned, before)
+    text = curves[curves["split"] == "text"].set_index("step")["loss"]
     tail = max(1, len(tuned.train_losses) // 10)
-    return needles.assign(
+    frame = needles.assign(
         scheme=cell["scheme"], seed=cell["seed"],
+        text_loss=needles["step"].map(text),
         answer_loss_first=float(tuned.train_losses[0]),
         answer_loss_last=float(np.mean(tuned.train_losses[-tail:])),
         text_loss_before=float(before),
         text_loss_after=float(tuned.validation[length]),
         copy_random_drop=copied["random_drop"], copy_text_drop=copied["text_drop"],
         seconds_tune=seconds["tune"], seconds_evaluate=seconds["evaluate"])
+    return CellOutput(frame, {CURVES_FILE: curves.to_csv(index=False).encode()})
 
 
-def _summary(cells: pd.DataFrame, needles: pd.DataFrame, train_length: int) -> pd.DataFrame:
+def _summary(cells: pd.DataFrame, needles: pd.DataFrame, train_length: int,
+             retention: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for (scheme, length), group in cells.groupby(["scheme", "length"], sort=False):
         mean, se = mean_se(group["accuracy"].to_numpy())
+        _, seed_low, seed_high = mean_ci(group["accuracy"].to_numpy())
+        kept = retention[(retention["scheme"] == scheme) & (retention["length"] == length)]
+        kept_mean, kept_low, kept_high = mean_ci(kept["retention"].to_numpy(float))
         pooled = needles[(needles["scheme"] == scheme) & (needles["length"] == length)]
         k, n = int(pooled["correct"].sum()), len(pooled)
         lo, hi = wilson_interval(k, n)
@@ -142,12 +167,27 @@ def _summary(cells: pd.DataFrame, needles: pd.DataFrame, train_length: int) -> p
         paper = TABLE2.get(scheme)
         rows.append({"scheme": scheme, "length": length, "multiple": multiple,
                      "seeds": len(group), "accuracy": mean, "se": se,
-                     "min_seed_accuracy": float(group["accuracy"].min()), "correct": k,
+                     "seed_ci_low": seed_low, "seed_ci_high": seed_high,
+                     "min_seed_accuracy": float(group["accuracy"].min()),
+                     "retention": kept_mean, "retention_ci_low": kept_low,
+                     "retention_ci_high": kept_high, "correct": k,
                      "needles": n, "pooled_accuracy": k / n, "ci_low": lo, "ci_high": hi,
                      "digit_token_accuracy": float(group["digit_token_accuracy"].mean()),
                      "paper_accuracy": (paper[{1: 0, 4: 1, 16: 2}[multiple]]
                                         if paper and multiple in (1, 4, 16) else np.nan)})
     return pd.DataFrame(rows)
+
+
+def _curves_of(cells, files) -> pd.DataFrame:
+    """Every cell's fine-tuning curves (its :data:`CURVES_FILE`) with ``scheme, seed``."""
+    import io
+
+    parts = [pd.read_csv(io.BytesIO(f[CURVES_FILE])).assign(scheme=c["scheme"], seed=c["seed"])
+             for c, f in zip(cells, files, strict=True) if f is not None and CURVES_FILE in f]
+    columns = ["scheme", "seed", "step", "split", "loss"]
+    if not parts:
+        return pd.DataFrame(columns=columns)
+    return pd.concat(parts, ignore_index=True)[columns]
 
 
 def _check_grid_store(grid_store: Path, train: TrainSettings, seed: int) -> None:
@@ -163,15 +203,36 @@ def _check_grid_store(grid_store: Path, train: TrainSettings, seed: int) -> None
 
 @study("train_needle", TrainNeedleSettings, sweepable=True, partial=True)
 def train_needle(settings: TrainNeedleSettings, seed: int, execution):
-    """Frames ``needles`` (one row per evaluated needle and cell, with the cell's answer loss
-    at the start and end of fine-tuning, its validation loss on text before and after, on the
-    first ``L`` tokens of each validation document, the pretrained run's copy drops on random
-    tokens and on text (:func:`~sia_theory.training.copying.copy_test`) and its seconds),
-    ``cells`` (per scheme, seed and length: ``accuracy`` with its 95 % Wilson interval over
-    needles, ``number_accuracy``, ``digit_token_accuracy``) and ``table`` (per scheme and
-    length: the mean accuracy over seeds with its standard error, the worst seed's
-    (``min_seed_accuracy``), the pooled accuracy with its Wilson interval, and SI Table 2's
-    value at the same multiple of the training length); metadata
+    """Frames:
+
+    * ``needles``: one row per evaluated needle, checkpoint (``step``) and cell: where it sat
+      (``position``, ``depth`` over the haystack, ``distance`` in tokens to where the answer
+      writes its number), whether it was retrieved, the text loss at L at that checkpoint
+      (``text_loss``), the cell's answer loss at the start and end of fine-tuning, its text
+      loss before and after (on the first ``L`` tokens of each validation document), the
+      pretrained run's copy drops on random tokens and on text
+      (:func:`~sia_theory.training.copying.copy_test`) and its seconds;
+    * ``cells``: per scheme, seed and length at the last checkpoint: ``accuracy`` with its 95 %
+      Wilson interval over needles, ``number_accuracy``, ``digit_token_accuracy``;
+    * ``checkpoints``: the same per scheme, seed, ``step`` and length at every checkpoint, with
+      the text loss there;
+    * ``retention``: per scheme, seed, step and length, ``retention`` = accuracy over the same
+      seed's (and step's) accuracy at L (:func:`~sia_theory.training.needle.retention_table`);
+    * ``depth``: accuracy per depth bin (5 equal bins) per scheme, seed, step and length
+      (:func:`~sia_theory.training.needle.depth_table`); ``depth_summary``: its mean over seeds
+      at the last checkpoint with the 95 % t interval;
+    * ``curves``: ``scheme, seed, step, split, loss``: the answer loss of every fine-tuning
+      step (``split="answer"``) and the text loss at L before (step 0) and at every checkpoint
+      (``"text"``);
+    * ``table``: per scheme and length at the last checkpoint: the mean accuracy over seeds with
+      its standard error and 95 % t interval over seeds (``seed_ci_low``, ``seed_ci_high``), the
+      worst seed's (``min_seed_accuracy``), the mean per-seed retention with its t interval
+      (``retention``, ``retention_ci_low``, ``retention_ci_high``), the pooled accuracy with its
+      Wilson interval, and SI Table 2's value at the same multiple of the training length.
+
+    With ``needle.prompts="per-seed"`` each seed is scored on prompts of its own, so the t
+    intervals over seeds include the prompt-to-prompt variation (haystack text, needle depths,
+    words and numbers) besides the initialisation's and the fine-tuning prompts'. Metadata
     ``missing`` (cells not in the store under ``finished_only``) and ``grid_store``."""
     s = settings
     grid_store = grid_store_for(s, seed, execution)
@@ -183,15 +244,33 @@ def train_needle(settings: TrainNeedleSettings, seed: int, execution):
     key = {"train": json.dumps(s.train.to_dict(), sort_keys=True),
            "needle": json.dumps(s.needle.to_dict(), sort_keys=True)}
     cells = [{"scheme": scheme, "seed": k, **key} for scheme in s.schemes for k in s.seeds]
-    _, frames, missing = execution.run_cells(
+    cells, frames, missing, files = execution.run_cells(
         partial(_needle_cell, s, seed, None if grid_store is None else str(grid_store)),
-        cells, seed=seed, study=NEEDLE_CELLS_STUDY)
+        cells, seed=seed, study=NEEDLE_CELLS_STUDY, with_files=True)
     needles = pd.concat([f for f in frames if f is not None], ignore_index=True)
-    per_cell = accuracy_table(needles, ("scheme", "seed", "length"))
     order = {name: i for i, name in enumerate(s.schemes)}
-    per_cell = per_cell.sort_values(["scheme", "seed", "length"],
-                                    key=lambda c: c.map(order) if c.name == "scheme" else c,
-                                    ignore_index=True)
-    table = _summary(per_cell, needles, s.train.train_length)
-    return ({"needles": needles, "cells": per_cell, "table": table},
+
+    def ordered(frame, keys):
+        return frame.sort_values(keys, key=lambda c: c.map(order) if c.name == "scheme" else c,
+                                 ignore_index=True)
+
+    steps = accuracy_table(needles, ("scheme", "seed", "step", "length"))
+    text = needles.groupby(["scheme", "seed", "step"])["text_loss"].first()
+    steps = ordered(steps.join(text, on=["scheme", "seed", "step"]),
+                    ["scheme", "seed", "step", "length"])
+    last = steps["step"].max()
+    per_cell = steps[steps["step"] == last].drop(columns=["step", "text_loss"])
+    per_cell = per_cell.reset_index(drop=True)
+    retention = retention_table(steps.assign(multiple=steps["length"] // s.train.train_length))
+    depth = ordered(depth_table(needles, ("scheme", "seed", "step", "length")),
+                    ["scheme", "seed", "step", "length", "depth_bin"])
+    at_last = depth[depth["step"] == last]
+    depth_summary = seed_summary(at_last, ["scheme", "length", "depth_bin", "depth_mid"],
+                                 "accuracy")
+    final = needles[needles["step"] == last]
+    table = _summary(per_cell, final, s.train.train_length,
+                     retention[retention["step"] == last])
+    return ({"needles": needles, "cells": per_cell, "checkpoints": steps,
+             "retention": retention, "depth": depth, "depth_summary": depth_summary,
+             "curves": _curves_of(cells, files), "table": table},
             {"missing": missing, "grid_store": "" if grid_store is None else str(grid_store)})

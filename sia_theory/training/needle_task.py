@@ -29,8 +29,15 @@ for 4 digits, 6.4 for SI's 7). Four digits keep the answer to a few tokens per n
 words of :data:`WORDS` are single tokens of that BPE) inside a 256-token training window that
 also holds a haystack, while a guess is right with probability 1/9000.
 
+**Where a needle sits.** Its *depth* is the index of its first token over the haystack's
+length (the index where the question begins): 0 at the start of the context, towards 1 just
+before the question, whatever the context's length. Its *distance* is the number of tokens
+from its number in the haystack to the position where the answer writes that number (the
+answer's first digit token minus the needle's): how far back the model must look.
+
 Seeds: fine-tuning prompts of step ``i`` come from ``rng_for(seed, NEEDLE_TASK_STUDY, 0,
-i)``, evaluation prompts of context ``E`` from ``rng_for(seed, NEEDLE_TASK_STUDY, 1, E)``.
+i)``, evaluation prompts of context ``E`` from ``rng_for(seed, NEEDLE_TASK_STUDY, 1, E)``
+(:mod:`.needle` passes the run's seed for both, so each seed has prompts of its own).
 Fine-tuning haystacks come from the odd documents of the validation pool, evaluation
 haystacks from the even ones.
 """
@@ -72,7 +79,11 @@ class NeedleExample:
     """One prompt: ``window`` ``(E + 1,)`` token ids, ``mask`` ``(E,)`` (1 where position
     ``j`` predicts answer token ``j + 1``), the needles' ``words``, ``keys`` (digit strings)
     and ``starts`` (token index of each needle), and per needle its answer ``segments``:
-    ``(start, digit_start, stop)`` token indices into ``window``."""
+    ``(start, digit_start, stop)`` token indices into ``window``; ``question``: the token
+    index where the question begins (the end of the haystack); ``digit_starts``: the token
+    index of each needle's number in the haystack.
+
+    :meth:`depths` and :meth:`distances` place each needle (module docstring)."""
 
     window: np.ndarray
     mask: np.ndarray
@@ -80,6 +91,19 @@ class NeedleExample:
     keys: tuple
     starts: tuple
     segments: tuple
+    question: int = 0
+    digit_starts: tuple = ()
+
+    def depths(self) -> tuple:
+        """Each needle's depth: its first token's index over the haystack's length (the
+        question's index), 0 at the start of the context, towards 1 at the question."""
+        return tuple(start / self.question for start in self.starts)
+
+    def distances(self) -> tuple:
+        """Each needle's distance in tokens: from its number in the haystack to where the
+        answer writes that number (the answer's first digit token minus the needle's)."""
+        return tuple(int(d - n) for (_, d, _), n in zip(self.segments, self.digit_starts,
+                                                          strict=True))
 
 
 class NeedleTask:
@@ -160,11 +184,12 @@ class NeedleTask:
         offset = int(rng.integers(0, stack.size - fill + 1))
         text = stack[offset:offset + fill]
         cuts = np.sort(rng.choice(np.arange(1, fill), NEEDLES, replace=False))  # distinct
-        parts, starts, pos, prev = [], [], 0, 0
-        for cut, needle in zip(cuts, needles, strict=True):
+        parts, starts, digit_starts, pos, prev = [], [], [], 0, 0
+        for cut, needle, key in zip(cuts, needles, keys, strict=True):
             parts.append(text[prev:cut])
             pos += cut - prev
             starts.append(pos)
+            digit_starts.append(pos + needle.size - self.dot.size - self._digits(key).size)
             parts.append(needle)
             pos += needle.size
             prev = cut
@@ -176,7 +201,7 @@ class NeedleTask:
         mask[a0 + scored - 1] = 1.0  # position p predicts token p + 1
         segments = tuple((a0 + s0, a0 + s1, a0 + s2) for s0, s1, s2 in segments_rel)
         return NeedleExample(window, mask, tuple(WORDS[w] for w in pick), keys, tuple(starts),
-                             segments)
+                             segments, int(a0 - self.question.size), tuple(digit_starts))
 
     def batch(self, seed: int, step: int, batch_size: int, length: int, form: str = "query"):
         """Fine-tuning batch ``step``: ``(windows (B, length + 1), masks (B, length))``."""
@@ -185,8 +210,9 @@ class NeedleTask:
         return (np.stack([e.window for e in examples]), np.stack([e.mask for e in examples]))
 
     def evaluation(self, seed: int, length: int, count: int, form: str = "query") -> list:
-        """The ``count`` evaluation prompts of context ``length`` (the same for every
-        scheme)."""
+        """The ``count`` evaluation prompts of context ``length`` drawn from ``seed``'s stream
+        (haystack slices, needle positions, words, numbers, query order): the same for every
+        scheme, and for every checkpoint of a fine-tuning; another ``seed``, other prompts."""
         rng = rng_for(seed, NEEDLE_TASK_STUDY, 1, length)
         return [self.example(rng, length, "evaluate", form) for _ in range(count)]
 
