@@ -43,6 +43,7 @@ import hashlib
 import heapq
 import json
 import os
+from array import array
 from functools import lru_cache
 from pathlib import Path
 
@@ -282,7 +283,8 @@ def _survey(documents):
     """One pass over ``documents``: ``(count, hashes, chars, pool)``; ``hashes`` the first 8
     bytes of each name's SHA-256 as ``uint64`` (the split's order), ``chars`` each length,
     ``pool`` the indices of the held-out documents in the split's order."""
-    hashes, chars, heap = [], [], []  # heap: (-digest, index) of the pool's candidates
+    # compact columns (8 bytes a document), not lists of Python ints: millions of documents
+    hashes, chars, heap = array("Q"), array("q"), []  # heap: (-digest, -index) of the pool
     count = 0
     for index, (name, text) in enumerate(documents):
         digest = hashlib.sha256(name.encode()).digest()
@@ -296,7 +298,7 @@ def _survey(documents):
                 heapq.heapreplace(heap, item)
         count = index + 1
     pool = [-i for _, i in sorted(heap, reverse=True)]  # ascending digest
-    return (count, np.array(hashes, np.uint64), np.array(chars, np.int64), pool)
+    return (count, np.frombuffer(hashes, np.uint64), np.frombuffer(chars, np.int64), pool)
 
 
 def _sample(hashes, chars, pool, cap: int) -> set:
