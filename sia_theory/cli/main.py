@@ -8,12 +8,12 @@ import sys
 
 from .. import __version__
 from .._infra.cli import OneLineArgumentParser
-from . import analyze, bench, check, figures, sweep, train
+from . import analyze, bench, check, corpus, figures, sweep, train
 from .errors import dispatch
 
 __all__ = ["build_parser", "main", "SUBCOMMANDS"]
 
-SUBCOMMANDS = (figures, check, analyze, bench, sweep, train)
+SUBCOMMANDS = (figures, check, analyze, bench, sweep, train, corpus)
 """The subcommand modules, in the order ``--help`` lists them."""
 
 
@@ -22,7 +22,7 @@ def build_parser() -> OneLineArgumentParser:
     parser = OneLineArgumentParser(prog="sia-theory", description="Executable theory of "
                                    "long-context attention scaling: regenerate the figures, "
                                    "check the claims, analyse a transform, run the benchmarks, "
-                                   "sweep a study, train small models.")
+                                   "sweep a study, train small models, build their corpora.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
                                 parser_class=OneLineArgumentParser)

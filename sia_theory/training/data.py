@@ -24,6 +24,9 @@ cut into windows of ``L + 1`` tokens (stride ``L``), visited in one fixed permut
 (``rng_for(0, "training.data")``): the data order is the same for every scheme and seed, as in
 SI. The tokenizer is a byte-level BPE trained with ``tokenizers`` on the training split
 (deterministic), or raw UTF-8 bytes.
+
+Any other text: ``TrainSettings(corpus=FOLDER)`` trains on a shard folder of
+:mod:`.shards` (its BPE, its split, the same window order), read through memory maps.
 """
 
 from __future__ import annotations
@@ -41,7 +44,8 @@ from ..models.corpus import prose_runs, stdlib_sources
 
 __all__ = ["PROSE_CHARS", "VALIDATION_POOL", "VALIDATION_MIN_CHARS", "SEPARATOR",
            "texts", "split", "document_kind", "TextTokenizer", "tokenizer", "Corpus", "corpus",
-           "DATA_STUDY", "tokenized", "export_tokenized", "import_tokenized"]
+           "DATA_STUDY", "tokenized", "export_tokenized", "import_tokenized", "train_bpe",
+           "settings_data", "settings_tokenizer"]
 
 PROSE_CHARS = 32_000
 """Consecutive ``pydoc_data.topics`` entries are joined into one prose document until it holds at
@@ -120,6 +124,14 @@ def tokenizer(kind: str, vocab_size: int, max_train_documents=None) -> TextToken
     byte-level BPE of ``vocab_size`` ids (the separator is id 0) trained on it."""
     if kind == "bytes":
         return TextTokenizer("bytes", 257)
+    train, _ = split(max_train_documents)
+    return TextTokenizer("bpe", vocab_size, train_bpe([text for _, text in train], vocab_size))
+
+
+def train_bpe(texts, vocab_size: int):
+    """A byte-level BPE (a ``tokenizers.Tokenizer``) of ``vocab_size`` ids trained on the
+    strings ``texts`` (deterministic: the same texts give the same merges); the separator
+    :data:`SEPARATOR` is id 0."""
     # optional dependency: tokenizers (the train extra)
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
@@ -129,9 +141,8 @@ def tokenizer(kind: str, vocab_size: int, max_train_documents=None) -> TextToken
     trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=[SEPARATOR],
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
                                   show_progress=False)
-    train, _ = split(max_train_documents)
-    backend.train_from_iterator([text for _, text in train], trainer)
-    return TextTokenizer("bpe", vocab_size, backend)
+    backend.train_from_iterator(texts, trainer)
+    return backend
 
 
 _IMPORTED: dict = {}  # (kind, vocab_size, max_train_documents) -> the tokenized data
@@ -156,6 +167,28 @@ def _tokenize(kind, vocab_size, max_train_documents):
     return tok, stream, tuple(name for name, _ in pool), pool_ids
 
 
+def settings_data(settings):
+    """``(tokenizer, stream, validation pool names, pool ids)`` of a
+    :class:`~.settings.TrainSettings`: its shard folder's (``corpus``, :func:`.shards.
+    shard_data`; ``stream`` read through memory maps) or the built-in corpus's
+    (:func:`tokenized`)."""
+    s = settings
+    if getattr(s, "corpus", None) is not None:
+        from .shards import shard_data
+
+        return shard_data(s.corpus, s.corpus_checksum)
+    return tokenized(s.tokenizer, s.vocab_size, s.max_train_documents)
+
+
+def settings_tokenizer(settings) -> TextTokenizer:
+    """The tokenizer of a :class:`~.settings.TrainSettings`: its shard folder's BPE, or
+    :func:`tokenizer`'s."""
+    s = settings
+    if getattr(s, "corpus", None) is not None:
+        return settings_data(s)[0]
+    return tokenizer(s.tokenizer, s.vocab_size, s.max_train_documents)
+
+
 def export_tokenized(settings, folder) -> Path:
     """Write the tokenized data of ``settings`` (a :class:`~.settings.TrainSettings`; its
     ``tokenizer``, ``vocab_size``, ``max_train_documents``) to ``folder/tokenized.npz`` (with
@@ -163,6 +196,9 @@ def export_tokenized(settings, folder) -> Path:
     library or ``tokenizers`` another version, trains on the same tokens
     (:func:`import_tokenized`). Returns the ``.npz`` path."""
     s = settings
+    if getattr(s, "corpus", None) is not None:
+        raise ValueError("settings: a shard corpus is its folder already (copy it; its "
+                         "manifest pins every file)")
     tok, stream, names, pool_ids = tokenized(s.tokenizer, s.vocab_size, s.max_train_documents)
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
@@ -202,12 +238,13 @@ def import_tokenized(folder) -> tuple:
 
 @dataclass(frozen=True)
 class Corpus:
-    """The data of one setting: ``tokenizer``, the training ``stream`` ``(N,)``, the fixed
+    """The data of one setting: ``tokenizer``, the training ``stream`` ``(N,)`` (an array, or
+    for a shard folder a :class:`~.shards.ShardStream` reading its memory maps), the fixed
     window ``order``, ``validation`` ``(docs, max_length + 1)`` and the names of those
     documents."""
 
     tokenizer: TextTokenizer
-    stream: np.ndarray  # (N,) int32
+    stream: np.ndarray  # (N,) int32, or a ShardStream
     train_length: int
     order: np.ndarray  # (windows,) int64
     validation: np.ndarray  # (docs, max_length + 1) int32
@@ -230,7 +267,8 @@ class Corpus:
 
 
 def document_kind(name: str) -> str:
-    """``"prose"`` or ``"code"``: the kind of a document named by :func:`texts`."""
+    """``"prose"`` or ``"code"``: the kind of a document named by :func:`texts` (of a shard
+    folder's document: the part of its name before the first colon, e.g. ``"text"``)."""
     return name.split(":", 1)[0]
 
 
@@ -255,7 +293,7 @@ def corpus(settings) -> Corpus:
     ``train_length`` if the data cannot fill a batch or the validation documents are shorter
     than ``max_length + 1`` tokens."""
     s = settings
-    tok, stream, names, pool_ids = tokenized(s.tokenizer, s.vocab_size, s.max_train_documents)
+    tok, stream, names, pool_ids = settings_data(s)
     need = s.max_length + 1
     chosen = _alternate_kinds([(n, ids) for n, ids in zip(names, pool_ids)
                                if ids.size >= need])

@@ -50,7 +50,7 @@ from functools import lru_cache
 import numpy as np
 
 from .._infra.seeding import rng_for
-from .data import tokenized
+from .data import settings_data
 from .settings import TrainSettings
 
 __all__ = ["NEEDLE_TASK_STUDY", "WORDS", "DIGITS", "NEEDLES", "FORMS", "QUESTION",
@@ -112,7 +112,7 @@ class NeedleTask:
 
     def __init__(self, settings: TrainSettings):
         s = settings
-        tok, _, _, pool_ids = tokenized(s.tokenizer, s.vocab_size, s.max_train_documents)
+        tok, _, _, pool_ids = settings_data(s)
         self.tokenizer = tok
 
         def stream(docs):

@@ -25,7 +25,7 @@ from .._infra.io import atomic_path, write_csv, write_text
 from .._infra.validate import check_columns, check_int
 from ..attention import Decoder, DecoderConfig
 from ..schemes import resolve_scheme
-from .data import tokenizer
+from .data import settings_tokenizer
 from .params import from_safetensors, parameter_count, to_decoder_layout, to_safetensors
 from .settings import MAX_LENGTH, TrainSettings
 
@@ -122,8 +122,7 @@ class TrainedRun:
 
     def tokenizer(self):
         """The run's tokenizer (rebuilt deterministically from the settings)."""
-        s = self.settings
-        return tokenizer(s.tokenizer, s.vocab_size, s.max_train_documents)
+        return settings_tokenizer(self.settings)
 
     @property
     def parameter_count(self) -> int:

