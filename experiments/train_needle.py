@@ -67,6 +67,7 @@ def main(quick=False, seed=0, out_dir="figures", store="auto", finished_only=Fal
     ax.legend(fontsize=7, ncol=2)
     return save_experiment(out_dir, STEM, fig, {"table": table, "cells": cells,
                                                 "needles": result["needles"]},
+                           training_environments=result.metadata["training_environments"],
                            seed=seed, quick=quick, settings=dataclasses.asdict(s),
                            missing_cells=result.metadata["missing"],
                            grid_store=result.metadata["grid_store"],
