@@ -22,16 +22,17 @@ WINDOWS = 2
 
 
 def measure(quick: bool, seed: int, store="auto", finished_only=False):
-    """``(train settings, model statistics, Gaussian prediction, missing runs)``."""
+    """``(train settings, model statistics, Gaussian prediction, missing runs, training
+    environments of the runs)``."""
     settings = dataclasses.replace(AttentionStatsSettings.of(quick), windows=WINDOWS)
     result = train_attention_stats(settings, seed=seed,
                                    execution=execution(quick, seed, store, finished_only))
     return (settings.grid.train, result["model"], result["theory"],
-            list(result.metadata["missing"]))
+            list(result.metadata["missing"]), result.metadata["training_environments"])
 
 
 def main(quick=False, seed=0, out_dir="figures", store="auto", finished_only=False):
-    train, model, theory, missing = measure(quick, seed, store, finished_only)
+    train, model, theory, missing, environments = measure(quick, seed, store, finished_only)
     colour = colours()
     fig, axes = plt.subplots(2, 3, figsize=(16, 8.5), constrained_layout=True)
     for row, (data, what) in enumerate(((model, "trained models (mean ± 2 s.e. over windows, "
@@ -70,7 +71,8 @@ def main(quick=False, seed=0, out_dir="figures", store="auto", finished_only=Fal
     at_max = {f"{r.scheme}:{r.quantity}" + (f"[{r.t1},{r.t2})" if r.quantity == "range_entropy"
                                             else ""): float(r.mean)
               for r in top.itertuples() if np.isfinite(r.mean)}
-    return save_experiment(out_dir, STEM, fig, {"model": model, "theory": theory}, seed=seed,
+    return save_experiment(out_dir, STEM, fig, {"model": model, "theory": theory},
+                           training_environments=environments, seed=seed,
                            quick=quick, train=train.to_dict(), windows=WINDOWS,
                            schemes=list(SCHEMES), missing_runs=missing, model_at_16L=at_max)
 

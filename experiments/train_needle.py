@@ -155,6 +155,7 @@ def main(quick=False, seed=0, out_dir="figures", store="auto", finished_only=Fal
     frames = {name: result[name] for name in ("table", "cells", "needles", "checkpoints",
                                               "retention", "depth", "depth_summary", "curves")}
     return save_experiment(out_dir, STEM, fig, frames,
+                           training_environments=result.metadata["training_environments"],
                            seed=seed, quick=quick, settings=dataclasses.asdict(s),
                            missing_cells=result.metadata["missing"],
                            grid_store=result.metadata["grid_store"],

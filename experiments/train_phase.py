@@ -102,6 +102,7 @@ def main(quick=False, seed=0, out_dir="figures", store="auto", finished_only=Fal
     old = float(summary["spearman"].iloc[0]) if "spearman" in summary else float("nan")
     return save_experiment(out_dir, STEM, fig,
                            {"heads": heads, "octaves": octaves, "summary": summary},
+                           training_environments=result.metadata["training_environments"],
                            seed=seed, quick=quick, windows=WINDOWS, queries=PHASE_QUERIES,
                            schemes=list(PHASE_SCHEMES), missing_runs=missing,
                            spearman_dilution=None if np.isnan(rho) else rho,

@@ -56,7 +56,9 @@ def main(quick=False, seed=0, out_dir="figures", store="auto", finished_only=Fal
                  f"τ = 10" + (f"\n{note}" if note else ""), fontsize=10)
     loss = {f"{r.scheme}@{r.multiple}L": float(r.mean) for r in summary.itertuples()
             if np.isfinite(r.mean)}
-    return save_experiment(out_dir, STEM, fig, {"summary": summary}, seed=seed, quick=quick,
+    return save_experiment(out_dir, STEM, fig, {"summary": summary},
+                           training_environments=result.metadata["training_environments"],
+                           seed=seed, quick=quick,
                            train=settings.train.to_dict(),
                            runs=[list(r) for r in settings.runs], loss=loss,
                            missing_runs=list(result.metadata.get("missing", [])))

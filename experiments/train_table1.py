@@ -148,6 +148,7 @@ def main(quick=False, seed=0, out_dir="figures", store="auto", finished_only=Fal
                                                 "validation": result["validation"],
                                                 "checkpoints": points, "copy": copies,
                                                 "curves": curves},
+                           training_environments=result.metadata["training_environments"],
                            seed=seed, quick=quick, train=settings.train.to_dict(),
                            runs=[list(r) for r in settings.runs],
                            missing_runs=list(result.metadata.get("missing", [])),

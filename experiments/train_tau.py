@@ -45,7 +45,9 @@ def main(quick=False, seed=0, out_dir="figures", store="auto", finished_only=Fal
     note = missing_note(result)
     fig.suptitle(f"SI App. H in miniature: trained at L = {settings.train.train_length}"
                  + (f"\n{note}" if note else ""), fontsize=10)
-    return save_experiment(out_dir, STEM, fig, {"summary": summary}, seed=seed, quick=quick,
+    return save_experiment(out_dir, STEM, fig, {"summary": summary},
+                           training_environments=result.metadata["training_environments"],
+                           seed=seed, quick=quick,
                            train=settings.train.to_dict(),
                            runs=[list(r) for r in settings.runs],
                            taus=list(TAU_SWEEP), rescaled_tau=rescaled,

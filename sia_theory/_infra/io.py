@@ -139,18 +139,27 @@ def package_versions() -> dict:
     return out
 
 
-def metadata_text(**params) -> str:
-    """The JSON beside a figure: its parameters, seed, package versions and creation time."""
+def metadata_text(*, training_environments=None, **params) -> str:
+    """The JSON beside a figure: its parameters, seed, package versions and creation time.
+
+    ``versions`` are those of the process writing the file (the one that drew the figure).
+    ``training_environments``, for a figure drawn from trained runs: the distinct environments
+    the runs were trained in, as each run recorded it when it trained
+    (:func:`sia_theory.training.run.distinct_environments`); written as a top-level
+    ``training_environments`` when given."""
     record = {
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "parameters": params,
         "versions": package_versions(),
     }
+    if training_environments is not None:
+        record["training_environments"] = list(training_environments)
     return json.dumps(record, indent=2, sort_keys=True, default=str) + "\n"
 
 
-def write_metadata(path, **params) -> Path:
-    return write_text(path, metadata_text(**params))
+def write_metadata(path, *, training_environments=None, **params) -> Path:
+    return write_text(path, metadata_text(training_environments=training_environments,
+                                          **params))
 
 
 def _frames(data) -> dict:
@@ -171,18 +180,21 @@ def experiment_files(stem: str, data) -> dict[str, str]:
     return names
 
 
-def save_experiment(out_dir, stem: str, fig, data, **params) -> dict:
+def save_experiment(out_dir, stem: str, fig, data, *, training_environments=None,
+                    **params) -> dict:
     """Publish ``stem.png``, its data (``stem.csv``, or ``stem_<key>.csv`` for a mapping of
     frames or a study result's frames) and ``stem.json`` into ``out_dir`` as one set (with
     ``stem.manifest.json``); return the written paths by kind (``figure``, ``data`` /
     ``data_<key>``, ``metadata``, ``manifest``).
 
-    ``stem.json`` holds ``params``, the creation time and :func:`package_versions`; the
-    manifest the size and SHA-256 of each file and the ``sia-theory`` version that wrote the
-    set (:data:`sia_theory.__version__` at write time; see :func:`write_set`)."""
+    ``stem.json`` holds ``params``, the creation time, :func:`package_versions` (of this
+    process) and, for a figure of trained runs, their ``training_environments``
+    (:func:`metadata_text`); the manifest the size and SHA-256 of each file and the
+    ``sia-theory`` version that wrote the set (:data:`sia_theory.__version__` at write time;
+    see :func:`write_set`)."""
     frames = _frames(data)
     names = experiment_files(stem, data)
-    text = metadata_text(**params)
+    text = metadata_text(training_environments=training_environments, **params)
     writers = {names["figure"]: _figure_writer(fig, 150, "png")}
     for key, frame in frames.items():
         writers[names[f"data_{key}" if key else "data"]] = _csv_writer(frame)

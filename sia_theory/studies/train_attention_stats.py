@@ -30,6 +30,7 @@ from .._infra.validate import check_int
 from ..attention import attention_scores
 from ..schemes import resolve_scheme
 from ..training.data import corpus
+from ..training.run import distinct_environments
 from .base import study
 from .si_fig1_constants import FIG1_RECENT, FIG1_SCHEMES, fig1_ranges
 from .si_fig1_gaussian import ContextSweepSettings, context_sweep_study
@@ -138,14 +139,15 @@ def train_attention_stats(settings: AttentionStatsSettings, seed: int, execution
     :func:`attention_statistics`, with a ``scheme`` column) and ``theory`` (the Gaussian
     prediction, :func:`gaussian_prediction`); metadata ``missing``: the runs not in the store
     under ``execution.finished_only`` (the figure ``train_attention_stats`` and claim
-    TRAIN-5)."""
+    TRAIN-5), ``training_environments``: the runs' distinct training environments."""
     grid, runs, missing = seed0_runs(FIG1_SCHEMES, grid=settings.grid, seed=seed,
                                      execution=execution)
     model = pd.concat([attention_statistics(r, windows=settings.windows).assign(scheme=key[0])
                        for key, r in runs.items()], ignore_index=True)
     theory = gaussian_prediction(FIG1_SCHEMES, max_length=grid.train.max_length,
                                  samples=settings.theory_samples, seed=seed)
-    return {"model": model, "theory": theory}, {"missing": missing}
+    return {"model": model, "theory": theory}, {
+        "missing": missing, "training_environments": distinct_environments(runs)}
 
 
 def trained_fig1(quick: bool, seed: int, execution, *, windows: int = 2):

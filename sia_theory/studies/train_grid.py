@@ -31,7 +31,7 @@ from ..schemes import SCHEMES, SI_TAU, Scheme, resolve_scheme
 from ..sweeps import CellOutput
 from ..sweeps.store import check_store, finished_stems
 from ..training.data import corpus
-from ..training.run import PARAMETERS_FILE, TrainedRun
+from ..training.run import PARAMETERS_FILE, TrainedRun, distinct_environments
 from ..training.settings import TrainSettings
 from .base import study
 
@@ -342,7 +342,9 @@ def train_grid(settings: TrainGridSettings, seed: int, execution):
     run's :meth:`TrainedRun.curves` with ``scheme, seed, tau``) and ``runs`` (per run:
     parameters, tokens, seconds); metadata ``missing``: the cell
     keys of the runs not in the store when ``execution.finished_only`` (then nothing is
-    trained and the frames hold the finished runs only). ``runs`` holds each run's learned
+    trained and the frames hold the finished runs only), ``training_environments``: the
+    distinct environments the runs were trained in (:func:`~sia_theory.training.run.
+    distinct_environments`). ``runs`` holds each run's learned
     score scales (``score_scale``, one per layer, space-separated; empty for a scheme that learns
     none)."""
     missing = []
@@ -363,4 +365,5 @@ def train_grid(settings: TrainGridSettings, seed: int, execution):
               "runs": pd.DataFrame(info), "checkpoints": checkpoint_frame(runs)}
     frames["table"] = validation_table(frames["validation"])
     return frames, {"schemes": ", ".join(sorted({r[0] for r in settings.runs})),
-                    "known_schemes": ", ".join(SCHEMES), "missing": missing}
+                    "known_schemes": ", ".join(SCHEMES), "missing": missing,
+                    "training_environments": distinct_environments(runs)}

@@ -34,6 +34,7 @@ from .._infra.validate import check_int
 from ..schemes import resolve_scheme
 from ..sweeps import CellOutput
 from ..sweeps.store import check_store
+from ..training._jax import NOT_RECORDED
 from ..training.needle import (
     NeedleTuneSettings,
     accuracy_table,
@@ -43,6 +44,7 @@ from ..training.needle import (
     tune_and_evaluate,
     tuning_curves,
 )
+from ..training.run import distinct_environments
 from ..training.settings import TrainSettings
 from .base import Execution, study, sweep_store
 from .train_grid import TRAIN_GRID_STUDY, TrainGridSettings, check_store_settings, grid_runs
@@ -61,6 +63,9 @@ TABLE2_SCHEMES = ("p-rope", "nope", "logn-p-rope", "si-p-rope")
 TABLE2 = {"p-rope": (0.966, 0.250, 0.000), "nope": (0.964, 0.303, 0.000),
           "logn-p-rope": (0.969, 0.962, 0.939), "si-p-rope": (0.965, 0.969, 0.969)}
 """SI Table 2: needle accuracy at 4k, 16k, 64k after fine-tuning at 4k (mean of 3 seeds)."""
+ENVIRONMENT_COLUMNS = ("environment_pretrain", "environment_tune")
+"""Columns of a stored cell holding the training environments (JSON) of its pretrained and
+fine-tuned runs; the study moves them into its metadata."""
 
 
 @dataclass(frozen=True)
@@ -148,8 +153,23 @@ def _needle_cell(settings, study_seed, grid_store, cell, rng_seed):
         text_loss_before=float(before),
         text_loss_after=float(tuned.validation[length]),
         copy_random_drop=copied["random_drop"], copy_text_drop=copied["text_drop"],
-        seconds_tune=seconds["tune"], seconds_evaluate=seconds["evaluate"])
+        seconds_tune=seconds["tune"], seconds_evaluate=seconds["evaluate"],
+        **{ENVIRONMENT_COLUMNS[0]: json.dumps(run.environment, sort_keys=True),
+           ENVIRONMENT_COLUMNS[1]: json.dumps(tuned.environment, sort_keys=True)})
     return CellOutput(frame, {CURVES_FILE: curves.to_csv(index=False).encode()})
+
+
+def _environments(needles: pd.DataFrame) -> list:
+    """The distinct training environments of the cells' pretrained and fine-tuned runs
+    (:func:`~sia_theory.training.run.distinct_environments`; a cell stored before cells
+    recorded them counts as ``"not recorded"``), one entry per run: the first row of each
+    cell."""
+    cells = needles.drop_duplicates(["scheme", "seed"])
+    values = []
+    for column in ENVIRONMENT_COLUMNS:
+        texts = cells[column] if column in cells else [None] * len(cells)
+        values += [NOT_RECORDED if not isinstance(t, str) else json.loads(t) for t in texts]
+    return distinct_environments(values)
 
 
 def _summary(cells: pd.DataFrame, needles: pd.DataFrame, train_length: int,
@@ -233,7 +253,9 @@ def train_needle(settings: TrainNeedleSettings, seed: int, execution):
     With ``needle.prompts="per-seed"`` each seed is scored on prompts of its own, so the t
     intervals over seeds include the prompt-to-prompt variation (haystack text, needle depths,
     words and numbers) besides the initialisation's and the fine-tuning prompts'. Metadata
-    ``missing`` (cells not in the store under ``finished_only``) and ``grid_store``."""
+    ``missing`` (cells not in the store under ``finished_only``), ``grid_store`` and
+    ``training_environments`` (the distinct environments that trained the cells' pretrained
+    and fine-tuned runs)."""
     s = settings
     grid_store = grid_store_for(s, seed, execution)
     if grid_store is not None and execution.store is not None and \
@@ -248,6 +270,8 @@ def train_needle(settings: TrainNeedleSettings, seed: int, execution):
         partial(_needle_cell, s, seed, None if grid_store is None else str(grid_store)),
         cells, seed=seed, study=NEEDLE_CELLS_STUDY, with_files=True)
     needles = pd.concat([f for f in frames if f is not None], ignore_index=True)
+    environments = _environments(needles)
+    needles = needles.drop(columns=[c for c in ENVIRONMENT_COLUMNS if c in needles])
     order = {name: i for i, name in enumerate(s.schemes)}
 
     def ordered(frame, keys):
@@ -273,4 +297,5 @@ def train_needle(settings: TrainNeedleSettings, seed: int, execution):
     return ({"needles": needles, "cells": per_cell, "checkpoints": steps,
              "retention": retention, "depth": depth, "depth_summary": depth_summary,
              "curves": _curves_of(cells, files), "table": table},
-            {"missing": missing, "grid_store": "" if grid_store is None else str(grid_store)})
+            {"missing": missing, "grid_store": "" if grid_store is None else str(grid_store),
+             "training_environments": environments})

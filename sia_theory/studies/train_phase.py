@@ -34,6 +34,7 @@ from .._infra.settings import StudySettings
 from .._infra.validate import check_int
 from ..gaussian.phase import freezing_point, phase_of_ratio, phase_shift
 from ..training.data import corpus
+from ..training.run import distinct_environments
 from .base import study
 from .model_extrapolation import phase_rows
 from .train_dilution import head_octaves, layer_scores, octave_summary
@@ -158,7 +159,8 @@ def train_phase(settings: PhaseSettings, seed: int, execution):
     ``octaves`` (:func:`~.train_dilution.head_octaves`), both with a ``scheme`` column, and
     ``summary`` (:func:`phase_summary`; the losses are the runs' own validation losses at ``L``
     and ``16L``); metadata ``missing``: the runs not in the store under
-    ``execution.finished_only`` (the figure ``train_phase`` and claim TRAIN-7)."""
+    ``execution.finished_only`` (the figure ``train_phase`` and claim TRAIN-7),
+    ``training_environments``: the runs' distinct training environments."""
     grid, runs, missing = seed0_runs(PHASE_SCHEMES, grid=settings.grid, seed=seed,
                                      execution=execution)
     heads, octaves = [], []
@@ -172,7 +174,8 @@ def train_phase(settings: PhaseSettings, seed: int, execution):
                             "loss_end": r.validation_loss(s.max_length)}
                            for key, r in runs.items()])
     return ({"heads": heads, "octaves": octaves,
-             "summary": phase_summary(heads, octaves, losses)}, {"missing": missing})
+             "summary": phase_summary(heads, octaves, losses)},
+            {"missing": missing, "training_environments": distinct_environments(runs)})
 
 
 def trained_phases(quick: bool, seed: int, execution, *, windows: int = 1):

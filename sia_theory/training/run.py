@@ -25,11 +25,12 @@ from .._infra.io import atomic_path, write_csv, write_text
 from .._infra.validate import check_columns, check_int
 from ..attention import Decoder, DecoderConfig
 from ..schemes import resolve_scheme
+from ._jax import NOT_RECORDED
 from .data import settings_tokenizer
 from .params import from_safetensors, parameter_count, to_decoder_layout, to_safetensors
 from .settings import MAX_LENGTH, TrainSettings
 
-__all__ = ["TrainedRun", "PARAMETERS_FILE", "CURVE_COLUMNS"]
+__all__ = ["TrainedRun", "PARAMETERS_FILE", "CURVE_COLUMNS", "distinct_environments"]
 
 PARAMETERS_FILE = "parameters.safetensors"
 """File name of a run's parameters (safetensors, the run's record as metadata) beside its
@@ -69,6 +70,11 @@ class TrainedRun:
         ``((step, length, kind, loss), ...)`` at every point of the curve and every length,
         ``kind`` ``"all"`` (pooled), ``"prose"`` or ``"code"`` (empty for a run stored before
         0.4, which kept the curve at ``train_length`` only).
+    environment : dict or str
+        The training process (:func:`~._jax.environment`, recorded by :func:`~.trainer.train`
+        when the run trained): package versions, devices, ``XLA_FLAGS`` and JAX's numeric
+        flags; :data:`~._jax.NOT_RECORDED` (``"not recorded"``) for a run stored before runs
+        recorded it.
     """
 
     scheme: str
@@ -82,6 +88,7 @@ class TrainedRun:
     seconds: dict = field(default_factory=dict, repr=False)
     scheme_object: object = field(default=None, repr=False)
     checkpoints: tuple = field(default=(), repr=False)
+    environment: dict | str = field(default=NOT_RECORDED, repr=False)
     _extra: dict = field(default_factory=dict, repr=False)
 
     def resolved_scheme(self):
@@ -160,12 +167,12 @@ class TrainedRun:
 
     def record(self) -> dict:
         """The run's description (JSON-able): scheme, tau, seed, settings, validation,
-        seconds, parameter count, tokens."""
+        seconds, parameter count, tokens, the training environment."""
         return {"scheme": self.scheme, "tau": self.tau, "seed": self.seed,
                 "settings": self.settings.to_dict(),
                 "validation": {str(k): v for k, v in sorted(self.validation.items())},
                 "seconds": self.seconds, "parameters": self.parameter_count,
-                "tokens": self.tokens_trained}
+                "tokens": self.tokens_trained, "environment": self.environment}
 
     def parameters_bytes(self) -> bytes:
         """The parameters as safetensors, with :meth:`record` as metadata."""
@@ -197,6 +204,7 @@ class TrainedRun:
                    train_losses=train["loss"].to_numpy(np.float64),
                    validation_curve=curve, validation=validation,
                    seconds=dict(meta.get("seconds", {})), checkpoints=checkpoints,
+                   environment=meta.get("environment", NOT_RECORDED),
                    scheme_object=None if scheme is None else scheme.with_tau(meta["tau"]))
 
     def save(self, folder) -> dict:
@@ -238,3 +246,19 @@ class TrainedRun:
             return cls.from_stored(frame, path.read_bytes())
         except ValueError as err:
             raise ValueError(f"{str(path)!r}: {err}") from None
+
+
+def distinct_environments(runs) -> list:
+    """The distinct training environments of ``runs`` (``{key: TrainedRun}``, or an iterable of
+    environments: dicts of :func:`~._jax.environment` or :data:`~._jax.NOT_RECORDED`), in the
+    order first met: ``[{"environment": ..., "runs": count}, ...]`` (JSON-able; what a figure
+    drawn from trained runs records beside the versions of the process that drew it)."""
+    values = ([run.environment for run in runs.values()] if isinstance(runs, dict)
+              else list(runs))
+    out: dict = {}
+    for env in values:
+        key = json.dumps(env, sort_keys=True, default=str)
+        if key not in out:
+            out[key] = {"environment": env, "runs": 0}
+        out[key]["runs"] += 1
+    return list(out.values())

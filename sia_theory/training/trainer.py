@@ -25,7 +25,7 @@ import numpy as np
 from .._infra.progress import progress_bar
 from .._infra.seeding import check_seed
 from ..schemes import resolve_scheme
-from ._jax import require
+from ._jax import environment, require
 from .curriculum import repeat_spans
 from .data import corpus as load_corpus
 from .data import document_kind
@@ -172,6 +172,7 @@ def train(scheme, settings: TrainSettings | None = None, *, seed: int = 0, tau=N
     """
     s, seed, resolved, start_from = _checked_inputs(scheme, settings, seed, tau, parameters,
                                                     batches)
+    recorded = environment()  # this process's, before any work (what trains the run)
     corpus = load_corpus(s)  # ValueError naming train_length if the data is too short
     optimizer, step = _step_function(s, batches is not None)
     tables, rotation = scheme_arrays(resolved, s, s.train_length)
@@ -215,7 +216,7 @@ def train(scheme, settings: TrainSettings | None = None, *, seed: int = 0, tau=N
                       parameters=numpy_params, train_losses=losses,
                       validation_curve=tuple(curve), validation=validation,
                       seconds=dict(clock), scheme_object=resolved,
-                      checkpoints=tuple(checkpoints))
+                      checkpoints=tuple(checkpoints), environment=recorded)
 
 
 def _batch_step(step, params, state, index, s, corpus, batches, tables, rotation):

@@ -43,6 +43,30 @@ def quick_store(tmp_path_factory):
     return store
 
 
+def _check_environments(record: dict, store: Path):
+    """A training figure's JSON: the package version of the code that drew it, jaxlib's, and
+    the distinct environments of its runs, each as the run recorded it when it trained (the
+    quick store's runs, trained in this process)."""
+    import os
+
+    import jax
+    import jaxlib
+
+    import sia_theory
+
+    versions = record["versions"]
+    assert versions["sia-theory"] == sia_theory.__version__
+    assert versions["jaxlib"] == jaxlib.__version__
+    envs = record["training_environments"]
+    assert len(envs) == 1 and envs[0]["runs"] >= 1, envs
+    env = envs[0]["environment"]
+    assert env["sia-theory"] == sia_theory.__version__
+    assert (env["jax"], env["jaxlib"]) == (jax.__version__, jaxlib.__version__)
+    assert env["device_kind"] == jax.devices()[0].device_kind
+    assert env["device_count"] == len(jax.devices())
+    assert env["xla_flags"] == os.environ.get("XLA_FLAGS", "")
+
+
 def _snapshot(store: Path) -> dict:
     return {str(p.relative_to(store)): p.stat().st_mtime_ns for p in store.rglob("*")}
 
@@ -64,8 +88,10 @@ def test_quick_figure_from_the_shared_store(stem, quick_store, tmp_path):
     load(stem).main(quick=True, seed=0, out_dir=tmp_path, store=str(quick_store))
     assert _snapshot(quick_store) == before, "a figure retrained or rewrote a stored run"
     assert (tmp_path / f"{stem}.png").stat().st_size > 5_000
-    meta = json.loads((tmp_path / f"{stem}.json").read_text())["parameters"]
+    record = json.loads((tmp_path / f"{stem}.json").read_text())
+    meta = record["parameters"]
     assert meta["quick"] is True and meta["missing_runs"] == []
+    _check_environments(record, quick_store)
     frames = {p.stem: pd.read_csv(p) for p in tmp_path.glob(f"{stem}_*.csv")}
     assert frames
     with_losses = 0

@@ -79,3 +79,28 @@ def test_a_run_stored_without_checkpoints_reads_back_without_them():
     run = _run()
     back = TrainedRun.from_stored(run.curves(), run.parameters_bytes())
     assert back.checkpoints == () and back.validation_curve == run.validation_curve
+
+
+def test_a_run_stored_before_environments_were_recorded_still_loads():
+    """Parameters whose record has no ``environment`` (runs stored by 0.4.0 and before) load,
+    their environment "not recorded"; a run assembled by hand has none either."""
+    import json
+
+    from safetensors.numpy import load, save
+
+    from sia_theory.training._jax import NOT_RECORDED
+    from sia_theory.training.run import distinct_environments
+
+    run = _run()
+    record = run.record()
+    del record["environment"]
+    old = save(load(run.parameters_bytes()),
+               metadata={k: json.dumps(v) for k, v in record.items()})
+    back = TrainedRun.from_stored(run.curves(), old)
+    assert back.environment == NOT_RECORDED == "not recorded" == run.environment
+    assert back.validation == run.validation
+    env = {"jax": "x"}
+    assert distinct_environments({1: back, 2: run}) == [{"environment": NOT_RECORDED,
+                                                         "runs": 2}]
+    assert distinct_environments([env, NOT_RECORDED, dict(env)]) == [
+        {"environment": env, "runs": 2}, {"environment": NOT_RECORDED, "runs": 1}]

@@ -40,3 +40,31 @@ def test_same_seed_same_parameters(run):
 def test_bad_scheme_named():
     with pytest.raises(ValueError, match="scheme"):
         train("si", S)
+
+
+def test_a_run_records_the_environment_that_trained_it(run, tmp_path):
+    """The environment is the training process's own, as JAX and os.environ give it in this
+    process, and it is stored with the run (save/load and the safetensors record)."""
+    import os
+
+    import jax
+    import jaxlib
+    import optax
+
+    import sia_theory
+    from sia_theory.training.run import TrainedRun
+
+    env = run.environment
+    devices = jax.devices()
+    assert env["sia-theory"] == sia_theory.__version__
+    assert (env["jax"], env["jaxlib"], env["optax"]) == (jax.__version__, jaxlib.__version__,
+                                                         optax.__version__)
+    assert env["device_kind"] == devices[0].device_kind and env["device_count"] == len(devices)
+    assert env["backend"] == jax.default_backend()
+    assert env["xla_flags"] == os.environ.get("XLA_FLAGS", "")
+    assert env["jax_enable_x64"] == str(jax.config.jax_enable_x64)
+    precision = jax.config.jax_default_matmul_precision
+    assert env["jax_default_matmul_precision"] == (None if precision is None else str(precision))
+    assert run.record()["environment"] == env
+    run.save(tmp_path / "run")
+    assert TrainedRun.load(tmp_path / "run").environment == env
