@@ -1,6 +1,6 @@
 """The copy curriculum (sia_theory.training.curriculum): which windows are rewritten, that each
-repeats a span of its first half in its second half (found by brute force, not by the draws),
-reproducibility, the settings field and its store key, and a run with it."""
+holds one span of random ids in its first half and again in its second (found by brute force,
+not by the draws), reproducibility, the settings field and its store key, and a run with it."""
 
 import numpy as np
 import pytest
@@ -8,9 +8,11 @@ import pytest
 from sia_theory.training.curriculum import SPAN_FRACTION, repeat_spans
 from sia_theory.training.settings import TrainSettings
 
+VOCAB, SEPARATOR = 50_000, 7
+
 
 def _windows(batch=16, length=64, seed=0):
-    return np.random.default_rng(seed).integers(0, 50_000, size=(batch, length + 1))
+    return np.random.default_rng(seed).integers(0, VOCAB, size=(batch, length + 1))
 
 
 def _repeated_span(row, span):
@@ -27,7 +29,7 @@ def _repeated_span(row, span):
 @pytest.mark.parametrize("fraction", [0.0, 0.25, 0.5, 1.0])
 def test_a_fraction_of_the_windows_repeats_a_span_of_itself(fraction):
     w = _windows()
-    out = repeat_spans(w, fraction, step=3)
+    out = repeat_spans(w, fraction, step=3, vocab_size=VOCAB, separator=SEPARATOR)
     changed = (out != w).any(axis=1)
     span = max(1, round(SPAN_FRACTION * 64))
     # random ids from 50,000 never repeat a span of 8 by chance: the rewritten rows are those
@@ -38,24 +40,43 @@ def test_a_fraction_of_the_windows_repeats_a_span_of_itself(fraction):
     assert np.array_equal(out[~repeated], w[~repeated])
     for row, orig in zip(out[repeated], w[repeated]):
         a, b = _repeated_span(row, span)
-        assert np.array_equal(row[:b], orig[:b]) and np.array_equal(row[b + span:],
-                                                                    orig[b + span:])
+        outside = np.ones(row.size, bool)
+        outside[a:a + span] = outside[b:b + span] = False
+        assert np.array_equal(row[outside], orig[outside])  # only the two copies change
+        assert SEPARATOR not in row[a:a + span] and row[a:a + span].max() < VOCAB
+
+
+def test_the_random_ids_are_uniform_over_the_vocabulary_without_the_separator():
+    """Windows of a token (99) outside the drawn range, so every drawn id is visible: 2,048
+    windows × 8 ids, each of the 9 allowed ids within 5 standard errors of 1/9, never 3."""
+    w = np.full((2048, 65), 99)
+    out = repeat_spans(w, 1.0, step=0, vocab_size=10, separator=3)
+    drawn = out[out != 99]
+    span = max(1, round(SPAN_FRACTION * 64))
+    assert drawn.size == 2 * span * 2048
+    freq = np.bincount(drawn, minlength=10) / drawn.size
+    assert freq[3] == 0
+    se = np.sqrt((1 / 9) * (8 / 9) / (drawn.size / 2))  # the two copies are the same draws
+    assert np.all(np.abs(np.delete(freq, 3) - 1 / 9) < 5 * se)
 
 
 def test_the_draws_are_the_same_for_a_step_and_differ_between_steps():
     w = _windows()
-    assert np.array_equal(repeat_spans(w, 0.5, 7), repeat_spans(w, 0.5, 7))
-    assert not np.array_equal(repeat_spans(w, 0.5, 7), repeat_spans(w, 0.5, 8))
+    kw = {"vocab_size": VOCAB, "separator": SEPARATOR}
+    assert np.array_equal(repeat_spans(w, 0.5, 7, **kw), repeat_spans(w, 0.5, 7, **kw))
+    assert not np.array_equal(repeat_spans(w, 0.5, 7, **kw), repeat_spans(w, 0.5, 8, **kw))
     before = w.copy()
-    repeat_spans(w, 1.0, 0)
+    repeat_spans(w, 1.0, 0, **kw)
     assert np.array_equal(w, before)  # the input is not modified
 
 
 @pytest.mark.parametrize("kwargs, name", [({"fraction": 1.5}, "fraction"),
                                           ({"fraction": -0.1}, "fraction"),
-                                          ({"windows": np.zeros((4, 3), int)}, "windows")])
+                                          ({"windows": np.zeros((4, 3), int)}, "windows"),
+                                          ({"vocab_size": 2}, "vocab_size")])
 def test_bad_input_names_the_parameter(kwargs, name):
-    args = {"windows": _windows(), "fraction": 0.5, "step": 0, **kwargs}
+    args = {"windows": _windows(), "fraction": 0.5, "step": 0, "vocab_size": VOCAB,
+            "separator": SEPARATOR, **kwargs}
     with pytest.raises(ValueError, match=name):
         repeat_spans(**args)
 
