@@ -92,6 +92,7 @@ def test_quick_figure_from_the_shared_store(stem, quick_store, tmp_path):
     if stem == "train_attention_stats":
         model = frames["train_attention_stats_model"]
         assert set(model["scheme"]) == {"p-rope", "logn-p-rope", "si-p-rope"}
+        assert sorted(model["seed"].unique()) == [0, 1]  # every seed of the quick grid
         mass = model[model["quantity"] == "recent_mass"]["mean"]
         assert ((mass > 0) & (mass <= 1 + 1e-9)).all()
     if stem == "train_phase":
@@ -103,7 +104,10 @@ def test_quick_figure_from_the_shared_store(stem, quick_store, tmp_path):
         octaves = frames["train_phase_octaves"]
         assert set(octaves["scheme"]) == set(PHASE_SCHEMES)
         assert np.isfinite(summary[["mae_tail_L", "mae_tail_16L", "dilution_tail"]]).all().all()
-        total = octaves.groupby(["scheme", "layer", "head", "context"])["share_measured"].sum()
+        assert sorted(summary["seed"].unique()) == [0, 1]  # the quick grid's Table 1 seeds
+        assert meta["seeds_measured"] == [0, 1] and meta["seed_shown"] == 0
+        total = octaves.groupby(["seed", "scheme", "layer", "head", "context"])[
+            "share_measured"].sum()
         np.testing.assert_allclose(total, 1, atol=1e-9)
 
 
