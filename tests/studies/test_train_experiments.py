@@ -218,3 +218,21 @@ def test_finished_only_on_an_empty_store_says_so(tmp_path):
         train_grid(figure_grid(quick=True), seed=0,
                    execution=Execution(store=tmp_path / "empty", finished_only=True))
     assert not (tmp_path / "empty").exists()
+
+
+def test_scheme_runs_reads_every_seed_and_seed0_runs_seed_0(quick_store):
+    """The attention studies' runs: every seed the grid holds for the schemes (the quick grid:
+    seeds 0, 1 of the Table 1 rows, seed 0 of the side runs), τ = 10 for SI; seed0_runs the
+    seed-0 ones; a scheme the grid lacks is a ValueError naming schemes."""
+    from sia_theory.studies.train_grid import scheme_runs, seed0_runs
+
+    execution = Execution(store=quick_store, finished_only=True)
+    _, runs, missing = scheme_runs(("p-rope", "si-p-rope", "si-rope"), seed=0,
+                                   execution=execution, quick=True)
+    assert missing == []
+    assert sorted(runs) == [("p-rope", 0, None), ("p-rope", 1, None), ("si-p-rope", 0, 10.0),
+                            ("si-p-rope", 1, 10.0), ("si-rope", 0, 10.0)]
+    _, runs, _ = seed0_runs(("p-rope", "si-p-rope"), seed=0, execution=execution, quick=True)
+    assert sorted(runs) == [("p-rope", 0, None), ("si-p-rope", 0, 10.0)]
+    with pytest.raises(ValueError, match="schemes: the grid holds no run"):
+        scheme_runs(("p-rope",), seed=0, execution=execution, quick=True, seeds=(7,))
