@@ -35,7 +35,7 @@ from sia_theory.studies.si_fig1_constants import FIG1_RECENT
 from sia_theory.studies.train_attention_stats import AttentionStatsSettings, train_attention_stats
 from sia_theory.studies.train_grid import TABLE1_ROWS, TAU_SWEEP, figure_grid, train_grid
 
-from .core import Measurement, claim, verdict
+from .core import Measurement, claim
 from .power import sized
 from .seeds import (
     LEVEL,
@@ -290,10 +290,7 @@ SCHEMES5 = ("p-rope", "logn-p-rope", "si-p-rope")
 """TRAIN-5's schemes, whose orderings in the theory and the trained models are compared."""
 
 
-def fig1_features(stats: pd.DataFrame, train_length: int) -> pd.DataFrame:
-    """Per scheme of a long Fig. 1 table (``scheme, n_ctx, quantity, mean, se``): the global
-    entropy and the recent-token attention at the largest context and the growth of the global
-    entropy from the training length to the largest context (columns ``*_se`` beside)."""
+def _fig1_one(stats: pd.DataFrame, train_length: int) -> pd.DataFrame:
     rows = []
     for scheme, g in stats.groupby("scheme"):
         glob = g[g["quantity"] == "global_entropy"].set_index("n_ctx").sort_index()
@@ -308,36 +305,116 @@ def fig1_features(stats: pd.DataFrame, train_length: int) -> pd.DataFrame:
     return pd.DataFrame(rows).set_index("scheme")
 
 
-def decide_train5(model: pd.DataFrame, theory: pd.DataFrame) -> Measurement:
-    """PASS iff every ordering the Gaussian theory resolves between the three schemes (pairs
-    whose theory difference exceeds 2 s.e. and ``RESOLVED`` of the larger value) of the global
-    entropy at 16L, its growth from L to 16L and the attention on the 100 newest tokens at 16L
-    has the same sign in the trained models (tables of :func:`fig1_features`). Value: the share
-    of resolved orderings that agree."""
-    agree, judged, wrong = 0, 0, []
+def fig1_features(stats: pd.DataFrame, train_length: int) -> pd.DataFrame:
+    """Per scheme of a long Fig. 1 table (``scheme, n_ctx, quantity, mean, se``): the global
+    entropy and the recent-token attention at the largest context and the growth of the global
+    entropy from the training length to the largest context (columns ``*_se`` beside: the
+    standard errors over windows, layers and heads of one run). A table with a ``seed`` column
+    (the study's ``model`` frame) gives the features per seed and scheme (index ``seed,
+    scheme``); without it, per scheme (index ``scheme``)."""
+    if "seed" not in stats:
+        return _fig1_one(stats, train_length)
+    parts = {int(k): _fig1_one(g, train_length) for k, g in stats.groupby("seed")}
+    return pd.concat(parts, names=["seed", "scheme"])
+
+
+def _per_seed5(model: pd.DataFrame) -> pd.DataFrame:
+    """``model`` (features of :func:`fig1_features`: index ``seed, scheme``; or ``seed`` and
+    ``scheme`` columns; or index ``scheme`` alone, one run per scheme, taken as seed 0) with
+    index ``seed, scheme``."""
+    if isinstance(model.index, pd.MultiIndex) and list(model.index.names) == ["seed", "scheme"]:
+        return model
+    if {"seed", "scheme"} <= set(model.columns):
+        return model.set_index(["seed", "scheme"])
+    if model.index.name == "scheme" or "scheme" not in model.columns:
+        return pd.concat({0: model}, names=["seed", "scheme"])
+    raise ValueError("model must be indexed by seed and scheme (or hold those columns), got "
+                     f"index {list(model.index.names)} and columns {list(model.columns)}")
+
+
+def _across_seeds(model: pd.DataFrame, scheme: str, quantity: str) -> pd.Series:
+    """The per-seed ``quantity`` of ``scheme`` (indexed by seed; ``ValueError`` if absent)."""
+    try:
+        return model.xs(scheme, level="scheme")[quantity]
+    except KeyError:
+        raise ValueError(f"model holds no run of {scheme}") from None
+
+
+def theory_orderings(theory: pd.DataFrame) -> list:
+    """``[(quantity, a, b, d)]``: every ordering between two schemes of :data:`SCHEMES5` that
+    the Gaussian theory resolves (its difference ``d = theory_a − theory_b`` beyond 2 s.e. and
+    beyond ``RESOLVED`` of the larger value) of the global entropy at 16L, its growth from L to
+    16L and the attention on the newest tokens at 16L."""
+    out = []
     for q in ("entropy", "growth", "recent"):
         for i, a in enumerate(SCHEMES5):
             for b in SCHEMES5[i + 1:]:
-                d = theory.loc[a, q] - theory.loc[b, q]
+                d = float(theory.loc[a, q] - theory.loc[b, q])
                 se = np.hypot(theory.loc[a, f"{q}_se"], theory.loc[b, f"{q}_se"])
                 scale = max(abs(theory.loc[a, q]), abs(theory.loc[b, q]))
-                if abs(d) <= max(2 * se, RESOLVED * scale):
-                    continue
-                judged += 1
-                if np.sign(model.loc[a, q] - model.loc[b, q]) == np.sign(d):
-                    agree += 1
-                else:
-                    wrong.append(f"{q}: {a} {'>' if d > 0 else '<'} {b} in theory, not in model")
-    share = agree / judged if judged else float("nan")
-    ok = judged > 0 and agree == judged
-    shown = "; ".join(f"{s}: H {model.loc[s, 'entropy']:.2f} (theory "
-                      f"{theory.loc[s, 'entropy']:.2f}), growth {model.loc[s, 'growth']:+.2f} "
-                      f"({theory.loc[s, 'growth']:+.2f}), recent {model.loc[s, 'recent']:.3f} "
-                      f"({theory.loc[s, 'recent']:.3f})" for s in SCHEMES5)
-    return Measurement(verdict(ok), f"{agree} of {judged} resolved orderings agree; {shown}",
-                       value=share, target=1.0,
-                       detail="; ".join(wrong) + "." if wrong else "every resolved ordering "
-                       "agrees.")
+                if abs(d) > max(2 * se, RESOLVED * scale):
+                    out.append((q, a, b, d))
+    return out
+
+
+def subchecks_train5(model_per_seed: pd.DataFrame, theory: pd.DataFrame) -> list:
+    """TRAIN-5: for every ordering the theory resolves (:func:`theory_orderings`), the model's
+    difference in the theory's direction, ``sign(d) · (model_a − model_b)`` paired by seed,
+    exceeds ``ORDER_FRACTION · |d|`` (a tenth of the theory's own gap). ``model_per_seed``:
+    :func:`fig1_features` of the study's ``model`` frame (per seed and scheme); ``theory``:
+    :func:`fig1_features` of its ``theory`` frame."""
+    model = _per_seed5(model_per_seed)
+    checks = []
+    for q, a, b, d in theory_orderings(theory):
+        sign = float(np.sign(d))
+        diff = paired(sign * _across_seeds(model, a, q), sign * _across_seeds(model, b, q))
+        name = f"{q}: {a} {'>' if d > 0 else '<'} {b}"
+        checks.append(SubCheck(name, "exceeds", diff, ORDER_FRACTION * abs(d)))
+    return checks
+
+
+def decide_train5(model: pd.DataFrame, theory: pd.DataFrame) -> Measurement:
+    """Every ordering the Gaussian theory resolves between the three schemes
+    (:func:`theory_orderings`) holds in the trained models, seed by seed: the model's difference
+    in the theory's direction (its t interval over seeds, paired by seed) lies above
+    ``ORDER_FRACTION`` of the theory's difference (:func:`subchecks_train5`,
+    :func:`.seeds.exceeds`); FAIL on a contradiction (an interval wholly below its margin: the
+    ordering is reversed, absent, or smaller than a tenth of the theory's gap), PASS when every
+    ordering held, else UNTESTED (one seed gives no interval: UNTESTED). ``model``: per-seed
+    features (:func:`fig1_features` of a table with a ``seed`` column; a table per scheme alone
+    is one seed); ``theory``: :func:`fig1_features` of the Gaussian prediction. UNTESTED too if
+    the theory resolves no ordering. Value: the share of the resolved orderings held."""
+    model = _per_seed5(model)
+    seeds = sorted(int(k) for k in model.index.get_level_values("seed").unique())
+    shown = "; ".join(
+        f"{s}: H {_across_seeds(model, s, 'entropy').mean():.2f} (theory "
+        f"{theory.loc[s, 'entropy']:.2f}), growth {_across_seeds(model, s, 'growth').mean():+.2f} "
+        f"({theory.loc[s, 'growth']:+.2f}), recent {_across_seeds(model, s, 'recent').mean():.3f}"
+        f" ({theory.loc[s, 'recent']:.3f})" for s in SCHEMES5)
+    per_seed = "; ".join(
+        f"seed {k}: " + ", ".join(f"{s} {model.loc[(k, s), 'entropy']:.2f} / "
+                                  f"{model.loc[(k, s), 'growth']:+.2f} / "
+                                  f"{model.loc[(k, s), 'recent']:.3f}"
+                                  for s in SCHEMES5 if (k, s) in model.index)
+        for k in seeds)
+    checks = subchecks_train5(model, theory)
+    one = (" One seed gives no interval (infinite half-width): nothing is resolved, so the row "
+           "is UNTESTED." if len(seeds) < 2 else "")
+    where = (f"Per seed (H at 16L / growth L → 16L / attention on the {FIG1_RECENT} newest "
+             f"tokens at 16L): {per_seed}.")
+    if not checks:
+        return Measurement("UNTESTED", f"the Gaussian theory resolves no ordering; mean over "
+                           f"{len(seeds)} seeds: {shown}", target=1.0,
+                           detail=f"premise unmet: no ordering to test. {where}")
+    v, detail = decide(checks)
+    held = sum(c.outcome == "held" for c in checks)
+    return Measurement(v, f"{held} of {len(checks)} resolved orderings held over {len(seeds)} "
+                       f"seed{'s' * (len(seeds) != 1)} ({LEVEL:.0%} t intervals of the "
+                       f"model's difference in the theory's direction, paired by seed, against "
+                       f"{ORDER_FRACTION:g} of the theory's difference); mean over seeds "
+                       f"(theory): {shown}",
+                       value=held / len(checks), target=1.0,
+                       detail=f"{detail}{one} {where}")
 
 
 # --- the rows -------------------------------------------------------------------------------
@@ -388,13 +465,19 @@ def train_4(quick, seed):
 @claim("TRAIN-5", "Fig. 1 bottom row: the trained models' attention (no scaling, LogN, SI; "
                   "p-RoPE) shows the Gaussian theory's pattern: the same orderings of global "
                   "entropy, its growth beyond L and the attention on the "
-                  f"{FIG1_RECENT} newest tokens",
+                  f"{FIG1_RECENT} newest tokens (each resolved above a tenth of the theory's "
+                  "gap: paired 95 % t intervals over seeds)",
        alternative="SI's attention behaves like LogN's (their statistics swapped)")
 def train_5(quick, seed):
-    """SI Fig. 1 bottom row (figures/train_attention_stats), seed 0's runs."""
+    """SI Fig. 1 bottom row (figures/train_attention_stats), every seed's runs; the decision
+    with each seed left out in the detail (:func:`.seeds.with_seed_checks`)."""
     settings = AttentionStatsSettings.of(bool(quick))
     result = train_attention_stats(settings, seed=seed, execution=execution_for(bool(quick), seed))
     length = settings.grid.train.train_length
-    m = decide_train5(fig1_features(result["model"], length),
-                      fig1_features(result["theory"], length))
-    return judged(m, quick)
+    model = fig1_features(result["model"], length).reset_index()
+    theory = fig1_features(result["theory"], length)
+
+    def decide5(frame):
+        return decide_train5(frame, theory)
+
+    return judged(with_seed_checks(decide5(model), model, decide5), quick)

@@ -10,7 +10,8 @@ initialisation would give) and a scheme's own seed noise of ``noise`` nats (a fi
 the four seeds, its own per scheme and at L and beyond), so paired differences and
 rises have a finite spread; each near alternative is placed 20 % beyond the margin or
 tolerance of its sub-check (:data:`.train.MARGIN` and the others), with a seed noise of
-``_TIGHT`` so that its interval resolves it.
+``_TIGHT`` so that its interval resolves it. :func:`synthetic_fig1` builds TRAIN-5's per-seed
+Fig. 1 features the same way (four seeds, a relative seed noise of :data:`FIG1_NOISE`).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from .train import (
     decide_train5,
 )
 
-__all__ = ["synthetic_frame", "synthetic_fig1", "resolution", "SEEDS"]
+__all__ = ["synthetic_frame", "synthetic_fig1", "resolution", "SEEDS", "FIG1_NOISE"]
 
 SEEDS = (0, 1, 2, 3)
 """The synthetic table's seeds."""
@@ -82,22 +83,42 @@ def resolution(frame, a, b, multiple, tau_a=10.0, tau_b=10.0) -> float:
     return paired(losses(frame, a, multiple, tau_a), losses(frame, b, multiple, tau_b)).half
 
 
-def synthetic_fig1(swap=False, si_recent_scale=None):
+FIG1_NOISE = 0.01
+"""The synthetic Fig. 1 models' seed noise: a fraction of each feature's value (1 %)."""
+
+
+def synthetic_fig1(swap=False, si_recent_scale=None, si_recent_gap=None, noise=FIG1_NOISE):
     """Fig. 1 feature tables ``(model, theory)``: the theory's pattern (no scaling highest
-    entropy and growth, lowest recent attention; SI's recent attention 3× LogN's) with the model
-    following it; ``swap`` exchanges SI's and LogN's measured rows; ``si_recent_scale`` sets
-    SI's measured recent attention to that multiple of LogN's."""
+    entropy and growth, lowest recent attention; SI's recent attention 3× LogN's) and a model
+    of 0.9 × the theory's values over :data:`SEEDS` (index ``seed, scheme``, as
+    :func:`~.train.fig1_features` gives per seed), each feature with its own seed noise of
+    ``noise`` × its value (a fixed pattern of mean 0 over the seeds, so that the means do not
+    depend on ``noise``). ``swap`` exchanges SI's and LogN's measured rows; ``si_recent_scale``
+    sets SI's measured recent attention to that multiple of LogN's; ``si_recent_gap`` sets it to
+    LogN's plus that fraction of the theory's gap between them (at
+    :data:`~.train.ORDER_FRACTION` the mean lies on the sub-check's margin)."""
     theory = pd.DataFrame({"entropy": [7.0, 4.0, 3.6], "growth": [2.7, 1.0, 0.8],
                            "recent": [0.02, 0.05, 0.15]}, index=list(SCHEMES5))
     for c in ("entropy", "growth", "recent"):
         theory[f"{c}_se"] = 0.001
-    model = theory.copy()
-    model[["entropy", "growth", "recent"]] *= 0.9
+    theory.index.name = "scheme"
+    mean = theory.copy()
+    mean[["entropy", "growth", "recent"]] *= 0.9
     if swap:
-        model.loc[["logn-p-rope", "si-p-rope"]] = model.loc[["si-p-rope", "logn-p-rope"]].values
+        mean.loc[["logn-p-rope", "si-p-rope"]] = mean.loc[["si-p-rope", "logn-p-rope"]].values
     if si_recent_scale is not None:
-        model.loc["si-p-rope", "recent"] = si_recent_scale * model.loc["logn-p-rope", "recent"]
-    return model, theory
+        mean.loc["si-p-rope", "recent"] = si_recent_scale * mean.loc["logn-p-rope", "recent"]
+    if si_recent_gap is not None:
+        gap = theory.loc["si-p-rope", "recent"] - theory.loc["logn-p-rope", "recent"]
+        mean.loc["si-p-rope", "recent"] = mean.loc["logn-p-rope", "recent"] + si_recent_gap * gap
+    parts = {}
+    for k, seed in enumerate(SEEDS):
+        part = mean.copy()
+        for h, (scheme, q) in enumerate((s, q) for s in SCHEMES5
+                                        for q in ("entropy", "growth", "recent")):
+            part.loc[scheme, q] = mean.loc[scheme, q] * (1 + noise * _pattern(100 + h)[k])
+        parts[seed] = part
+    return pd.concat(parts, names=["seed", "scheme"]), theory
 
 
 _BASE = synthetic_frame()

@@ -34,7 +34,7 @@ from ..training.run import distinct_environments
 from .base import study
 from .si_fig1_constants import FIG1_RECENT, FIG1_SCHEMES, fig1_ranges
 from .si_fig1_gaussian import ContextSweepSettings, context_sweep_study
-from .train_grid import TrainGridSettings, figure_grid, seed0_runs
+from .train_grid import TrainGridSettings, figure_grid, scheme_runs
 
 __all__ = ["FIG1_RECENT", "FIG1_SCHEMES", "AttentionStatsSettings", "attention_statistics",
            "context_lengths", "fig1_ranges", "gaussian_prediction", "train_attention_stats",
@@ -109,8 +109,8 @@ def gaussian_prediction(schemes, *, max_length: int, count: int = 13, samples: i
 
 @dataclass(frozen=True)
 class AttentionStatsSettings(StudySettings):
-    """``grid``: the training grid whose seed-0 runs of :data:`FIG1_SCHEMES` (τ = 10) are
-    measured (default: the full figure grid,
+    """``grid``: the training grid whose runs of :data:`FIG1_SCHEMES` (τ = 10), every seed it
+    holds for them, are measured (default: the full figure grid,
     :func:`~sia_theory.studies.train_grid.figure_grid`); ``windows``: validation windows per
     run; ``theory_samples``: Monte Carlo samples per context length of the Gaussian
     prediction."""
@@ -134,16 +134,18 @@ class AttentionStatsSettings(StudySettings):
 
 @study("train_attention_stats", AttentionStatsSettings, sweepable=True, partial=True)
 def train_attention_stats(settings: AttentionStatsSettings, seed: int, execution):
-    """SI Fig. 1 bottom row for the seed-0 runs of :data:`FIG1_SCHEMES` of ``settings.grid``
-    (trained, or read back from ``execution.store``): frames ``model`` (the runs' statistics,
-    :func:`attention_statistics`, with a ``scheme`` column) and ``theory`` (the Gaussian
+    """SI Fig. 1 bottom row for the runs of :data:`FIG1_SCHEMES` of ``settings.grid``, every
+    seed the grid holds for them (trained, or read back from ``execution.store``): frames
+    ``model`` (each run's statistics, :func:`attention_statistics`, with ``scheme`` and
+    ``seed`` columns; claim TRAIN-5 compares the schemes seed by seed) and ``theory`` (the Gaussian
     prediction, :func:`gaussian_prediction`); metadata ``missing``: the runs not in the store
     under ``execution.finished_only`` (the figure ``train_attention_stats`` and claim
     TRAIN-5), ``training_environments``: the runs' distinct training environments."""
-    grid, runs, missing = seed0_runs(FIG1_SCHEMES, grid=settings.grid, seed=seed,
-                                     execution=execution)
-    model = pd.concat([attention_statistics(r, windows=settings.windows).assign(scheme=key[0])
-                       for key, r in runs.items()], ignore_index=True)
+    grid, runs, missing = scheme_runs(FIG1_SCHEMES, grid=settings.grid, seed=seed,
+                                      execution=execution)
+    model = pd.concat([attention_statistics(r, windows=settings.windows)
+                       .assign(scheme=key[0], seed=key[1]) for key, r in runs.items()],
+                      ignore_index=True)
     theory = gaussian_prediction(FIG1_SCHEMES, max_length=grid.train.max_length,
                                  samples=settings.theory_samples, seed=seed)
     return {"model": model, "theory": theory}, {

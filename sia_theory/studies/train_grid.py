@@ -38,7 +38,7 @@ from .base import study
 __all__ = ["TRAIN_GRID_STUDY", "TrainGridSettings", "train_grid", "grid_runs", "train_cell",
            "check_store_settings", "TABLE1_SCHEMES", "SI_POSITION_SCHEMES", "TAU_SWEEP",
            "SETTINGS_FILE", "VALIDATION_FILE", "validation_table", "figure_grid", "seed0_runs",
-           "validation_summary", "LEARNED_LOGN", "TABLE1_ROWS", "SI_TRAIN_LENGTH",
+           "scheme_runs", "validation_summary", "LEARNED_LOGN", "TABLE1_ROWS", "SI_TRAIN_LENGTH",
            "rescaled_tau", "GRID_SEEDS", "SIDE_SEEDS", "checkpoint_frame"]
 
 TRAIN_GRID_STUDY = "training.grid"
@@ -318,20 +318,32 @@ def grid_runs(settings: TrainGridSettings, *, seed: int, execution,
             for c, f, b in zip(cells, frames, files, strict=True) if f is not None}
 
 
-def seed0_runs(schemes, *, seed: int, execution, quick: bool = False, grid=None):
-    """``(grid, runs, missing)``: the seed-0 runs (τ = 10 for SI) of ``schemes`` in ``grid``
-    (default: the figure grid :func:`figure_grid` of ``quick``), trained or read back from
-    ``execution.store``, as ``{(scheme, seed, tau): TrainedRun}``, and the keys of those not in
-    the store under ``execution.finished_only`` (the studies of the trained models' attention
-    use these)."""
+def scheme_runs(schemes, *, seed: int, execution, quick: bool = False, grid=None,
+                seeds=None):
+    """``(grid, runs, missing)``: the runs (τ = 10 for SI) of ``schemes`` in ``grid`` (default:
+    the figure grid :func:`figure_grid` of ``quick``) of every seed the grid holds for them, or
+    of the seeds in ``seeds`` only, trained or read back from ``execution.store``, as
+    ``{(scheme, seed, tau): TrainedRun}`` in the grid's order (seed by seed), and the keys of
+    those not in the store under ``execution.finished_only`` (the studies of the trained models'
+    attention use these). ``seed`` is the study seed (the store's), not a run's."""
     grid = figure_grid(quick) if grid is None else grid
+    keep = None if seeds is None else {int(k) for k in seeds}
     wanted = tuple(r for r in grid.runs
-                   if r[0] in schemes and r[1] == 0 and r[2] in (None, 10.0))
+                   if r[0] in schemes and r[2] in (None, 10.0) and (keep is None or r[1] in keep))
+    if not wanted:
+        raise ValueError(f"schemes: the grid holds no run of {tuple(schemes)} (τ = 10 for SI)"
+                         + ("" if keep is None else f" of seeds {sorted(keep)}"))
     missing: list = []
     runs = grid_runs(TrainGridSettings(train=grid.train, runs=wanted, schemes=grid.schemes),
-                     seed=seed,
-                     execution=execution, missing=missing)
+                     seed=seed, execution=execution, missing=missing)
     return grid, runs, missing
+
+
+def seed0_runs(schemes, *, seed: int, execution, quick: bool = False, grid=None):
+    """``(grid, runs, missing)``: the seed-0 runs of ``schemes`` (:func:`scheme_runs` with
+    ``seeds=(0,)``)."""
+    return scheme_runs(schemes, seed=seed, execution=execution, quick=quick, grid=grid,
+                       seeds=(0,))
 
 
 @study("train_grid", TrainGridSettings, sweepable=True, partial=True)

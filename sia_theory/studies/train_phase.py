@@ -2,7 +2,8 @@ r"""Theory beside practice on the trained models (claim TRAIN-7): does the REM, 
 a head shows within the training length ``L``, predict how its attention spreads over the
 distance octaves at ``16L``, and does the predicted dilution rank the schemes' loss change?
 
-For each seed-0 run of :data:`PHASE_SCHEMES` (τ = 10 for SI) of the figure grid, the queries
+For each run of :data:`PHASE_SCHEMES` (τ = 10 for SI) of the figure grid, every seed the grid
+holds for them (the Table 1 rows and the side runs may hold different seeds), the queries
 ending at ``L`` (decoder at ``L``, as trained) and at ``16L`` (decoder at ``16L``: RoPE + NTK
 with its scaled base) on the first validation windows of ``16L`` tokens:
 
@@ -10,7 +11,7 @@ with its scaled base) on the first validation windows of ``16L`` tokens:
   (:mod:`.train_dilution`; predictions from the raw scores ``S`` measured at ``L`` and the
   scheme's coefficients ``L = a_t S + m_t``: a seeded bootstrap of the measured scores, and the
   Gaussian REM of their mean and σ);
-* per scheme (:func:`phase_summary`) the prediction errors, the predicted and measured
+* per seed and scheme (:func:`phase_summary`) the prediction errors, the predicted and measured
   dilution (the change of the farthest octave's share from ``L`` to ``16L``) and the loss
   change from ``L`` to ``16L`` (the runs' validation losses);
 * the old statistic, kept as a documented negative finding: every head's ``σ`` of its logits
@@ -43,7 +44,7 @@ from .train_grid import (
     TABLE1_ROWS,
     TrainGridSettings,
     figure_grid,
-    seed0_runs,
+    scheme_runs,
 )
 
 __all__ = ["PHASE_SCHEMES", "PHASE_QUERIES", "PhaseSettings", "head_phases",
@@ -122,8 +123,8 @@ def phase_shift_summary(heads: pd.DataFrame, losses: pd.DataFrame) -> pd.DataFra
 
 @dataclass(frozen=True)
 class PhaseSettings(StudySettings):
-    """``grid``: the training grid whose seed-0 runs of :data:`PHASE_SCHEMES` (τ = 10) are
-    measured (default: the full figure grid,
+    """``grid``: the training grid whose runs of :data:`PHASE_SCHEMES` (τ = 10), every seed it
+    holds for them, are measured (default: the full figure grid,
     :func:`~sia_theory.studies.train_grid.figure_grid`); ``windows``: validation windows of
     ``16L`` tokens per run; ``queries``: query positions ending at ``L`` and at ``16L``."""
 
@@ -147,30 +148,41 @@ class PhaseSettings(StudySettings):
 def phase_summary(heads: pd.DataFrame, octaves: pd.DataFrame,
                   losses: pd.DataFrame) -> pd.DataFrame:
     """Per scheme: :func:`~.train_dilution.octave_summary` of ``octaves`` beside
-    :func:`phase_shift_summary` of ``heads`` (the old statistic) and the loss change."""
-    return phase_shift_summary(heads, losses).merge(octave_summary(octaves), on="scheme",
-                                                    how="left")
+    :func:`phase_shift_summary` of ``heads`` (the old statistic) and the loss change. Frames
+    with a ``seed`` column (all three) give it per seed and scheme, each seed summarised on its
+    own (a ``seed`` column first; the old statistic's ``spearman`` is that seed's)."""
+    if "seed" not in heads:
+        return phase_shift_summary(heads, losses).merge(octave_summary(octaves), on="scheme",
+                                                        how="left")
+    parts = []
+    for k in sorted(heads["seed"].unique()):
+        heads_k, octaves_k, losses_k = (f[f["seed"] == k].drop(columns="seed")
+                                        for f in (heads, octaves, losses))
+        parts.append(phase_summary(heads_k, octaves_k, losses_k).assign(seed=int(k)))
+    out = pd.concat(parts, ignore_index=True)
+    return out[["seed"] + [c for c in out.columns if c != "seed"]]
 
 
 @study("train_phase", PhaseSettings, sweepable=True, partial=True)
 def train_phase(settings: PhaseSettings, seed: int, execution):
-    """The seed-0 runs of :data:`PHASE_SCHEMES` of ``settings.grid`` (trained, or read back
-    from ``execution.store``): frames ``heads`` (:func:`head_phases` of every run),
-    ``octaves`` (:func:`~.train_dilution.head_octaves`), both with a ``scheme`` column, and
-    ``summary`` (:func:`phase_summary`; the losses are the runs' own validation losses at ``L``
-    and ``16L``); metadata ``missing``: the runs not in the store under
-    ``execution.finished_only`` (the figure ``train_phase`` and claim TRAIN-7),
-    ``training_environments``: the runs' distinct training environments."""
-    grid, runs, missing = seed0_runs(PHASE_SCHEMES, grid=settings.grid, seed=seed,
-                                     execution=execution)
+    """The runs of :data:`PHASE_SCHEMES` of ``settings.grid``, every seed the grid holds for
+    them (trained, or read back from ``execution.store``): frames ``heads`` (:func:`head_phases`
+    of every run), ``octaves`` (:func:`~.train_dilution.head_octaves`), both with ``seed`` and
+    ``scheme`` columns, and ``summary`` (:func:`phase_summary` per seed and scheme; the losses
+    are the runs' own validation losses at ``L`` and ``16L``); metadata ``missing``: the runs
+    not in the store under ``execution.finished_only`` (the figure ``train_phase`` and claim
+    TRAIN-7), ``training_environments``: the runs' distinct training environments."""
+    grid, runs, missing = scheme_runs(PHASE_SCHEMES, grid=settings.grid, seed=seed,
+                                      execution=execution)
     heads, octaves = [], []
     for key, r in runs.items():
         h, o = run_measurements(r, windows=settings.windows, queries=settings.queries, seed=seed)
-        heads.append(h.assign(scheme=key[0]))
-        octaves.append(o.assign(scheme=key[0]))
+        heads.append(h.assign(scheme=key[0], seed=key[1]))
+        octaves.append(o.assign(scheme=key[0], seed=key[1]))
     heads, octaves = pd.concat(heads, ignore_index=True), pd.concat(octaves, ignore_index=True)
     s = grid.train
-    losses = pd.DataFrame([{"scheme": key[0], "loss_train": r.validation_loss(s.train_length),
+    losses = pd.DataFrame([{"scheme": key[0], "seed": key[1],
+                            "loss_train": r.validation_loss(s.train_length),
                             "loss_end": r.validation_loss(s.max_length)}
                            for key, r in runs.items()])
     return ({"heads": heads, "octaves": octaves,

@@ -11,8 +11,8 @@ text around it says nothing about random ids (the copy task of the small-model s
 induction heads and associative recall). A pilot with spans copied from the window's own text
 instead (SI + p-RoPE, full settings, the registry corpus, a quarter of the windows) taught no
 copying at all: its copy drop on random tokens stayed at −0.02 nats, as without a curriculum.
-Every other window is unchanged, and the validation documents are never rewritten, so the losses of a run with a
-curriculum are the same quantity as without one. The draws come from
+Every other window is unchanged, and the validation documents are never rewritten, so the
+losses of a run with a curriculum are the same quantity as without one. The draws come from
 ``rng_for(0, "training.curriculum", step)``: the same windows are rewritten the same way for
 every scheme and seed (bit-identical), as the data order is.
 

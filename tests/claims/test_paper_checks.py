@@ -157,7 +157,8 @@ TWENTY_PERCENT = {
                 "margin (80 % of it), a named control"),
     "TRAIN-4": ("τ = 10 minus each other τ at 16L (paired t intervals)",
                 ("τ = 1 20 % beyond the margin below τ = 10 at 16L",), ""),
-    "TRAIN-5": ("the orderings of the Fig. 1 statistics between schemes",
+    "TRAIN-5": ("the model's difference of each Fig. 1 statistic in the theory's direction "
+                "against a tenth of the theory's gap (paired t intervals over seeds)",
                 ("SI's recent-token attention 20 % below LogN's",), ""),
     "TRAIN-6": ("the per-seed retention (16L over L accuracy) against the hold / lose bounds "
                 "(t intervals over seeds)",
@@ -167,8 +168,9 @@ TWENTY_PERCENT = {
                  "SI's 16L retention 15 % below the hold level"),
                 "the learned-at-L bound is the premise, not the claim: a seed 20 % short of it "
                 "gives UNTESTED, not FAIL (tests/claims/test_train_claims.py)"),
-    "TRAIN-7": ("the bootstrap's octave-entropy error and Spearman's ρ of the predicted "
-                "dilution against the loss change",
+    "TRAIN-7": ("the per-seed worst octave-entropy error of the bootstrap and the per-seed "
+                "Spearman ρ of the predicted dilution against the loss change (t intervals "
+                "over seeds)",
                 ("ρ 20 % below the critical value",
                  "predicted octave entropies 20 % off the measured"), ""),
 }

@@ -269,19 +269,87 @@ def test_a_verdict_that_differs_at_the_checkpoint_before_says_still_moving():
     assert m.verdict == "PASS" and "FAIL (the ordering is still moving)" in m.detail
 
 
-def test_fig1_features_from_a_long_table():
+def _fig1_table(seeds=(None,)):
+    """A long Fig. 1 table of three schemes (the recent mass nudged by 0.002 per seed)."""
     rows = []
-    for scheme, h, mass in (("p-rope", 1.0, 0.5), ("logn-p-rope", 0.8, 0.3),
-                            ("si-p-rope", 0.7, 0.6)):
-        for n in (8, 32, 512):
-            rows += [{"scheme": scheme, "n_ctx": n, "quantity": "global_entropy",
-                      "mean": h * np.log(n), "se": 0.01},
-                     {"scheme": scheme, "n_ctx": n, "quantity": "recent_mass", "mean": mass,
-                      "se": 0.01}]
-    f = T.fig1_features(pd.DataFrame(rows), train_length=32)
+    for k in seeds:
+        for scheme, h, mass in (("p-rope", 1.0, 0.5), ("logn-p-rope", 0.8, 0.3),
+                                ("si-p-rope", 0.7, 0.6)):
+            for n in (8, 32, 512):
+                tag = {} if k is None else {"seed": k}
+                rows += [{**tag, "scheme": scheme, "n_ctx": n, "quantity": "global_entropy",
+                          "mean": h * np.log(n), "se": 0.01},
+                         {**tag, "scheme": scheme, "n_ctx": n, "quantity": "recent_mass",
+                          "mean": mass + 0.002 * (k or 0) * (scheme == "si-p-rope"),
+                          "se": 0.01}]
+    return pd.DataFrame(rows)
+
+
+def test_fig1_features_from_a_long_table():
+    f = T.fig1_features(_fig1_table(), train_length=32)
     assert f.loc["p-rope", "growth"] == pytest.approx(np.log(512 / 32))
     assert f.loc["si-p-rope", "recent"] == 0.6
-    assert T.decide_train5(f, f).verdict == "PASS"
+    # one run per scheme is one seed: no interval, nothing resolved
+    m = T.decide_train5(f, f)
+    assert m.verdict == "UNTESTED" and "One seed gives no interval" in m.detail
+    per_seed = T.fig1_features(_fig1_table(seeds=(0, 1, 2)), train_length=32)
+    assert list(per_seed.index.names) == ["seed", "scheme"]
+    assert per_seed.loc[(2, "si-p-rope"), "recent"] == pytest.approx(0.604)
+    m = T.decide_train5(per_seed, f)
+    assert m.verdict == "PASS" and "seed 2: p-rope" in m.detail
+    # the same per-seed features as columns (the row's leave-one-out frame) decide the same
+    assert T.decide_train5(per_seed.reset_index(), f).verdict == "PASS"
+
+
+def test_train5_margin_is_a_tenth_of_the_theory_gap_and_intervals_are_paired():
+    model, theory = C.synthetic_fig1()
+    checks = {c.name: c for c in T.subchecks_train5(model, theory)}
+    assert len(checks) == 9
+    c = checks["recent: logn-p-rope < si-p-rope"]
+    assert c.relation == "exceeds" and c.margin == pytest.approx(T.ORDER_FRACTION * 0.10)
+    assert c.interval.n == len(C.SEEDS) and c.interval.mean == pytest.approx(0.9 * 0.10)
+
+
+def test_train5_a_resolved_but_immaterial_ordering_is_untested():
+    """SI's recent attention above LogN's by exactly a tenth of the theory's gap (the margin),
+    resolved from 0 but straddling the margin: UNTESTED, naming the ordering."""
+    model, theory = C.synthetic_fig1(si_recent_gap=T.ORDER_FRACTION)
+    d = {c.name: c for c in T.subchecks_train5(model, theory)}[
+        "recent: logn-p-rope < si-p-rope"].interval
+    assert d.low > 0 and d.low < T.ORDER_FRACTION * 0.10 < d.high
+    m = T.decide_train5(model, theory)
+    assert m.verdict == "UNTESTED", m.detail
+    assert "recent: logn-p-rope < si-p-rope" in m.detail.split("unresolved: ")[1].split(";")[0]
+    # 20 % beyond the margin either way is decided
+    assert T.decide_train5(*C.synthetic_fig1(si_recent_gap=1.2 * T.ORDER_FRACTION)).verdict == (
+        "PASS")
+    assert T.decide_train5(*C.synthetic_fig1(si_recent_gap=0.8 * T.ORDER_FRACTION)).verdict == (
+        "FAIL")
+
+
+@pytest.mark.parametrize("change", [{}, {"swap": True}, {"si_recent_scale": 0.8},
+                                    {"si_recent_gap": 0.8 * T.ORDER_FRACTION},
+                                    {"si_recent_gap": 1.2 * T.ORDER_FRACTION}])
+def test_train5_verdicts_are_monotone_in_precision(change):
+    """The same means with less and less seed noise: UNTESTED may turn into PASS or FAIL,
+    never PASS into FAIL or back."""
+    verdicts = [T.decide_train5(*C.synthetic_fig1(noise=sd, **change)).verdict
+                for sd in (0.5, 0.3, 0.1, 0.05, 0.02, 0.01, 0.005, 0.001)]
+    decided_ = [v for v in verdicts if v != "UNTESTED"]
+    assert decided_, verdicts
+    first = verdicts.index(decided_[0])
+    assert set(verdicts[first:]) == {decided_[0]}, verdicts
+
+
+def test_train5_one_seed_and_leave_one_out():
+    model, theory = C.synthetic_fig1()
+    one = model.xs(0, level="seed", drop_level=False)
+    m = T.decide_train5(one, theory)
+    assert m.verdict == "UNTESTED" and "no interval" in m.detail
+    frame = model.reset_index()
+    m = with_seed_checks(T.decide_train5(frame, theory), frame,
+                         lambda f: T.decide_train5(f, theory))
+    assert m.verdict == "PASS" and "without seed 3 PASS" in m.detail
 
 
 def test_quick_rows_are_info_and_say_so():
@@ -419,34 +487,43 @@ def test_spearman_critical_values_match_the_published_table(n, published):
 
 
 def test_train7_the_same_ranking_passes():
-    assert P.decide_train7(P.synthetic_phase_summary()).verdict == "PASS"
+    assert P.decide_train7(P.synthetic_phase_seeds()).verdict == "PASS"
 
 
 @pytest.mark.parametrize("n", range(5, 11))
-def test_train7_the_critical_edge_is_inclusive_and_the_next_value_below_fails(n):
-    """With fewer schemes (runs missing) too: ρ at the published critical value passes, the
-    next attainable value below it fails."""
+def test_train7_the_critical_value_decides_nothing_and_the_values_beside_it_do(n):
+    """With fewer schemes (runs missing) too: the per-seed ρ at the published critical value in
+    every seed is an interval on the bound (UNTESTED); the next attainable value above it in
+    every seed passes, the next below fails."""
     critical = P.spearman_critical(n)
-    edge = P.ranking_with_rho(critical, n)
-    assert P.decide_train7(P.synthetic_phase_summary(order=edge, n=n)).verdict == "PASS"
-    below = max(r for r in set(np.round(P._exact_rhos(n), 9)) if r < critical - 1e-9)
-    worse = P.ranking_with_rho(below, n)
-    assert P.decide_train7(P.synthetic_phase_summary(order=worse, n=n)).verdict == "FAIL"
+    rhos = sorted(set(np.round(P._exact_rhos(n), 9)))
+    above = min(r for r in rhos if r > critical + 1e-9)
+    below = max(r for r in rhos if r < critical - 1e-9)
+    for rho, expected in ((critical, "UNTESTED"), (above, "PASS"), (below, "FAIL")):
+        summary = P.synthetic_phase_seeds(rho=rho, spread=0.0, n=n)
+        assert P.decide_train7(summary).verdict == expected, (rho, expected)
 
 
 def test_train7_needs_both_parts():
     """(a) alone or (b) alone is not enough: entropies predicted 20 % off with the right ranking
     fail, and so does the reverse ranking with exact entropies; 4 % off (MAE ≈ 0.04) passes."""
-    assert P.decide_train7(P.synthetic_phase_summary(scale=1.2)).verdict == "FAIL"
-    assert P.decide_train7(P.synthetic_phase_summary(order=range(8, -1, -1))).verdict == "FAIL"
-    assert P.decide_train7(P.synthetic_phase_summary(scale=1.04)).verdict == "PASS"
+    assert P.decide_train7(P.synthetic_phase_seeds(scale=1.2)).verdict == "FAIL"
+    assert P.decide_train7(P.synthetic_phase_seeds(rho=-1.0)).verdict == "FAIL"
+    assert P.decide_train7(P.synthetic_phase_seeds(scale=1.04)).verdict == "PASS"
 
 
 def test_train7_one_scheme_over_the_tolerance_fails_and_is_named():
-    summary = P.synthetic_phase_summary()
-    summary.loc[3, "mae_tail_16L"] = P.ENTROPY_TOLERANCE + 0.005
+    summary = P.synthetic_phase_seeds()
+    summary.loc[summary["scheme"] == "s3", "mae_tail_16L"] = P.ENTROPY_TOLERANCE + 0.005
     m = P.decide_train7(summary)
-    assert m.verdict == "FAIL" and "exceeded by s3" in m.measured
+    assert m.verdict == "FAIL" and "exceeded by s3 (seeds 0, 1, 2, 3)" in m.measured
+    assert "contradicted: entropy predicted" in m.detail
+
+
+def test_train7_one_seed_is_untested_and_says_why():
+    m = P.decide_train7(P.synthetic_phase_summary())
+    assert m.verdict == "UNTESTED"
+    assert "no interval" in m.measured and "One seed gives no interval" in m.detail
 
 
 @pytest.mark.parametrize("name", [
@@ -454,13 +531,79 @@ def test_train7_one_scheme_over_the_tolerance_fails_and_is_named():
     "predicted octave entropies 20 % off the measured",
     "the old phase-shift statistic's ranking (committed, ρ = −0.40)"])
 def test_train7_negative_controls_fail(name):
-    assert NEGATIVE_CONTROLS["TRAIN-7"][name]().verdict == "FAIL"
+    m = NEGATIVE_CONTROLS["TRAIN-7"][name]()
+    assert m.verdict == "FAIL"
+    own = "entropy predicted" if "entropies" in name else "dilution ranks the loss change"
+    assert m.detail.split("contradicted: ")[1].split(";")[0] == own
+
+
+def test_train7_a_ranking_resolved_from_0_but_not_from_the_critical_value_is_untested():
+    """Per-seed ρ of 0.5 and 0.7 around the critical 0.6 (nine schemes): resolved positive,
+    straddling the critical value, neither PASS nor FAIL."""
+    summary = P.synthetic_phase_seeds(rho=P.spearman_critical(9), spread=0.1)
+    rank = P.subchecks_train7(summary)[1].interval
+    assert rank.low > 0 and rank.low < P.spearman_critical(9) < rank.high
+    m = P.decide_train7(summary)
+    assert m.verdict == "UNTESTED"
+    assert "dilution ranks the loss change" in m.detail.split("unresolved: ")[1].split(";")[0]
+
+
+@pytest.mark.parametrize("change", [
+    {"rho": 29 / 60}, {"rho": 43 / 60}, {"rho": -1.0}, {"scale": 1.2},
+    {"scale": 1.2, "rho": 43 / 60}])
+def test_train7_verdicts_are_monotone_in_precision(change):
+    """The same per-seed means (ρ on the grid of attainable values, ±spread on it; the entropy
+    errors ± offsets) with less and less spread: UNTESTED may turn into PASS or FAIL, never
+    PASS into FAIL or back. 29/60 ≈ 0.48 is 20 % below the critical 0.6, 43/60 ≈ 0.72 20 %
+    above."""
+    verdicts = []
+    for k in (15, 9, 6, 3, 2, 1, 0):
+        summary = P.synthetic_phase_seeds(spread=k / 60, mae_spread=0.002 * k, **change)
+        rho = change.get("rho", 1.0)
+        if abs(rho) + 15 / 60 <= 1:  # the spread stays inside [−1, 1]: the mean is rho
+            assert P.per_seed_train7(summary)["rho"].mean() == pytest.approx(rho)
+        verdicts.append(P.decide_train7(summary).verdict)
+    decided_ = [v for v in verdicts if v != "UNTESTED"]
+    assert decided_, verdicts
+    first = verdicts.index(decided_[0])
+    assert set(verdicts[first:]) == {decided_[0]}, verdicts
+
+
+def test_train7_rope_ntk_is_rope_s_model_and_ranked_once():
+    summary = P.old_statistic_summary()
+    assert "rope-ntk" not in P.ranked_schemes(summary) and "rope" in P.ranked_schemes(summary)
+    m = P.decide_train7(P.old_statistic_seeds())
+    assert "rope-ntk (the trained model of rope)" in m.detail
+    assert "over 8 schemes" in m.measured
+
+
+def test_train7_class_baseline_is_reported_not_judged():
+    """The class map alone ranks 0.3's committed loss changes at ρ = +0.86 (eight schemes, ties
+    at average ranks): reported per seed with the interval of ρ − ρ_class; the verdict is the
+    dilution's alone."""
+    stats = P.per_seed_train7(P.old_statistic_summary())
+    assert stats["rho_class"].iloc[0] == pytest.approx(0.8607, abs=1e-4)
+    assert set(P.SCHEME_CLASS) >= set(P.OLD_STATISTIC["scheme"])
+    m = P.decide_train7(P.old_statistic_seeds())
+    assert "class only +0.86" in m.measured and "ρ − ρ_class over seeds" in m.measured
+    assert "(reported, not judged)" in m.measured
+    # a scheme outside the class map: the baseline is not computed, the verdict unchanged
+    assert "not computed" in P.decide_train7(P.synthetic_phase_seeds()).measured
+
+
+def test_train7_leave_one_out_in_the_detail():
+    summary = P.synthetic_phase_seeds()
+    m = with_seed_checks(P.decide_train7(summary), summary, P.decide_train7)
+    assert m.verdict == "PASS" and "without seed 0 PASS" in m.detail
 
 
 def test_train7_old_statistic_is_0_3s_figure_and_ranks_against_the_loss():
     """OLD_STATISTIC: 0.3's figures/train_phase_summary.csv (seed 0 of 0.3's grid, the file as
-    committed at 17222d1, pinned here) to 3 decimals; its Spearman ρ is −0.40 (the row's
-    documented negative finding), so read as a dilution it fails (b) while (a) holds."""
+    committed at 17222d1, pinned here) to 3 decimals; its Spearman ρ is −0.40 over the nine
+    (the row's documented negative finding), −0.33 with RoPE's model counted once, so read as
+    a dilution ranking over seeds it fails (b) while (a) holds."""
+    from scipy.stats import spearmanr
+
     pinned = {"rope": (0.0812, 0.5296), "rope-ntk": (0.0934, 0.4063),
               "p-rope": (0.1313, 0.5103), "nope": (0.1459, 0.2400),
               "alibi": (1.5365, -0.0303), "logn-p-rope": (0.3052, 0.2776),
@@ -471,8 +614,11 @@ def test_train7_old_statistic_is_0_3s_figure_and_ranks_against_the_loss():
     for scheme, (shift, change) in pinned.items():
         assert old.loc[scheme, "phase_shift"] == pytest.approx(shift, abs=6e-4), scheme
         assert old.loc[scheme, "loss_change"] == pytest.approx(change, abs=6e-4), scheme
-    m = P.decide_train7(P.old_statistic_summary())
-    assert m.value == pytest.approx(-0.40, abs=1e-9) and m.verdict == "FAIL"
+    assert spearmanr(old["phase_shift"], old["loss_change"]).statistic == pytest.approx(
+        -0.40, abs=1e-9)
+    assert P.per_seed_train7(P.old_statistic_summary())["rho"].iloc[0] == pytest.approx(-1 / 3)
+    m = P.decide_train7(P.old_statistic_seeds())
+    assert m.verdict == "FAIL" and m.ci_high < 0
     assert "met by every scheme" in m.measured
 
 

@@ -118,6 +118,7 @@ def test_quick_figure_from_the_shared_store(stem, quick_store, tmp_path):
     if stem == "train_attention_stats":
         model = frames["train_attention_stats_model"]
         assert set(model["scheme"]) == {"p-rope", "logn-p-rope", "si-p-rope"}
+        assert sorted(model["seed"].unique()) == [0, 1]  # every seed of the quick grid
         mass = model[model["quantity"] == "recent_mass"]["mean"]
         assert ((mass > 0) & (mass <= 1 + 1e-9)).all()
     if stem == "train_phase":
@@ -129,7 +130,10 @@ def test_quick_figure_from_the_shared_store(stem, quick_store, tmp_path):
         octaves = frames["train_phase_octaves"]
         assert set(octaves["scheme"]) == set(PHASE_SCHEMES)
         assert np.isfinite(summary[["mae_tail_L", "mae_tail_16L", "dilution_tail"]]).all().all()
-        total = octaves.groupby(["scheme", "layer", "head", "context"])["share_measured"].sum()
+        assert sorted(summary["seed"].unique()) == [0, 1]  # the quick grid's Table 1 seeds
+        assert meta["seeds_measured"] == [0, 1] and meta["seed_shown"] == 0
+        total = octaves.groupby(["seed", "scheme", "layer", "head", "context"])[
+            "share_measured"].sum()
         np.testing.assert_allclose(total, 1, atol=1e-9)
 
 
@@ -240,3 +244,21 @@ def test_finished_only_on_an_empty_store_says_so(tmp_path):
         train_grid(figure_grid(quick=True), seed=0,
                    execution=Execution(store=tmp_path / "empty", finished_only=True))
     assert not (tmp_path / "empty").exists()
+
+
+def test_scheme_runs_reads_every_seed_and_seed0_runs_seed_0(quick_store):
+    """The attention studies' runs: every seed the grid holds for the schemes (the quick grid:
+    seeds 0, 1 of the Table 1 rows, seed 0 of the side runs), τ = 10 for SI; seed0_runs the
+    seed-0 ones; a scheme the grid lacks is a ValueError naming schemes."""
+    from sia_theory.studies.train_grid import scheme_runs, seed0_runs
+
+    execution = Execution(store=quick_store, finished_only=True)
+    _, runs, missing = scheme_runs(("p-rope", "si-p-rope", "si-rope"), seed=0,
+                                   execution=execution, quick=True)
+    assert missing == []
+    assert sorted(runs) == [("p-rope", 0, None), ("p-rope", 1, None), ("si-p-rope", 0, 10.0),
+                            ("si-p-rope", 1, 10.0), ("si-rope", 0, 10.0)]
+    _, runs, _ = seed0_runs(("p-rope", "si-p-rope"), seed=0, execution=execution, quick=True)
+    assert sorted(runs) == [("p-rope", 0, None), ("si-p-rope", 0, 10.0)]
+    with pytest.raises(ValueError, match="schemes: the grid holds no run"):
+        scheme_runs(("p-rope",), seed=0, execution=execution, quick=True, seeds=(7,))
