@@ -88,6 +88,8 @@ def test_the_committed_table_and_seeds_needed_come_from_the_committed_pilots(tmp
     fresh = script.main(out_dir=tmp_path)
     committed = (ROOT / "figures" / "train_power.csv").read_text()
     assert (tmp_path / "train_power.csv").read_text() == committed
+    assert (tmp_path / "train_pilot_verdicts.csv").read_text() == (
+        ROOT / "figures" / "train_pilot_verdicts.csv").read_text()
     assert script.seeds_needed(fresh) == P.SEEDS_NEEDED
 
 
