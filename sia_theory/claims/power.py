@@ -14,7 +14,7 @@ never be decided: the honest outcome is "not run at a size that can decide it").
 ``subchecks_*`` function and lists, per sub-check, the pilot's mean, s.d. and seeds, the margin,
 the seeds needed, and the probability that the design's seed count decides it. The table the
 trained rows use is :data:`SEEDS_NEEDED` (from the committed pilots; regenerated and checked by
-``experiments/train_power.py`` and its test). A row that is unresolved while one of its
+``experiments/pilots/train_power.py`` and its test). A row that is unresolved while one of its
 unresolved sub-checks needs more seeds than the grid ran is ``UNDERPOWERED``
 (:func:`underpowered`), not ``UNTESTED``.
 
@@ -133,7 +133,7 @@ def power_table(row: str, subchecks, design_seeds: int, pilot: str) -> pd.DataFr
 
 # The seeds each sub-check needs (80 % power), from the committed pilots (the CPU grid of 0.4,
 # 3 seeds for the Table 1 rows; the GPU grid, 5 seeds, for the side runs the CPU pilot lacks):
-# written by ``experiments/train_power.py`` (paper_checks/train_power.csv) and held to it by
+# written by ``experiments/pilots/train_power.py`` (figures/train_power.csv) and held to it by
 # tests/claims/test_power.py. ``None``: more than MAX_SEEDS.
 SEEDS_NEEDED: dict = {
     "TRAIN-1": {"SI + p-RoPE flat": 2, "p-RoPE blows up": 2, "NoPE blows up": 2},

@@ -76,8 +76,8 @@ def test_bad_input_names_the_parameter(kwargs, name):
 
 
 def _load_script():
-    spec = importlib.util.spec_from_file_location("train_power",
-                                                  ROOT / "experiments" / "train_power.py")
+    path = ROOT / "experiments" / "pilots" / "train_power.py"
+    spec = importlib.util.spec_from_file_location("train_power", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

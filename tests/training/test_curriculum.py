@@ -104,3 +104,19 @@ def test_a_quick_run_with_the_curriculum_trains_on_the_rewritten_windows():
     assert plain.train_losses[0] == pytest.approx(np.log(base.vocab_size), rel=1e-6)
     assert not np.allclose(plain.train_losses[1:], copied.train_losses[1:])
     assert np.isfinite(copied.train_losses).all()
+
+
+def test_the_curriculum_pilot_script_writes_one_row_per_fraction(tmp_path):
+    pytest.importorskip("jax")
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "experiments" / "pilots" / "train_curriculum.py"
+    spec = importlib.util.spec_from_file_location("train_curriculum_pilot", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    rows = module.main(quick=True, out_dir=tmp_path)
+    assert list(rows["copy_fraction"]) == [0.0, 0.5]
+    assert (tmp_path / "train_curriculum_pilot.csv").is_file()
+    # the copy test scored 32 sequences of 2 × 8 tokens for each run
+    assert set(rows["copy_half"]) == {8} and rows["copy_random_drop"].notna().all()

@@ -22,7 +22,7 @@ from sia_theory.claims import train as T
 from sia_theory.claims.power import power_table, sized
 from sia_theory.claims.seeds import with_seed_checks
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PILOTS = {"cpu": ROOT / "figures" / "train_table1_checkpoints.csv",
           "gpu": ROOT / "figures" / "train_gpu_grid" / "checkpoints.csv"}
 ROWS = {"TRAIN-1": T.subchecks_train1, "TRAIN-2": T.subchecks_train2,
