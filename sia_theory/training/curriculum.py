@@ -4,7 +4,8 @@ test, which plain pretraining on 1 M tokens does not meet on the CPU: no model c
 context there).
 
 :func:`repeat_spans` rewrites a fixed fraction of a batch's windows: in each chosen window of
-``L + 1`` tokens a span of ``span = max(1, round(SPAN_FRACTION · L))`` uniformly random token
+``L + 1`` tokens a span of ``span = max(1, round(span_fraction · L))`` (default
+:data:`SPAN_FRACTION`; at most half the window) uniformly random token
 ids (never the separator) is written at a position of the first half and again at a position
 of the second half (positions drawn per window). Only retrieval predicts the second copy: the
 text around it says nothing about random ids (the copy task of the small-model studies of
@@ -30,17 +31,18 @@ from .._infra.seeding import rng_for
 __all__ = ["SPAN_FRACTION", "CURRICULUM_STUDY", "repeat_spans"]
 
 SPAN_FRACTION = 0.125
-"""The repeated span's length as a fraction of the training length ``L``."""
+"""The default length of the repeated span as a fraction of the training length ``L``
+(``TrainSettings.copy_span``)."""
 CURRICULUM_STUDY = "training.curriculum"
 """Study name of the curriculum's random stream."""
 
 
 def repeat_spans(windows: np.ndarray, fraction: float, step: int, vocab_size: int,
-                 separator: int) -> np.ndarray:
+                 separator: int, span_fraction: float = SPAN_FRACTION) -> np.ndarray:
     """``windows`` ``(B, L + 1)`` with a fraction ``fraction`` of them (``round(fraction · B)``,
     chosen per ``step``) each holding one span of random ids from ``[0, vocab_size)`` other
-    than ``separator`` twice, once in each half (module docstring); a new array (the input is
-    not modified).
+    than ``separator`` twice, once in each half (module docstring), the span
+    ``span_fraction`` of ``L`` long (in ``(0, 0.5]``); a new array (the input is not modified).
 
     Examples
     --------
@@ -54,6 +56,8 @@ def repeat_spans(windows: np.ndarray, fraction: float, step: int, vocab_size: in
         raise ValueError(f"windows must be (batch, L + 1) with L >= 4, got shape {w.shape}")
     if not 0.0 <= fraction <= 1.0:
         raise ValueError(f"fraction must be in [0, 1], got {fraction!r}")
+    if not 0.0 < span_fraction <= 0.5:
+        raise ValueError(f"span_fraction must be in (0, 0.5], got {span_fraction!r}")
     if not isinstance(vocab_size, int | np.integer) or vocab_size < 3:
         raise ValueError(f"vocab_size must be an integer >= 3, got {vocab_size!r}")
     out = w.copy()
@@ -62,7 +66,7 @@ def repeat_spans(windows: np.ndarray, fraction: float, step: int, vocab_size: in
     if count == 0:
         return out
     length = width - 1
-    span = max(1, int(round(SPAN_FRACTION * length)))
+    span = min(width // 2, max(1, int(round(span_fraction * length))))
     half = width // 2
     rng = rng_for(0, CURRICULUM_STUDY, int(step))
     chosen = rng.choice(batch, size=count, replace=False)

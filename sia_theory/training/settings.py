@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from .._infra.settings import StudySettings
 from .._infra.validate import check_int, check_real
+from .curriculum import SPAN_FRACTION
 
 __all__ = ["TrainSettings", "TOKENIZERS", "OPTIMIZERS", "check_multiples"]
 
@@ -118,6 +119,9 @@ class TrainSettings(StudySettings):
     copy_fraction : float
         The copy curriculum (:mod:`.curriculum`): the fraction of each batch's windows that
         repeat a span of themselves, in ``[0, 1]`` (default 0: plain pretraining).
+    copy_span : float
+        The curriculum's span as a fraction of ``train_length``, in ``(0, 0.5]`` (default
+        :data:`.curriculum.SPAN_FRACTION`, 0.125).
     corpus : str or None
         A shard folder of :mod:`.shards` to train on (its BPE, its split) instead of the
         built-in corpus (``None``); needs ``tokenizer="bpe"``, ``vocab_size`` equal to the
@@ -150,6 +154,7 @@ class TrainSettings(StudySettings):
     validation_documents: int = 4
     max_train_documents: int | None = None
     copy_fraction: float = 0.0
+    copy_span: float = SPAN_FRACTION
     corpus: str | None = None
 
     def __post_init__(self):
@@ -189,6 +194,8 @@ class TrainSettings(StudySettings):
         set_(self, "cooldown", check_real("cooldown", self.cooldown, lo=0, hi=1))
         set_(self, "warmup", check_int("warmup", self.warmup, lo=0, hi=self.steps - 1))
         set_(self, "copy_fraction", check_real("copy_fraction", self.copy_fraction, lo=0, hi=1))
+        set_(self, "copy_span", check_real("copy_span", self.copy_span, lo=0, hi=0.5,
+                                           lo_open=True))
         if self.max_train_documents is not None:
             set_(self, "max_train_documents",
                  check_int("max_train_documents", self.max_train_documents, lo=1))
@@ -257,7 +264,8 @@ class TrainSettings(StudySettings):
 
     def to_dict(self) -> dict:
         """The fields as JSON-able values (tuples as lists); ``warmup`` and ``copy_fraction``
-        only where they are not 0 and ``corpus`` (with ``corpus_checksum``, which pins its data)
+        only where they are not 0, ``copy_span`` only where a curriculum uses another span than
+        the default, and ``corpus`` (with ``corpus_checksum``, which pins its data)
         only where it is set, so that the stores' keys of the runs without them stay as they
         were."""
         values = {k: list(v) if isinstance(v, tuple) else v
@@ -265,6 +273,8 @@ class TrainSettings(StudySettings):
         for name in ("warmup", "copy_fraction"):
             if not values[name]:
                 del values[name]
+        if values["copy_span"] == SPAN_FRACTION or "copy_fraction" not in values:
+            del values["copy_span"]  # the default span, or no curriculum to use it
         if values["corpus"] is None:
             del values["corpus"]
         else:

@@ -226,7 +226,7 @@ def _batch_step(step, params, state, index, s, corpus, batches, tables, rotation
         windows = corpus.batch(index, s.batch_size)
         if s.copy_fraction:
             windows = repeat_spans(windows, s.copy_fraction, index, s.effective_vocab,
-                                   corpus.tokenizer.separator)
+                                   corpus.tokenizer.separator, s.copy_span)
         return step(params, state, jnp.asarray(windows), tables, rotation)
     windows, mask = _checked_batch(batches, index, s)  # the first before compiling
     return step(params, state, jnp.asarray(windows), tables, rotation,

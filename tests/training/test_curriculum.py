@@ -73,7 +73,8 @@ def test_the_draws_are_the_same_for_a_step_and_differ_between_steps():
 @pytest.mark.parametrize("kwargs, name", [({"fraction": 1.5}, "fraction"),
                                           ({"fraction": -0.1}, "fraction"),
                                           ({"windows": np.zeros((4, 3), int)}, "windows"),
-                                          ({"vocab_size": 2}, "vocab_size")])
+                                          ({"vocab_size": 2}, "vocab_size"),
+                                          ({"span_fraction": 0.7}, "span_fraction")])
 def test_bad_input_names_the_parameter(kwargs, name):
     args = {"windows": _windows(), "fraction": 0.5, "step": 0, "vocab_size": VOCAB,
             "separator": SEPARATOR, **kwargs}
@@ -81,9 +82,21 @@ def test_bad_input_names_the_parameter(kwargs, name):
         repeat_spans(**args)
 
 
+def test_a_half_window_span_fills_the_second_half_with_the_first_half_s_ids():
+    w = _windows(batch=8, length=64)
+    out = repeat_spans(w, 1.0, 0, VOCAB, SEPARATOR, span_fraction=0.5)
+    for row in out:
+        assert _repeated_span(row, 32) is not None  # 32 random ids, then the same 32
+
+
 def test_the_setting_is_checked_and_keeps_the_plain_runs_store_key():
     with pytest.raises(ValueError, match="copy_fraction"):
         TrainSettings(copy_fraction=1.5)
+    for bad in (0.0, 0.6):
+        with pytest.raises(ValueError, match="copy_span"):
+            TrainSettings(copy_span=bad)
+    assert "copy_span" not in TrainSettings(copy_fraction=0.25).to_dict()
+    assert TrainSettings(copy_fraction=0.25, copy_span=0.5).to_dict()["copy_span"] == 0.5
     plain = TrainSettings.full()
     assert "copy_fraction" not in plain.to_dict()  # the stores' keys of the plain runs
     with_copy = TrainSettings(copy_fraction=0.25)
