@@ -27,9 +27,11 @@ import numpy as np
 import pandas as pd
 from train_gpu_collect import table2
 
+from sia_theory.claims import train as T
+from sia_theory.claims.power import sized
 from sia_theory.claims.seeds import t_interval
 from sia_theory.claims.train import decide_train1, decide_train2, decide_train3, decide_train4
-from sia_theory.claims.train_needle import HOLD, decide_train6
+from sia_theory.claims.train_needle import HOLD, NEEDLE_HOLD, NEEDLE_LOSE, decide_train6
 from sia_theory.toolkit import OneLineArgumentParser
 
 FILES = ("validation", "needles", "runs")
@@ -84,19 +86,33 @@ def verdicts(validation: pd.DataFrame, cells: pd.DataFrame) -> pd.DataFrame:
         final = v[v["step"] == v.groupby(["scheme", "seed", "tau"], dropna=False)["step"]
                   .transform("max")]
         for claim_id, decide in DECISIONS.items():
-            rows.append({"size": size, "claim_id": claim_id, **_decided(decide, final)})
+            subchecks = getattr(T, "subchecks_train" + claim_id.split("-")[1])
+            rows.append({"size": size, "claim_id": claim_id,
+                         **_decided(decide, final, claim_id, subchecks)})
         c = cells[cells["size"] == size]
+        absent = [s for s in NEEDLE_HOLD + NEEDLE_LOSE if s not in set(c["scheme"])]
+        if absent:  # not run (yet) at this size: no verdict, not a contradiction
+            rows.append({"size": size, "claim_id": "TRAIN-6", "verdict": "UNTESTED",
+                         "value": np.nan, "measured": "",
+                         "detail": f"not run: no needle cells of {', '.join(absent)} at this "
+                                   "size"})
+            continue
         rows.append({"size": size, "claim_id": "TRAIN-6",
                      **_decided(lambda f: decide_train6(table2(f)), c)})
     return pd.DataFrame(rows)
 
 
-def _decided(decide, frame) -> dict:
+def _decided(decide, frame, claim_id=None, subchecks=None) -> dict:
+    """The claim's decision on ``frame``, sized by the power analysis when ``subchecks`` is
+    given (as the claims do); a run the decision needs and the frame lacks (``ValueError``) is
+    "not run", UNTESTED, any other error propagates."""
     try:
         m = decide(frame)
-    except (KeyError, ValueError, IndexError, ZeroDivisionError) as err:
+        if subchecks is not None:
+            m = sized(m, claim_id, subchecks(frame))
+    except ValueError as err:
         return {"verdict": "UNTESTED", "value": np.nan, "measured": "",
-                "detail": f"not decidable on these runs ({type(err).__name__}: {err})"}
+                "detail": f"not run: the runs this decision needs are missing ({err})"}
     return {"verdict": m.verdict, "value": m.value, "measured": m.measured, "detail": m.detail}
 
 

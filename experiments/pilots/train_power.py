@@ -56,7 +56,7 @@ def pilot_verdicts() -> pd.DataFrame:
                 m = with_seed_checks(decide(final), final, decide, earlier, kinds)
             except ValueError:  # the pilot lacks a run this row compares
                 continue
-            m = sized(m, row, subchecks(final), int(final["seed"].nunique()))
+            m = sized(m, row, subchecks(final))
             rows.append({"pilot": pilot, "row": row, "verdict": m.verdict, "value": m.value,
                          "ci_low": m.ci_low, "ci_high": m.ci_high,
                          "seeds": int(final["seed"].nunique()), "measured": m.measured})

@@ -131,10 +131,6 @@ def power_table(row: str, subchecks, design_seeds: int, pilot: str) -> pd.DataFr
     return pd.DataFrame(lines)
 
 
-# The seeds each sub-check needs (80 % power), from the committed pilots (the CPU grid of 0.4,
-# 3 seeds for the Table 1 rows; the GPU grid, 5 seeds, for the side runs the CPU pilot lacks):
-# written by ``experiments/pilots/train_power.py`` (figures/train_power.csv) and held to it by
-# tests/claims/test_power.py. ``None``: more than MAX_SEEDS.
 SEEDS_NEEDED: dict = {
     "TRAIN-1": {"SI + p-RoPE flat": 2, "p-RoPE blows up": 2, "NoPE blows up": 2},
     "TRAIN-2": {"rope at 16L": 2, "rope-ntk at 16L": 2, "p-rope at 16L": 2, "nope at 16L": 2,
@@ -144,37 +140,44 @@ SEEDS_NEEDED: dict = {
                 "SI + NoPE worse at L": None},
     "TRAIN-4": {"τ = 0.1": 4, "τ = 1": None, "τ = 100": 3},
 }
+"""``{row: {sub-check: seeds}}``: the seeds each sub-check of TRAIN-1 … 4 needs to be decided
+with 80 % probability (:func:`seeds_needed`), from the committed pilots (the CPU grid of 0.4, 3
+seeds, where it has the runs; else the GPU grid, 5 seeds); ``None``: more than
+:data:`MAX_SEEDS`. Written by ``experiments/pilots/train_power.py`` (``figures/train_power.csv``)
+and held to it by ``tests/claims/test_power.py``."""
 
 
-def underpowered(row: str, subchecks, seeds: int) -> list:
-    """``[(sub-check, needed), ...]``: the unresolved sub-checks of ``row`` whose pilot needs
-    more than ``seeds`` seeds (``needed`` ``None`` beyond :data:`MAX_SEEDS`), from
-    :data:`SEEDS_NEEDED`; empty when every unresolved sub-check was run at its size (or has
-    no pilot)."""
+def underpowered(row: str, subchecks) -> list:
+    """``[(sub-check, needed, seeds), ...]``: the unresolved sub-checks of ``row`` whose pilot
+    needs more seeds than the sub-check's own interval holds (``needed`` ``None`` beyond
+    :data:`MAX_SEEDS`), from :data:`SEEDS_NEEDED`; empty when every unresolved sub-check was run
+    at its size (or has no pilot). Each sub-check counts its own seeds: the side runs of a grid
+    may have fewer than its Table 1 rows."""
     table = SEEDS_NEEDED.get(row, {})
     out = []
     for c in subchecks:
         if c.outcome != "unresolved" or c.name not in table:
             continue
-        needed = table[c.name]
+        needed, seeds = table[c.name], c.interval.n
         if needed is None or needed > seeds:
-            out.append((c.name, needed))
+            out.append((c.name, needed, seeds))
     return out
 
 
-def sized(m, row: str, subchecks, seeds: int):
+def sized(m, row: str, subchecks):
     """``m`` (a :class:`~.core.Measurement` of ``row``) as ``UNDERPOWERED`` when it is
-    ``UNTESTED`` and :func:`underpowered` names a sub-check the ``seeds`` run cannot decide by
-    the pilot's power analysis; else ``m`` unchanged. A PASS or FAIL stands: the interval
-    decided it whatever the design's power."""
+    ``UNTESTED`` and :func:`underpowered` names a sub-check that its seeds cannot decide by the
+    pilot's power analysis; else ``m`` unchanged. A PASS or FAIL stands: the interval decided
+    it whatever the design's power."""
     from .core import Measurement
 
-    short = underpowered(row, subchecks, seeds) if m.verdict == "UNTESTED" else []
+    short = underpowered(row, subchecks) if m.verdict == "UNTESTED" else []
     if not short:
         return m
-    named = ", ".join(f"{name} (needs {'more than ' + str(MAX_SEEDS) if n is None else n})"
-                      for name, n in short)
+    named = ", ".join(f"{name} ({seeds} seeds; needs "
+                      f"{'more than ' + str(MAX_SEEDS) if n is None else n})"
+                      for name, n, seeds in short)
     return Measurement("UNDERPOWERED", m.measured, m.value, m.ci_low, m.ci_high, m.target,
-                       m.tolerance, f"not run at a size that can decide it: {seeds} seeds, while "
-                       f"the pilot's power analysis ({POWER:.0%} to decide each sub-check at its "
-                       f"margin) asks for more for {named}. " + m.detail)
+                       m.tolerance, f"not run at a size that can decide it: the pilot's power "
+                       f"analysis ({POWER:.0%} to decide each sub-check at its margin) asks for "
+                       f"more seeds for {named}. " + m.detail)

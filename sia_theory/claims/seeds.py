@@ -125,8 +125,11 @@ def paired(a: pd.Series, b: pd.Series, level: float = LEVEL) -> Interval:
 # to the margin only, so a difference resolved from 0 but smaller than the margin never holds a
 # claimed difference nor contradicts a claimed absence (symmetry in the margin); and shrinking an
 # interval around the same mean only moves an outcome from unresolved to decided, never from
-# held to contradicted or back (monotone in precision), so more seeds never turn an immaterial
-# gap into a difference. :func:`combined` makes the row FAIL on any contradiction, PASS when
+# held to contradicted or back (monotone in precision): a sharper estimate of the same gap never
+# turns a gap inside the margin into a difference. At the margin itself each relation is the
+# mirror of its opposite: ``exceeds`` (d > m) is contradicted by an interval ending at m, which
+# holds ``not_beaten`` (d ≤ m); ``at_least`` (d ≥ b) is held by an interval starting at b.
+# :func:`combined` makes the row FAIL on any contradiction, PASS when
 # everything held, and UNTESTED otherwise: a comparison too wide to decide is a premise unmet,
 # not evidence against the paper.
 
@@ -146,8 +149,10 @@ def _held_contradicted(relation: str, low, high, margin):
     (arrays or floats) and ``margin``: the one definition of every relation, used by the
     sub-check functions and by the power analysis (:mod:`.power`)."""
     low, high = np.asarray(low, float), np.asarray(high, float)
-    if relation in ("exceeds", "at_least"):      # claim: d > margin (or d ≥ bound)
-        return low > margin, high < margin
+    if relation == "exceeds":                    # claim: d > margin
+        return low > margin, high <= margin
+    if relation == "at_least":                   # claim: d ≥ bound
+        return low >= margin, high < margin
     if relation in ("not_beaten", "at_most"):    # claim: d ≤ margin (or d ≤ bound)
         return high <= margin, low > margin
     if relation == "within":                     # claim: |d| ≤ margin

@@ -101,13 +101,25 @@ def test_an_unresolved_row_below_its_needed_seeds_is_underpowered_not_untested()
     frame = C.synthetic_frame(noise=0.3)  # 4 seeds, wide: TRAIN-3 unresolved
     checks = T.subchecks_train3(frame)
     assert any(c.outcome == "unresolved" and c.name == "SI + RoPE near at L" for c in checks)
-    m = P.sized(_untested(), "TRAIN-3", checks, 4)
+    m = P.sized(_untested(), "TRAIN-3", checks)
     assert m.verdict == "UNDERPOWERED"
-    assert "SI + RoPE near at L (needs more than 32)" in m.detail
+    assert "SI + RoPE near at L (4 seeds; needs more than 32)" in m.detail
     # the same sub-checks with as many seeds as the table asks for the resolvable ones, and
     # only resolvable ones unresolved: UNTESTED stays (a premise, not the design's size)
-    rows = T.subchecks_train2(frame)
-    assert P.sized(_untested(), "TRAIN-2", rows, 32).verdict == "UNTESTED"
+    rows = T.subchecks_train2(frame)  # 4 seeds: as many as its sub-checks need (2 or 3)
+    assert P.sized(_untested(), "TRAIN-2", rows).verdict == "UNTESTED"
     # a decided row stands whatever the design
     passed = Measurement("PASS", "m", 0.0)
-    assert P.sized(passed, "TRAIN-3", checks, 2) is passed
+    assert P.sized(passed, "TRAIN-3", checks) is passed
+
+
+def test_each_sub_check_counts_its_own_seeds():
+    """Side runs with 2 seeds beside Table 1 rows with 3: a sub-check on 2 seeds that needs 3
+    makes the row UNDERPOWERED although the frame holds 3 seeds."""
+    from sia_theory.claims.seeds import SubCheck, t_interval
+
+    c = SubCheck("τ = 100", "not_beaten", t_interval([-0.1, 0.1]), 0.035)
+    assert c.outcome == "unresolved" and P.SEEDS_NEEDED["TRAIN-4"]["τ = 100"] == 3
+    assert P.underpowered("TRAIN-4", [c]) == [("τ = 100", 3, 2)]
+    c3 = SubCheck("τ = 100", "not_beaten", t_interval([-0.1, 0.1, 0.2]), 0.035)
+    assert P.underpowered("TRAIN-4", [c3]) == []

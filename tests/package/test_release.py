@@ -151,11 +151,14 @@ def _check_wheel_names(names: list[str]) -> None:
 
 def test_the_typing_marker_is_package_data():
     """``sia_theory/py.typed`` exists, is empty (PEP 561: a marker) and is declared package data
-    of ``sia_theory`` (include-package-data is off)."""
+    of ``sia_theory`` (include-package-data is off); the only other package data is the registry
+    corpus's committed manifest, which a rebuild is checked against."""
     assert (ROOT / "sia_theory" / "py.typed").read_bytes() == b""
     config = _pyproject()["tool"]["setuptools"]
     assert config["include-package-data"] is False
-    assert config["package-data"] == {"sia_theory": ["py.typed"]}
+    assert config["package-data"] == {"sia_theory": ["py.typed"],
+                                      "sia_theory.training": ["registry_corpus.json"]}
+    assert (ROOT / "sia_theory" / "training" / "registry_corpus.json").is_file()
 
 
 def test_a_wheel_without_the_marker_is_caught():

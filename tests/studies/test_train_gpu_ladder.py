@@ -70,7 +70,11 @@ def test_quick_ladder_through_the_collector(tmp_path):
     verdicts = pd.read_csv(result / "verdicts.csv")
     assert list(verdicts["claim_id"]) == ["TRAIN-1", "TRAIN-2", "TRAIN-3", "TRAIN-4",
                                           "TRAIN-6"]
-    assert set(verdicts["verdict"]) <= {"PASS", "FAIL", "UNTESTED"}
+    assert set(verdicts["verdict"]) <= {"PASS", "FAIL", "UNTESTED", "UNDERPOWERED"}
+    # TRAIN-3 and TRAIN-4 need the side runs the question and needle phases do not train
+    side = verdicts[verdicts["claim_id"].isin(["TRAIN-3", "TRAIN-4"])]
+    assert (side["verdict"] == "UNTESTED").all()
+    assert side["detail"].str.startswith("not run").all()
     retention = pd.read_csv(result / "retention.csv")
     assert list(retention["size"]) == ["small"]
     assert retention["answer"].iloc[0].startswith("unresolved")  # one size cannot answer
@@ -88,3 +92,18 @@ def test_the_answer_rule():
     assert collect.answer(table([small, ("large", 0.72, 0.65, 0.79)])).startswith("rises, short")
     assert collect.answer(table([small, ("large", 0.55, 0.45, 0.65)])).startswith("stays near")
     assert collect.answer(table([small])).startswith("unresolved")
+
+
+def test_a_table2_scheme_not_run_at_a_size_is_not_a_fail():
+    """The first call of the ladder trains SI + p-RoPE only: TRAIN-6 must say "not run", not
+    FAIL on the schemes it has no cells of."""
+    validation = pd.DataFrame([{"size": "small", "kind": "all", "step": 1, "scheme": "si-p-rope",
+                                "seed": 0, "tau": 10.0, "length": 256, "multiple": 1,
+                                "loss": 3.0}])
+    cells = pd.DataFrame([{"size": "small", "scheme": "si-p-rope", "seed": 0, "length": 256,
+                           "multiple": 1, "accuracy": 1.0, "correct": 3, "needles": 3}])
+    v = collect.verdicts(validation, cells).set_index("claim_id")
+    assert v.loc["TRAIN-6", "verdict"] == "UNTESTED"
+    assert v.loc["TRAIN-6", "detail"] == ("not run: no needle cells of logn-p-rope, p-rope, "
+                                          "nope at this size")
+    assert (v["verdict"] == "UNTESTED").all()

@@ -98,7 +98,7 @@ def test_warmup_settings_and_the_stores_keys():
         dataclasses.replace(QUICK, warmup=QUICK.steps)
     with pytest.raises(ValueError, match="warmup"):
         NeedleTuneSettings(steps=10, warmup=-1)
-    assert NeedleTuneSettings(steps=10, warmup=4).tune_settings(QUICK).warmup == 4
+    assert NeedleTuneSettings(steps=12, warmup=4).tune_settings(QUICK).warmup == 4
 
 
 def test_checkpoint_hook_sees_every_point_of_the_curve():
