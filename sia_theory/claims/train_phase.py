@@ -139,7 +139,8 @@ def _rho(x, y) -> float:
 def per_seed_train7(summary: pd.DataFrame) -> pd.DataFrame:
     """Per seed of a per-seed ``summary`` (:func:`~sia_theory.studies.train_phase.phase_summary`
     with a ``seed`` column; without one, one seed): ``worst_mae``, the largest ``mae_tail_L`` /
-    ``mae_tail_16L`` of every scheme of that seed, and ``worst_scheme``; over the schemes of
+    ``mae_tail_16L`` of the schemes measured in every seed (so that each seed's worst is over
+    the same schemes), and ``worst_scheme``; over the schemes of
     :func:`ranked_schemes`, ``rho`` (Spearman's ρ of ``dilution_tail`` against ``loss_change``)
     with its exact one-sided permutation p-value ``p``, ``rho_class`` (the class-only baseline,
     :data:`SCHEME_CLASS`; NaN if a scheme has no class or the classes are all alike) and
@@ -147,8 +148,12 @@ def per_seed_train7(summary: pd.DataFrame) -> pd.DataFrame:
     naming ``summary`` if an entropy error is missing."""
     summary = _one_seed(summary)
     ranked = ranked_schemes(summary)
+    n_seeds = summary["seed"].nunique()
+    common = [s for s in dict.fromkeys(summary["scheme"])
+              if summary.loc[summary["scheme"] == s, "seed"].nunique() == n_seeds]
     rows = []
     for k, g in summary.groupby("seed", sort=True):
+        g = g[g["scheme"].isin(common)]
         worst = g[["mae_tail_L", "mae_tail_16L"]].max(axis=1, skipna=False)
         if not np.isfinite(worst.to_numpy(float)).all():
             gone = ", ".join(g.loc[~np.isfinite(worst.to_numpy(float)), "scheme"])

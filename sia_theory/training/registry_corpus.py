@@ -10,9 +10,10 @@ folder), refuses an archive whose SHA-256 differs from the table, and writes a s
 * **prose** (``prose:<package>/<path>``): every ``.rst``, ``.md`` and ``.txt`` file under the
   package's documentation folders (``prose_roots``), in the sorted order of their paths;
 * **code** (``code:<package>/<path>``): ``.py`` files under its source folders
-  (``code_roots``), taken in the order of the SHA-256 of their names until they hold
-  :data:`CODE_PER_PROSE` times the package's prose characters (all of them for a package with
-  less code), then in the sorted order of their paths: the share of prose stays above a third
+  (``code_roots``), taken in the order of the SHA-256 of their names, each file that still fits
+  in :data:`CODE_PER_PROSE` times the package's prose characters (a file that would overflow it
+  is skipped and the next, smaller one tried; all of them for a package with less code), then
+  in the sorted order of their paths: the share of prose stays above a third
   (code tokenizes to about 2.9 characters a token, prose 2.7).
 
 Files under a folder named ``test``, ``tests`` or ``testing`` (any case) are left out (test data
@@ -292,7 +293,10 @@ def build_registry_corpus(out, *, downloads=None, vocab_size: int = 2048, packag
         if manifest_checksum(manifest) != manifest_checksum(expected):
             differ = [k for k in sorted(set(manifest) | set(expected))
                       if k != "created_by" and manifest.get(k) != expected.get(k)]
+            # the folder must not look finished: without its manifest no run can use it
+            (Path(out) / "manifest.json").unlink(missing_ok=True)
             raise RegistryError(f"the build in {out} differs from the committed manifest "
                                 f"{EXPECTED_MANIFEST.name} in {', '.join(differ)} (another "
-                                f"tokenizers version?)")
+                                f"tokenizers version?); its manifest.json was removed, so the "
+                                f"folder is not used for training")
     return manifest

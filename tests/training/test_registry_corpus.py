@@ -117,3 +117,25 @@ def test_documents_are_the_docs_as_prose_and_the_code_up_to_its_budget(tmp_path)
             taken.append(f)
             used += sizes[f]
     assert sorted(code) == sorted(f"code:fake/fake/{f}" for f in taken)
+
+
+def test_a_build_that_differs_from_the_committed_manifest_is_not_left_usable(tmp_path,
+                                                                            monkeypatch):
+    """The check against the committed manifest fails: RegistryError, and the folder keeps no
+    manifest.json, so training refuses it (it does not look finished)."""
+    import sia_theory.training.registry_corpus as registry
+
+    made = _archive(tmp_path / "src")
+    sha = hashlib.sha256(made.read_bytes()).hexdigest()
+    package = Package("fake", "1.0", "fake-1.0.tar.gz", sha, "MIT", ("docs",), ("fake",))
+    shutil.copytree(tmp_path / "src", tmp_path / "dl")
+    monkeypatch.setattr(registry, "_PINNED", (package,))
+    monkeypatch.setattr(registry, "expected_manifest", lambda: {"tokens": {"total": 1}})
+    out = tmp_path / "corpus"
+    with pytest.raises(RegistryError, match="differs from the committed manifest"):
+        registry.build_registry_corpus(out, downloads=tmp_path / "dl", packages=(package,))
+    assert out.is_dir() and not (out / "manifest.json").exists()
+    from sia_theory.training.settings import TrainSettings
+
+    with pytest.raises(ValueError, match="corpus"):
+        TrainSettings.quick().with_corpus(out)
