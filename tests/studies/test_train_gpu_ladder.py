@@ -47,6 +47,7 @@ def test_the_budget_estimate_and_the_deadline(tmp_path):
     assert not list(tmp_path.glob("seed*"))
 
 
+@pytest.mark.slow  # 18 s on a quiet machine: in `make test-all`
 def test_quick_ladder_through_the_collector(tmp_path):
     from sia_theory.training._jax import environment
 
