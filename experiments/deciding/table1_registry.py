@@ -77,10 +77,11 @@ def main(argv=None) -> int:
         if not a.collect:
             train_grid(grid((k,)), seed=0, execution=Execution(store=STORE, n_workers=2))
         done.append(k)
-    result = train_grid(grid(tuple(done)), seed=0,
-                        execution=Execution(store=STORE, finished_only=True))
-    print(collect(result["checkpoints"], Path(a.out))[["row", "verdict", "value", "ci_low",
-                                                      "ci_high", "seeds"]])
+        if not a.collect or k == a.seeds[-1]:  # after each trained seed, and once at the end
+            result = train_grid(grid(tuple(done)), seed=0,
+                                execution=Execution(store=STORE, finished_only=True))
+            print(collect(result["checkpoints"], Path(a.out))[
+                ["row", "verdict", "value", "ci_low", "ci_high", "seeds"]], flush=True)
     return 0
 
 
