@@ -25,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from train_gpu_collect import joined as joined_seed_dirs
 from train_gpu_collect import table2
 
 from sia_theory.claims import train as T
@@ -43,22 +44,11 @@ SIZE_ORDER = ("small", "medium", "large")
 
 def joined(folders) -> dict:
     """Every ``seed<k>/<file>.csv`` of the folders, a run taken from the first folder that
-    holds it; ``tau`` as floats (NaN for schemes without one)."""
-    frames = {name: [] for name in FILES}
-    seen: set = set()
-    for folder in folders:
-        for seed_dir in sorted(Path(folder).glob("seed*")):
-            runs = pd.read_csv(seed_dir / "runs.csv")
-            fresh = {tuple(r) for r in runs[KEY].astype(str).itertuples(index=False)} - seen
-            for name in FILES:
-                path = seed_dir / f"{name}.csv"
-                if path.exists():
-                    f = pd.read_csv(path)
-                    keep = [tuple(r) in fresh for r in f[KEY].astype(str).itertuples(index=False)]
-                    frames[name].append(f[keep])
-            seen |= fresh
-    out = {name: pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=KEY)
-           for name, parts in frames.items()}
+    holds it (:func:`train_gpu_collect.joined` over the seed folders); ``tau`` as floats (NaN
+    for schemes without one)."""
+    seed_dirs = [d for folder in folders for d in sorted(Path(folder).glob("seed*"))]
+    held = joined_seed_dirs(seed_dirs, FILES, KEY)
+    out = {name: held.get(name, pd.DataFrame(columns=KEY)) for name in FILES}
     for frame in out.values():
         frame["tau"] = pd.to_numeric(frame["tau"], errors="coerce").astype(float)
     return out

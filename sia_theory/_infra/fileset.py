@@ -50,7 +50,7 @@ from pathlib import Path
 import sia_theory
 
 __all__ = ["SetNotFoundError", "manifest_name", "write_set", "read_set", "recover_sets",
-           "temporary_name", "step_hook"]
+           "temporary_name", "step_hook", "file_sha256"]
 
 # Our temporary names: ".<name>.<pid>-<8 hex>.tmp" (staging folders and single-file temporaries)
 # and ".<stem>.<pid>-<8 hex>.pending" (committed sets being published).
@@ -99,7 +99,8 @@ def fsync_path(path) -> None:
         os.close(fd)
 
 
-def _sha256(path: Path) -> str:
+def file_sha256(path) -> str:
+    """The hex SHA-256 of the file at ``path`` (read in blocks of 1 MiB)."""
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
@@ -196,7 +197,7 @@ def write_set(folder, stem: str, writers: dict) -> dict[str, Path]:
             write(staging / name)
             fsync_path(staging / name)
             files[name] = {"bytes": (staging / name).stat().st_size,
-                           "sha256": _sha256(staging / name)}
+                           "sha256": file_sha256(staging / name)}
             _step(f"staged {name}")
         old = _load_json(folder / manifest_name(stem))
         old_names = list(old["files"]) if isinstance(old, dict) and "files" in old else []

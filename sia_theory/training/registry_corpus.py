@@ -40,6 +40,7 @@ import tarfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from .._infra.fileset import file_sha256
 from .shards import build_from_documents, manifest_checksum
 
 __all__ = ["Package", "PACKAGES", "CODE_PER_PROSE", "PROSE_SUFFIXES", "EXPECTED_MANIFEST",
@@ -127,14 +128,6 @@ PACKAGES = (
 _PINNED = PACKAGES  # the table the committed manifest was built from
 
 
-def _sha256(path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(2**20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def download(package: Package, folder: Path) -> Path:
     """Download ``package``'s source distribution into ``folder`` with ``pip download
     --no-deps --no-binary :all: NAME==VERSION`` (the network); returns its path."""
@@ -159,10 +152,10 @@ def fetch_archives(folder, packages=None, progress=None) -> list:
     paths = []
     for package in packages:
         path = folder / package.file
-        if not (path.is_file() and _sha256(path) == package.sha256):
+        if not (path.is_file() and file_sha256(path) == package.sha256):
             say(f"downloading {package.name}=={package.version}")
             path = download(package, folder)
-        held = _sha256(path) if path.is_file() else "no file"
+        held = file_sha256(path) if path.is_file() else "no file"
         if held != package.sha256:
             raise RegistryError(f"{package.file}: SHA-256 {held}, pinned {package.sha256}; "
                                 f"the registry served another file")

@@ -49,6 +49,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .._infra.fileset import file_sha256
 from .._infra.io import atomic_path, write_text
 from .data import (
     SEPARATOR,
@@ -83,14 +84,6 @@ BATCH_CHARS = 2**22
 """Characters tokenized per batch (the BPE encodes a batch in parallel)."""
 PARQUET_BATCH_ROWS = 1024
 """Rows per Parquet read (within one row group at a time)."""
-
-
-def _sha256_file(path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(2**20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def source_files(source) -> tuple[Path, list]:
@@ -225,7 +218,7 @@ def text_documents(source, text_field: str = "text"):
 
 def _describe_sources(root: Path, files: list) -> list:
     return [{"path": p.relative_to(root).as_posix(), "bytes": p.stat().st_size,
-             "sha256": _sha256_file(p)} for p in files]
+             "sha256": file_sha256(p)} for p in files]
 
 
 def build_shards(source, out, *, vocab_size: int = 2048, text_field: str = "text",
@@ -577,7 +570,7 @@ def verify_shards(folder, manifest: dict | None = None, name: str = "corpus") ->
     manifest = read_manifest(path, name) if manifest is None else manifest
     entries = [*manifest["train_shards"], manifest["validation"]]
     for entry in entries:
-        if _sha256_file(path / entry["file"]) != entry["sha256"]:
+        if file_sha256(path / entry["file"]) != entry["sha256"]:
             raise ValueError(f"{name}: {str(path)!r}: {entry['file']} does not match its "
                              f"checksum; build the folder again")
     return manifest

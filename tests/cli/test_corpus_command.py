@@ -10,6 +10,7 @@ import pytest
 import sia_theory.cli as command
 import sia_theory.training.registry_corpus as registry
 from sia_theory.training.shards import MANIFEST, read_manifest
+from tests.training.test_registry_corpus import write_sdist
 
 
 def _text_folder(folder, n=12):
@@ -96,24 +97,12 @@ def test_train_on_a_text_folder_and_on_its_shards(tmp_path, capsys):
 
 def _fake_archive(tmp_path):
     """A tiny sdist: docs (prose), a module tree (code), tests (left out)."""
-    import io
-    import tarfile
-
-    root = tmp_path / "fake"
     files = {"fake-1.0/docs/index.rst": "Fake\n====\n\n" + "Some prose here. " * 1500,
              "fake-1.0/docs/guide.md": "# Guide\n\n" + "More words to read. " * 400,
              "fake-1.0/fake/__init__.py": "def f(x):\n    return x + 1\n" * 300,
              "fake-1.0/fake/tests/test_f.py": "assert True\n",
              "fake-1.0/setup.py": "setup()\n"}
-    path = root / "fake-1.0.tar.gz"
-    root.mkdir()
-    with tarfile.open(path, "w:gz") as tar:
-        for name, text in files.items():
-            data = text.encode()
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
-    return path
+    return write_sdist(tmp_path / "fake" / "fake-1.0.tar.gz", files)
 
 
 def test_registry_build_with_a_fake_download(tmp_path, monkeypatch, capsys):

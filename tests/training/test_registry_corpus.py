@@ -62,8 +62,12 @@ def _archive(folder, name="fake", version="1.0"):
              f"{top}/{name}/big.py": "z = 3\n" * 600,  # 3600
              f"{top}/{name}/Tests/test_core.py": "assert True\n",
              f"{top}/setup.py": "setup()\n"}
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{top}.tar.gz"
+    return write_sdist(folder / f"{top}.tar.gz", files)
+
+
+def write_sdist(path, files: dict):
+    """A ``.tar.gz`` at ``path`` holding ``{member: text}`` (a fake source distribution)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
     with tarfile.open(path, "w:gz") as tar:
         for member, text in files.items():
             data = text.encode()
