@@ -549,9 +549,9 @@ def test_train7_a_ranking_resolved_from_0_but_not_from_the_critical_value_is_unt
     assert "dilution ranks the loss change" in m.detail.split("unresolved: ")[1].split(";")[0]
 
 
-@pytest.mark.parametrize("change", [
-    {"rho": 29 / 60}, {"rho": 43 / 60}, {"rho": -1.0}, {"scale": 1.2},
-    {"scale": 1.2, "rho": 43 / 60}])
+@pytest.mark.parametrize("change", [{"rho": 29 / 60}] + [  # 3 s each: the others in test-all
+    pytest.param(c, marks=pytest.mark.slow) for c in (
+        {"rho": 43 / 60}, {"rho": -1.0}, {"scale": 1.2}, {"scale": 1.2, "rho": 43 / 60})])
 def test_train7_verdicts_are_monotone_in_precision(change):
     """The same per-seed means (ρ on the grid of attainable values, ±spread on it; the entropy
     errors ± offsets) with less and less spread: UNTESTED may turn into PASS or FAIL, never
