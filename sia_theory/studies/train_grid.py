@@ -31,6 +31,7 @@ from ..schemes import SCHEMES, SI_TAU, Scheme, resolve_scheme
 from ..sweeps import CellOutput
 from ..sweeps.store import check_store, finished_stems
 from ..training.data import corpus
+from ..training.registry_corpus import REGISTRY as REGISTRY_CORPUS
 from ..training.run import PARAMETERS_FILE, TrainedRun, distinct_environments
 from ..training.settings import TrainSettings
 from .base import study
@@ -39,7 +40,8 @@ __all__ = ["TRAIN_GRID_STUDY", "TrainGridSettings", "train_grid", "grid_runs", "
            "check_store_settings", "TABLE1_SCHEMES", "SI_POSITION_SCHEMES", "TAU_SWEEP",
            "SETTINGS_FILE", "VALIDATION_FILE", "validation_table", "figure_grid", "seed0_runs",
            "scheme_runs", "validation_summary", "LEARNED_LOGN", "TABLE1_ROWS", "SI_TRAIN_LENGTH",
-           "rescaled_tau", "GRID_SEEDS", "SIDE_SEEDS", "checkpoint_frame"]
+           "rescaled_tau", "GRID_SEEDS", "SIDE_SEEDS", "TAU_SEEDS", "RESCALED_SEEDS",
+           "checkpoint_frame"]
 
 TRAIN_GRID_STUDY = "training.grid"
 """The sweep store's study name of the grid's cells (a store of another study is refused)."""
@@ -68,10 +70,18 @@ SI_TRAIN_LENGTH = 4096
 GRID_SEEDS = (0, 1, 2)
 """Seeds of the Table 1 rows in the full grid (what the ``train`` figure family's budget buys,
 ``FIGURE_FAMILIES["train"].minutes`` of ``sia_theory.cli.scripts``; the grid on a GPU,
-``experiments/gpu/train_gpu_grid.py``, has 5)."""
-SIDE_SEEDS = (0, 1)
-"""Seeds of the other SI + p-RoPE τ and of SI + RoPE / SI + NoPE in the full grid (on a GPU:
-5)."""
+``experiments/gpu/train_gpu_grid.py``, has 5). The power table (``figures/train_power.csv``)
+asks for at most 3 seeds for every sub-check of TRAIN-1 and TRAIN-2."""
+SIDE_SEEDS = (0, 1, 2, 3, 4)
+"""Seeds of SI + RoPE and SI + NoPE (and of SI + p-RoPE, their pair, beyond
+:data:`GRID_SEEDS`) in the full grid: the 5 the power table asks for TRAIN-3's resolvable
+sub-check "SI + RoPE worse at 16L" (its GPU pilot; fixed before the CPU runs that decide)."""
+TAU_SEEDS = (0, 1, 2, 3)
+"""Seeds of SI + p-RoPE with τ ∈ {0.1, 1, 100} in the full grid: the 4 the power table asks for
+TRAIN-4's resolvable sub-checks (τ = 0.1; τ = 100 needs 3; τ = 1 no count up to 32: that
+sub-check stays unresolved, the row ``UNDERPOWERED`` unless another decides it)."""
+RESCALED_SEEDS = (0, 1)
+"""Seeds of τ rescaled with ``L`` (:func:`rescaled_tau`), shown in the τ figure, in no claim."""
 
 
 def rescaled_tau(train_length: int) -> float:
@@ -159,34 +169,48 @@ class TrainGridSettings(StudySettings):
 
 
 def figure_grid(quick: bool = False, train: TrainSettings | None = None,
-                seeds=None, side_seeds=None) -> TrainGridSettings:
+                seeds=None, side_seeds=None, tau_seeds=None) -> TrainGridSettings:
     """The one grid every training figure and TRAIN-* claim selects its runs from (so a
     resumed store never trains a run twice).
 
-    Full (:meth:`TrainSettings.full`): the Table 1 rows (:data:`TABLE1_ROWS`: SI's seven
-    schemes and the learned LogN) × :data:`GRID_SEEDS`; SI + RoPE, SI + NoPE and SI + p-RoPE with
-    τ ∈ {0.1, 1, 100} and τ rescaled with ``L`` (:func:`rescaled_tau`) × :data:`SIDE_SEEDS`: 36
-    runs, ordered seed by seed (every run of seed 0, then of seed 1, …), so that a store
-    stopped early holds whole seeds. ``quick``: the same structure over seeds 0, 1 (the side
-    runs seed 0 only) with :meth:`TrainSettings.quick` (22 runs of a second or so each).
-    ``train``, ``seeds`` and ``side_seeds``
-    replace the settings and the two seed sets (a bigger grid on a GPU: the same runs, more
-    steps, more seeds)."""
+    Full: :meth:`TrainSettings.full` on the registry corpus (``corpus="registry"``, built by
+    ``make corpus``; read only when a run trains): the Table 1 rows (:data:`TABLE1_ROWS`: SI's
+    seven schemes and the learned LogN) × :data:`GRID_SEEDS`; SI + RoPE and SI + NoPE, with
+    SI + p-RoPE beside them, × :data:`SIDE_SEEDS`; SI + p-RoPE with τ ∈ {0.1, 1, 100} ×
+    :data:`TAU_SEEDS` and with τ rescaled with ``L`` (:func:`rescaled_tau`) ×
+    :data:`RESCALED_SEEDS`: 50 runs, each seed set the power table's (docs/training.md, "Power
+    before runs"), ordered seed by seed (every run of seed 0, then of seed 1, …), so that a
+    store stopped early holds whole seeds. ``quick``: the Table 1 rows over seeds 0, 1 and the
+    side runs over seed 0, with :meth:`TrainSettings.quick` on the built-in corpus (22 runs of
+    a second or so each). ``train``, ``seeds``, ``side_seeds`` and ``tau_seeds`` replace the
+    settings and the seed sets (``tau_seeds`` defaults to ``side_seeds`` when only that is
+    given; the rescaled τ runs take the τ seeds' first two in full, all of them otherwise):
+    a bigger grid on a GPU is the same runs, more steps, more seeds."""
     if train is None:
-        train = TrainSettings.quick() if quick else TrainSettings.full()
+        train = (TrainSettings.quick() if quick
+                 else TrainSettings.full().with_corpus(REGISTRY_CORPUS))
+    default = quick or not (seeds is None and side_seeds is None and tau_seeds is None)
     seeds = ((0, 1) if quick else GRID_SEEDS) if seeds is None else tuple(seeds)
-    side_seeds = ((0,) if quick else SIDE_SEEDS) if side_seeds is None else tuple(side_seeds)
-    taus = sorted({*TAU_SWEEP, rescaled_tau(train.train_length)} - {SI_TAU})
+    if side_seeds is None:
+        side_seeds = (0,) if quick else SIDE_SEEDS
+    side_seeds = tuple(side_seeds)
+    if tau_seeds is None:
+        tau_seeds = side_seeds if default else TAU_SEEDS
+    tau_seeds = tuple(tau_seeds)
+    rescaled_seeds = tau_seeds if default else RESCALED_SEEDS
+    rescaled = rescaled_tau(train.train_length)
+    taus = sorted(set(TAU_SWEEP) - {SI_TAU})
     runs: dict = {}
     known: dict = {}
-    for k in sorted(set(seeds) | set(side_seeds)):
+    for k in sorted(set(seeds) | set(side_seeds) | set(tau_seeds)):
         if k in seeds:
             for s in TABLE1_ROWS:
                 runs.setdefault(_run_spec((s, k, None), known), None)
         if k in side_seeds:
             for s in SI_POSITION_SCHEMES:
                 runs.setdefault(_run_spec((s, k, None), known), None)
-            for tau in taus:
+        if k in tau_seeds:
+            for tau in sorted({*taus, rescaled} if k in rescaled_seeds else set(taus)):
                 runs.setdefault(_run_spec(("si-p-rope", k, tau), known), None)
     return TrainGridSettings(train=train, runs=tuple(runs), schemes=MappingProxyType(known))
 

@@ -47,7 +47,13 @@ from ..training.needle import (
 from ..training.run import distinct_environments
 from ..training.settings import TrainSettings
 from .base import Execution, study, sweep_store
-from .train_grid import TRAIN_GRID_STUDY, TrainGridSettings, check_store_settings, grid_runs
+from .train_grid import (
+    TRAIN_GRID_STUDY,
+    TrainGridSettings,
+    check_store_settings,
+    figure_grid,
+    grid_runs,
+)
 
 __all__ = ["NEEDLE_CELLS_STUDY", "TABLE2_SCHEMES", "TABLE2", "CURVES_FILE",
            "TrainNeedleSettings", "train_needle", "grid_store_for"]
@@ -75,9 +81,9 @@ class TrainNeedleSettings(StudySettings):
     NeedleTuneSettings`); ``schemes`` × ``seeds`` (cell seeds: the pretrained run of cell ``k``
     is the grid's cell ``seed=k``); ``grid_store``: the grid's store (``"auto"``, a folder, or
     ``None`` for none; module docstring). Defaults: SI Table 2's four schemes × 3 seeds on the
-    full grid's runs."""
+    full grid's runs (:func:`~.train_grid.figure_grid`: the registry corpus)."""
 
-    train: TrainSettings = field(default_factory=TrainSettings)
+    train: TrainSettings = field(default_factory=lambda: figure_grid().train)
     needle: NeedleTuneSettings = field(default_factory=NeedleTuneSettings)
     schemes: tuple = TABLE2_SCHEMES
     seeds: tuple = (0, 1, 2)

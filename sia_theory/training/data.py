@@ -174,9 +174,10 @@ def settings_data(settings):
     (:func:`tokenized`)."""
     s = settings
     if getattr(s, "corpus", None) is not None:
+        from .settings import corpus_folder
         from .shards import shard_data
 
-        return shard_data(s.corpus, s.corpus_checksum)
+        return shard_data(corpus_folder(s.corpus), s.corpus_checksum)
     return tokenized(s.tokenizer, s.vocab_size, s.max_train_documents)
 
 

@@ -45,7 +45,8 @@ from .shards import build_from_documents, manifest_checksum
 
 __all__ = ["Package", "PACKAGES", "CODE_PER_PROSE", "PROSE_SUFFIXES", "EXPECTED_MANIFEST",
            "RegistryError", "download", "fetch_archives", "registry_documents",
-           "build_registry_corpus", "expected_manifest"]
+           "build_registry_corpus", "expected_manifest", "REGISTRY", "REGISTRY_FOLDER",
+           "registry_folder"]
 
 CODE_PER_PROSE = 2.0
 """Code characters taken per prose character of a package (at most)."""
@@ -53,6 +54,14 @@ PROSE_SUFFIXES = (".rst", ".md", ".txt")
 """Documentation files read as prose."""
 EXPECTED_MANIFEST = Path(__file__).with_name("registry_corpus.json")
 """The committed manifest of the registry corpus (a build is checked against it)."""
+REGISTRY = "registry"
+"""The name ``TrainSettings(corpus=...)`` takes for the registry corpus wherever it is built: its
+data are pinned by :data:`EXPECTED_MANIFEST` (so settings, and the store keys of their runs,
+are the same on every machine), and the folder is found when a run reads it
+(:func:`registry_folder`)."""
+REGISTRY_FOLDER = "build/corpus/registry"
+"""Where ``make corpus`` (``sia-theory corpus build --registry``) builds the registry corpus,
+relative to the working folder (the repository's root for ``make``)."""
 _TEST_DIR = re.compile(r"(^|/)(tests?|testing)(/|$)", re.IGNORECASE)
 
 
@@ -221,6 +230,20 @@ def expected_manifest() -> dict | None:
     if not EXPECTED_MANIFEST.is_file():
         return None
     return json.loads(EXPECTED_MANIFEST.read_text())
+
+
+def registry_folder() -> Path:
+    """The folder holding the registry corpus: ``$SIA_THEORY_REGISTRY_CORPUS`` if set, else
+    :data:`REGISTRY_FOLDER` under the working folder; ``ValueError`` naming ``corpus`` (with the
+    command that builds it) if it holds no shard folder. Its data are checked against
+    :data:`EXPECTED_MANIFEST` when read (:func:`.shards.shard_data`)."""
+    folder = Path(os.environ.get("SIA_THEORY_REGISTRY_CORPUS") or Path.cwd() / REGISTRY_FOLDER)
+    if not (folder / "manifest.json").is_file():
+        raise ValueError(f"corpus {REGISTRY!r}: {str(folder)!r} holds no registry corpus; build "
+                         f"it with `make corpus` (sia-theory corpus build --registry, about 2 "
+                         f"minutes and 62 MiB once the archives are downloaded) or set "
+                         f"SIA_THEORY_REGISTRY_CORPUS to the folder that holds it")
+    return folder
 
 
 def build_registry_corpus(out, *, downloads=None, vocab_size: int = 2048, packages=None,

@@ -124,8 +124,11 @@ class TrainSettings(StudySettings):
         :data:`.curriculum.SPAN_FRACTION`, 0.125).
     corpus : str or None
         A shard folder of :mod:`.shards` to train on (its BPE, its split) instead of the
-        built-in corpus (``None``); needs ``tokenizer="bpe"``, ``vocab_size`` equal to the
-        folder's and ``max_train_documents=None`` (:meth:`with_corpus` sets them). Its
+        built-in corpus (``None``), or ``"registry"``: the registry corpus
+        (:mod:`.registry_corpus`, ``make corpus``), whose data the committed manifest pins, so
+        that these settings need no folder until a run reads it
+        (:func:`.registry_corpus.registry_folder`); needs ``tokenizer="bpe"``, ``vocab_size``
+        equal to the folder's and ``max_train_documents=None`` (:meth:`with_corpus` sets them). Its
         manifest's checksum (:attr:`corpus_checksum`) is part of :meth:`to_dict`, the key of
         a store.
 
@@ -208,13 +211,13 @@ class TrainSettings(StudySettings):
         its manifest's checksum kept for :attr:`corpus_checksum`."""
         import os
 
-        from .shards import manifest_checksum, read_manifest
+        from .shards import manifest_checksum
 
         if not isinstance(self.corpus, str | os.PathLike):
             raise ValueError(f"corpus must be the path of a shard folder or None, got "
                              f"{self.corpus!r}")
         object.__setattr__(self, "corpus", os.fspath(self.corpus))
-        manifest = read_manifest(self.corpus, "corpus")  # ValueError naming corpus
+        manifest = corpus_manifest(self.corpus)  # ValueError naming corpus
         vocab = int(manifest["tokenizer"]["vocab_size"])
         if self.tokenizer != "bpe":
             raise ValueError(f"tokenizer must be 'bpe' with a corpus (the shard folder's BPE), "
@@ -236,9 +239,7 @@ class TrainSettings(StudySettings):
     def with_corpus(self, corpus) -> TrainSettings:
         """These settings on the shard folder ``corpus``: its vocabulary, no cap on the
         training documents (``ValueError`` naming ``corpus`` if it is not a valid folder)."""
-        from .shards import read_manifest
-
-        vocab = int(read_manifest(corpus, "corpus")["tokenizer"]["vocab_size"])
+        vocab = int(corpus_manifest(corpus)["tokenizer"]["vocab_size"])
         return dataclasses.replace(self, corpus=corpus, vocab_size=vocab, tokenizer="bpe",
                                    max_train_documents=None)
 
@@ -308,3 +309,30 @@ class TrainSettings(StudySettings):
         return cls(train_length=32, n_layers=2, d_model=32, n_heads=2, vocab_size=320,
                    batch_size=4, steps=8, head_learning_rate=0.05, eval_every=4,
                    validation_documents=2, max_train_documents=6)
+
+
+def corpus_manifest(corpus) -> dict:
+    """The manifest of ``corpus`` (:attr:`TrainSettings.corpus`): the committed one of the
+    registry corpus for ``"registry"`` (:data:`.registry_corpus.EXPECTED_MANIFEST`), else the
+    shard folder's, checked (:func:`.shards.read_manifest`; ``ValueError`` naming ``corpus``)."""
+    import os
+
+    from .registry_corpus import REGISTRY, expected_manifest
+    from .shards import read_manifest
+
+    if os.fspath(corpus) == REGISTRY:
+        manifest = expected_manifest()
+        if manifest is None:
+            raise ValueError(f"corpus {REGISTRY!r}: this installation has no registry manifest")
+        return manifest
+    return read_manifest(corpus, "corpus")
+
+
+def corpus_folder(corpus) -> str:
+    """The shard folder a run of ``corpus`` reads: :func:`.registry_corpus.registry_folder`
+    for ``"registry"``, else ``corpus`` itself."""
+    import os
+
+    from .registry_corpus import REGISTRY, registry_folder
+
+    return os.fspath(registry_folder()) if os.fspath(corpus) == REGISTRY else os.fspath(corpus)

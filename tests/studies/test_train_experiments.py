@@ -73,7 +73,7 @@ def _snapshot(store: Path) -> dict:
 
 def test_the_figure_grid_is_the_one_the_lead_trains():
     full = figure_grid()
-    assert full.train.steps == 240 and len(full.runs) == 36
+    assert full.train.steps == 240 and len(full.runs) == 50 and full.train.corpus == "registry"
     assert {(s, k) for s in TABLE1_ROWS for k in range(3)} <= {r[:2] for r in full.runs}
     assert {("si-p-rope", k, t) for t in (0.1, 0.625, 1.0, 10.0, 100.0) for k in (0, 1)} <= set(
         full.runs)

@@ -143,3 +143,21 @@ def test_a_build_that_differs_from_the_committed_manifest_is_not_left_usable(tmp
 
     with pytest.raises(ValueError, match="corpus"):
         TrainSettings.quick().with_corpus(out)
+
+
+def test_the_registry_corpus_by_name_needs_no_folder_until_a_run_reads_it(tmp_path, monkeypatch):
+    """``corpus="registry"``: settings (and so store keys) pinned by the committed manifest on
+    every machine; reading the data without a built folder is one clear ValueError."""
+    from sia_theory.training.data import settings_data
+    from sia_theory.training.registry_corpus import expected_manifest
+    from sia_theory.training.settings import TrainSettings
+    from sia_theory.training.shards import manifest_checksum
+
+    monkeypatch.setenv("SIA_THEORY_REGISTRY_CORPUS", str(tmp_path / "absent"))
+    s = TrainSettings.full().with_corpus("registry")
+    assert s.corpus == "registry" and s.tokenizer == "bpe"
+    assert s.vocab_size == expected_manifest()["tokenizer"]["vocab_size"] == 2048
+    assert s.corpus_checksum == manifest_checksum(expected_manifest())
+    assert TrainSettings.from_dict(s.to_dict()) == s
+    with pytest.raises(ValueError, match=r"^corpus 'registry': .*absent.*make corpus"):
+        settings_data(s)

@@ -279,15 +279,26 @@ def test_a_users_file_is_executed_once_per_command_whatever_the_seeds(tmp_path, 
 def test_the_figure_grid_is_seed_major_with_the_learned_logn_and_tau_rescaled():
     from sia_theory.studies.train_grid import (
         GRID_SEEDS,
+        RESCALED_SEEDS,
         SIDE_SEEDS,
         TABLE1_ROWS,
+        TAU_SEEDS,
         figure_grid,
         rescaled_tau,
     )
 
     grid = figure_grid()
     assert rescaled_tau(256) == 10 * 256 / 4096 == 0.625
-    assert len(grid.runs) == len(TABLE1_ROWS) * len(GRID_SEEDS) + 6 * len(SIDE_SEEDS)
+    assert grid.train.corpus == "registry"  # the real corpus; no folder needed to make it
+    # Table 1 × 3; SI + p-RoPE's seeds 3, 4 beside SI + RoPE / NoPE × 5; three τ × 4; rescaled × 2
+    assert len(grid.runs) == (len(TABLE1_ROWS) * len(GRID_SEEDS) + 2 + 2 * len(SIDE_SEEDS)
+                              + 3 * len(TAU_SEEDS) + len(RESCALED_SEEDS)) == 50
+    count = {}
+    for s, _, t in grid.runs:
+        count[s, t] = count.get((s, t), 0) + 1
+    assert count[("si-rope", 10.0)] == count[("si-p-rope", 10.0)] == 5
+    assert count[("si-p-rope", 0.1)] == count[("si-p-rope", 100.0)] == 4
+    assert count[("si-p-rope", 0.625)] == 2 and count[("alibi", None)] == 3
     seeds = [k for _, k, _ in grid.runs]
     assert seeds == sorted(seeds)  # every run of a seed before the next seed's
     assert ("logn-p-rope-learned", 2, None) in grid.runs
