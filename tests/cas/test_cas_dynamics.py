@@ -136,6 +136,7 @@ def test_same_seed_same_numbers_and_different_seed_differs():
     assert a["cos_after_mean"][0] != c["cos_after_mean"][0]
 
 
+@pytest.mark.slow  # a few seconds; make test-all and CI run it
 def test_results_identical_across_thread_counts():
     code = textwrap.dedent("""
         import json, numpy as np

@@ -112,8 +112,9 @@ def one_line_failure(cmd, cwd=None):
     return proc.stderr
 
 
-@pytest.mark.parametrize("flags", [["--seed", str(2**64)], ["--out", "FILE"],
-                                   ["--out", "FILE/figures"]])
+@pytest.mark.parametrize("flags", [["--seed", str(2**64)]] + [  # 5 s each: the rest in test-all
+    pytest.param(f, marks=pytest.mark.slow)
+    for f in (["--out", "FILE"], ["--out", "FILE/figures"])])
 def test_experiment_script_fails_fast_on_bad_seed_or_out(flags, tmp_path):
     (tmp_path / "FILE").write_text("x")
     argv = [f.replace("FILE", str(tmp_path / "FILE")) for f in flags]
@@ -133,9 +134,9 @@ def test_benchmark_flags_are_validated(script, flags):
     assert flags[0] in err
 
 
-@pytest.mark.parametrize("flags", [["--only", "NOPE-1"], ["--seed", "-1"],
-                                   ["--seed", str(2**63)], ["--out", "FILE"],
-                                   ["--out", "FILE/sub"], ["--bogus"]])
+@pytest.mark.parametrize("flags", [["--only", "NOPE-1"], ["--out", "FILE"]] + [  # rest: test-all
+    pytest.param(f, marks=pytest.mark.slow) for f in (
+        ["--seed", "-1"], ["--seed", str(2**63)], ["--out", "FILE/sub"], ["--bogus"])])
 def test_paper_checks_usage_errors_exit_2_and_write_nothing(flags, tmp_path):
     (tmp_path / "FILE").write_text("x")
     argv = [f.replace("FILE", str(tmp_path / "FILE")) for f in flags]

@@ -306,6 +306,7 @@ def test_train_refuses_a_bad_transform_before_writing_anything(kind, tmp_path, c
     assert not out.exists()
 
 
+@pytest.mark.slow  # a few seconds; make test-all and CI run it
 @pytest.mark.parametrize("module, argv, prog, flag", [
     ("sia_theory.studies.command", ["jacobian", "--nope"], "sia-theory sweep jacobian", "--nope"),
     ("sia_theory.studies.train_command", ["--scheme", "rope", "--tau", "-1"], "sia-theory train",

@@ -210,6 +210,7 @@ DETERMINISM_SCRIPT = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow  # a few seconds; make test-all and CI run it
 def test_results_are_bit_identical_for_one_and_two_threads():
     outputs = {}
     for threads in ("1", "2"):

@@ -184,6 +184,7 @@ def test_first_samples_are_the_same_in_a_larger_run():
     np.testing.assert_array_equal(small["H"], large["H"][:300])
 
 
+@pytest.mark.slow  # a few seconds; make test-all and CI run it
 def test_same_numbers_on_any_thread_count():
     code = ("import numpy as np; from sia_theory import ScaleInvariant, "
             "simulate_gaussian_logits_asymptotic as f; "

@@ -152,6 +152,7 @@ def test_an_interrupted_cache_write_leaves_nothing(tmp_path, monkeypatch):
     assert os.listdir(tmp_path) == []
 
 
+@pytest.mark.slow  # a few seconds; make test-all and CI run it
 def test_an_unwritable_cache_warns_and_the_model_still_loads(tmp_path, contents):
     """A cache directory that cannot be created (its parent is a file) is not fatal: the weights
     are in memory, the loader warns and returns them, and nothing is written."""

@@ -78,6 +78,7 @@ def test_cell_key_does_not_depend_on_parameter_order_or_numpy_types():
         cell_key({"a": [1, 2]})
 
 
+@pytest.mark.slow  # a few seconds; make test-all and CI run it
 def test_results_bit_identical_in_process_and_on_one_and_two_workers(cluster2, tmp_path):
     from distributed import Client, LocalCluster
 
@@ -219,6 +220,7 @@ def test_bad_scheduler_address_is_a_quick_value_error_and_writes_nothing(tmp_pat
     assert not (tmp_path / "s").exists()
 
 
+@pytest.mark.slow  # a few seconds; make test-all and CI run it
 def test_command_bad_scheduler_is_one_line_exit_2_nothing_written(tmp_path):
     store = tmp_path / "store"
     for scheduler in ("tcp://127.0.0.1:9", "nowhere"):

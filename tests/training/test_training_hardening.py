@@ -87,6 +87,7 @@ def test_a_saved_run_loads_back_exactly(quick_run, tmp_path):
 
 # --- a failed start leaves nothing behind --------------------------------------------------
 
+@pytest.mark.slow  # a few seconds; make test-all and CI run it
 def test_a_scheduler_that_cannot_be_reached_leaves_no_settings_file(tmp_path):
     store = tmp_path / "store"
     with pytest.raises((ValueError, OSError)):
