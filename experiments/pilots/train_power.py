@@ -1,6 +1,7 @@
 """Power before runs: the seeds each sub-check of TRAIN-1 … 4 needs to be decided at its margin
 (:mod:`sia_theory.claims.power`), from the committed pilots: the CPU grid of 0.4
-(``figures/train_table1_checkpoints.csv``: the eight Table 1 rows, 3 seeds) and the GPU grid
+(``figures/train_pilot_cpu/checkpoints.csv``, kept from its ``train_table1_checkpoints.csv``:
+the eight Table 1 rows, 3 seeds, standard-library corpus) and the GPU grid
 (``figures/train_gpu_grid/checkpoints.csv``: every run of the grid, 5 seeds), each at its last
 checkpoint, pooled validation documents. Neither pilot decides a verdict: the deciding runs are
 trained on another corpus after the margins and this table were committed.
@@ -23,7 +24,7 @@ from sia_theory.claims.power import power_table, sized
 from sia_theory.claims.seeds import with_seed_checks
 
 ROOT = Path(__file__).resolve().parents[2]
-PILOTS = {"cpu": ROOT / "figures" / "train_table1_checkpoints.csv",
+PILOTS = {"cpu": ROOT / "figures" / "train_pilot_cpu" / "checkpoints.csv",
           "gpu": ROOT / "figures" / "train_gpu_grid" / "checkpoints.csv"}
 ROWS = {"TRAIN-1": T.subchecks_train1, "TRAIN-2": T.subchecks_train2,
         "TRAIN-3": T.subchecks_train3, "TRAIN-4": T.subchecks_train4}

@@ -22,7 +22,7 @@ from .core import Measurement
 __all__ = ["Interval", "t_interval", "paired", "losses", "leave_one_out", "LEVEL",
            "with_seed_checks", "HELD", "CONTRADICTED", "UNRESOLVED", "exceeds", "at_most",
            "at_least", "within", "not_beaten", "combined", "outcome", "RELATIONS",
-           "SubCheck", "decide"]
+           "SubCheck", "decide", "complete_seeds"]
 
 LEVEL = 0.95
 """Two-sided level of every between-seed interval of the training claims."""
@@ -98,6 +98,19 @@ def losses(frame: pd.DataFrame, scheme: str, multiple: int, tau: float | None = 
         shown = f" (τ = {tau:g})" if scheme.startswith("si-") else ""
         raise ValueError(f"no validation of {scheme}{shown} at {multiple}L in the table")
     return g.groupby("seed")["loss"].mean()
+
+
+def complete_seeds(frame: pd.DataFrame) -> pd.DataFrame:
+    """The rows of ``frame`` (``seed`` and ``scheme`` columns or index levels) whose seed holds
+    every scheme the frame holds: a comparison across all the schemes (a ranking, an ordering
+    of three) is made on the seeds that ran them all, not on a seed that ran a few (the full
+    grid runs SI's side schemes on more seeds than the Table 1 rows)."""
+    levels = [n for n in ("seed", "scheme") if n in (frame.index.names or ())]
+    flat = frame.reset_index(levels) if levels else frame
+    every = flat["scheme"].nunique()
+    held = flat.groupby("seed")["scheme"].nunique()
+    keep = flat["seed"].isin(held.index[held == every]).to_numpy()
+    return frame[keep]
 
 
 def paired(a: pd.Series, b: pd.Series, level: float = LEVEL) -> Interval:

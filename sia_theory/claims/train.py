@@ -41,6 +41,7 @@ from .seeds import (
     LEVEL,
     Interval,
     SubCheck,
+    complete_seeds,
     decide,
     losses,
     paired,
@@ -472,12 +473,13 @@ def train_4(quick, seed):
                   "gap: paired 95 % t intervals over seeds)",
        alternative="SI's attention behaves like LogN's (their statistics swapped)")
 def train_5(quick, seed):
-    """SI Fig. 1 bottom row (figures/train_attention_stats), every seed's runs; the decision
-    with each seed left out in the detail (:func:`.seeds.with_seed_checks`)."""
+    """SI Fig. 1 bottom row (figures/train_attention_stats), the runs of every seed that
+    trained the three schemes (:func:`.seeds.complete_seeds`); the decision with each seed left
+    out in the detail (:func:`.seeds.with_seed_checks`)."""
     settings = AttentionStatsSettings.of(bool(quick))
     result = train_attention_stats(settings, seed=seed, execution=execution_for(bool(quick), seed))
     length = settings.grid.train.train_length
-    model = fig1_features(result["model"], length).reset_index()
+    model = complete_seeds(fig1_features(result["model"], length).reset_index())
     theory = fig1_features(result["theory"], length)
 
     def decide5(frame):

@@ -31,7 +31,15 @@ from sia_theory.studies.train_dilution import octave_summary
 from sia_theory.studies.train_phase import PhaseSettings, train_phase
 
 from .core import Measurement, claim, negative_control
-from .seeds import LEVEL, SubCheck, decide, paired, t_interval, with_seed_checks
+from .seeds import (
+    LEVEL,
+    SubCheck,
+    complete_seeds,
+    decide,
+    paired,
+    t_interval,
+    with_seed_checks,
+)
 from .train import execution_for, judged
 
 __all__ = ["decide_train7", "subchecks_train7", "per_seed_train7", "ranked_schemes",
@@ -276,11 +284,12 @@ def decide_train7(summary: pd.DataFrame) -> Measurement:
        alternative="entropies 20 % off, no relation or the reverse ranking, or the ranking of "
                    "the old phase-shift statistic")
 def train_7(quick, seed):
-    """figures/train_phase, every seed's runs; the decision with each seed left out in the
-    detail (:func:`.seeds.with_seed_checks`)."""
+    """figures/train_phase, the runs of every seed that trained all its schemes
+    (:func:`.seeds.complete_seeds`: the Table 1 seeds); the decision with each seed left out in
+    the detail (:func:`.seeds.with_seed_checks`)."""
     result = train_phase(PhaseSettings.of(bool(quick)), seed=seed,
                          execution=execution_for(bool(quick), seed))
-    summary = result["summary"]
+    summary = complete_seeds(result["summary"])  # the seeds that trained every scheme
     return judged(with_seed_checks(decide_train7(summary), summary, decide_train7), quick)
 
 
