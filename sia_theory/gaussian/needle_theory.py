@@ -154,6 +154,9 @@ def gumbel_parameters(transform, n_ctx, t, head=None) -> tuple[float, float]:
 def evt_threshold(transform, n_ctx, t, head=None) -> float:
     """The extreme-value prediction of ``δ*(t, N)``: ``(ℓ* − m_t)/a_t + y(θ·a_t)`` (module
     docstring); ``nan`` if the needle's multiplier ``a_t`` is 0 (``δ`` then has no effect).
+    With two keys (``n_ctx = 2``) one competitor has no extreme-value law, and the threshold is
+    exact instead: the needle's logit ``a_t(X + δ) + m_t`` and the other key's ``a' Y + m'``
+    are symmetric about their means, so ``P(argmax) = ½`` at ``δ = (m' − m_t)/a_t``.
 
     Parameters
     ----------
@@ -180,6 +183,9 @@ def evt_threshold(transform, n_ctx, t, head=None) -> float:
     a_t, m_t = needle_coefficients(transform, n_ctx, t, head)
     if a_t <= 0:
         return float("nan")
+    if n_ctx == 2:  # one competitor, at the other position: the exact answer
+        _, m_other = needle_coefficients(transform, n_ctx, 1 - t, head)
+        return (m_other - m_t) / a_t
     level, rate = gumbel_parameters(transform, n_ctx, t, head)
     return (level - m_t) / a_t + gumbel_gauss_median(rate * a_t)
 

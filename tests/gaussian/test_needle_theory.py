@@ -73,3 +73,28 @@ def test_three_keys_argmax_threshold_against_quadrature():
     ref = optimize.brentq(excess, -3, 3, xtol=1e-10)
     assert argmax_threshold(NoScale(), 3, 0) == pytest.approx(ref, abs=1e-5)
     assert np.isfinite(ref) and ref > 0
+
+
+@pytest.mark.parametrize("tau", [1.0, 10.0])
+@pytest.mark.parametrize("t", [0, 1])
+def test_two_keys_have_the_exact_threshold_of_two_symmetric_gaussians(t, tau):
+    """Two keys: the needle's logit a_t(X + δ) + m_t against the other's a'Y + m' wins with
+    probability Φ((a_t δ + m_t − m')/√(a_t² + a'²)), ½ at δ = (m' − m_t)/a_t. SI's coefficients
+    written out (a² = 1 + 2 log(t/τ + 1), m = −2 log(t/τ + 1)); the default guess used to raise
+    (no Gumbel law for one competitor) and NoScale's answer is 0."""
+    from scipy.special import ndtr
+
+    from sia_theory import NoScale, ScaleInvariant, argmax_probability, argmax_threshold
+
+    def coef(k):
+        return math.sqrt(1 + 2 * math.log(k / tau + 1)), -2 * math.log(k / tau + 1)
+
+    (a, m), (a2, m2) = coef(t), coef(1 - t)
+    exact = (m2 - m) / a
+    si = ScaleInvariant(tau)
+    assert argmax_threshold(si, 2, t) == pytest.approx(exact, abs=1e-6)
+    assert argmax_threshold(si, 2, t, guess=5.0) == pytest.approx(exact, abs=1e-6)
+    for d in (exact - 0.3, exact, exact + 0.3):  # the probability itself, against Φ
+        assert argmax_probability(si, 2, t, [d])[0] == pytest.approx(
+            ndtr((a * d + m - m2) / math.sqrt(a * a + a2 * a2)), abs=1e-9)
+    assert abs(argmax_threshold(NoScale(), 2, t)) <= 1e-6
