@@ -68,7 +68,8 @@ def check_range(t1, t2, n_ctx=None) -> tuple[int, int, int | None]:
 
 
 # Range sums are streamed over chunks of distances (memory stays flat); a range longer than
-# MAX_DISTANCES would take minutes (~20 ns per distance) and is refused upfront.
+# MAX_DISTANCES would take minutes (about 25 ns per distance: 1e9 distances about 30 s) and is
+# refused upfront.
 CHUNK = 2**20
 MAX_DISTANCES = 2**32
 _LOG_MAX_FLOAT = float(np.log(np.finfo(np.float64).max))
@@ -154,7 +155,8 @@ def expected_total_attention(transform: Transform, t1, t2, n_ctx=None, h=None) -
     {transform}
         Its ``log_moments`` give ``m_t + a_t²/2``.
     {t1, t2}
-        At most ``2**32`` distances here.
+        At most ``2**32`` distances here, summed at about 25 ns a distance
+        on one core (measured: 1e7 distances 0.27 s; 1e9 about 30 s; ``2**32`` about 2 minutes).
     {n_ctx, h}
 
     Returns
