@@ -26,7 +26,7 @@ from .seeding import MAX_SEED
 
 __all__ = ["OneLineArgumentParser", "int_range", "positive_int", "nonnegative_int",
            "positive_float", "seed", "output_dir", "check_output_dir", "experiment_parser",
-           "add_no_progress", "run"]
+           "add_no_progress", "run", "claim_ids"]
 
 
 class OneLineArgumentParser(argparse.ArgumentParser):
@@ -80,6 +80,21 @@ seed = int_range(0, MAX_SEED)
 seed.__name__ = "seed"
 seed.__doc__ = """An argparse type accepting a seed: a decimal integer in ``[0, MAX_SEED]``
 (``MAX_SEED = 2**63 - 1``); anything else is an ``argparse.ArgumentTypeError``."""
+
+
+def claim_ids(text: str) -> tuple:
+    """argparse type of ``--only`` (``sia-theory check`` and ``python -m sia_theory.claims``,
+    each with ``nargs="+"``): one or more claim IDs in one argument, separated by commas
+    (``SI-7,CAS-3``), so that IDs given with spaces, commas or both are the same selection
+    (flatten the list of tuples argparse collects). An empty ID (``""``, ``SI-1,``) is an
+    error; the IDs themselves are checked against the table later."""
+    import argparse
+
+    ids = tuple(x.strip() for x in str(text).split(","))
+    if not all(ids):
+        raise argparse.ArgumentTypeError(f"expected claim IDs such as SI-7 or SI-7,CAS-3 "
+                                         f"(spaces or commas between them), got {text!r}")
+    return ids
 
 
 def positive_float(text: str) -> float:

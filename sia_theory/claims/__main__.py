@@ -1,4 +1,4 @@
-"""``python -m sia_theory.claims [--quick] [--seed S] [--only ID,ID] [--jobs N] [--out DIR]`` (also
+"""``python -m sia_theory.claims [--quick] [--seed S] [--only ID ...] [--jobs N] [--out DIR]`` (also
 ``sia-theory check`` and, in the repository, ``python -m paper_checks``); exit 1 on a FAIL or
 ERROR row (DIVERGES, UNTESTED, UNDERPOWERED and INFO rows are findings, not failures), exit 2
 on a usage error.
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sys
 
-from sia_theory._infra.cli import OneLineArgumentParser, int_range, output_dir, seed
+from sia_theory._infra.cli import OneLineArgumentParser, claim_ids, int_range, output_dir, seed
 
 from .core import run_claims, select, write_table
 
@@ -26,8 +26,8 @@ def main(argv=None, prog: str = "python -m sia_theory.claims") -> int:
     parser = OneLineArgumentParser(prog=prog, description=__doc__)
     parser.add_argument("--quick", action="store_true", help="CI-sized checks (seconds each)")
     parser.add_argument("--seed", type=seed, default=0, help="an integer in [0, 2**63 - 1]")
-    parser.add_argument("--only", default=None,
-                        help="comma-separated claim IDs, e.g. SI-1,CAS-3 (default: every claim)")
+    parser.add_argument("--only", nargs="+", type=claim_ids, default=None, metavar="ID",
+                        help="claim IDs, e.g. SI-1 CAS-3 or SI-1,CAS-3 (default: every claim)")
     parser.add_argument("--jobs", type=int_range(1, 64), default=1,
                         help="processes running checks at once, 1 … 64 (default 1); the table is "
                              "the same for any value")
@@ -36,10 +36,7 @@ def main(argv=None, prog: str = "python -m sia_theory.claims") -> int:
                              f"full run, ./{DEFAULT_OUT}-quick for --quick; names no Python "
                              "package can have)")
     args = parser.parse_args(argv)
-    ids = None if args.only is None else [x.strip() for x in args.only.split(",")]
-    if ids is not None and (not ids or not all(ids)):
-        parser.error(f"--only: expected comma-separated claim IDs such as SI-7,CAS-3, got "
-                     f"{args.only!r}")
+    ids = None if args.only is None else [i for group in args.only for i in group]
     out = args.out or output_dir(DEFAULT_OUT + ("-quick" if args.quick else ""))
 
     try:

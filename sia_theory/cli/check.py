@@ -5,19 +5,9 @@ processes at once, the same table)."""
 
 from __future__ import annotations
 
-import argparse
+from .._infra.cli import add_no_progress, claim_ids, int_range, output_dir, seed
 
-from .._infra.cli import add_no_progress, int_range, output_dir, seed
-
-__all__ = ["register", "claim_id"]
-
-
-def claim_id(text: str) -> str:
-    """argparse type: a claim ID such as ``SI-7`` (not empty; checked against the table later)."""
-    value = text.strip()
-    if not value or "," in value:
-        raise argparse.ArgumentTypeError(f"expected a claim ID such as SI-7, got {text!r}")
-    return value
+__all__ = ["register"]
 
 
 def _handler(args) -> int:
@@ -27,7 +17,7 @@ def _handler(args) -> int:
     argv = ["--seed", str(args.seed), "--jobs", str(args.jobs)] + (["--quick"] if args.quick
                                                                        else [])
     if args.only:
-        argv += ["--only", ",".join(args.only)]
+        argv += ["--only", ",".join(i for ids in args.only for i in ids)]
     if args.out is not None:
         argv += ["--out", str(args.out)]
     return checks_main(argv, prog="sia-theory check")
@@ -39,8 +29,8 @@ def register(subparsers):
                               description="Run the paper checks and write the claims table.")
     p.add_argument("--quick", action="store_true",
                    help="CI-sized checks (seconds each; wider intervals than the full table)")
-    p.add_argument("--only", nargs="+", type=claim_id, metavar="ID",
-                   help="claim IDs, e.g. SI-7 CAS-3 (default: every claim)")
+    p.add_argument("--only", nargs="+", type=claim_ids, metavar="ID",
+                   help="claim IDs, e.g. SI-7 CAS-3 or SI-7,CAS-3 (default: every claim)")
     p.add_argument("--seed", type=seed, default=0, help="the Monte Carlo seed (default 0)")
     p.add_argument("--jobs", type=int_range(1, 64), default=1, metavar="N",
                    help="processes running checks at once, 1 … 64 (default 1); the table is the "

@@ -333,3 +333,32 @@ def test_the_03_train_main_puts_the_subcommand_in_front(capsys):
         main(["--scheme", "rope", "--tau", "-1"])
     err = capsys.readouterr().err
     assert stop.value.code == 2 and err.startswith("sia-theory train: error: argument --tau")
+
+
+@pytest.mark.parametrize("only", [["SI-7,CAS-3"], ["SI-7", "CAS-3"], ["SI-7, CAS-3"],
+                                  ["SI-7", "CAS-3,SI-1"]])
+@pytest.mark.parametrize("entry", ["sia-theory check", "python -m sia_theory.claims"])
+def test_only_takes_claim_ids_separated_by_spaces_commas_or_both(only, entry, monkeypatch,
+                                                                  tmp_path):
+    """The documented ``sia-theory check --quick --only SI-7,CAS-3`` and the space-separated
+    form select the same claims through both entry points (the selection reaches run_claims)."""
+    import sia_theory.claims.__main__ as claims_main
+
+    seen = []
+
+    class Selected(Exception):
+        pass
+
+    def record(ids, **kwargs):
+        seen.append(list(ids))
+        raise Selected
+
+    monkeypatch.setattr(claims_main, "run_claims", record)
+    argv = ["--quick", "--only", *only, "--out", str(tmp_path / "out")]
+    with pytest.raises(Selected):
+        if entry == "sia-theory check":
+            command.main(["check", *argv])
+        else:
+            claims_main.main(argv)
+    expected = [i.strip() for token in only for i in token.split(",")]
+    assert seen == [expected] and not (tmp_path / "out").exists()
