@@ -118,9 +118,25 @@ class DatasetUpdater:
         self.last, self.pending = time.monotonic(), False
 
     def close(self) -> None:
-        """Rewrite the table if a cell was written since the last rewrite, or it is absent."""
-        if self.pending or not (self.root / DATASET).is_file():
+        """Rewrite the table if a cell was written since the last rewrite, or it is absent or
+        unreadable (a damaged file is rebuilt from the intact cells)."""
+        if self.pending or not dataset_readable(self.root):
             self.flush()
+
+
+def dataset_readable(root) -> bool:
+    """Whether the store at ``root`` holds a ``data.parquet`` whose footer reads (a file cut
+    short by a crash, or any other damage, does not)."""
+    import pyarrow.parquet as pq
+
+    path = Path(root) / DATASET
+    if not path.is_file():
+        return False
+    try:
+        pq.read_metadata(path)
+    except (OSError, ValueError, pa.ArrowException):
+        return False
+    return True
 
 
 def parameter_names(frame: pd.DataFrame) -> list[str]:

@@ -33,6 +33,7 @@ import threading
 import traceback
 import uuid
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from pathlib import Path
 from typing import NamedTuple
 
 import pandas as pd
@@ -42,7 +43,7 @@ from .._infra.progress import progress_bar
 from .._infra.seeding import check_seed
 from .._infra.validate import check_int
 from . import store as stores
-from .dataset import DatasetUpdater
+from .dataset import DatasetUpdater, dataset_readable
 from .grid import cell_key, cell_seed, expand_grid, file_stem
 
 __all__ = ["sweep", "run_cells", "SweepError", "CellOutput", "ENV_SCHEDULER", "CONNECT_TIMEOUT",
@@ -247,6 +248,11 @@ def run_cells(fn, grid, *, seed, store=None, scheduler=None, force=False, progre
     keys = [cell_key(c) for c in cells]
     stems = [file_stem(k) for k in keys]
     seeds = [cell_seed(seed, c, study=study, seed_key=seed_key) for c in cells]
+    if store is not None and not force:
+        finished = _finished_read_only(store, stems, study, seed, with_files)
+        if finished is not None:  # nothing to run or write: read, even from a read-only store
+            frames, files = finished
+            return (cells, frames, {}, files) if with_files else (cells, frames, {})
     root = None if store is None else stores.check_store(store, study=study, seed=seed)
     done = set() if root is None or force else stores.finished_stems(root)
     frames = [stores.read_cell(root, s) if s in done else None for s in stems]
@@ -290,6 +296,23 @@ def run_cells(fn, grid, *, seed, store=None, scheduler=None, force=False, progre
         key, line = next(iter(errors.items()))
         raise SweepError(f"{len(errors)} of {len(cells)} cells failed; first: {key}: {line}")
     return (cells, frames, errors, files) if with_files else (cells, frames, errors)
+
+
+def _finished_read_only(store, stems, study, seed, with_files):
+    """``(frames, files)`` of every cell when the store already holds them all, intact, with a
+    readable ``data.parquet`` (read without writing anything, so a finished sweep in a
+    read-only folder is read, not refused); else ``None`` (the sweep runs and heals the
+    store)."""
+    root = Path(os.fspath(store))
+    if not root.is_dir() or not set(stems) <= stores.finished_stems(root):
+        return None
+    if not dataset_readable(root):
+        return None
+    frames, files = stores.read_finished(root, stems, study=study, seed=seed,
+                                         with_files=with_files)
+    if any(f is None for f in frames):  # a damaged cell runs again
+        return None
+    return frames, files
 
 
 def _open_store(root, study, seed, close):

@@ -383,3 +383,48 @@ def test_a_port_that_is_no_dask_scheduler_is_one_bounded_value_error(kind, tmp_p
         assert not (tmp_path / "c").exists()
     finally:
         stop()
+
+
+def _squares(cell, rng_seed):
+    return pd.DataFrame({"square": [cell["x"] ** 2]})
+
+
+def test_a_rerun_rebuilds_a_damaged_table_from_the_intact_cells(tmp_path):
+    """data.parquet cut in half (a crash while it was written): a rerun runs nothing (the cells
+    are intact) and rewrites the table, which pyarrow reads again and equals every cell."""
+    import pyarrow.parquet as pq
+
+    store = tmp_path / "store"
+    first = sweep(_squares, {"x": [1, 2, 3]}, store=store, seed=0, scheduler="sync",
+                  progress=False)
+    table = store / "data.parquet"
+    table.write_bytes(table.read_bytes()[: table.stat().st_size // 2])
+    with pytest.raises(Exception):
+        pq.read_table(table)
+    again = sweep(_squares, {"x": [1, 2, 3]}, store=store, seed=0, scheduler="sync",
+                  progress=False)
+    assert again["square"].tolist() == first["square"].tolist() == [1, 4, 9]
+    assert sorted(pq.read_table(table).to_pandas()["square"]) == [1, 4, 9]
+
+
+def test_a_finished_sweep_is_read_without_writing(tmp_path, monkeypatch):
+    """Every cell finished and the table readable: the rerun reads the store and writes
+    nothing, so a read-only store (simulated: any write check fails, as root passes chmod) is
+    read, not refused."""
+    from sia_theory.sweeps import store as stores
+
+    store = tmp_path / "store"
+    sweep(_squares, {"x": [1, 2]}, store=store, seed=0, scheduler="sync", progress=False)
+    before = {p: p.stat().st_mtime_ns for p in store.rglob("*")}
+
+    def refuse(*args, **kwargs):
+        raise ValueError("store: not writable")
+
+    monkeypatch.setattr(stores, "check_store", refuse)
+    again = sweep(_squares, {"x": [1, 2]}, store=store, seed=0, scheduler="sync",
+                  progress=False)
+    assert again["square"].tolist() == [1, 4]
+    assert {p: p.stat().st_mtime_ns for p in store.rglob("*")} == before
+    with pytest.raises(ValueError, match="not writable"):  # a new cell still needs writing
+        sweep(_squares, {"x": [1, 2, 3]}, store=store, seed=0, scheduler="sync",
+              progress=False)
