@@ -196,8 +196,9 @@ def add_no_progress(parser) -> None:
     """Add ``--no-progress`` (dest ``no_progress``) to ``parser``: the one wording of the flag
     on every command that can draw a progress bar."""
     parser.add_argument("--no-progress", action="store_true",
-                        help="no progress bar, even on a terminal (bars are drawn only when "
-                             "stderr is a terminal)")
+                        help="no progress bar on a terminal and no progress lines in a log "
+                             "(elsewhere a stage of 10 s or more writes a line to stderr every "
+                             "30 s)")
 
 
 def benchmark_parser(description: str, *, seed_flag: bool = False) -> OneLineArgumentParser:

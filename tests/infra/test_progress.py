@@ -54,3 +54,51 @@ def test_every_bar_comes_from_the_one_helper():
              for p in sorted((ROOT / folder).rglob("*.py"))
              if re.search(r"^\s*(from tqdm|import tqdm)", p.read_text(), re.M)]
     assert users == ["sia_theory/_infra/progress.py"]
+
+
+class _Clock:
+    """A clock the test moves by hand (seconds)."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        return self.now
+
+
+def test_a_long_stage_logs_plain_lines_on_a_non_terminal():
+    """No bar in a log, but signs of life: nothing for a stage shorter than LOG_FIRST, then one
+    line once it has run LOG_FIRST seconds, at most one per LOG_EVERY seconds after, and one
+    at its end: what, how many of how many, elapsed."""
+    from sia_theory._infra.progress import LOG_EVERY, LOG_FIRST, LogLines
+
+    log, clock = io.StringIO(), _Clock()
+    quick = LogLines(total=3, desc="quick", unit="cell", stream=log, clock=clock)
+    for _ in range(3):
+        clock.now += 1.0
+        quick.update()
+    quick.close()
+    assert log.getvalue() == ""  # 3 s: shorter than LOG_FIRST
+    clock.now = 0.0
+    slow = LogLines(total=40, desc="paper checks", unit="claim", stream=log, clock=clock)
+    for _ in range(40):
+        clock.now += 2.0  # 80 s in all
+        slow.update()
+    slow.close()
+    lines = log.getvalue().splitlines()
+    assert lines[0] == f"paper checks: {int(LOG_FIRST // 2)}/40 claims ({LOG_FIRST / 80:.0%}), " \
+                       f"{int(LOG_FIRST)} s"
+    assert lines[-1] == "paper checks: 40/40 claims (100%), 1 min 20 s"
+    assert len(lines) == 2 + int((80 - LOG_FIRST) // LOG_EVERY)  # first, every 30 s, the end
+
+
+def test_progress_bar_logs_on_a_non_terminal_unless_hidden_or_disabled(monkeypatch):
+    from sia_theory._infra.progress import LogLines, bars_hidden
+
+    monkeypatch.setattr(sys, "stderr", io.StringIO())
+    assert isinstance(progress_bar(total=5, desc="x"), LogLines)
+    assert not isinstance(progress_bar(total=5, desc="x", enabled=False), LogLines)
+    with bars_hidden():  # a command's --no-progress silences the lines too
+        assert not isinstance(progress_bar(total=5, desc="x"), LogLines)
+    monkeypatch.setattr(sys, "stderr", _Terminal())
+    assert not isinstance(progress_bar(total=5, desc="x"), LogLines)
