@@ -81,3 +81,67 @@ def test_the_citation_file_names_this_version_and_the_papers_the_readme_cites():
     for page in ("README.md", "docs/index.md"):
         cite = (ROOT / page).read_text().split("## Cite", 1)[1]
         assert all(i in cite for i in ids), page
+
+
+# ------------------------------------------------- every documented command line parses
+PLACEHOLDER = re.compile(r"[\[\]|…<>]|\.\.\.|\b[A-Z][A-Z_]{2,}\b(?![-\d])")
+
+
+def _command_lines() -> dict:
+    """``{line: [pages]}``: every concrete ``sia-theory …`` line in the code of the pages
+    (a ``$`` prompt and a trailing ``# comment`` removed; usage synopses with placeholders such
+    as ``[--quick]``, ``NAME ...`` or ``TARGET`` left out: they are not commands to type)."""
+    import shlex
+
+    found: dict[str, list[str]] = {}
+    for page in PAGES:
+        for code in _code(page.read_text()).splitlines():
+            line = code.strip().removeprefix("$ ").strip()
+            if not line.startswith("sia-theory "):
+                continue
+            try:
+                words = shlex.split(line, comments=True)
+            except ValueError:
+                continue
+            command = " ".join(words)
+            if PLACEHOLDER.search(command) or "$" in command or "error:" in command:
+                continue  # a synopsis, a shell variable, or a command's output shown
+            if len(words) == 2 and words[1] in ("train", "corpus", "sweep", "analyze"):
+                continue  # a subcommand named in prose (these need arguments)
+            found.setdefault(command, []).append(str(page.relative_to(ROOT)))
+    return found
+
+
+def test_the_pages_give_concrete_command_lines():
+    """A test of the test: the documented lines are found, the synopses are not."""
+    lines = _command_lines()
+    assert "sia-theory check --quick --only SI-7,CAS-3 --out build/checks" in lines
+    assert not any("[--quick]" in line for line in lines)
+    assert len(lines) >= 20, sorted(lines)
+
+
+def test_every_documented_command_line_parses(tmp_path, monkeypatch):
+    """Each concrete ``sia-theory`` line of the docs and the README is accepted by the command's
+    own parser (its flags, values and types: a renamed flag or a value the parser refuses now,
+    as ``--only SI-7,CAS-3`` once was, fails here), parsed from an empty folder so that nothing
+    is written."""
+    import shlex
+
+    monkeypatch.chdir(tmp_path)
+    refused = {}
+    for line, pages in _command_lines().items():
+        parser = build_parser()
+        try:
+            parser.parse_args(shlex.split(line)[1:])
+        except SystemExit as stop:
+            if stop.code:
+                refused[line] = pages
+    assert not refused, refused
+    assert not any(tmp_path.iterdir())
+
+
+def test_a_refused_documented_line_would_be_found(capsys):
+    """Negative control: a line with a flag the parser lacks is refused by it."""
+    with pytest.raises(SystemExit) as stop:
+        build_parser().parse_args(["check", "--quick", "--olny", "SI-7"])
+    assert stop.value.code == 2
