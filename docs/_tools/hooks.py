@@ -47,6 +47,7 @@ import api_pages  # noqa: E402
 import public_api  # noqa: E402
 import results_pages  # noqa: E402
 import run_tutorial  # noqa: E402
+import search_text  # noqa: E402
 
 log = logging.getLogger("mkdocs.hooks.sia")
 TUTORIALS = ROOT / "docs" / "tutorials"
@@ -298,3 +299,10 @@ def _command_help() -> str:
                 parts.append(f"### `sia-theory {name}`\n\n```text\n$ sia-theory {name} "
                              f"--help\n{sub.format_help().rstrip()}\n```")
     return "\n\n".join(parts)
+
+
+# ---------------------------------------------------------------- the search index: plain text
+def on_post_build(config):
+    """The search previews show formulas as plain text, not LaTeX (:mod:`search_text`)."""
+    changed = search_text.rewrite_index(Path(config["site_dir"]))
+    log.info("search index: %d entries with formulas written as plain text", changed)

@@ -177,3 +177,24 @@ def test_run_tutorial_writes_the_notebook_with_its_outputs(tmp_path):
     png = (tmp_path / "out" / cells[2]["images"][0]).read_bytes()
     assert base64.b64decode(figure["data"]["image/png"]) == png and png[:4] == b"\x89PNG"
     assert [c["execution_count"] for c in book["cells"][1:]] == [1, 2]
+
+
+def test_the_search_index_gets_formulas_as_plain_text(tmp_path):
+    """The search previews: every \\( … \\) and \\[ … \\] of the index's text becomes plain
+    Unicode, in the JSON and in the offline plugin's JS copy; text without math is unchanged."""
+    tool = load_tool("search_text")
+    index = {"config": {"lang": ["en"]}, "docs": [
+        {"location": "a.html", "title": "T", "text": r"with \(a_t^2 = 1 + 2\log(t/\tau + 1)\)"},
+        {"location": "b.html", "title": "U", "text": r"\[ \sqrt{2 \log n} \le \frac{1}{\rho} \]"},
+        {"location": "c.html", "title": "V", "text": "no math here"}]}
+    search = tmp_path / "search"
+    search.mkdir()
+    (search / "search_index.json").write_text(json.dumps(index))
+    (search / "search_index.js").write_text("var __index = " + json.dumps(index))
+    assert tool.rewrite_index(tmp_path) == 2
+    docs = json.loads((search / "search_index.json").read_text())["docs"]
+    assert [d["text"] for d in docs] == ["with a_t^2 = 1 + 2 log (t/τ + 1)",
+                                         "√(2 log n) ≤ 1/ρ", "no math here"]
+    script = (search / "search_index.js").read_text()
+    assert script.startswith("var __index = ") and "\\\\(" not in script
+    assert json.loads(script.removeprefix("var __index = "))["docs"] == docs
