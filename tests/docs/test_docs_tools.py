@@ -198,3 +198,21 @@ def test_the_search_index_gets_formulas_as_plain_text(tmp_path):
     script = (search / "search_index.js").read_text()
     assert script.startswith("var __index = ") and "\\\\(" not in script
     assert json.loads(script.removeprefix("var __index = "))["docs"] == docs
+
+
+def test_grouped_parameters_get_their_defaults(tmp_path):
+    """``beta, alpha : float`` documents two parameters; griffe splits the group but gives
+    neither a default, so the site showed ``alpha=0.0`` as required. The extension fills each
+    entry's default from the signature; a parameter without one stays required."""
+    griffe = pytest.importorskip("griffe")
+    tool = load_tool("griffe_defaults")
+    (tmp_path / "grouped_mod.py").write_text(
+        'def f(X, *, beta, alpha=0.0, gamma=None):\n'
+        '    """Doc.\n\n    Parameters\n    ----------\n    X : array\n        Tokens.\n'
+        '    beta, alpha : float\n        Both.\n    gamma : float\n        Alone.\n    """\n')
+    module = griffe.load("grouped_mod", search_paths=[str(tmp_path)], docstring_parser="numpy")
+    f = module["f"]
+    assert tool.fill_defaults(f) == 1  # alpha: gamma, documented alone, has its default
+    entries = {p.name: p.value for s in f.docstring.parsed if s.kind.value == "parameters"
+               for p in s.value}
+    assert entries == {"X": None, "beta": None, "alpha": "0.0", "gamma": "None"}
