@@ -54,7 +54,7 @@ def low_d_exponent(d: int, p: float, ci_low: float, ci_high: float) -> str:
     law = 2 / (d - 1)
     if not ci_low <= law <= ci_high:
         return ""
-    return (f"Explained by {BRUNO_2026}: the abstract states that the critical inverse "
+    return (f"Consistent with {BRUNO_2026}: the abstract states that the critical inverse "
             "temperature is set by the local exponent of the query–key distance law near 0, "
             f"β*_n ≍ n^{{2/(d−1)}} for keys uniform on S^{{d−1}}. CAS's d = {d} tokens, "
             f"normalised, lie on S^{d - 1} with a positive density near every query (local "
@@ -107,7 +107,7 @@ def sub_critical_average(d: int, beta50_by_n: dict) -> str:
     ratio = (f" Here β*_n of uniform keys on S^{d - 1} is {law.critical_beta(lo):.3g} … "
              f"{law.critical_beta(hi):.3g} for n = {lo} … {hi} and β₅₀/β*_n ≤ {worst:.2g}, "
              f"below SPH-3's sub-critical band ({BANDS['sub-critical']:g}·β*_n).")
-    return (f"Explained by {BRUNO_2026}: the abstract states β*_n ≍ n^{{2/(d−1)}} "
+    return (f"Consistent with {BRUNO_2026}: the abstract states β*_n ≍ n^{{2/(d−1)}} "
             f"(n^{2 / (d - 1):g} for d = {d}) and that below it the attention output reduces to "
             "a local average around the query with an explicit deterministic bias and Gaussian "
             "fluctuations. "
