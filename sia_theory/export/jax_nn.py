@@ -23,7 +23,12 @@ import math
 import numpy as np
 
 from .._infra.validate import check_int
-from ..transforms.tables import coefficient_tables, heads_for, table_score_mod
+from ..transforms.tables import (
+    MAX_TABLE_BYTES,
+    coefficient_tables,
+    heads_for,
+    table_score_mod,
+)
 
 __all__ = ["dot_product_attention_inputs", "jax_score_mod", "jax_attention", "require_jax"]
 
@@ -92,17 +97,82 @@ def dot_product_attention_inputs(transform, n_heads: int, length: int, dtype=np.
     return jnp.asarray(query_scale, dtype), jnp.asarray(bias[None], dtype)
 
 
-def jax_score_mod(transform, max_len: int, *, n_heads: int | None = None, dtype=np.float32):
+def jax_score_mod(transform, max_len: int, *, n_heads: int | None = None, dtype=None,
+                  q_offset: int = 0, max_bytes=MAX_TABLE_BYTES):
     """``transform`` as a ``jax.numpy`` closure ``score_mod(score, b, h, q_idx, kv_idx) = a·score
-    + m`` on broadcast index arrays (FlexAttention's signature and conventions: ``t = |q_idx −
-    kv_idx|``, ``n = q_idx + 1``), from tables for positions below ``max_len`` in ``dtype``;
-    ``n_heads`` is required for a transform that depends on the head. Usable inside ``jax.jit``.
+    + m`` on broadcast index arrays, usable inside ``jax.jit``.
+
+    FlexAttention's signature and conventions (:func:`~sia_theory.export.flex_score_mod`):
+    ``t = |q_idx + q_offset − kv_idx|``, ``n = q_idx + q_offset + 1``, from tables for positions
+    below ``max_len``; a position at or above ``max_len`` (a distance, for a transform of the
+    distance alone) or a negative one reads a NaN entry.
+
+    Parameters
+    ----------
+    transform : Transform
+        Any :class:`~sia_theory.transforms.Transform`.
+    max_len : int >= 1
+        The longest sequence (with a key cache, its length ``Tk``).
+    n_heads : int or None
+        Heads, required for a transform that depends on the head (default: its ``n_heads``).
+    dtype : numpy float dtype or None
+        The tables' dtype. ``None`` (default): the scores' dtype, float64 tables for float64
+        scores (built only when ``jax_enable_x64`` is on where the closure is made; float64
+        scores otherwise raise ``ValueError``) and float32 tables for any other.
+    q_offset : int >= 0
+        Absolute position of query index 0: ``Tk − Tq`` for ``Tq`` new queries against a cache
+        of ``Tk`` keys (decoding); default 0.
+    max_bytes : int >= 1 or None
+        Bound on the tables' estimated bytes (default ``2**32``, 4 GiB; ``None``: the memory
+        available now), checked before anything is allocated.
+
+    Raises
+    ------
+    ValueError
+        Naming the parameter: ``max_len`` not an integer >= 1 or tables above ``max_bytes``
+        (with their estimate), ``q_offset`` not an integer >= 0, ``dtype`` not a float dtype,
+        ``n_heads`` missing or wrong.
     """
-    _, jnp = require_jax()
+    jax, jnp = require_jax()
     heads = heads_for(transform, n_heads)
     max_len = check_int("max_len", max_len, lo=1)
-    return table_score_mod(transform, heads, max_len, np.dtype(dtype),
-                           lambda table: jnp.asarray(table, dtype))
+    x64 = jax.dtypes.canonicalize_dtype(np.float64) == np.float64
+
+    def asarray(table):
+        if dtype is None and table.dtype == np.float64 and not x64:
+            return None  # no float64 arrays without jax_enable_x64: float64 scores refused
+        return jnp.asarray(table, table.dtype)
+
+    return table_score_mod(transform, heads, max_len, None if dtype is None else np.dtype(dtype),
+                           asarray, q_offset=q_offset, max_bytes=max_bytes,
+                           length_name="max_len")
+
+
+def _check_attention_inputs(jnp, q, k, v, causal):
+    """``ValueError`` naming the input unless ``q, k, v`` are floating ``(B, H, Tq, D)``,
+    ``(B, Hkv, Tk, D)``, ``(B, Hkv, Tk, Dv)`` with ``Hkv`` dividing ``H`` and, when causal,
+    ``Tq <= Tk``."""
+    for name, x in (("q", q), ("k", k), ("v", v)):
+        if x.ndim != 4:
+            raise ValueError(f"{name} must be a 4-D array (B, H, T, D), got shape {x.shape}")
+        if 0 in x.shape:
+            raise ValueError(f"{name} must have no empty axis, got shape {x.shape}")
+        if not jnp.issubdtype(x.dtype, jnp.floating):
+            raise ValueError(f"{name} must have a floating dtype, got {x.dtype}")
+    if k.shape[0] != q.shape[0] or v.shape[0] != q.shape[0]:
+        raise ValueError(f"q, k and v must have one batch size B, got q {q.shape}, k {k.shape}, "
+                         f"v {v.shape}")
+    if v.shape[1:3] != k.shape[1:3]:
+        raise ValueError(f"v must have k's heads Hkv and positions Tk {k.shape[1:3]}, got v "
+                         f"{v.shape}")
+    if q.shape[1] % k.shape[1]:
+        raise ValueError(f"q's heads H={q.shape[1]} must be a multiple of k's heads "
+                         f"Hkv={k.shape[1]} (grouped-query attention)")
+    if k.shape[3] != q.shape[3]:
+        raise ValueError(f"k must have q's head dimension D={q.shape[3]}, got k {k.shape}")
+    if causal and q.shape[2] > k.shape[2]:
+        raise ValueError(f"q must not have more positions than k when causal=True (queries "
+                         f"are the last Tq positions), got Tq={q.shape[2]} > Tk={k.shape[2]}")
 
 
 def jax_attention(q, k, v, transform=None, *, causal=True, scale=None):
@@ -110,23 +180,33 @@ def jax_attention(q, k, v, transform=None, *, causal=True, scale=None):
     (float64 with ``jax_enable_x64``), with the conventions of
     :func:`sia_theory.attention.attention`: ``q`` ``(B, H, Tq, D)``, ``k, v`` ``(B, Hkv, Tk, ·)``
     (``Hkv`` dividing ``H``), scale ``1/√D`` by default, queries at the last ``Tq`` positions
-    when causal. The whole ``(B, H, Tq, Tk)`` score array is held: for checks and short
-    sequences."""
+    when causal (``Tq <= Tk``; :func:`jax_score_mod`'s ``q_offset = Tk − Tq``), at ``0 … Tq−1``
+    otherwise. The whole ``(B, H, Tq, Tk)`` score array is held: for checks and short
+    sequences.
+
+    Raises
+    ------
+    ValueError
+        Before any work, naming the input: ``q, k, v`` not 4-D, an empty axis, not a floating
+        dtype, batch sizes that differ, ``v`` without ``k``'s heads and positions, ``H`` not a
+        multiple of ``Hkv``, ``k``'s ``D`` not ``q``'s, or ``Tq > Tk`` when causal.
+    """
     jax, jnp = require_jax()
     q, k, v = jnp.asarray(q), jnp.asarray(k), jnp.asarray(v)
+    _check_attention_inputs(jnp, q, k, v, causal)
     n_heads, n_queries, n_keys = q.shape[1], q.shape[2], k.shape[2]
     group = n_heads // k.shape[1]
     k, v = jnp.repeat(k, group, axis=1), jnp.repeat(v, group, axis=1)  # (B, H, Tk, ·)
     scale = 1.0 / math.sqrt(q.shape[3]) if scale is None else float(scale)
     scores = jnp.einsum("bhqd,bhkd->bhqk", q, k) * jnp.asarray(scale, q.dtype)  # (B, H, Tq, Tk)
-    offset = n_keys - n_queries if causal else 0
-    q_idx = jnp.arange(offset, offset + n_queries).reshape(1, 1, -1, 1)
+    offset = n_keys - n_queries if causal else 0  # absolute position of query row 0
+    q_idx = jnp.arange(n_queries).reshape(1, 1, -1, 1)
     kv_idx = jnp.arange(n_keys).reshape(1, 1, 1, -1)
     if transform is not None:
         mod = jax_score_mod(transform, max(n_keys, offset + n_queries), n_heads=n_heads,
-                            dtype=q.dtype)
+                            dtype=q.dtype, q_offset=offset)
         scores = mod(scores, jnp.zeros((1, 1, 1, 1), jnp.int32),
                      jnp.arange(n_heads).reshape(1, -1, 1, 1), q_idx, kv_idx)
     if causal:
-        scores = jnp.where(kv_idx > q_idx, -jnp.inf, scores)
+        scores = jnp.where(kv_idx > q_idx + offset, -jnp.inf, scores)
     return jax.nn.softmax(scores, axis=-1) @ v  # (B, H, Tq, Dv)

@@ -19,7 +19,7 @@ import math
 
 from .._infra.validate import check_int
 from ..attention.stats import QueryStats
-from ..transforms.tables import heads_for, table_score_mod
+from ..transforms.tables import MAX_TABLE_BYTES, heads_for, table_score_mod
 
 __all__ = ["flex_score_mod", "causal_block_mask", "flex_query_stats", "require_torch"]
 
@@ -35,7 +35,7 @@ def require_torch():
 
 
 def flex_score_mod(transform, max_len: int, *, n_heads: int | None = None, dtype=None,
-                   device=None):
+                   device=None, q_offset: int = 0, max_bytes=MAX_TABLE_BYTES):
     """``transform`` as a FlexAttention ``score_mod`` for sequences of up to ``max_len`` tokens.
 
     Parameters
@@ -43,20 +43,38 @@ def flex_score_mod(transform, max_len: int, *, n_heads: int | None = None, dtype
     transform : Transform
         A zoo member, ``ScaleInvariant(tau=10)``, or any :class:`~sia_theory.transforms.Transform`.
     max_len : int >= 1
-        The longest sequence (query and key positions ``0 … max_len−1``; larger indices read
-        the last table entry).
+        The longest sequence: query and key positions ``0 … max_len−1`` (with a key cache, its
+        length ``Tk``). A position at or above ``max_len`` (a distance, for a transform of the
+        distance alone) reads a NaN entry, so the output is NaN, not a wrong number.
     n_heads : int or None
         Heads, required for a transform that depends on the head (default: its ``n_heads``).
-    dtype : torch dtype or None
-        The tables' dtype (default ``torch.float32``); ``torch.float64`` for float64 inputs.
+    dtype : torch floating dtype or None
+        The tables' dtype. ``None`` (default): the scores' dtype, float64 tables for float64
+        scores and float32 tables for any other (both are built, each the float64 coefficients
+        rounded once); a dtype given here is used for every call.
     device : torch device or None
         Where the tables live (that of ``q``).
+    q_offset : int >= 0
+        Absolute position of query index ``q_idx = 0``. FlexAttention numbers the queries from
+        0; for ``Tq`` new queries against a cache of ``Tk`` keys (decoding) they are the last
+        ``Tq`` positions, as in :func:`sia_theory.attention.attention`: use ``q_offset = Tk −
+        Tq``. Default 0: queries and keys are the same positions.
+    max_bytes : int >= 1 or None
+        Bound on the tables' estimated bytes (default ``2**32``, 4 GiB; ``None``: the memory
+        available now), checked before anything is allocated.
 
     Returns
     -------
     callable
-        ``score_mod(score, b, h, q_idx, kv_idx) = a·score + m`` with ``t = |q_idx − kv_idx|``
-        and ``n = q_idx + 1``, as :meth:`Transform.score_mod` defines it.
+        ``score_mod(score, b, h, q_idx, kv_idx) = a·score + m`` with ``t = |q_idx + q_offset −
+        kv_idx|`` and ``n = q_idx + q_offset + 1``, as :meth:`Transform.score_mod` defines it.
+
+    Raises
+    ------
+    ValueError
+        Naming the parameter: ``transform`` not a Transform, ``max_len`` not an integer >= 1 or
+        tables above ``max_bytes`` (with their estimate), ``q_offset`` not an integer >= 0,
+        ``dtype`` not a torch floating dtype, ``n_heads`` missing or wrong.
 
     Examples
     --------
@@ -68,16 +86,26 @@ def flex_score_mod(transform, max_len: int, *, n_heads: int | None = None, dtype
     >>> out = flex_attention(q, k, v, score_mod=mod, block_mask=causal_block_mask(128))
     >>> tuple(out.shape)
     (1, 2, 128, 16)
+
+    Decoding: one new query against a cache of 128 keys sits at position 127.
+
+    >>> step = flex_score_mod(ScaleInvariant(tau=10), 128, q_offset=127)
+    >>> tuple(flex_attention(q[:, :, -1:], k, v, score_mod=step).shape)
+    (1, 2, 1, 16)
     """
     torch = require_torch()
     heads = heads_for(transform, n_heads)
     max_len = check_int("max_len", max_len, lo=1)
-    dtype = torch.float32 if dtype is None else dtype
-    if not (isinstance(dtype, torch.dtype) and dtype.is_floating_point):
-        raise ValueError(f"dtype must be a torch floating dtype, got {dtype!r}")
-    numpy_dtype = torch.empty((), dtype=dtype).numpy().dtype
+    if dtype is None:
+        numpy_dtype = None  # float32 and float64 tables, read by the scores' dtype
+    elif isinstance(dtype, torch.dtype) and dtype.is_floating_point:
+        numpy_dtype = torch.empty((), dtype=dtype).numpy().dtype
+    else:
+        raise ValueError(f"dtype must be a torch floating dtype or None, got {dtype!r}")
     return table_score_mod(transform, heads, max_len, numpy_dtype,
-                           lambda table: torch.as_tensor(table, device=device))
+                           lambda table: torch.as_tensor(table, device=device),
+                           q_offset=q_offset, max_bytes=max_bytes,
+                           is_float64=lambda d: d == torch.float64, length_name="max_len")
 
 
 def causal_block_mask(length: int, *, device="cpu"):

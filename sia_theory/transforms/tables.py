@@ -29,7 +29,8 @@ from .._infra.memory import check_memory
 from .._infra.validate import check_int
 from .base import Transform, declared_dependence, describe
 
-__all__ = ["coefficient_tables", "check_tables", "is_separable", "heads_for", "table_score_mod"]
+__all__ = ["coefficient_tables", "check_tables", "is_separable", "heads_for", "table_score_mod",
+           "table_bytes", "MAX_TABLE_BYTES"]
 
 
 def is_separable(transform) -> bool:
@@ -178,41 +179,136 @@ def heads_for(transform, n_heads):
     return n_heads
 
 
-def table_score_mod(transform, n_heads, length, dtype, asarray):
+MAX_TABLE_BYTES = 2**32
+"""Default bound on the bytes of :func:`table_score_mod`'s tables (4 GiB)."""
+
+
+def table_bytes(transform, n_heads: int, length: int, dtypes) -> int:
+    """About the bytes :func:`table_score_mod` holds and builds for ``transform``: two tables
+    ``a, m`` of ``n_heads`` rows (one without ``"head"``) and ``length + 1`` entries (distance
+    or query row) or ``(length + 1)²`` (distance and context) per dtype of ``dtypes``, plus their
+    float64 values before rounding (and, for the full tables, three float64 index grids).
+    Arithmetic on the sizes only: nothing is allocated."""
+    deps = declared_dependence(transform)
+    rows = n_heads if "head" in deps else 1
+    cells = (length + 1) ** 2 if {"distance", "context"} <= deps else length + 1
+    held = sum(2 * rows * cells * np.dtype(d).itemsize for d in dtypes)
+    grids = 3 * 8 * length * length if {"distance", "context"} <= deps else 8 * length
+    return held + 2 * rows * cells * 8 + grids
+
+
+def _with_sentinel(table, per_head: bool) -> np.ndarray:
+    """``table`` with one NaN appended along each position axis (index ``length``)."""
+    width = [(0, 0)] * per_head + [(0, 1)] * (table.ndim - per_head)
+    return np.pad(table, width, constant_values=np.nan)
+
+
+def table_score_mod(transform, n_heads, length, dtype, asarray, *, q_offset: int = 0,
+                    max_bytes=MAX_TABLE_BYTES, is_float64=None, length_name: str = "length"):
     """The closure ``score_mod(score, b, h, q_idx, kv_idx) = a·score + m`` over the
-    :func:`coefficient_tables` of ``transform`` (float64 rounded to ``dtype``), each table
-    passed through ``asarray`` (``torch.as_tensor`` or ``jnp.asarray``) once.
+    :func:`coefficient_tables` of ``transform``, each table passed through ``asarray``
+    (``torch.as_tensor`` or ``jnp.asarray``) once.
 
-    The closure gathers ``a, m`` at ``t = |q_idx − kv_idx|`` (the package's convention for keys
-    after the query, as :meth:`~sia_theory.transforms.Transform.score_mod`) and ``n = q_idx + 1``;
-    indices are clipped to ``length − 1`` (an array framework's compiled gather has no bounds
-    check), so positions must stay below ``length``. Index arrays only need the ``abs`` and
-    ``clip(max=...)`` of torch tensors and JAX arrays, so one closure serves both; it runs on
-    broadcast index grids, as FlexAttention's ``score_mod`` does. A separable scheme reads only
-    the half of its tables it uses (the other is exactly ``1`` and ``0``).
+    The closure gathers ``a, m`` at the query's absolute position ``q = q_idx + q_offset``:
+    distance ``t = |q − kv_idx|`` (the package's convention for keys after the query, as
+    :meth:`~sia_theory.transforms.Transform.score_mod`) and context ``n = q + 1``. Each table
+    has one NaN entry appended (index ``length``) and the indices are clipped to ``[−1,
+    length]`` (an array framework's compiled gather has no bounds check): a position at or
+    above ``length``, or a negative one, reads the NaN (index ``−1`` is the last entry), so a
+    table too short for the sequence gives NaN, not a plausible wrong number. A distance table
+    is indexed by ``t`` alone, so it serves every pair of positions less than ``length`` apart.
+    Index arrays only need the ``abs`` and ``clip(min=..., max=...)`` of torch tensors and JAX
+    arrays, so one closure serves both; it runs on broadcast index grids, as FlexAttention's
+    ``score_mod`` does. A separable scheme reads only the half of its tables it uses (the other
+    is exactly ``1`` and ``0``).
+
+    Parameters
+    ----------
+    transform : Transform
+        Any :class:`~sia_theory.transforms.Transform`.
+    n_heads : int >= 1 or None
+        Rows of a head-dependent transform's tables (:func:`heads_for`); ignored otherwise.
+    length : int >= 1
+        Positions ``0 … length−1`` (distances ``0 … length−1``, contexts ``1 … length``).
+    dtype : numpy float dtype or None
+        The tables' dtype (float64 values rounded once); ``None`` builds float32 and float64
+        tables and reads, per call, the float64 ones for float64 scores (``is_float64``) and
+        the float32 ones for any other dtype.
+    asarray : callable
+        numpy table to the framework's array. With ``dtype=None`` it may return ``None`` for
+        the float64 tables when the framework cannot hold float64 (JAX without
+        ``jax_enable_x64``); float64 scores then raise ``ValueError``.
+    q_offset : int >= 0
+        Absolute position of query index 0: ``Tk − Tq`` for ``Tq`` new queries against a cache
+        of ``Tk`` keys (decoding), ``0`` when queries and keys are the same positions.
+    max_bytes : int >= 1 or None
+        Bound on :func:`table_bytes` (default :data:`MAX_TABLE_BYTES`, 4 GiB; ``None``: the
+        memory available now), checked before anything is allocated.
+    is_float64 : callable or None
+        ``is_float64(score.dtype)``, whether scores are float64 (default ``== np.float64``,
+        right for numpy and JAX dtypes; torch passes its own).
+    length_name : str
+        The caller's name for ``length`` in error messages (``max_len`` for the exports).
+
+    Raises
+    ------
+    ValueError
+        Naming ``q_offset``, ``max_bytes`` or ``length`` (by ``length_name``; with the
+        tables' estimated bytes when they exceed ``max_bytes``) before any table is built.
     """
-    per_head = "head" in declared_dependence(transform)
-    tables = coefficient_tables(transform, n_heads if per_head else 1, length, dtype)
-    top = length - 1
-    if "a_full" in tables:
-        a, m = (asarray(tables[k] if per_head else tables[k][0]) for k in ("a_full", "m_full"))
+    dtypes = ((np.dtype(np.float32), np.dtype(np.float64)) if dtype is None
+              else (np.dtype(dtype),))
+    for each in dtypes:
+        _, length, _ = _checked(transform, 1, length, each)  # transform, length and dtype
+    deps = declared_dependence(transform)
+    per_head = "head" in deps
+    rows = check_int("n_heads", n_heads, lo=1) if per_head else 1
+    q_offset = check_int("q_offset", q_offset, lo=0)
+    check_memory(length_name, length, table_bytes(transform, rows, length, dtypes), max_bytes)
+    kind = ("full" if {"distance", "context"} <= deps
+            else "row" if "context" in deps else "dist")
+    names = {"full": ("a_full", "m_full"), "row": ("a_row", "m_row"),
+             "dist": ("a_dist", "m_dist")}[kind]
+    pairs = []  # (a, m) per dtype of dtypes; plain locals in the closure (torch.compile)
+    for each in dtypes:
+        tables = coefficient_tables(transform, rows, length, each)
+        arrays = [asarray(_with_sentinel(tables[k] if per_head else tables[k][0], per_head))
+                  for k in names]
+        pairs.append(None if any(x is None for x in arrays) else tuple(arrays))
+    narrow, wide = pairs[0], pairs[-1]  # float32 and float64 (a given dtype: its pair twice)
+    single = len(pairs) == 1
+    is_float64 = (lambda d: d == np.float64) if is_float64 is None else is_float64
+    top = length
 
+    def pick(score):
+        """``(a, m)`` for ``score``'s dtype."""
+        if single:
+            return narrow
+        pair = wide if is_float64(score.dtype) else narrow
+        if pair is None:
+            raise ValueError("the scores are float64 but this score_mod holds no float64 "
+                             "tables (with JAX: build it with jax_enable_x64 on, or give "
+                             "dtype=np.float64)")
+        return pair
+
+    if kind == "full":
         def full_mod(score, b, h, q_idx, kv_idx):
-            q, kv = q_idx.clip(max=top), kv_idx.clip(max=top)
+            a, m = pick(score)
+            q = (q_idx + q_offset).clip(min=-1, max=top)
+            kv = kv_idx.clip(min=-1, max=top)
             return score * a[h, q, kv] + m[h, q, kv] if per_head else score * a[q, kv] + m[q, kv]
         return full_mod
-    if "context" in declared_dependence(transform):
+    if kind == "row":
         # one multiplier and bias per query row (LogN, the zoo's temperatures)
-        a, m = (asarray(tables[k] if per_head else tables[k][0]) for k in ("a_row", "m_row"))
-
         def row_mod(score, b, h, q_idx, kv_idx):
-            q = q_idx.clip(max=top)
+            a, m = pick(score)
+            q = (q_idx + q_offset).clip(min=-1, max=top)
             return score * a[h, q] + m[h, q] if per_head else score * a[q] + m[q]
         return row_mod
-    # one multiplier and bias per distance (ScaleInvariant, ALiBi, NoScale)
-    a, m = (asarray(tables[k] if per_head else tables[k][0]) for k in ("a_dist", "m_dist"))
 
+    # one multiplier and bias per distance (ScaleInvariant, ALiBi, NoScale)
     def distance_mod(score, b, h, q_idx, kv_idx):
-        t = abs(q_idx - kv_idx).clip(max=top)
+        a, m = pick(score)
+        t = abs(q_idx + q_offset - kv_idx).clip(max=top)
         return score * a[h, t] + m[h, t] if per_head else score * a[t] + m[t]
     return distance_mod

@@ -11,6 +11,7 @@ from sia_theory.transforms.tables import (
     check_tables,
     coefficient_tables,
     is_separable,
+    table_bytes,
     table_score_mod,
 )
 
@@ -70,3 +71,42 @@ def test_bad_input_named():
         coefficient_tables(LogN(), 1, 4, np.int32)
     with pytest.raises(ValueError, match="length"):
         coefficient_tables(LogN(), 1, 0)
+
+
+def test_full_tables_score_mod_reads_nan_out_of_range_and_takes_q_offset():
+    # a = 1 + t/n, m = −t with t = q − kv, n = q + 1, for positions 0 … 4
+    mod = table_score_mod(DistanceAndContext(), None, 5, np.dtype(np.float64), np.asarray)
+    q_idx = np.array([4, 5, 9, -1, 4, 2])
+    kv_idx = np.array([1, 1, 1, 0, -2, 7])
+    got = mod(np.full(6, 2.0), 0, 0, q_idx, kv_idx)
+    assert got[0] == pytest.approx(2 * (1 + 3 / 5) - 3)
+    assert np.all(np.isnan(got[1:]))  # query past the table, negative, key past it
+    # the query's absolute position is q_idx + q_offset: q = 0 + 4 is the entry above
+    shifted = table_score_mod(DistanceAndContext(), None, 5, np.dtype(np.float64), np.asarray,
+                              q_offset=4)
+    assert float(shifted(np.array(2.0), 0, 0, np.array(0), np.array(1))) == pytest.approx(
+        2 * (1 + 3 / 5) - 3)
+    assert np.isnan(shifted(np.array(2.0), 0, 0, np.array(1), np.array(1)))
+
+
+def test_row_tables_score_mod_default_dtype_picks_by_the_scores():
+    # LogN s = 0.5 at n = 3: a = 0.5·log 3, in the scores' precision (numpy dtypes)
+    mod = table_score_mod(LogN(s=0.5), None, 4, None, np.asarray)
+    got64 = mod(np.float64(1.0), 0, 0, np.array(2), np.array(0))
+    got32 = mod(np.float32(1.0), 0, 0, np.array(2), np.array(0))
+    assert got64 == 0.5 * math.log(3) and got64.dtype == np.float64
+    assert got32 == np.float32(0.5 * math.log(3)) and got32.dtype == np.float32
+
+
+def test_table_bytes_and_the_bound():
+    # two tables a, m of length + 1 entries in each dtype (4 + 8 bytes an entry), their
+    # float64 values before rounding (8 bytes an entry) and the float64 distances 0 … length−1;
+    # for a transform of both, (length + 1)² entries and three float64 (length, length) grids
+    assert table_bytes(ScaleInvariant(), 3, 100, [np.float32, np.float64]) == (
+        2 * 101 * 12 + 2 * 101 * 8 + 8 * 100)
+    assert table_bytes(DistanceAndContext(), 1, 100, [np.float32]) == (
+        2 * 101**2 * 4 + 2 * 101**2 * 8 + 3 * 8 * 100**2)
+    with pytest.raises(ValueError, match=r"length=100 needs about 4\.73 KiB.*max_bytes"):
+        table_score_mod(ScaleInvariant(), None, 100, None, np.asarray, max_bytes=1000)
+    with pytest.raises(ValueError, match="q_offset must be an integer >= 0"):
+        table_score_mod(ScaleInvariant(), None, 100, None, np.asarray, q_offset=-1)
