@@ -19,11 +19,39 @@ factor on cos/sin, and every query temperature shipped models use.
   (``get_llama_4_attn_scale``, at the position, llama.cpp's ``f_attn_temp_offset = 0``),
   Qwen-1's ``use_logn_attn`` with ``seq_length``, Grok-2's ``attn_temperature_len`` (sglang);
 * DeepSeek's softmax scale ``get_mscale(factor, mscale_all_dim)²`` for latent-attention models
-  with a scaled RoPE (transformers ``DeepseekV3Attention``; vLLM ``DeepseekV2Attention``).
+  with a scaled RoPE (transformers ``DeepseekV3Attention``; vLLM ``DeepseekV2Attention``);
+* the softmax scale on the raw ``q·k`` (transformers' ``scaling``, :attr:`HFScheme.score_scale`),
+  as transformers 5.x builds each attention module (checked against transformers 5.24.0):
 
-Only the keys that set attention are read; those of the rope dict are checked against
-transformers' lists (plus Mistral's ``llama_4_scaling_beta`` and ``max_position_embeddings``,
-its ``ignore_keys_at_rope_validation``), and an unknown one is a ``ValueError`` naming it.
+  - ``attention_multiplier`` (Granite, GraniteMoE, GraniteMoEShared, GraniteMoEHybrid):
+    ``scaling = attention_multiplier``
+    (``src/transformers/models/granite/modeling_granite.py``, ``GraniteAttention``);
+  - ``query_pre_attn_scalar`` (Gemma-2, Gemma-3): ``scaling = query_pre_attn_scalar ** -0.5``
+    (``gemma2/modeling_gemma2.py``, ``gemma3/modeling_gemma3.py``; the configs' default 256
+    when a ``gemma2``/``gemma3``/``gemma3_text`` config omits it);
+  - ``qk_nope_head_dim`` with ``qk_rope_head_dim`` (multi-head latent attention: DeepSeek-V2/V3,
+    Mistral-4): ``scaling = (qk_nope_head_dim + qk_rope_head_dim) ** -0.5`` times DeepSeek's
+    ``mscale²`` (``deepseek_v3/modeling_deepseek_v3.py``, ``DeepseekV3Attention``; default
+    ``qk_nope_head_dim`` 128 for ``deepseek_v2``/``deepseek_v3``, 64 for ``mistral4``);
+  - else ``head_dim ** -0.5`` (``llama/modeling_llama.py``);
+* ``attn_logit_softcapping``: the tanh cap ``cap·tanh(logits/cap)`` Gemma-2 puts on the scaled
+  logits (``gemma2/modeling_gemma2.py``, ``eager_attention_forward``; the config's default 50.0
+  when a ``gemma2`` config omits it), :attr:`HFScheme.logit_softcap`. Gemma-3's attention keeps
+  the key but does not apply it (``Gemma3Attention`` passes no ``softcap``), so a ``gemma3`` or
+  ``gemma3_text`` config has no cap.
+
+The keys read are exactly those named above: ``text_config``, ``_name_or_path``,
+``model_type``, ``head_dim``, ``hidden_size``, ``num_attention_heads``, ``qk_rope_head_dim``,
+``qk_nope_head_dim``, ``partial_rotary_factor``, ``rope_parameters`` / ``rope_scaling``,
+``rope_theta``, ``max_position_embeddings``, ``original_max_position_embeddings``,
+``attn_temperature_tuning``, ``floor_scale``, ``attn_scale``, ``use_logn_attn``,
+``seq_length``, ``attn_temperature_len``, ``attention_multiplier``, ``query_pre_attn_scalar``
+and ``attn_logit_softcapping``. Any other key of the config is not read and not an error
+(configs carry many: Granite's ``embedding_multiplier``, ``residual_multiplier`` and
+``logits_scaling``, Gemma's ``final_logit_softcapping``, ... do not touch the attention
+logits). The keys of the rope dict are checked against transformers' lists (plus Mistral's
+``llama_4_scaling_beta`` and ``max_position_embeddings``, its
+``ignore_keys_at_rope_validation``), and an unknown one is a ``ValueError`` naming it.
 """
 
 from __future__ import annotations
@@ -71,8 +99,26 @@ class HFScheme(Scheme):
     ``extension`` (the ``rope_type`` when it is not ``default``) are the fields of the library's
     scheme. ``inv_freq`` is what transformers computes at initialisation, float64, shape
     ``(rotary_dim // 2,)``; ``attention_factor`` its factor on cos and sin (1 where none);
-    ``softmax_scale`` the factor on ``1/√d`` (DeepSeek's ``mscale²``, 1 where none);
+    ``softmax_scale`` DeepSeek's ``mscale²`` on the softmax scale (1 where none);
     ``query_temperature`` the law on the query alone (``None`` where none).
+
+    What the model's softmax uses, as transformers builds its attention (module docstring):
+    ``score_scale`` is the multiplier on the raw ``q·k`` (transformers' ``scaling``: ``1/√d`` for
+    Llama, Granite's ``attention_multiplier``, Gemma's ``query_pre_attn_scalar^(-1/2)``,
+    DeepSeek's ``(qk_nope_head_dim + qk_rope_head_dim)^(-1/2)·mscale²``); ``qk_head_dim`` the
+    dimension ``q·k`` sums over (``head_dim``, except for multi-head latent attention, where it
+    is ``qk_nope_head_dim + qk_rope_head_dim`` while ``head_dim`` is the rotating part); and
+    ``logit_scale = score_scale·√qk_head_dim`` the factor on the package's
+    :math:`S = q\cdot k/\sqrt{d}` over the dimensions ``q·k`` sums (1 for a plain Llama; Granite-3
+    8B 0.0884; Gemma-3-27B 0.873; DeepSeek-V3 its ``mscale²``), which ``transform`` includes.
+    ``logit_softcap`` is the tanh cap on the scaled logits, ``cap·tanh(logits/cap)`` (Gemma-2;
+    ``None`` where none): not a multiplier, so it is not in ``transform`` and the Gaussian-logit
+    analysis of the scheme does not see it.
+
+    >>> s = from_hf_config({"model_type": "granite", "hidden_size": 4096,
+    ...                     "num_attention_heads": 32, "attention_multiplier": 0.0078125})
+    >>> s.score_scale, round(s.logit_scale, 4), s.logit_softcap  # Granite-3 8B: 1/128, not 1/√128
+    (0.0078125, 0.0884, None)
     """
 
     inv_freq: np.ndarray = field(default=None, repr=False, compare=False)
@@ -82,6 +128,10 @@ class HFScheme(Scheme):
     head_dim: int = 0
     rotary_dim: int = 0
     max_position_embeddings: int | None = None
+    score_scale: float = 0.0
+    qk_head_dim: int = 0
+    logit_scale: float = 1.0
+    logit_softcap: float | None = None
 
     @property
     def encoding(self):
@@ -121,7 +171,10 @@ def _load(config):
         raise ValueError(f"config must hold a JSON object, got {type(data).__name__}")
     name = data.get("_name_or_path") or name or data.get("model_type") or "model"
     text = data.get("text_config")
-    return (dict(text) if isinstance(text, Mapping) else dict(data)), str(name)
+    cfg = dict(text) if isinstance(text, Mapping) else dict(data)
+    if cfg.get("model_type") is None and data.get("model_type") is not None:
+        cfg["model_type"] = data["model_type"]  # a multimodal wrapper's type for its text part
+    return cfg, str(name)
 
 
 def _head_dims(cfg, rope_type, partial):
@@ -202,6 +255,61 @@ def _constant_factors(cfg, rope_type, params, score_mod, max_pos, original):
     return float(factor_qk), softmax, members
 
 
+_SCALE_DEFAULTS = {  # transformers 5.x config classes' defaults for the keys read below
+    "gemma2": {"query_pre_attn_scalar": 256, "attn_logit_softcapping": 50.0},
+    "gemma3": {"query_pre_attn_scalar": 256},
+    "gemma3_text": {"query_pre_attn_scalar": 256},
+    "deepseek_v2": {"qk_nope_head_dim": 128},
+    "deepseek_v3": {"qk_nope_head_dim": 128},
+    "mistral4": {"qk_nope_head_dim": 64},
+}
+_CAP_NOT_APPLIED = frozenset({"gemma3", "gemma3_text"})  # Gemma3Attention passes no softcap
+
+
+def _score_scale(cfg, head_dim):
+    """``(base_scale, qk_head_dim, softcap, note)``: transformers' ``scaling`` before DeepSeek's
+    ``mscale²``, the dimension ``q·k`` sums over, the logit cap and what was followed."""
+    model_type = cfg.get("model_type")
+    defaults = _SCALE_DEFAULTS.get(model_type, {})
+
+    def get(key):
+        return cfg[key] if key in cfg else defaults.get(key)
+
+    qk_head_dim, notes = head_dim, []
+    if cfg.get("qk_rope_head_dim"):
+        nope = get("qk_nope_head_dim")
+        if nope is None:
+            raise ValueError("config gives qk_rope_head_dim (multi-head latent attention) but not "
+                             "qk_nope_head_dim: the softmax scale is (qk_nope_head_dim + "
+                             "qk_rope_head_dim)^(-1/2); give it")
+        qk_head_dim = head_dim + check_int("qk_nope_head_dim", nope, lo=0)
+    multiplier, scalar = get("attention_multiplier"), get("query_pre_attn_scalar")
+    if multiplier is not None and scalar is not None:
+        raise ValueError("config gives both attention_multiplier and query_pre_attn_scalar: no "
+                         "transformers model reads both; give one")
+    if multiplier is not None:
+        base = check_real("attention_multiplier", multiplier, lo=0, lo_open=True)
+        notes.append(f"attention_multiplier {base:g} (granite/modeling_granite.py scaling)")
+    elif scalar is not None:
+        scalar = check_real("query_pre_attn_scalar", scalar, lo=0, lo_open=True)
+        base = scalar ** -0.5
+        notes.append(f"query_pre_attn_scalar {scalar:g} (gemma2, gemma3 modeling scaling = "
+                     "query_pre_attn_scalar^-0.5)")
+    else:
+        base = qk_head_dim ** -0.5
+        if qk_head_dim != head_dim:
+            notes.append(f"latent attention scaling (qk_nope_head_dim + qk_rope_head_dim = "
+                         f"{qk_head_dim})^-0.5 (deepseek_v3/modeling_deepseek_v3.py)")
+    cap = get("attn_logit_softcapping")
+    if cap is not None and model_type in _CAP_NOT_APPLIED:
+        cap = None
+    if cap is not None:
+        cap = check_real("attn_logit_softcapping", cap, lo=0, lo_open=True)
+        notes.append(f"attn_logit_softcapping {cap:g}: logits = cap·tanh(logits/cap) "
+                     "(gemma2/modeling_gemma2.py), not in the transform")
+    return float(base), qk_head_dim, cap, "; ".join(notes)
+
+
 def from_hf_config(config) -> HFScheme:
     """The attention scheme of a Hugging Face model config (module docstring).
 
@@ -218,16 +326,21 @@ def from_hf_config(config) -> HFScheme:
     ------
     ValueError
         For a rope dict key transformers does not accept for its ``rope_type`` (named), an
-        unknown ``rope_type``, or missing dimensions.
+        unknown ``rope_type``, missing dimensions (``qk_nope_head_dim`` with
+        ``qk_rope_head_dim`` outside the DeepSeek and Mistral-4 configs), or a non-positive
+        ``attention_multiplier``, ``query_pre_attn_scalar`` or ``attn_logit_softcapping``
+        (named).
 
     Examples
     --------
     >>> s = from_hf_config({"hidden_size": 2048, "num_attention_heads": 32, "rope_theta": 1e4,
-    ...     "max_position_embeddings": 163840, "qk_rope_head_dim": 64,
+    ...     "max_position_embeddings": 163840, "qk_rope_head_dim": 64, "qk_nope_head_dim": 128,
     ...     "rope_scaling": {"type": "yarn", "factor": 40, "mscale": 1.0, "mscale_all_dim": 1.0,
     ...                      "original_max_position_embeddings": 4096}})
     >>> s.inv_freq.shape, s.attention_factor, round(s.softmax_scale, 4)  # DeepSeek-V3's
     ((32,), 1.0, 1.8739)
+    >>> s.qk_head_dim, round(s.score_scale * 192 ** 0.5, 4), round(s.logit_scale, 4)
+    (192, 1.8739, 1.8739)
     """
     cfg, name = _load(config)
     params, layer, theta = _rope_dict(cfg)
@@ -246,6 +359,12 @@ def from_hf_config(config) -> HFScheme:
     note, temperature = _query_temperature(cfg, inner, original)
     factor_qk, softmax, members = _constant_factors(cfg, rope_type, params, score_mod, max_pos,
                                                     original)
+    base, qk_head_dim, cap, scale_note = _score_scale(cfg, head_dim)
+    key_factor = base * qk_head_dim ** 0.5  # the config's factor on S = q·k/√qk_head_dim
+    if abs(key_factor - 1.0) <= 1e-12:
+        key_factor = 1.0  # 1/√d written out: a rounding of 1, not a factor
+    else:
+        members.append(Temperature(key_factor))
     if temperature is not None:
         members.append(temperature)
     transform = (NoScale() if not members else members[0] if len(members) == 1
@@ -253,13 +372,16 @@ def from_hf_config(config) -> HFScheme:
     source = (f"transformers modeling_rope_utils.py (v5 rope_parameters; v4.4x rope_scaling) "
               f"rope_type {rope_type!r}"
               + (f" ({layer} layers)" if layer else "") + (f"; {note}" if note else "")
-              + ("; DeepSeek softmax scale mscale_all_dim" if softmax != 1.0 else ""))
+              + ("; DeepSeek softmax scale mscale_all_dim" if softmax != 1.0 else "")
+              + (f"; {scale_note}" if scale_note else ""))
     return HFScheme(name=name, position=encoding, transform=transform, source=source,
                     extension=None if rope_type == "default" else rope_type,
                     inv_freq=_initial_frequencies(encoding, rotary_dim, max_pos),
                     attention_factor=float(factor_qk), softmax_scale=softmax,
                     query_temperature=temperature, head_dim=head_dim, rotary_dim=rotary_dim,
-                    max_position_embeddings=None if max_pos is None else int(max_pos))
+                    max_position_embeddings=None if max_pos is None else int(max_pos),
+                    score_scale=base * softmax, qk_head_dim=qk_head_dim,
+                    logit_scale=key_factor * softmax, logit_softcap=cap)
 
 
 def _initial_frequencies(encoding, rotary_dim, max_pos) -> np.ndarray:
