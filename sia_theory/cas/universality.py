@@ -136,10 +136,11 @@ def rem_participation(beta, n, step: float = 0.02) -> float:
     :math:`u = -\log(\lambda)/\beta`; the integrands are smooth and decay fast at both ends, so the
     rule converges spectrally (``step = 0.02`` agrees with ``0.005`` to ``1e-9`` up to
     :math:`\beta = 23`, ``n = 1e30``). ``u`` runs to ``(log n + β²/2)/β + 8 + 18/β``: the
-    integrand peaks near ``−log λ = log E[Z]`` and decays like ``λ² = e^{−2βu}`` beyond it, so
-    the range cut there leaves out less than ``e^{−36}`` of the peak at any ``β`` (a cut at
-    ``+ 8`` alone lost 1.8 % at ``β = 0.2``, ``n = 100``, and 7.5 % at ``β = 0.1``). Its cost grows
-    like ``1/β`` (about 0.2 s at ``β = 0.1``).
+    integrand peaks near :math:`-\log\lambda = \log \mathbb E[Z]` and decays like
+    :math:`\lambda^2 = e^{-2\beta u}` beyond it, so the range cut there leaves out less than
+    :math:`e^{-36}` of the peak at any :math:`\beta` (a cut at ``+ 8`` alone lost 1.8 % at
+    :math:`\beta = 0.2`, ``n = 100``, and 7.5 % at :math:`\beta = 0.1`). Its cost grows like
+    :math:`1/\beta` (about 0.2 s at :math:`\beta = 0.1`).
 
     Parameters
     ----------

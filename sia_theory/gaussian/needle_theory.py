@@ -156,7 +156,7 @@ def evt_threshold(transform, n_ctx, t, head=None) -> float:
     docstring); ``nan`` if the needle's multiplier ``a_t`` is 0 (``δ`` then has no effect).
     With two keys (``n_ctx = 2``) one competitor has no extreme-value law, and the threshold is
     exact instead: the needle's logit ``a_t(X + δ) + m_t`` and the other key's ``a' Y + m'``
-    are symmetric about their means, so ``P(argmax) = ½`` at ``δ = (m' − m_t)/a_t``.
+    are symmetric about their means, so ``P(argmax) = ½`` at :math:`\delta = (m' - m_t)/a_t`.
 
     Parameters
     ----------
