@@ -20,6 +20,10 @@ turns them into one law:
 * ``"logarithmic"`` if ``p < 1/4``, ``"sqrt-log"`` if ``1/4 <= p < 3/4``, ``"bounded"`` if
   ``p >= 3/4`` (the thresholds are the midpoints between ``0``, ``½`` and the ``log log t``
   exponent ``1``: decaying faster than halfway to ``log log t`` is not ``√(log t)``-like).
+  "Logarithmic" is therefore "a slope that does not decay", ``p = 0`` or below: a negative ``p``
+  (LogN's −0.45, a temperature's −0.78 over the analysed range) is a slope still rising toward
+  its ``log t`` limit (the entropy in ``[t, tΔ)`` is at most ``log((Δ − 1)t)``), which the
+  evidence's ``exponent`` reports; no law of SI §3 grows faster.
 
 ``p = log(s_last/s_first) / log(u)`` with ``u`` the same ratio for the exact curve
 ``log log t`` (its unit slope is ``∝ 1/log t``, so ``u`` is the ratio of the windows'
