@@ -38,7 +38,7 @@ $(STAMP): pyproject.toml
 # figures: the papers' figures (about 12 min on 2 cores). figures-ext: beyond the papers
 # (experiments/ext_*.py, budget 20 min). figures-model: the pretrained model
 # (experiments/model_*.py, budget 45 min). figures-train: models trained here
-# (experiments/train_*.py but the needle's, budget 120 min on 2 cores: the 50-run grid of SI
+# (experiments/train_*.py but the needle's, budget 150 min on 2 cores: the 50-run grid of SI
 # Table 1, Fig. 1, 3, 5, 8 and the heads' octaves on the registry corpus; the runs resume from
 # build/sweeps/). figures-needle: SI Table 2 (experiments/train_needle.py, budget 75 min: the
 # grid's models fine-tuned on needle retrieval). figures-all: all five (about 5 h).

@@ -116,7 +116,7 @@ _FAMILIES = (
     FigureFamily("ext", "ext_*.py", "make figures-ext", 20, "the results beyond the papers"),
     FigureFamily("model", "model_*.py", "make figures-model", 45,
                  "the pretrained model, SmolLM2-135M"),
-    FigureFamily("train", "train_*.py", "make figures-train", 120,
+    FigureFamily("train", "train_*.py", "make figures-train", 150,
                  "the models trained here with each scheme"),
     FigureFamily("needle", "train_needle.py", "make figures-needle", 75,
                  "SI Table 2: needle retrieval after fine-tuning the models trained here"),
