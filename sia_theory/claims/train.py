@@ -150,8 +150,14 @@ def _versus(frame, a, b, multiple, tau_a=10.0, tau_b=10.0) -> Interval:
     return paired(losses(frame, a, multiple, tau_a), losses(frame, b, multiple, tau_b))
 
 
-def _seeds(frame) -> int:
-    return int(frame["seed"].nunique())
+def _seeds(checks) -> str:
+    """How many seeds the sub-checks' intervals are over: ``"3 seeds"``, or ``"3–5 seeds"``
+    when the schemes ran different seed sets (each interval over the seeds its schemes
+    share)."""
+    counts = sorted({c.interval.n for c in checks})
+    if len(counts) == 1:
+        return f"{counts[0]} seed{'s' * (counts[0] != 1)}"
+    return f"{counts[0]}–{counts[-1]} seeds (each interval over the seeds its schemes share)"
 
 
 def _detail(subchecks) -> tuple:
@@ -187,7 +193,7 @@ def decide_train1(frame: pd.DataFrame) -> Measurement:
     others = ", ".join(f"{s} {_rise(frame, s)}" for s in TABLE1_ROWS
                        if s not in ("si-p-rope", "p-rope", "nope")
                        and s in set(frame["scheme"]))
-    return Measurement(v, f"rise L → 16L over {_seeds(frame)} seeds ({LEVEL:.0%} t "
+    return Measurement(v, f"rise L → 16L over {_seeds(checks)} ({LEVEL:.0%} t "
                        f"intervals): SI + p-RoPE {si} (flat: at most {FLAT_TOL}), p-RoPE "
                        f"{prope}, NoPE {nope} (blow-up: at least {BLOWUP})",
                        value=si.mean, ci_low=si.low, ci_high=si.high, target=0.0,
@@ -218,7 +224,7 @@ def decide_train2(frame: pd.DataFrame) -> Measurement:
     gap = others[best]
     resolution = max(d.half for d in others.values())
     return Measurement(v, f"16L, SI + p-RoPE minus the best other ({best}): {gap}; "
-                       f"L, SI + p-RoPE minus p-RoPE: {at_l} ({_seeds(frame)} seeds, paired; "
+                       f"L, SI + p-RoPE minus p-RoPE: {at_l} ({_seeds(checks)}, paired; "
                        f"half-width up to {resolution:.3f} at 16L; margin {MARGIN})",
                        value=gap.mean, ci_low=gap.low, ci_high=gap.high, target=0.0,
                        tolerance=MARGIN, detail="SI + p-RoPE not beaten by each (SI minus it): "
