@@ -152,7 +152,7 @@ def gumbel_parameters(transform, n_ctx, t, head=None) -> tuple[float, float]:
 
 @shared_parameters(NEEDLE)
 def evt_threshold(transform, n_ctx, t, head=None) -> float:
-    """The extreme-value prediction of ``δ*(t, N)``: ``(ℓ* − m_t)/a_t + y(θ·a_t)`` (module
+    r"""The extreme-value prediction of ``δ*(t, N)``: ``(ℓ* − m_t)/a_t + y(θ·a_t)`` (module
     docstring); ``nan`` if the needle's multiplier ``a_t`` is 0 (``δ`` then has no effect).
     With two keys (``n_ctx = 2``) one competitor has no extreme-value law, and the threshold is
     exact instead: the needle's logit ``a_t(X + δ) + m_t`` and the other key's ``a' Y + m'``
