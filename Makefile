@@ -74,7 +74,7 @@ test-all: $(STAMP)
 	$(BIN)/sia-theory check --quick --jobs 2 --out build/paper_checks_quick
 	$(PYTEST)
 
-check: $(STAMP)
+check: $(STAMP) $(REGISTRY)
 	$(BIN)/sia-theory check --out paper_checks/results
 
 bench: $(STAMP)
@@ -88,7 +88,7 @@ bench: $(STAMP)
 # first when build/corpus/registry holds none).
 corpus: $(REGISTRY)
 
-$(REGISTRY): $(STAMP)
+$(REGISTRY): | $(STAMP)
 	$(BIN)/sia-theory corpus build --registry --out build/corpus/registry
 
 lint: $(STAMP)

@@ -1,11 +1,11 @@
 """The grid, store and command line shared by the training figures (experiments/train_*.py).
 
 Every training figure selects its runs from the one grid of
-:func:`sia_theory.studies.train_grid.figure_grid` (the full grid: 36 runs of
-``TrainSettings.full()``; ``--quick``: 22 runs of ``TrainSettings.quick()``, seconds), so the
-figures share their runs: full runs keep them in ``build/sweeps/train_grid-seed<seed>`` of the
-checkout, a figure trains those of its runs that are missing (two at a time on a local Dask
-cluster) and reads the others back.
+:func:`sia_theory.studies.train_grid.figure_grid` (the full grid: 50 runs of
+``TrainSettings.full()`` on the registry corpus; ``--quick``: 22 runs of
+``TrainSettings.quick()``, seconds), so the figures share their runs: full runs keep them in
+``build/sweeps/train_grid-seed<seed>`` of the checkout, a figure trains those of its runs that
+are missing (two at a time on a local Dask cluster) and reads the others back.
 ``--quick`` keeps nothing unless ``--store`` is given. ``--finished-only`` draws the runs already
 in the store and trains nothing (the missing ones are listed in the JSON and on the figure).
 """

@@ -1,12 +1,14 @@
 """Progress bars: every bar of the package, its command and its scripts comes from here.
 
 A bar is drawn on stderr only when stderr is a terminal. A log file, a pipe, CI or a
-notebook's captured stream gets no bar (and none of the carriage returns a bar writes) but
-plain lines instead, so that a long run shows signs of life: one line once a stage has run
-:data:`LOG_FIRST` seconds, then at most one every :data:`LOG_EVERY` seconds, and one when it
-ends (``paper checks: 12/40 claims (30 %), 1 min 05 s``); a stage shorter than
-:data:`LOG_FIRST` seconds writes nothing. A command's ``--no-progress`` hides both, bars and
-lines, for the whole process while it runs (:func:`bars_hidden`).
+notebook's captured stream gets no bar (and none of the carriage returns a bar writes); a
+command (``sia-theory …`` and the ``experiments/`` scripts, which run inside
+:func:`bars_hidden`) writes plain lines there instead, so that a long run shows signs of
+life: one line once a stage has run :data:`LOG_FIRST` seconds, then at most one every
+:data:`LOG_EVERY` seconds, and one when it ends (``paper checks: 12/40 claims (30 %), 1 min
+05 s``); a stage shorter than :data:`LOG_FIRST` seconds writes nothing. A library call outside
+a command writes no lines. A command's ``--no-progress`` hides both, bars and lines, for the
+whole process while it runs (:func:`bars_hidden`).
 """
 
 from __future__ import annotations
@@ -23,12 +25,14 @@ LOG_EVERY = 30.0
 """Seconds between two log lines of one stage on a non-terminal."""
 
 _HIDDEN = [False]  # True inside bars_hidden(): a command's --no-progress, for the whole process
+_COMMAND = [False]  # True inside bars_hidden(False): a command runs, which logs on a non-terminal
 
 
 @contextlib.contextmanager
 def bars_hidden(hidden: bool = True):
-    """Within the block, no progress bar is drawn (if ``hidden``), whatever a caller's
-    ``progress`` option says: what a command's ``--no-progress`` does.
+    """The block is a command's run (its long stages log lines on a non-terminal); with
+    ``hidden``, no progress bar and no line is drawn, whatever a caller's ``progress`` option
+    says: what a command's ``--no-progress`` does.
 
     Examples
     --------
@@ -36,12 +40,13 @@ def bars_hidden(hidden: bool = True):
     ...     bars_shown()
     False
     """
-    previous = _HIDDEN[0]
+    previous, command = _HIDDEN[0], _COMMAND[0]
     _HIDDEN[0] = previous or bool(hidden)
+    _COMMAND[0] = True
     try:
         yield
     finally:
-        _HIDDEN[0] = previous
+        _HIDDEN[0], _COMMAND[0] = previous, command
 
 
 def bars_shown(stream=None) -> bool:
@@ -131,8 +136,8 @@ def progress_bar(iterable=None, *, enabled: bool = True, **options):
     -------
     tqdm.tqdm or LogLines
         A bar when ``enabled`` and stderr is a terminal (:func:`bars_shown`); log lines when
-        ``enabled`` on a non-terminal outside :func:`bars_hidden`; else a disabled bar, which
-        still iterates (``update`` does nothing).
+        ``enabled`` on a non-terminal inside a command's :func:`bars_hidden` block that does
+        not hide; else a disabled bar, which still iterates (``update`` does nothing).
 
     Examples
     --------
@@ -142,6 +147,6 @@ def progress_bar(iterable=None, *, enabled: bool = True, **options):
     # start-up: tqdm (90 ms), only once a bar is made: the commands' parsers import this module
     from tqdm.auto import tqdm
 
-    if enabled and not _HIDDEN[0] and not bars_shown():
+    if enabled and _COMMAND[0] and not _HIDDEN[0] and not bars_shown():
         return LogLines(iterable, **options)
     return tqdm(iterable, disable=not (enabled and bars_shown()), **options)

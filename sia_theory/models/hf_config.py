@@ -264,12 +264,20 @@ _SCALE_DEFAULTS = {  # transformers 5.x config classes' defaults for the keys re
     "mistral4": {"qk_nope_head_dim": 64},
 }
 _CAP_NOT_APPLIED = frozenset({"gemma3", "gemma3_text"})  # Gemma3Attention passes no softcap
+_UNIT_SCALING = frozenset({"gemma3n", "gemma3n_text", "gemma4", "gemma4_text"})
+"""Model types whose attention transformers builds with ``scaling = 1.0`` (their q and k are
+normalised: ``models/gemma3n/modeling_gemma3n.py``, ``models/gemma4/modeling_gemma4.py``) and
+a soft cap under another key: refused, not read as ``1/√head_dim``."""
 
 
 def _score_scale(cfg, head_dim):
     """``(base_scale, qk_head_dim, softcap, note)``: transformers' ``scaling`` before DeepSeek's
     ``mscale²``, the dimension ``q·k`` sums over, the logit cap and what was followed."""
     model_type = cfg.get("model_type")
+    if model_type in _UNIT_SCALING:
+        raise ValueError(f"model_type {model_type!r}: transformers builds its attention with "
+                         f"scaling 1.0 on normalised q and k, which this reader does not model; "
+                         f"refused rather than read as 1/sqrt(head_dim)")
     defaults = _SCALE_DEFAULTS.get(model_type, {})
 
     def get(key):

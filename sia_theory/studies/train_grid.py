@@ -70,8 +70,9 @@ SI_TRAIN_LENGTH = 4096
 GRID_SEEDS = (0, 1, 2)
 """Seeds of the Table 1 rows in the full grid (what the ``train`` figure family's budget buys,
 ``FIGURE_FAMILIES["train"].minutes`` of ``sia_theory.cli.scripts``; the grid on a GPU,
-``experiments/gpu/train_gpu_grid.py``, has 5). The power table (``figures/train_power.csv``)
-asks for at most 3 seeds for every sub-check of TRAIN-1 and TRAIN-2."""
+``experiments/gpu/train_gpu_grid.py``, has 5). The power table's CPU pilot
+(``figures/train_power.csv``) asks for at most 3 seeds for every sub-check of TRAIN-1 and
+TRAIN-2."""
 SIDE_SEEDS = (0, 1, 2, 3, 4)
 """Seeds of SI + RoPE and SI + NoPE (and of SI + p-RoPE, their pair, beyond
 :data:`GRID_SEEDS`) in the full grid: the 5 the power table asks for TRAIN-3's resolvable
@@ -169,49 +170,58 @@ class TrainGridSettings(StudySettings):
 
 
 def figure_grid(quick: bool = False, train: TrainSettings | None = None,
-                seeds=None, side_seeds=None, tau_seeds=None) -> TrainGridSettings:
+                seeds=None, side_seeds=None, tau_seeds=None,
+                rescaled_seeds=None) -> TrainGridSettings:
     """The one grid every training figure and TRAIN-* claim selects its runs from (so a
     resumed store never trains a run twice).
 
     Full: :meth:`TrainSettings.full` on the registry corpus (``corpus="registry"``, built by
-    ``make corpus``; read only when a run trains): the Table 1 rows (:data:`TABLE1_ROWS`: SI's
-    seven schemes and the learned LogN) × :data:`GRID_SEEDS`; SI + RoPE and SI + NoPE, with
-    SI + p-RoPE beside them, × :data:`SIDE_SEEDS`; SI + p-RoPE with τ ∈ {0.1, 1, 100} ×
-    :data:`TAU_SEEDS` and with τ rescaled with ``L`` (:func:`rescaled_tau`) ×
-    :data:`RESCALED_SEEDS`: 50 runs, each seed set the power table's (docs/training.md, "Power
-    before runs"), ordered seed by seed (every run of seed 0, then of seed 1, …), so that a
-    store stopped early holds whole seeds. ``quick``: the Table 1 rows over seeds 0, 1 and the
-    side runs over seed 0, with :meth:`TrainSettings.quick` on the built-in corpus (22 runs of
-    a second or so each). ``train``, ``seeds``, ``side_seeds`` and ``tau_seeds`` replace the
-    settings and the seed sets (``tau_seeds`` defaults to ``side_seeds`` when only that is
-    given; the rescaled τ runs take the τ seeds' first two in full, all of them otherwise):
-    a bigger grid on a GPU is the same runs, more steps, more seeds."""
+    ``make corpus``; every full run of the grid reads its folder, a finished one too): the
+    Table 1 rows (:data:`TABLE1_ROWS`: SI's seven schemes and the learned LogN) ×
+    :data:`GRID_SEEDS`; SI + RoPE and SI + NoPE, with SI + p-RoPE beside them, ×
+    :data:`SIDE_SEEDS`; SI + p-RoPE with τ ∈ {0.1, 1, 100} × :data:`TAU_SEEDS` and with τ
+    rescaled with ``L`` (:func:`rescaled_tau`) × :data:`RESCALED_SEEDS`: 50 runs, each seed set
+    the power table's (docs/training.md, "Power before runs"), ordered seed by seed (every run
+    of seed 0, then of seed 1, …), so that a store stopped early holds whole seeds. ``quick``:
+    the Table 1 rows over seeds 0, 1 and every side run over seed 0, with
+    :meth:`TrainSettings.quick` on the built-in corpus (22 runs of a second or so each).
+
+    ``train`` replaces the settings; ``seeds``, ``side_seeds``, ``tau_seeds`` and
+    ``rescaled_seeds`` replace one seed set each, the others keeping their defaults, except that
+    the τ runs follow ``side_seeds`` when it is given without ``tau_seeds``, and the rescaled τ
+    the τ runs when either is given without ``rescaled_seeds`` (a bigger grid on a GPU is the
+    same runs, more steps, more seeds: ``seeds=range(5), side_seeds=range(5)``). A rescaled τ
+    equal to τ = 10 (``L = 4096``) is the Table 1 run itself."""
     if train is None:
         train = (TrainSettings.quick() if quick
                  else TrainSettings.full().with_corpus(REGISTRY_CORPUS))
-    default = quick or not (seeds is None and side_seeds is None and tau_seeds is None)
     seeds = ((0, 1) if quick else GRID_SEEDS) if seeds is None else tuple(seeds)
-    if side_seeds is None:
-        side_seeds = (0,) if quick else SIDE_SEEDS
-    side_seeds = tuple(side_seeds)
+    given_side = side_seeds is not None
+    side_seeds = ((0,) if quick else SIDE_SEEDS) if side_seeds is None else tuple(side_seeds)
+    given_tau = tau_seeds is not None
     if tau_seeds is None:
-        tau_seeds = side_seeds if default else TAU_SEEDS
+        tau_seeds = side_seeds if quick or given_side else TAU_SEEDS
     tau_seeds = tuple(tau_seeds)
-    rescaled_seeds = tau_seeds if default else RESCALED_SEEDS
+    if rescaled_seeds is None:
+        rescaled_seeds = tau_seeds if quick or given_side or given_tau else RESCALED_SEEDS
+    rescaled_seeds = tuple(rescaled_seeds)
     rescaled = rescaled_tau(train.train_length)
     taus = sorted(set(TAU_SWEEP) - {SI_TAU})
     runs: dict = {}
     known: dict = {}
-    for k in sorted(set(seeds) | set(side_seeds) | set(tau_seeds)):
+    every = set(seeds) | set(side_seeds) | set(tau_seeds) | set(rescaled_seeds)
+    for k in sorted(every):
         if k in seeds:
             for s in TABLE1_ROWS:
                 runs.setdefault(_run_spec((s, k, None), known), None)
         if k in side_seeds:
             for s in SI_POSITION_SCHEMES:
                 runs.setdefault(_run_spec((s, k, None), known), None)
-        if k in tau_seeds:
-            for tau in sorted({*taus, rescaled} if k in rescaled_seeds else set(taus)):
-                runs.setdefault(_run_spec(("si-p-rope", k, tau), known), None)
+        chosen = set(taus) if k in tau_seeds else set()
+        if k in rescaled_seeds and rescaled != SI_TAU:
+            chosen.add(rescaled)
+        for tau in sorted(chosen):
+            runs.setdefault(_run_spec(("si-p-rope", k, tau), known), None)
     return TrainGridSettings(train=train, runs=tuple(runs), schemes=MappingProxyType(known))
 
 

@@ -96,9 +96,12 @@ def test_progress_bar_logs_on_a_non_terminal_unless_hidden_or_disabled(monkeypat
     from sia_theory._infra.progress import LogLines, bars_hidden
 
     monkeypatch.setattr(sys, "stderr", io.StringIO())
-    assert isinstance(progress_bar(total=5, desc="x"), LogLines)
-    assert not isinstance(progress_bar(total=5, desc="x", enabled=False), LogLines)
+    assert not isinstance(progress_bar(total=5, desc="x"), LogLines)  # a library call: silent
+    with bars_hidden(False):  # a command runs (sia-theory, an experiment script)
+        assert isinstance(progress_bar(total=5, desc="x"), LogLines)
+        assert not isinstance(progress_bar(total=5, desc="x", enabled=False), LogLines)
     with bars_hidden():  # a command's --no-progress silences the lines too
         assert not isinstance(progress_bar(total=5, desc="x"), LogLines)
     monkeypatch.setattr(sys, "stderr", _Terminal())
-    assert not isinstance(progress_bar(total=5, desc="x"), LogLines)
+    with bars_hidden(False):
+        assert not isinstance(progress_bar(total=5, desc="x"), LogLines)

@@ -279,3 +279,16 @@ def test_latent_attention_needs_the_nope_dimension():
     mistral4 = from_hf_config({"model_type": "mistral4", "hidden_size": 256,
                                "num_attention_heads": 4, "qk_rope_head_dim": 32})
     assert mistral4.qk_head_dim == 96  # the config's default qk_nope_head_dim 64
+
+
+@pytest.mark.parametrize("model_type", ["gemma3n", "gemma3n_text", "gemma4", "gemma4_text"])
+def test_models_with_unit_scaling_are_refused_naming_the_model_type(model_type):
+    """Gemma-3n and Gemma-4 attend with scaling 1.0 on normalised q and k (transformers'
+    gemma3n / gemma4 modeling files): read as 1/√head_dim they would be 16× off at head_dim 256,
+    so they are refused, by name, before anything is computed."""
+    from sia_theory.models.hf_config import from_hf_config
+
+    config = {"model_type": model_type, "hidden_size": 2048, "num_attention_heads": 8,
+              "head_dim": 256, "rope_theta": 1e6, "max_position_embeddings": 32768}
+    with pytest.raises(ValueError, match=rf"model_type '{model_type}'.*scaling 1\.0"):
+        from_hf_config(config)

@@ -305,3 +305,29 @@ def test_the_figure_grid_is_seed_major_with_the_learned_logn_and_tau_rescaled():
     assert {t for s, _, t in grid.runs if s == "si-p-rope"} == {0.1, 0.625, 1.0, 10.0, 100.0}
     bigger = figure_grid(train=QUICK, seeds=range(5), side_seeds=range(3))
     assert len(bigger.runs) == 8 * 5 + 6 * 3 and bigger.train == QUICK
+
+
+def test_each_seed_set_of_the_figure_grid_defaults_on_its_own():
+    """Passing one seed set keeps the others at their defaults (the full grid's 50 runs when
+    the defaults are passed back), the τ runs follow an explicit ``side_seeds`` (the GPU
+    scripts'), and a rescaled τ equal to τ = 10 (L = 4096) adds no second τ = 10 run."""
+    import dataclasses
+
+    from sia_theory.studies.train_grid import (
+        GRID_SEEDS,
+        RESCALED_SEEDS,
+        SIDE_SEEDS,
+        TAU_SEEDS,
+        figure_grid,
+    )
+
+    full = figure_grid().runs
+    assert figure_grid(seeds=GRID_SEEDS).runs == full
+    assert figure_grid(seeds=GRID_SEEDS, side_seeds=SIDE_SEEDS, tau_seeds=TAU_SEEDS,
+                       rescaled_seeds=RESCALED_SEEDS).runs == full
+    assert figure_grid(tau_seeds=TAU_SEEDS, rescaled_seeds=RESCALED_SEEDS).runs == full
+    gpu = figure_grid(train=QUICK, seeds=range(5), side_seeds=range(3)).runs
+    assert {k for s, k, t in gpu if s == "si-p-rope" and t == 0.1} == {0, 1, 2}
+    long = figure_grid(train=dataclasses.replace(QUICK, train_length=4096), seeds=(0,),
+                       side_seeds=(0,)).runs
+    assert len(long) == len(set(long)) == 8 + 2 + 3
