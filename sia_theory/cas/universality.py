@@ -182,12 +182,17 @@ def rem_participation(beta, n, step: float = 0.02) -> float:
     # 18/β past it (a neglected tail below e^{−36} of the peak) and past the scores' own range
     u_top = max(top, (math.log(n) + beta * beta / 2) / beta) + 8 + 18.0 / beta
     u = np.arange(-6.0, u_top, step)  # (U,) u = −log(λ)/β
-    bx = np.clip(beta * (s[None, :] - u[:, None]), -700.0, 6.5)  # (U, S)
-    e = np.exp(bx)
-    tail = (-np.expm1(-e)) @ w  # (U,) 1 − Φ
-    g = np.exp(2 * bx - e) @ w  # (U,) E[e^{2β(s−u)} e^{−e^{β(s−u)}}]
-    log_phi = np.log1p(-np.minimum(tail, 1 - 1e-16))
-    return float(n * beta * np.sum(g * np.exp((n - 1) * log_phi)) * step)
+    total = 0.0
+    rows = max(1, (1 << 22) // s.size)  # u rows per block: about 32 MB per (rows, S) array
+    for start in range(0, u.size, rows):
+        block = u[start:start + rows]
+        bx = np.clip(beta * (s[None, :] - block[:, None]), -700.0, 6.5)  # (rows, S)
+        e = np.exp(bx)
+        tail = (-np.expm1(-e)) @ w  # (rows,) 1 − Φ
+        g = np.exp(2 * bx - e) @ w  # (rows,) E[e^{2β(s−u)} e^{−e^{β(s−u)}}]
+        log_phi = np.log1p(-np.minimum(tail, 1 - 1e-16))
+        total += float(np.sum(g * np.exp((n - 1) * log_phi)))
+    return float(n * beta * total * step)
 
 
 def rem_beta50(n, level: float = 0.5) -> float:
