@@ -102,6 +102,7 @@ def test_alibi_is_bounded_and_its_total_attention_vanishes():
     assert report.phase == "frozen"  # the bias spread over [t, 2t) is ≈ t/16/√3 ≫ √(2 log t)
 
 
+@pytest.mark.slow  # a few seconds; make test-all and CI run it
 def test_strongly_sparse_family_c2_is_bounded_with_scale_invariant_total_attention():
     report = _powered(SparseFamily(2.0))
     assert report.entropy_law == "bounded"

@@ -352,6 +352,7 @@ def test_train5_one_seed_and_leave_one_out():
     assert m.verdict == "PASS" and "without seed 3 PASS" in m.detail
 
 
+@pytest.mark.slow  # a few seconds; make test-all and CI run it
 def test_quick_rows_are_info_and_say_so():
     from sia_theory.claims.core import run_claims
 

@@ -102,7 +102,7 @@ def decode_qkv(n_queries, n_keys=64, n_heads=4, n_kv_heads=4, seed=5):
     return q, k, v
 
 
-@pytest.mark.parametrize("n_queries", [1, 3])
+@pytest.mark.parametrize("n_queries", [1, pytest.param(3, marks=pytest.mark.slow)])
 @pytest.mark.parametrize("name", ["scale-invariant", "logn", "alibi-per-head"])
 def test_jax_attention_decoding_matches_reference(name, n_queries):
     # queries at the last Tq positions of a 64-key cache, as the numpy reference places them

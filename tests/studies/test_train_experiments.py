@@ -82,7 +82,8 @@ def test_the_figure_grid_is_the_one_the_lead_trains():
     assert quick.train.steps == 8 and {r[0] for r in quick.runs} == {r[0] for r in full.runs}
 
 
-@pytest.mark.parametrize("stem", SCRIPTS)
+@pytest.mark.parametrize("stem", [pytest.param(s, marks=pytest.mark.slow) if s == "train_phase"
+                                  else s for s in SCRIPTS])  # train_phase: 6 s, in test-all
 def test_quick_figure_from_the_shared_store(stem, quick_store, tmp_path):
     before = _snapshot(quick_store)
     load(stem).main(quick=True, seed=0, out_dir=tmp_path, store=str(quick_store))

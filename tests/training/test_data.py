@@ -47,6 +47,7 @@ def test_windows_follow_the_stream():
                              max_train_documents=2))
 
 
+@pytest.mark.slow  # a few seconds; make test-all and CI run it
 def test_validation_alternates_prose_and_code():
     """The held-out pool's first documents in split order are all code; the validation set takes
     prose and code in turn, so both kinds are validated (full settings: 2 and 2)."""
