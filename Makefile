@@ -25,6 +25,9 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	@echo "== installing PyTorch's CPU build ($(TORCH)) for the export tests (the torch extra)"
 	$(BIN)/python -m pip install --quiet '$(TORCH)'
+	@echo "== installing transformers, the reference of the model tests (the pin of the test extra), without"
+	@echo "   precompiling its thousands of modules: a test compiles the few it imports"
+	$(BIN)/python -m pip install --quiet --no-compile "$$($(BIN)/python -c 'import tomllib; print(next(d for d in tomllib.load(open("pyproject.toml", "rb"))["project"]["optional-dependencies"]["test"] if d.startswith("transformers")))')"
 	@echo "== installing sia-theory (editable) with numpy, scipy, sympy, numba, pandas, matplotlib,"
 	@echo "   dask[distributed], pyarrow and the extras test, dev, model, train (JAX, optax), torch and docs (MkDocs; first run: a few minutes)"
 	$(BIN)/python -m pip install --quiet -e '.[test,dev,model,train,torch,docs]'
