@@ -64,6 +64,7 @@ class PowerLawBias(Transform):
         return np.ones_like(t), -self.c * np.log1p(t)
 
 
+@pytest.mark.slow  # a few seconds; make test-all and CI run it
 def test_no_scale_is_logarithmic_and_its_total_attention_diverges():
     report = analyze(NoScale(), quick=True, zoo=False)
     cf = report.closed_forms
@@ -84,6 +85,7 @@ def _powered(transform):
     return scheme_study(settings, seed=0)
 
 
+@pytest.mark.slow  # a few seconds; make test-all and CI run it
 def test_scale_invariant_is_sqrt_log_with_limit_alpha_tau_log_2():
     report = _powered(ScaleInvariant(10.0))
     assert report.total_attention[1] == pytest.approx(SI_LIMIT, rel=1e-4)
@@ -93,6 +95,7 @@ def test_scale_invariant_is_sqrt_log_with_limit_alpha_tau_log_2():
     assert report.phase == "critical"
 
 
+@pytest.mark.slow  # a few seconds; make test-all and CI run it
 def test_alibi_is_bounded_and_its_total_attention_vanishes():
     report = analyze(ALiBi(2.0**-4), quick=True, zoo=False)
     t = report.closed_forms["t"].to_numpy(float)

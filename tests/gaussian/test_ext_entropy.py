@@ -166,6 +166,7 @@ def test_ext2_and_ext3_decisions_on_the_committed_figure_data():
     assert ext3.value == pytest.approx(1 - 2.746546 / float(frozen_entropy_limit(2.0)), abs=1e-5)
 
 
+@pytest.mark.slow  # a few seconds; make test-all and CI run it
 def test_critical_o1_term_shifts_by_one_minus_two_over_pi_per_log_tau():
     """At c = 1, multiplying τ (at fixed t/τ, so a_t is unchanged) multiplies the number of
     tokens at every depth by τ, which tilts the half-normal depth profile: the O(1) term moves

@@ -312,6 +312,7 @@ def test_bad_configs_are_refused_naming_the_key(config, match):
         from_hf_config(config)
 
 
+@pytest.mark.slow  # a few seconds; make test-all and CI run it
 def test_hf_report_and_the_cli_flag(tmp_path):
     """hf_report reads the octave phases out to 1e6 keys; Ministral-3's law is a constant 1 up
     to p = 16383, so the octaves below it have σ = 1 (ratio 1/√(2 log t)) and all are liquid."""

@@ -206,6 +206,7 @@ def test_store_files_are_whole_parquet_files_with_umask_permissions(tmp_path):
               progress=False)
 
 
+@pytest.mark.slow  # a few seconds; make test-all and CI run it
 def test_bad_scheduler_address_is_a_quick_value_error_and_writes_nothing(tmp_path, monkeypatch):
     start = time.perf_counter()
     with pytest.raises(ValueError, match="tcp://127.0.0.1:9"):
