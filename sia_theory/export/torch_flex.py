@@ -133,6 +133,11 @@ def flex_query_stats(q, k, lse, score_mod=None, *, causal=True, scale=None,
     query rows (``q·kᵀ·scale``, ``score_mod`` on the index grids, the causal mask) and reduces
     them, never holding more than ``block × Tk`` logits per head.
 
+    The pass renormalises: with ``p̃_j = e^{L_j − lse}`` and ``Z̃ = Σ_j p̃_j`` (1 when ``lse``
+    is exact) it returns ``lse + log Z̃``, ``log Z̃ − Σ_j p̃_j (L_j − lse) / Z̃`` and
+    ``e^{max_j L_j − lse} / Z̃``, which do not depend on an error in ``lse`` (FlexAttention's
+    compiled kernels keep it in float32, base 2) beyond rounding.
+
     Parameters
     ----------
     q, k : torch tensors ``(B, H, T, D)`` and ``(B, Hkv, T, D)``, those given to FlexAttention.
@@ -159,7 +164,7 @@ def flex_query_stats(q, k, lse, score_mod=None, *, causal=True, scale=None,
     b = torch.arange(n_batch).view(-1, 1, 1, 1)
     h = torch.arange(n_heads).view(1, -1, 1, 1)
     kv_idx = torch.arange(keys.shape[2]).view(1, 1, 1, -1)
-    entropy, max_weight = torch.empty_like(lse), torch.empty_like(lse)
+    entropy, max_weight, lse_out = (torch.empty_like(lse) for _ in range(3))
     for q0 in range(0, n_queries, block):
         q1 = min(q0 + block, n_queries)
         q_idx = torch.arange(q0, q1).view(1, 1, -1, 1)
@@ -168,8 +173,12 @@ def flex_query_stats(q, k, lse, score_mod=None, *, causal=True, scale=None,
             logits = score_mod(logits, b, h, q_idx, kv_idx)
         if causal:
             logits = logits.masked_fill(kv_idx > q_idx, -math.inf)
-        shifted = logits - lse[:, :, q0:q1, None]  # log p, -inf where masked
+        shifted = logits - lse[:, :, q0:q1, None]  # log p up to lse's error, -inf where masked
         p = shifted.exp()
-        entropy[:, :, q0:q1] = -torch.where(p > 0, p * shifted, 0.0).sum(-1)
-        max_weight[:, :, q0:q1] = shifted.amax(-1).exp()
-    return QueryStats(lse, entropy, max_weight)
+        total = p.sum(-1)  # 1 when lse is exact; renormalising makes the stats exact anyway
+        log_total = total.log()
+        tilted = torch.where(p > 0, p * shifted, 0.0).sum(-1)
+        entropy[:, :, q0:q1] = log_total - tilted / total
+        max_weight[:, :, q0:q1] = shifted.amax(-1).exp() / total
+        lse_out[:, :, q0:q1] = lse[:, :, q0:q1] + log_total
+    return QueryStats(lse_out, entropy, max_weight)

@@ -170,6 +170,25 @@ def test_flex_query_stats_match_dense_softmax(name):
         assert np.max(np.abs(got.numpy() - ours)) <= 1e-12
 
 
+def test_flex_query_stats_do_not_inherit_an_error_in_lse():
+    # compiled FlexAttention keeps lse in float32 (base 2): an lse off by up to 1e-6 (a float32
+    # ulp at lse ~ 8) must not move the statistics by more than rounding
+    q, k, v = qkv(np.float64, seed=3)
+    mod = flex_score_mod(ZOO["scale-invariant"], T, dtype=torch.float64)
+    _, aux = flex_out(q, k, v, mod, return_aux=flex.AuxRequest(lse=True))
+    exact = flex_query_stats(torch.from_numpy(q), torch.from_numpy(k), aux.lse, mod)
+    shift = 1e-6 * np.random.default_rng(4).uniform(-1, 1, aux.lse.shape)
+    found = flex_query_stats(torch.from_numpy(q), torch.from_numpy(k),
+                             aux.lse + torch.from_numpy(shift), mod)
+    for got, want in zip(found, exact):
+        assert np.max(np.abs(got.numpy() - want.numpy())) <= 1e-12
+    # a formula that trusts lse (-Σ e^{L - lse} (L - lse)) would be off by ~|shift|
+    logits = attention_scores(q, k, score_mod=ZOO["scale-invariant"])
+    log_p = logits - (aux.lse.numpy() + shift)[..., None]
+    trusting = -np.where(np.isfinite(log_p), np.exp(log_p) * log_p, 0.0).sum(-1)
+    assert np.max(np.abs(trusting - exact.entropy.numpy())) > 1e-7
+
+
 def test_export_bad_input_is_refused_before_work():
     with pytest.raises(ValueError, match="transform must be a sia_theory Transform"):
         flex_score_mod(lambda s, b, h, q, kv: s, T)
