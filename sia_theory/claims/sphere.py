@@ -1,7 +1,7 @@
-"""Claims SPH-1 … SPH-3 and GAP-1 … GAP-3: the critical scale of bounded scores on the sphere,
-its three regimes, and the gap-counting diagnostic's three laws (arXiv 2605.08505 and
-2605.12697; only their abstracts are public, so each row checks what the abstract states, with
-the families built here).
+"""Claims SPH-1 … SPH-3: the critical scale of bounded scores on the sphere and its three
+regimes (arXiv 2605.08505; only its abstract is public, so each row checks what the abstract
+states, with the families built here). The gap-counting rows GAP-1 … GAP-3, which share this
+module's study and decision rule, are :mod:`sia_theory.claims.gap`.
 
 Every row runs :func:`sia_theory.studies.ext_sphere.sphere_study` (the study behind
 ``experiments/ext_sphere.py``, same settings), whose one diagnostic is
@@ -28,9 +28,7 @@ from sia_theory.sphere.gaps import critical_scale
 from sia_theory.sphere.model import DistanceLaw
 from sia_theory.sphere.routes import order_parameter_estimates
 from sia_theory.studies.ext_sphere import (
-    LAWS,
     SphereSettings,
-    law_exponent,
     log2_grid,
     sphere_laws,
     sphere_study,
@@ -42,13 +40,10 @@ from .seeds import Interval, at_least, at_most, combined, within
 STUDY = "claims.sphere"
 """The study name of the seeded streams this module draws (synthetic half-mass points of the
 negative controls)."""
-TOL = 0.10  # |k − k_law| allowed, relative to the law's limiting exponent (finite-n drift)
-"""GAP-1 … GAP-3: the largest ``|k − k_law|`` allowed (when the interval misses the law's
-finite-``n`` exponent), relative to the law's limiting exponent: room for the finite-``n``
-drift of the fitted exponent."""
-SPH_TOL = 0.03  # |p − 2/(d − 1)| allowed, relative
-"""SPH-1, SPH-2: the largest ``|p − target|`` allowed (when the interval misses the target),
-relative to the target (``2/(d − 1)`` for SPH-1)."""
+TOL = 0.03  # |exponent − target| allowed, relative
+"""SPH-1, SPH-2 and GAP-1 … GAP-3: the largest ``|exponent − target|`` allowed (when the
+interval misses the target), relative to the target (``2/(d − 1)`` for SPH-1; for the GAP rows
+the exponent of the family's finite-``n`` prediction over the same ``n``)."""
 FULL = SphereSettings.full()
 """The full-run settings of the sphere study (``SphereSettings.full()``): the ``n`` grids and
 dimensions on which the negative controls draw their synthetic data."""
@@ -56,9 +51,10 @@ dimensions on which the negative controls draw their synthetic data."""
 
 @lru_cache(maxsize=4)
 def _study(quick: bool, seed: int):
-    """One run of the study per (mode, seed), shared by the four rows."""
+    """One run of the study per (mode, seed), shared by the SPH-1, SPH-2 and GAP rows."""
     settings = SphereSettings.of(quick)
-    return settings, sphere_study(settings, seed=seed)["fits"].set_index("family")
+    result = sphere_study(settings, seed=seed)
+    return settings, result["fits"].set_index("family"), result["critical_scale"]
 
 
 def fit_half_mass(half_mass: dict, seed: int):
@@ -71,24 +67,25 @@ def _interval(row, key: str) -> dict:
 
 
 # --- SPH-1 -------------------------------------------------------------------------------------
-def decide_power(fits: dict, targets: dict, others: dict) -> Measurement:
-    """``fits``: label -> ``value, ci_low, ci_high`` of ``p`` in ``β_c ∝ n^p``; ``targets``:
-    label -> the law's ``p``; ``others``: label -> exponents of alternative laws. PASS iff for
-    every label the interval contains the target or ``p`` is within ``SPH_TOL`` (relative) of
-    it, and the interval excludes ``0.8×`` and ``1.2×`` the target and every alternative."""
+def decide_power(fits: dict, targets: dict, others: dict, symbol: str = "p") -> Measurement:
+    """``fits``: label -> ``value, ci_low, ci_high`` of an exponent (``p`` in ``β_c ∝ n^p``, or
+    ``symbol``); ``targets``: label -> the law's exponent; ``others``: label -> exponents of
+    alternative laws. PASS iff for every label the interval contains the target or the exponent
+    is within ``TOL`` (relative) of it, and the interval excludes ``0.8×`` and ``1.2×`` the
+    target and every alternative."""
     ok, parts = True, []
     for label, p in fits.items():
         target = targets[label]
-        near = p["ci_low"] <= target <= p["ci_high"] or abs(p["value"] - target) <= SPH_TOL * target
+        near = p["ci_low"] <= target <= p["ci_high"] or abs(p["value"] - target) <= TOL * target
         apart = all(not p["ci_low"] <= x <= p["ci_high"]
                     for x in (0.8 * target, 1.2 * target, *others[label]))
         ok &= near and apart
-        parts.append(f"{label}: p = {p['value']:.4f} [{p['ci_low']:.4f}, {p['ci_high']:.4f}] "
-                     f"(law {target:.4f})")
+        parts.append(f"{label}: {symbol} = {p['value']:.4f} [{p['ci_low']:.4f}, "
+                     f"{p['ci_high']:.4f}] (law {target:.4f})")
     first = next(iter(fits))
     return Measurement("PASS" if ok else "FAIL", "; ".join(parts), value=fits[first]["value"],
                        ci_low=fits[first]["ci_low"], ci_high=fits[first]["ci_high"],
-                       target=targets[first], tolerance=SPH_TOL * targets[first])
+                       target=targets[first], tolerance=TOL * targets[first])
 
 
 def decide_sph1(fits: dict) -> Measurement:
@@ -106,7 +103,7 @@ def decide_sph1(fits: dict) -> Measurement:
        alternative="β_c ∝ (log n)^{1/2} (REM) or ∝ log n (simplex tokens): exponent on n < 0.1")
 def sph_1(quick, seed):
     """Exact nearest cosines (order statistics) for d = 3, 4, 6 over n = 2⁸ … 2³²."""
-    settings, fits = _study(quick, seed)
+    settings, fits, _ = _study(quick, seed)
     m = decide_sph1({d: _interval(fits.loc[f"sphere d={d}"], "p") for d in settings.dims})
     return Measurement(**{**m.__dict__, "detail": (
         f"n = 2^{settings.sphere_n[0]} … 2^{settings.sphere_n[1]}, {settings.rows} queries "
@@ -162,7 +159,7 @@ def decide_sph2(fits: dict, laws: dict) -> Measurement:
                    "2/(1/Var(cos) − 1)")
 def sph_2(quick, seed):
     """k = 2, b = 8 and k = 3, b = 12 (global spread of S^24 and S^35), n = 2⁸ … 2³²."""
-    settings, fits = _study(quick, seed)
+    settings, fits, _ = _study(quick, seed)
     laws = {label: law for label, law in sphere_laws(settings).items()
             if label.startswith("law")}
     m = decide_sph2({x: _interval(fits.loc[x], "p") for x in laws}, laws)
@@ -328,82 +325,3 @@ negative_control("SPH-3", "β_c ∝ log n (simplex)")(
 for _sign, _f in (("+", 1.2), ("−", 0.8)):
     negative_control("SPH-3", f"exponent 2/(d−1) {_sign}20 %")(
         lambda f=_f: _sph3_control(lambda n, d: n ** (f * 2 / (d - 1))))
-
-
-# --- GAP-1 … GAP-3 -----------------------------------------------------------------------------
-
-def decide_gap(fit: dict, law: str, ns) -> Measurement:
-    """``fit``: ``value, ci_low, ci_high`` of ``k`` in ``β_c ∝ (log n)^k`` over ``ns``. PASS iff
-    the interval contains the law's finite-``n`` exponent or ``k`` is within ``TOL·k_law`` of it,
-    and for each other law its exponent is outside the interval and farther than its own
-    tolerance."""
-    k_ref = {name: law_exponent(name, ns) for name in LAWS}
-    lo, hi, k = fit["ci_low"], fit["ci_high"], fit["value"]
-
-    def near(name):
-        return lo <= k_ref[name] <= hi or abs(k - k_ref[name]) <= TOL * LAWS[name][0]
-
-    others = [name for name in LAWS if name != law]
-    ok = near(law) and not any(near(o) for o in others)
-    refs = ", ".join(f"{name} {k_ref[name]:.3f}" for name in LAWS)
-    return Measurement("PASS" if ok else "FAIL",
-                       f"k = {k:.3f} [{lo:.3f}, {hi:.3f}] over n = {ns[0]} … "
-                       f"2^{round(math.log2(ns[-1]))}; the laws' finite-n exponents: {refs}",
-                       value=k, ci_low=lo, ci_high=hi, target=k_ref[law],
-                       tolerance=TOL * LAWS[law][0])
-
-
-def _gap_control(law: str, scale_law, ns) -> Measurement:
-    return decide_gap(fit_half_mass(synthetic_half_mass(scale_law, ns, 0), 0).log_power, law, ns)
-
-
-@claim("GAP-1", "iid N(0, 1) scores: the gap-counting critical scale grows like (log n)^{1/2} "
-                "(arXiv 2605.12697, abstract: the REM's law), i.e. like a_n, the location of "
-                "the maximum",
-       alternative="β_c ∝ log n (the simplex law) or ∝ (log n)²")
-def gap_1(quick, seed):
-    """The 512 largest of n iid normals (exact order statistics), n = 2⁸ … 2⁵⁶."""
-    return _gap_row(quick, seed, "iid normal", "rem")
-
-
-@claim("GAP-2", "Simplex tokens (CAS's Gaussian near-simplex tokens, ρ = ½, d = 512; self "
-                "score 1): the gap-counting critical scale grows like log n (abstract; CAS)",
-       alternative="β_c ∝ (log n)^{1/2} (REM) or ∝ (log n)²")
-def gap_2(quick, seed):
-    """Cosine rows of 64 queries against the first n of 2¹³ tokens (2¹² quick; self key
-    included; one draw, so the contexts are nested and share the realised ρ)."""
-    return _gap_row(quick, seed, "simplex tokens", "simplex")
-
-
-@claim("GAP-3", "iid scores bounded by 1 with P(s > 1 − x) = e^{−1/x} (constructed from the "
-                "framework: the abstract names the law, not the family): the critical scale "
-                "grows like (log n)², the hazard 1/x_n² at the 1/n quantile x_n = 1/log n",
-       alternative="β_c ∝ (log n)^{1/2} (REM) or ∝ log n (the simplex law)")
-def gap_3(quick, seed):
-    """The 512 largest of n iid scores s = 1 − 1/E (E ~ Exp(1)), n = 2¹⁶ … 2⁶⁰ (the top
-    gaps' curvature, O(1/log n), is the finite-n drift)."""
-    return _gap_row(quick, seed, "bounded e^(-1/x)", "squared")
-
-
-def _gap_row(quick: bool, seed: int, family: str, law: str) -> Measurement:
-    settings, fits = _study(quick, seed)
-    row = fits.loc[family]
-    ns = log2_grid(int(math.log2(row["n_min"])), int(math.log2(row["n_max"])), settings.points)
-    return decide_gap(_interval(row, "k"), law, ns)
-
-
-def _register_gap_controls(claim_id: str, law: str, span: tuple) -> None:
-    ns = log2_grid(*span, FULL.points)
-    scale = LAWS[law][1]
-    others = [o for o in LAWS if o != law]
-    negative_control(claim_id)(lambda: _gap_control(law, LAWS[others[0]][1], ns))
-    negative_control(claim_id, f"the {others[1]} law")(
-        lambda: _gap_control(law, LAWS[others[1]][1], ns))
-    for sign, f in (("+", 1.2), ("−", 0.8)):
-        negative_control(claim_id, f"exponent k {sign}20 %")(
-            lambda f=f: _gap_control(law, lambda n: scale(n) ** f, ns))
-
-
-for _cid, _law, _span in (("GAP-1", "rem", FULL.iid_n), ("GAP-2", "simplex", FULL.token_n),
-                          ("GAP-3", "squared", FULL.bounded_n)):
-    _register_gap_controls(_cid, _law, _span)

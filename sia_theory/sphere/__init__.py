@@ -6,5 +6,6 @@ Modules: :mod:`.model` (the distance law, exact sampling of the cosines and of t
 the order parameters, the Poisson-process derivation) and :mod:`.routes` (Monte Carlo and the
 extreme-value route, each an :class:`~sia_theory.gaussian.estimate.Estimate`). The
 gap-counting diagnostic that measures ``β_c(n)`` from any scores is :mod:`sia_theory.sphere.gaps`.
-This package imports nothing on its own.
+The finite-``n`` prediction of the critical scale of iid rows (the hazard rule with the tail's
+curvature) is :mod:`sia_theory.sphere.tails`. This package imports nothing on its own.
 """

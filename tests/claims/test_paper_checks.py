@@ -137,11 +137,14 @@ TWENTY_PERCENT = {
               ("exponent 2/k +20 %", "exponent 2/k −20 %"), ""),
     "SPH-3": ("the critical band's drift over n at β = β*_n ∝ n^{2/(d−1)}",
               ("exponent 2/(d−1) +20 %", "exponent 2/(d−1) −20 %"), ""),
-    "GAP-1": ("k of β_c ∝ (log n)^k (the REM's a_n)", ("exponent k +20 %", "exponent k −20 %"),
-              ""),
-    "GAP-2": ("k of β_c ∝ (log n)^k (simplex: log(n − 1))",
+    "GAP-1": ("k of β_c ∝ (log n)^k against its finite-n prediction h(u_n)·M(ε_n, ε₂,n)",
               ("exponent k +20 %", "exponent k −20 %"), ""),
-    "GAP-3": ("k of β_c ∝ (log n)^k (2)", ("exponent k +20 %", "exponent k −20 %"), ""),
+    "GAP-2": ("k of β_c ∝ (log n)^k against CAS's log(n − 1)/(1 − ρ) with the cosines' spread",
+              ("exponent k +20 %", "exponent k −20 %"), ""),
+    "GAP-3": ("k of β_c ∝ (log n)^k of each constructed tail against h(u_n)·M(ε_n, ε₂,n)",
+              ("exponent k +20 % (bounded e^(-1/x))", "exponent k −20 % (bounded e^(-1/x))",
+               "exponent k +20 % (iid double-exponential)",
+               "exponent k −20 % (iid double-exponential)"), ""),
     "TRAIN-1": ("the rise of the loss from L to 16L against the flat / blow-up thresholds",
                 ("SI rise 20 % beyond the flat tolerance", "p-RoPE rise 20 % short of a blow-up",
                  "NoPE rise 20 % short of a blow-up"), ""),
@@ -183,6 +186,20 @@ def test_the_twenty_percent_table_lists_every_claim_and_only_registered_controls
         assert names or why, f"{claim_id}: no ±20 % alternative and no reason"
         unknown = set(names) - set(NEGATIVE_CONTROLS[claim_id])
         assert not unknown, f"{claim_id}: {sorted(unknown)} are not registered controls"
+
+
+# The GAP rows hold their exponent against a finite-n prediction, so 5 % is already a far
+# alternative: each family's exponent ±5 % and ±10 % must FAIL too (SPH-1/2 reject ±5 % alike).
+FIVE_PERCENT = [(claim_id, name) for claim_id, named in sorted(NEGATIVE_CONTROLS.items())
+                if claim_id.startswith("GAP-") for name in named
+                if name.startswith(("exponent k +5 %", "exponent k −5 %", "exponent k +10 %",
+                                    "exponent k −10 %"))]
+
+
+def test_every_gap_row_registers_its_five_and_ten_percent_controls():
+    """Per family of each GAP row, four controls (±5 %, ±10 %): 4 + 4 + 8."""
+    assert {c: sum(1 for cid, _ in FIVE_PERCENT if cid == c)
+            for c in ("GAP-1", "GAP-2", "GAP-3")} == {"GAP-1": 4, "GAP-2": 4, "GAP-3": 8}
 
 
 TWENTY = [(claim_id, name) for claim_id, (_, names, _) in sorted(TWENTY_PERCENT.items())
