@@ -5,9 +5,10 @@ Parquet dataset and resumable; ``STORE/data.parquet`` holds every finished cell 
 The package is ``sweeps`` (plural) so that the top-level export ``sia_theory.sweep`` (the
 function) is never shadowed by the subpackage attribute Python sets when a subpackage loads."""
 
-from .dataset import DATASET, to_xarray, write_dataset
+from .dataset import DATASET, write_dataset
 from .engine import CellOutput, SweepError, run_cells, sweep
 from .grid import cell_key, cell_seed, expand_grid
+from .labelled import to_xarray
 from .store import load_errors, load_sweep
 
 __all__ = ["sweep", "run_cells", "load_sweep", "load_errors", "cell_key", "cell_seed",

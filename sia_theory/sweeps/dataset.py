@@ -15,7 +15,8 @@ behind the ``cells/`` folder until the next run of the sweep (or :func:`write_da
     pandas.read_parquet("STORE/data.parquet")
     pyarrow.dataset.dataset("STORE/data.parquet").to_table()
 
-:func:`to_xarray` gives the same rows as an ``xarray.Dataset`` indexed by the sweep's parameters.
+:func:`~sia_theory.sweeps.labelled.to_xarray` gives the same rows as ``xarray.Dataset`` objects,
+one per part of the sweep, labelled by its parameters.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ import pyarrow as pa
 from . import store as stores
 
 __all__ = ["DATASET", "DATASET_INTERVAL", "store_table", "write_dataset", "DatasetUpdater",
-           "parameter_names", "to_xarray"]
+           "parameter_names"]
 
 DATASET = "data.parquet"
 """The file name of the store's one table, in the store's folder."""
@@ -145,44 +146,3 @@ def parameter_names(frame: pd.DataFrame) -> list[str]:
     if "cell_key" not in frame.columns:
         raise ValueError("frame must have a cell_key column (the rows of a sweep or a store)")
     return sorted({name for key in frame["cell_key"].unique() for name in json.loads(key)})
-
-
-def to_xarray(data):
-    """A sweep's rows as an ``xarray.Dataset`` indexed by the sweep's parameters.
-
-    Parameters
-    ----------
-    data : str, Path or pandas.DataFrame
-        A sweep store (its finished cells are read), or the rows of
-        :func:`~sia_theory.sweeps.store.load_sweep` or :func:`~sia_theory.sweeps.sweep`.
-
-    Returns
-    -------
-    xarray.Dataset
-        One dimension per parameter (:func:`parameter_names`) and, when a cell has more than
-        one row, ``row`` (the row's place in its cell); one data variable per other column
-        (``cell_seed`` included, ``cell_key`` left out). A combination of parameters the grid
-        does not hold is missing (NaN).
-
-    Raises
-    ------
-    ImportError
-        If xarray is not installed (``pip install 'sia-theory[xarray]'``).
-    ValueError
-        If ``data`` is not a store, or a DataFrame without ``cell_key``.
-    """
-    try:  # optional dependency: xarray, only for this function
-        import xarray  # noqa: F401 - pandas' to_xarray needs it
-    except ImportError:
-        raise ImportError("to_xarray needs xarray: pip install 'sia-theory[xarray]' (or "
-                          "pip install xarray)") from None
-    frame = data if isinstance(data, pd.DataFrame) else store_table(data).to_pandas()
-    names = parameter_names(frame)
-    frame = frame.drop(columns="cell_key").assign(
-        row=frame.groupby("cell_key", sort=False).cumcount().to_numpy())
-    if not frame["row"].any():  # one row per cell: no row dimension
-        frame = frame.drop(columns="row")
-    else:
-        names = [*names, "row"]
-    return frame.set_index(names).to_xarray()
-

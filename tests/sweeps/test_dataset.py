@@ -1,11 +1,9 @@
 """A sweep store as one table: ``STORE/data.parquet`` (sia_theory.sweeps.dataset) is read by
 ``pandas.read_parquet`` and ``pyarrow.dataset`` as it is and holds every column of every cell,
 cells with different columns and cells with files included, with the numbers the sweep and the
-study return; it follows a resumed sweep; ``to_xarray`` indexes the rows by the parameters."""
+study return; it follows a resumed sweep (``to_xarray``: tests/sweeps/test_labelled.py)."""
 
 import json
-import sys
-import warnings
 
 import numpy as np
 import pandas as pd
@@ -14,7 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from sia_theory.studies import Execution
-from sia_theory.sweeps import DATASET, CellOutput, load_sweep, sweep, to_xarray, write_dataset
+from sia_theory.sweeps import DATASET, CellOutput, load_sweep, sweep, write_dataset
 from sia_theory.sweeps.dataset import DatasetUpdater, parameter_names
 
 
@@ -128,43 +126,3 @@ def test_parameter_names_come_from_the_cell_keys():
     assert parameter_names(frame) == ["a", "b", "c"]
     with pytest.raises(ValueError, match="cell_key"):
         parameter_names(pd.DataFrame({"x": [1]}))
-
-
-def test_to_xarray_without_xarray_names_the_extra(monkeypatch, tmp_path):
-    monkeypatch.setitem(sys.modules, "xarray", None)  # import xarray raises ImportError
-    with pytest.raises(ImportError, match=r"sia-theory\[xarray\]"):
-        to_xarray(pd.DataFrame({"cell_key": ['{"x":1}'], "y": [1.0]}))
-
-
-def test_to_xarray_is_indexed_by_the_parameters_and_the_row(tmp_path):
-    pytest.importorskip("xarray")
-    store = tmp_path / "s"
-    result = sweep(mixed_cell, GRID, store=store, seed=2, scheduler="sync", progress=False)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        data = to_xarray(store)
-    assert set(data.dims) == {"tag", "x", "row"} and data.sizes["row"] == 2
-    row = result[(result["x"] == 2) & (result["tag"] == "q")].iloc[0]
-    assert data["b"].sel(x=2, tag="q", row=0).item() == row["b"]
-    assert np.isnan(data["b"].sel(x=2, tag="q", row=1).item())  # an even cell has one row
-    assert data["a"].sel(x=3, tag="p", row=1).item() == -3
-    single = to_xarray(sweep(lambda c, s: {"y": c["x"] * 2.0}, {"x": [1, 2]}, store=None,
-                             seed=0, scheduler="sync", progress=False))
-    assert set(single.dims) == {"x"} and single["y"].values.tolist() == [2.0, 4.0]
-
-
-def test_to_xarray_hands_pandas_one_row_per_parameters_and_row(monkeypatch, tmp_path):
-    """Without xarray installed: the frame given to pandas' ``DataFrame.to_xarray`` (xarray's
-    documented conversion) is indexed uniquely by the parameters and ``row``."""
-    monkeypatch.setitem(sys.modules, "xarray", type(sys)("xarray"))
-    monkeypatch.setattr(pd.DataFrame, "to_xarray", lambda self: self)
-    store = tmp_path / "s"
-    result = sweep(mixed_cell, GRID, store=store, seed=2, scheduler="sync", progress=False)
-    indexed = to_xarray(store)
-    assert list(indexed.index.names) == ["tag", "x", "row"] and indexed.index.is_unique
-    assert "cell_key" not in indexed.columns and len(indexed) == 12
-    assert indexed.loc[("q", 2, 0), "b"] == result.set_index(["tag", "x"]).loc[("q", 2), "b"]
-    assert indexed.loc[("p", 3, 1), "a"] == -3 and indexed.loc[("p", 3, 0), "c"] == "odd"
-    single = to_xarray(sweep(lambda c, s: {"y": c["x"] * 2.0}, {"x": [1, 2]}, store=None,
-                             seed=0, scheduler="sync", progress=False))
-    assert list(single.index.names) == ["x"] and single["y"].tolist() == [2.0, 4.0]
