@@ -40,7 +40,7 @@ from .._infra.validate import check_int, check_real
 from ..cas.tokens import check_rng, normalise_rows
 from ..sphere.gaps import top_scores
 
-__all__ = ["DistanceLaw", "sample_cosines", "sample_cosines_by_vectors", "top_cosines",
+__all__ = ["DistanceLaw", "critical_beta", "sample_cosines", "sample_cosines_by_vectors", "top_cosines",
            "order_parameters", "ORDER_PARAMETERS", "check_dimension"]
 
 ORDER_PARAMETERS = ("top_mass", "share_count", "entropy")
@@ -67,6 +67,40 @@ def check_dimension(d) -> int:
         If ``d`` is not an integer in ``[2, 10001]``.
     """
     return check_int("d", d, lo=2, hi=int(K_MAX) + 1)
+
+
+def critical_beta(k, c, n) -> float:
+    r"""The critical scale :math:`\beta^*_n = (C n)^{2/k}` with :math:`C = c\,2^{k/2}` for any
+    distance law :math:`P(r \le \rho) \sim c\,\rho^k` near 0 (module docstring), Beta-shaped or
+    not.
+
+    Parameters
+    ----------
+    k : float
+        The local exponent, in ``(0, K_MAX]``.
+    c : float
+        The constant, > 0.
+    n : float
+        The number of keys, >= 2.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        If an argument is out of range.
+
+    Examples
+    --------
+    >>> round(critical_beta(1.0, 1 / math.pi, 128), 2)  # uniform keys on S^1: (√2·128/π)²
+    3320.09
+    """
+    k = check_real("k", k, 0.0, K_MAX, lo_open=True)
+    c = check_real("c", c, 0.0, lo_open=True)
+    n = check_real("n", n, 2.0)
+    return math.exp(2 / k * (math.log(c * 2 ** (k / 2)) + math.log(n)))
 
 
 @dataclass(frozen=True)
@@ -122,8 +156,7 @@ class DistanceLaw:
 
     def critical_beta(self, n) -> float:
         """``β*_n = (C n)^{2/k}``: at ``β = λ β*_n`` the weights converge to the Poisson limit."""
-        n = check_real("n", n, 2.0)
-        return math.exp(2 / self.k * (math.log(self.C) + math.log(n)))
+        return critical_beta(self.k, self.c, n)
 
     def gap_isf(self, p) -> np.ndarray:
         """The score ``cos`` whose survival probability is ``p`` (``1 − 2·I⁻¹_p(k/2, b)``)."""
