@@ -85,7 +85,8 @@ def decide_ext4(summary: pd.DataFrame, iid: str, simplex_like: list, rem_like: s
                        f"{low['power_n']:.2f} [{low['power_ci_low']:.2f}, "
                        f"{low['power_ci_high']:.2f}] (given each draw's mean cosine n^"
                        f"{low['power_given_cosine']:.3f} [{low['power_given_cosine_ci_low']:.3f}, "
-                       f"{low['power_given_cosine_ci_high']:.3f}]); iid β₅₀/2a_n = {r['rem_ratio']:.4f}",
+                       f"{low['power_given_cosine_ci_high']:.3f}]); iid β₅₀/2a_n = "
+                       f"{r['rem_ratio']:.4f}",
                        value=r["k"], ci_low=r["k_ci_low"], ci_high=r["k_ci_high"],
                        target=0.5, tolerance=abs(k_rem - 0.5), detail=explained)
 

@@ -10,10 +10,10 @@ import pandas as pd
 import pytest
 from scipy import integrate, special, stats
 
+from sia_theory._infra.stats import fit_slope_given
 from sia_theory.cas.tokens import token_distance_constant
 from sia_theory.claims import cas_near_simplex as C
 from sia_theory.claims import explained, run_claims
-from sia_theory._infra.stats import fit_slope_given
 from sia_theory.claims.ext_universality import EXT4_LABELS, decide_ext4, ext_4_law
 from sia_theory.studies.ext_universality import summarize_universality
 
