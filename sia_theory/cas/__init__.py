@@ -7,5 +7,6 @@ the Jacobian norm from ``simplex_jacobian``, every name importable from ``simple
 :mod:`.tokens` (sampling and the tokens' distance law), :mod:`.dynamics` (the layer of
 ``layer`` and its simulation over depth), :mod:`.jacobian` (η), :mod:`.transition` (β₅₀ and
 the near-simplex window) and :mod:`.universality` (one phase diagram for iid, simplex and
-near-simplex tokens). The figures' studies are in :mod:`sia_theory.studies`. Physical parameters are keyword-only throughout.
+near-simplex tokens). The figures' studies are in :mod:`sia_theory.studies`. Physical
+parameters are keyword-only throughout.
 """

@@ -125,8 +125,9 @@ def summarize_universality(draws: pd.DataFrame, rho: float = 0.5) -> pd.DataFram
     ``power_given_cosine``, the same slope given each draw's realised mean cosine, which takes
     out the scatter of the draw's shared direction ``z_0`` where ``β₅₀`` is a power of ``n``),
     the mean realised score spread ``σ`` and ``σ·a_n`` at the largest ``n`` against ``1 − ρ``
-    (which side of the planted-REM crossover), ``β₅₀/(2a_n)`` (REM) and ``β₅₀/β₅₀^simplex`` (mean with interval),
-    and the finite-``n`` exponents of the REM and simplex laws over the same ``n``."""
+    (which side of the planted-REM crossover), ``β₅₀/(2a_n)`` (REM) and ``β₅₀/β₅₀^simplex``
+    (mean with interval), and the finite-``n`` exponents of the REM and simplex laws over the
+    same ``n``."""
     ns = np.sort(draws["n"].unique())
     k_rem, k_simplex = theory_exponent("rem", ns), theory_exponent("simplex", ns, rho)
     rows = []
