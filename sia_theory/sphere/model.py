@@ -100,15 +100,15 @@ def critical_beta(k, c, n) -> float:
     k = check_real("k", k, 0.0, K_MAX, lo_open=True)
     c = check_real("c", c, 0.0, lo_open=True)
     n = check_real("n", n, 2.0)
-    return _critical_beta(k, math.log(c), n)
+    return _critical_beta(k, math.log(c), n, c)
 
 
-def _critical_beta(k: float, log_c: float, n: float) -> float:
-    """:func:`critical_beta` from ``log c`` (``C = c·2^{k/2}`` formed only while it is a
-    float64)."""
+def _critical_beta(k: float, log_c: float, n: float, c: float | None = None) -> float:
+    """:func:`critical_beta` from ``log c`` (and ``c`` where it is a float64); ``C = c·2^{k/2}``
+    is formed only while it is a float64."""
     log_big_c = log_c + k / 2 * math.log(2)
     if log_big_c < 700:
-        log_big_c = math.log(math.exp(log_c) * 2 ** (k / 2))
+        log_big_c = math.log((math.exp(log_c) if c is None else c) * 2 ** (k / 2))
     beta = 2 / k * (log_big_c + math.log(n))
     if beta > 709:
         raise ValueError(f"n must keep β*_n = (C n)^(2/k) within float64 for k = {k!r}, got n = "
