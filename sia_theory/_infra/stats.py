@@ -49,6 +49,26 @@ def fit_slope(x, y, confidence=0.95) -> dict:
             "points": int(x.size)}
 
 
+def fit_slope_given(x, y, covariate, confidence=0.95) -> dict:
+    """Least-squares slope of ``y`` on ``x`` in ``y = a + b·x + g·covariate`` (ordinary least
+    squares with an intercept), its standard error and ``t`` interval on ``N − 3`` degrees of
+    freedom: the slope once a per-point nuisance that does not depend on ``x`` is taken out."""
+    x, y, z = (np.asarray(v, dtype=np.float64) for v in (x, y, covariate))
+    ok = np.isfinite(x) & np.isfinite(y) & np.isfinite(z)
+    x, y, z = x[ok], y[ok], z[ok]
+    A = np.column_stack([np.ones_like(x), x, z])  # (N, 3)
+    if x.size < 4 or np.linalg.matrix_rank(A) < 3:
+        return {"slope": np.nan, "se": np.nan, "ci_low": np.nan, "ci_high": np.nan,
+                "points": int(x.size)}
+    coef, *_ = np.linalg.lstsq(A, y, rcond=None)
+    resid = y - A @ coef
+    var = float(resid @ resid) / (x.size - 3)
+    se = float(np.sqrt(var * np.linalg.inv(A.T @ A)[1, 1]))
+    half = stats.t.ppf(0.5 + confidence / 2, x.size - 3) * se
+    return {"slope": float(coef[1]), "se": se, "ci_low": float(coef[1] - half),
+            "ci_high": float(coef[1] + half), "points": int(x.size)}
+
+
 def mean_ci(values, confidence=0.95) -> tuple[float, float, float]:
     """Mean over independent draws with its 95 % t interval (finite values only)."""
     values = np.asarray(values, dtype=np.float64)

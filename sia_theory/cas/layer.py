@@ -36,7 +36,14 @@ def softmax_from_gram(gram: np.ndarray, beta: float) -> np.ndarray:
     -------
     numpy.ndarray
         ``(n, n)``, rows summing to 1.
+
+    Raises
+    ------
+    ValueError
+        If ``gram`` is not a finite 2-d array or ``beta`` is negative or not finite.
     """
+    gram = check_finite_array("gram", gram, ndim=2, dtype=np.float64, min_size=1)
+    beta = check_real("beta", beta, 0.0)
     S = gram - gram.max(axis=1, keepdims=True)  # (b, n), entries in [-2, 0] for cosines
     with np.errstate(over="ignore"):
         S *= beta  # -inf where β·gap exceeds the float range: weight 0

@@ -60,14 +60,19 @@ def participation(scores: np.ndarray, beta: float) -> float:
 
     Parameters
     ----------
-    scores : numpy.ndarray
-        ``(m, n)``, finite (checked by the callers).
+    scores : array_like
+        ``(m, n)``, finite.
     beta : float
-        ``>= 0``.
+        Finite, ``>= 0``.
 
     Returns
     -------
     float
+
+    Raises
+    ------
+    ValueError
+        If ``scores`` is not a finite 2-d array or ``beta`` is negative or not finite.
 
     Examples
     --------
@@ -75,6 +80,12 @@ def participation(scores: np.ndarray, beta: float) -> float:
     >>> participation(np.zeros((2, 4)), 1.0)  # uniform weights: 4 · (1/4)²
     0.25
     """
+    scores = check_finite_array("scores", scores, ndim=2, dtype=np.float64, min_size=1)
+    return _participation(scores, check_real("beta", beta, 0.0))
+
+
+def _participation(scores: np.ndarray, beta: float) -> float:
+    """:func:`participation` without the checks (the root finding of :func:`beta50`)."""
     S = scores - scores.max(axis=1, keepdims=True)  # (m, n), <= 0
     with np.errstate(over="ignore"):
         S *= beta
@@ -114,13 +125,13 @@ def beta50(scores, level: float = 0.5) -> float:
     level = check_real("level", level, 0.0, 1.0, lo_open=True, hi_open=True)
     lo, hi = (math.log(b) for b in BETA_RANGE)
     grid = np.linspace(lo, hi, 16)  # one decade per step
-    prev = participation(scores, math.exp(grid[0])) - level
+    prev = _participation(scores, math.exp(grid[0])) - level
     if prev > 0:
         return float("nan")
     for x0, x1 in zip(grid[:-1], grid[1:], strict=True):
-        value = participation(scores, math.exp(x1)) - level
+        value = _participation(scores, math.exp(x1)) - level
         if value >= 0:
-            return float(math.exp(brentq(lambda x: participation(scores, math.exp(x)) - level,
+            return float(math.exp(brentq(lambda x: _participation(scores, math.exp(x)) - level,
                                          x0, x1, xtol=1e-5)))
         prev = value
     return float("nan")
@@ -295,7 +306,11 @@ def simplex_beta50(n, rho) -> np.ndarray:
     """
     n = check_finite_array("n", n, dtype=np.float64, lo=3)
     rho = check_real("rho", rho, -1.0, 1.0, hi_open=True)
-    w = (1 + np.sqrt(1 - n * (1 - (n - 1) / 2))) / n
+    with np.errstate(over="ignore"):
+        w = (1 + np.sqrt(1 - n * (1 - (n - 1) / 2))) / n
+    # n(n − 3)/2 is not a float64 beyond n ≈ 1.9e154: there w = 1/n + √(1/n² + (1 − 3/n)/2)
+    huge = n > 1e150
+    w = np.where(huge, 1 / n + np.sqrt((1 / n) ** 2 + (1 - 3 / np.where(huge, n, 4.0)) / 2), w)
     return (np.log(n - 1) + np.log(w / (1 - w))) / (1 - rho)
 
 

@@ -123,7 +123,8 @@ def decide_cas5(summary: dict) -> Measurement:
     within 50 % of γ_c and β₅₀(1−ρ̄) ∝ (log n)^k with k's interval containing 1); DIVERGES if its
     midpoint is below ½γ_c (upper 95 % limit) and β₅₀ does not grow like log n (k's interval
     below 1); FAIL if neither. A DIVERGES whose low-``d`` β₅₀ lies in the sub-critical band says
-    in its detail that arXiv 2605.08505 explains it
+    in its detail that it is consistent with arXiv 2605.08505, ``β*_n`` taken from the tokens'
+    own distance law at the summary's nominal ``rho``
     (:func:`~sia_theory.claims.explained.sub_critical_average`)."""
     by_d, k = summary["by_d"], summary["k"]
     d_hi, d_lo = max(by_d), min(by_d)
@@ -135,7 +136,7 @@ def decide_cas5(summary: dict) -> Measurement:
     neighbour = low["mid_ci"][1] < 0.5 and k_low["ci_high"] < 1
     outcome = "FAIL" if not sharp else "PASS" if same else "DIVERGES" if neighbour else "FAIL"
     beta50 = summary.get("beta50_by_n", {}).get(d_lo)
-    explained = (sub_critical_average(d_lo, beta50)
+    explained = (sub_critical_average(d_lo, beta50, summary["rho"])
                  if outcome == "DIVERGES" and d_lo >= 2 and beta50 else "")
     text = "; ".join(f"d={d}: γ₅₀/γ_c {v['mid']:.3f} [{v['mid_ci'][0]:.3f}, {v['mid_ci'][1]:.3f}]"
                      f", width {v['width']:.2f}" for d, v in sorted(by_d.items(), reverse=True))
@@ -153,8 +154,10 @@ def decide_cas5(summary: dict) -> Measurement:
 def cas_5(quick, seed):
     """CAS Fig. 1 (figures/cas_fig1_phase_diagram): midpoints and widths per d at ρ = 0.5, and
     β₅₀ of d = 2 and d = 512 as n grows."""
-    data = phase_diagram(PhaseDiagramSettings.of(quick), seed=seed, execution=THREADS)
-    summary = summarize_phase_diagram(data["transition"], data["scaling"])
+    settings = PhaseDiagramSettings.of(quick)
+    data = phase_diagram(settings, seed=seed, execution=THREADS)
+    summary = {**summarize_phase_diagram(data["transition"], data["scaling"]),
+               "rho": settings.rho}
     m = decide_cas5(summary)
     grid = data["grid"]
     gc_cells = grid[(grid["d"] == 2)]
@@ -176,7 +179,7 @@ def cas_5_alternative(sharp: bool, smoothed: bool, mid_512: float | None = None)
     k ≈ 0)."""
     mid_512 = mid_512 if mid_512 is not None else 1.02 if sharp else 0.4
     low = (1.0, 1.0) if smoothed else (0.1, 0.0)
-    return {"by_d": {512: {"mid": mid_512, "mid_ci": (mid_512 - 0.02, mid_512 + 0.02),
+    return {"rho": 0.5, "by_d": {512: {"mid": mid_512, "mid_ci": (mid_512 - 0.02, mid_512 + 0.02),
                            "width": 0.3},
                      32: {"mid": 0.9, "mid_ci": (0.85, 0.95), "width": 0.6},
                      2: {"mid": low[0], "mid_ci": (low[0] - 0.05, low[0] + 0.05),

@@ -58,8 +58,9 @@ def decide_ext4(summary: pd.DataFrame, iid: str, simplex_like: list, rem_like: s
     above the REM law's, ``β₅₀`` within ``SIMPLEX_TOL`` of the simplex closed form; (iii) the
     planted REM with the largest spread: interval containing the REM exponent. Then PASS if the
     lowest ``d`` has ``β₅₀ = O(1)`` (``k``'s upper limit below ``O1_K``), else DIVERGES; a
-    DIVERGES whose low-``d`` exponent on ``n`` holds ``2/(d − 1)`` says in its detail that
-    arXiv 2605.08505 explains it (:func:`~sia_theory.claims.explained.low_d_exponent`)."""
+    DIVERGES whose low-``d`` exponent on ``n`` (given each draw's realised mean cosine) holds
+    ``2/(d − 1)`` and excludes the laws 5 % either side says in its detail that it is consistent
+    with arXiv 2605.08505 (:func:`~sia_theory.claims.explained.low_d_exponent`)."""
     r = _row(summary, iid)
     k_rem, k_simplex = r["k_rem_finite"], r["k_simplex_finite"]
     iid_ok = (_has(r, k_rem) and r["k_ci_high"] < k_simplex
@@ -75,12 +76,17 @@ def decide_ext4(summary: pd.DataFrame, iid: str, simplex_like: list, rem_like: s
                else "DIVERGES")
     text = "; ".join(f"{x['class']}: k = {x['k']:.3f} [{x['k_ci_low']:.3f}, {x['k_ci_high']:.3f}]"
                      for _, x in summary.iterrows())
-    explained = (low_d_exponent(int(low["d"]), low["power_n"], low["power_ci_low"],
-                                low["power_ci_high"]) if outcome == "DIVERGES" else "")
+    explained = (low_d_exponent(int(low["d"]), low["power_given_cosine"],
+                                low["power_given_cosine_ci_low"],
+                                low["power_given_cosine_ci_high"]) if outcome == "DIVERGES"
+                 else "")
     return Measurement(outcome, f"REM law k = {k_rem:.3f}, simplex law k = {k_simplex:.3f} over "
                        f"n = {r['n_min']}…{r['n_max']}; {text}; {low_d}: β₅₀ ∝ n^"
                        f"{low['power_n']:.2f} [{low['power_ci_low']:.2f}, "
-                       f"{low['power_ci_high']:.2f}]; iid β₅₀/2a_n = {r['rem_ratio']:.4f}",
+                       f"{low['power_ci_high']:.2f}] (given each draw's mean cosine n^"
+                       f"{low['power_given_cosine']:.3f} [{low['power_given_cosine_ci_low']:.3f}, "
+                       f"{low['power_given_cosine_ci_high']:.3f}]); iid β₅₀/2a_n = "
+                       f"{r['rem_ratio']:.4f}",
                        value=r["k"], ci_low=r["k_ci_low"], ci_high=r["k_ci_high"],
                        target=0.5, tolerance=abs(k_rem - 0.5), detail=explained)
 
@@ -138,6 +144,7 @@ def ext_4_alternative(seed: int = 0) -> pd.DataFrame:
                         else 2 * rem_max_location(n) / spread)
                 rows.append({"kind": kind, "d": d, "spread": spread, "n": n, "draw": draw,
                              "log_n": math.log(n), "score_sd": spread or 1.0,
+                             "score_mean": 0.5,
                              "beta_50": float(beta) * (1 + 0.05 * rng.standard_normal()),
                              "class": class_label(kind, d, spread)})
     return summarize_universality(pd.DataFrame(rows))
@@ -187,6 +194,7 @@ def ext_4_law(iid_scale=1.0, iid_k_scale=1.0, simplex_scale=1.0, seed: int = 0) 
             for draw in range(8):
                 rows.append({"kind": kind, "d": d, "spread": spread, "n": n, "draw": draw,
                              "log_n": math.log(n), "score_sd": spread or 1.0,
+                             "score_mean": 0.5,
                              "beta_50": beta * (1 + 0.04 * rng.standard_normal()),
                              "class": label})
     return summarize_universality(pd.DataFrame(rows))

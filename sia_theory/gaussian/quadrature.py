@@ -45,7 +45,7 @@ def gauss_legendre_panels(edges, order: int = GL_ORDER) -> tuple[np.ndarray, np.
     edges : array_like
         Increasing, shape ``(P + 1,)``, ``P >= 1``.
     order : int
-        Nodes per panel.
+        Nodes per panel, in ``[1, 10⁴]``.
 
     Returns
     -------
@@ -55,7 +55,8 @@ def gauss_legendre_panels(edges, order: int = GL_ORDER) -> tuple[np.ndarray, np.
     Raises
     ------
     ValueError
-        If ``edges`` is not an increasing 1-D array of at least 2 points.
+        If ``edges`` is not an increasing 1-D array of at least 2 finite points, or ``order``
+        is not an integer in ``[1, 10⁴]``.
 
     Examples
     --------
@@ -64,10 +65,11 @@ def gauss_legendre_panels(edges, order: int = GL_ORDER) -> tuple[np.ndarray, np.
     20.25
     """
     edges = np.asarray(edges, dtype=np.float64)
-    if edges.ndim != 1 or edges.size < 2 or not np.all(np.diff(edges) > 0):
-        raise ValueError(f"edges must be an increasing 1-D array of at least 2 points, got "
-                         f"{edges!r}")
-    z, w = _legendre(order)
+    if (edges.ndim != 1 or edges.size < 2 or not np.all(np.isfinite(edges))
+            or not np.all(np.diff(edges) > 0)):
+        raise ValueError(f"edges must be an increasing 1-D array of at least 2 finite points, "
+                         f"got {edges!r}")
+    z, w = _legendre(check_int("order", order, lo=1, hi=10**4))
     half = 0.5 * np.diff(edges)[:, None]  # (P, 1)
     mid = 0.5 * (edges[:-1] + edges[1:])[:, None]  # (P, 1)
     return (mid + half * z).ravel(), (half * w).ravel()

@@ -76,20 +76,36 @@ def truncated_moments(a, m, x) -> TruncatedMoments:
     Parameters
     ----------
     a : array_like
-        ``>= 0``.
+        Finite, ``>= 0``.
     m, x : array_like
-        Broadcasting with ``a`` (``x = +inf``: no truncation).
+        Broadcasting with ``a``; ``m`` finite, ``x`` real or ``+inf`` (no truncation).
 
     Returns
     -------
     TruncatedMoments
+
+    Raises
+    ------
+    ValueError
+        If an argument is out of range, or ``E[W²|X<x]`` is beyond float64
+        (``2m + 2a² + log Φ(x − 2a) − log Φ(x) > 709``).
     """
     a, m, x = np.broadcast_arrays(*(np.asarray(v, dtype=np.float64) for v in (a, m, x)))
+    if not (np.all(np.isfinite(a)) and np.all(a >= 0)):
+        raise ValueError(f"a must contain only finite values >= 0, got {a!r}")
+    if not np.all(np.isfinite(m)):
+        raise ValueError(f"m must contain only finite real numbers, got {m!r}")
+    if np.any(np.isnan(x)) or np.any(np.isneginf(x)):
+        raise ValueError(f"x must contain only real numbers or +inf (no truncation), got {x!r}")
     log_px = log_ndtr(x)  # log Φ(x)
     c1, c2 = x - a, x - 2.0 * a
     with np.errstate(over="ignore", under="ignore", invalid="ignore"):
         log_w = m + 0.5 * a * a + log_ndtr(c1) - log_px
         log_w2 = 2.0 * m + 2.0 * a * a + log_ndtr(c2) - log_px
+        if np.any(log_w2 > 709.0):
+            raise ValueError(f"a and m must keep E[W²|X<x] = exp(2m + 2a² + log Φ(x − 2a) − "
+                             f"log Φ(x)) within float64 (exponent <= 709), got exponent "
+                             f"{float(np.max(log_w2)):.4g}")
         w = np.exp(log_w)  # E[W|·]
         w2 = np.exp(log_w2)  # E[W²|·]
         r1, r2 = _mills(c1), _mills(c2)

@@ -36,12 +36,12 @@ import numpy as np
 from scipy import special
 
 from .._infra.memory import check_memory
-from .._infra.validate import check_int, check_real
+from .._infra.validate import check_finite_array, check_int, check_real
 from ..cas.tokens import check_rng, normalise_rows
 from ..sphere.gaps import top_scores
 
-__all__ = ["DistanceLaw", "sample_cosines", "sample_cosines_by_vectors", "top_cosines",
-           "order_parameters", "ORDER_PARAMETERS", "check_dimension"]
+__all__ = ["DistanceLaw", "critical_beta", "sample_cosines", "sample_cosines_by_vectors",
+           "top_cosines", "order_parameters", "ORDER_PARAMETERS", "check_dimension"]
 
 ORDER_PARAMETERS = ("top_mass", "share_count", "entropy")
 """Per-row order parameters: the nearest key's weight, the fewest keys holding a given share
@@ -67,6 +67,53 @@ def check_dimension(d) -> int:
         If ``d`` is not an integer in ``[2, 10001]``.
     """
     return check_int("d", d, lo=2, hi=int(K_MAX) + 1)
+
+
+def critical_beta(k, c, n) -> float:
+    r"""The critical scale :math:`\beta^*_n = (C n)^{2/k}` with :math:`C = c\,2^{k/2}` for any
+    distance law :math:`P(r \le \rho) \sim c\,\rho^k` near 0 (module docstring), Beta-shaped or
+    not.
+
+    Parameters
+    ----------
+    k : float
+        The local exponent, in ``(0, K_MAX]``.
+    c : float
+        The constant, > 0.
+    n : float
+        The number of keys, >= 2.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        If an argument is out of range.
+
+    Examples
+    --------
+    >>> round(critical_beta(1.0, 1 / math.pi, 128), 2)  # uniform keys on S^1: (√2·128/π)²
+    3320.09
+    """
+    k = check_real("k", k, 0.0, K_MAX, lo_open=True)
+    c = check_real("c", c, 0.0, lo_open=True)
+    n = check_real("n", n, 2.0)
+    return _critical_beta(k, math.log(c), n, c)
+
+
+def _critical_beta(k: float, log_c: float, n: float, c: float | None = None) -> float:
+    """:func:`critical_beta` from ``log c`` (and ``c`` where it is a float64); ``C = c·2^{k/2}``
+    is formed only while it is a float64."""
+    log_big_c = log_c + k / 2 * math.log(2)
+    if log_big_c < 700:
+        log_big_c = math.log((math.exp(log_c) if c is None else c) * 2 ** (k / 2))
+    beta = 2 / k * (log_big_c + math.log(n))
+    if beta > 709:
+        raise ValueError(f"n must keep β*_n = (C n)^(2/k) within float64 for k = {k!r}, got n = "
+                         f"{n!r} (log β*_n = {beta:.4g})")
+    return math.exp(beta)
 
 
 @dataclass(frozen=True)
@@ -110,10 +157,19 @@ class DistanceLaw:
         return cls(d - 1.0, (d - 1) / 2)
 
     @property
-    def c(self) -> float:
-        """``c`` of ``P(r ≤ ρ) ~ c ρ^k`` (chordal distance ``r``)."""
+    def log_c(self) -> float:
+        """``log c`` (finite for every ``k`` and ``b`` in range, where ``c`` may not be)."""
         a = self.k / 2
-        return math.exp(-a * math.log(4) - math.log(a) - special.betaln(a, self.b))
+        return -a * math.log(4) - math.log(a) - float(special.betaln(a, self.b))
+
+    @property
+    def c(self) -> float:
+        """``c`` of ``P(r ≤ ρ) ~ c ρ^k`` (chordal distance ``r``); ``ValueError`` where it is
+        beyond float64 (large ``k`` and ``b``: :meth:`critical_beta` still works)."""
+        if self.log_c > 709:
+            raise ValueError(f"k and b must keep c = exp({self.log_c:.4g}) within float64, got "
+                             f"k = {self.k!r}, b = {self.b!r}")
+        return math.exp(self.log_c)
 
     @property
     def C(self) -> float:  # noqa: N802 (the module docstring's constant)
@@ -122,8 +178,7 @@ class DistanceLaw:
 
     def critical_beta(self, n) -> float:
         """``β*_n = (C n)^{2/k}``: at ``β = λ β*_n`` the weights converge to the Poisson limit."""
-        n = check_real("n", n, 2.0)
-        return math.exp(2 / self.k * (math.log(self.C) + math.log(n)))
+        return _critical_beta(self.k, self.log_c, check_real("n", n, 2.0))
 
     def gap_isf(self, p) -> np.ndarray:
         """The score ``cos`` whose survival probability is ``p`` (``1 − 2·I⁻¹_p(k/2, b)``)."""
@@ -241,7 +296,7 @@ def order_parameters(logits: np.ndarray, share: float = 0.5) -> dict:
     Raises
     ------
     ValueError
-        If ``share`` is outside ``(0, 1)``.
+        If ``logits`` is not a finite 2-d array or ``share`` is outside ``(0, 1)``.
 
     Examples
     --------
@@ -250,6 +305,7 @@ def order_parameters(logits: np.ndarray, share: float = 0.5) -> dict:
     >>> float(out["top_mass"][0]), float(out["share_count"][0]), round(float(out["entropy"][0]), 6)
     (0.25, 2.0, 1.386294)
     """
+    logits = check_finite_array("logits", logits, ndim=2, dtype=np.float64, min_size=1)
     share = check_real("share", share, 0.0, 1.0, lo_open=True, hi_open=True)
     z = logits - logits.max(axis=1, keepdims=True)  # (rows, n)
     w = np.exp(z)

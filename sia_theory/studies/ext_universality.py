@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from .._infra.settings import StudySettings
-from .._infra.stats import fit_slope, mean_ci
+from .._infra.stats import fit_slope, fit_slope_given, mean_ci
 from .._infra.validate import check_int, check_real, check_sequence
 from ..cas.universality import UNIVERSALITY_STUDY, rem_beta50, simplex_beta50, universality_draw
 from ..gaussian.phase import rem_max_location
@@ -121,10 +121,13 @@ def theory_exponent(law: str, ns, rho: float = 0.5) -> float:
 
 def summarize_universality(draws: pd.DataFrame, rho: float = 0.5) -> pd.DataFrame:
     """Per class: ``k`` (slope of ``log β₅₀`` on ``log log n`` over all draws, 95 % t
-    interval), the power ``p`` of ``β₅₀ ∝ n^p`` (slope on ``log n``), the mean realised score
-    spread ``σ`` and ``σ·a_n`` at the largest ``n`` against ``1 − ρ`` (which side of the
-    planted-REM crossover), ``β₅₀/(2a_n)`` (REM) and ``β₅₀/β₅₀^simplex`` (mean with interval),
-    and the finite-``n`` exponents of the REM and simplex laws over the same ``n``."""
+    interval), the power ``p`` of ``β₅₀ ∝ n^p`` (slope on ``log n``; and
+    ``power_given_cosine``, the same slope given each draw's realised mean cosine, which takes
+    out the scatter of the draw's shared direction ``z_0`` where ``β₅₀`` is a power of ``n``),
+    the mean realised score spread ``σ`` and ``σ·a_n`` at the largest ``n`` against ``1 − ρ``
+    (which side of the planted-REM crossover), ``β₅₀/(2a_n)`` (REM) and ``β₅₀/β₅₀^simplex``
+    (mean with interval), and the finite-``n`` exponents of the REM and simplex laws over the
+    same ``n``."""
     ns = np.sort(draws["n"].unique())
     k_rem, k_simplex = theory_exponent("rem", ns), theory_exponent("simplex", ns, rho)
     rows = []
@@ -132,6 +135,7 @@ def summarize_universality(draws: pd.DataFrame, rho: float = 0.5) -> pd.DataFram
         x = np.log(sub["log_n"])
         y = np.log(sub["beta_50"])
         fit, power = fit_slope(x, y), fit_slope(sub["log_n"], y)
+        given = fit_slope_given(sub["log_n"], y, sub["score_mean"])
         rem = mean_ci(sub["beta_50"] / (2 * rem_max_location(sub["n"].to_numpy(float))))
         simplex = mean_ci(sub["beta_50"] / simplex_beta50(sub["n"].to_numpy(float), rho))
         sigma = float(sub["score_sd"].mean())
@@ -139,7 +143,9 @@ def summarize_universality(draws: pd.DataFrame, rho: float = 0.5) -> pd.DataFram
                      "spread": float(sub["spread"].iloc[0]), "k": fit["slope"],
                      "k_ci_low": fit["ci_low"], "k_ci_high": fit["ci_high"],
                      "power_n": power["slope"], "power_ci_low": power["ci_low"],
-                     "power_ci_high": power["ci_high"], "points": fit["points"],
+                     "power_ci_high": power["ci_high"], "power_given_cosine": given["slope"],
+                     "power_given_cosine_ci_low": given["ci_low"],
+                     "power_given_cosine_ci_high": given["ci_high"], "points": fit["points"],
                      "finite": int(np.isfinite(sub["beta_50"]).sum()), "score_sd": sigma,
                      "sigma_a_n": sigma * float(rem_max_location(ns[-1])), "gap": 1 - rho,
                      "rem_ratio": rem[0], "rem_ratio_low": rem[1], "rem_ratio_high": rem[2],

@@ -104,7 +104,9 @@ def test_ext4_decision_on_both_sides():
         {"class": c, "k": k, "k_ci_low": k - 0.05, "k_ci_high": k + 0.05, "power_n": p,
          "power_ci_low": p - 0.1, "power_ci_high": p + 0.1, "rem_ratio": 1.0,
          "simplex_ratio": 1.0 if c != "iid" else 0.4, "k_rem_finite": 0.643,
-         "k_simplex_finite": 0.893, "n_min": 256, "n_max": 16384, "d": d}
+         "k_simplex_finite": 0.893, "n_min": 256, "n_max": 16384, "d": d,
+         "power_given_cosine": p, "power_given_cosine_ci_low": p - 0.03,
+         "power_given_cosine_ci_high": p + 0.03}
         for c, k, p, d in (("iid", 0.64, 0.08, 1), ("gaussian d=1024", 0.89, 0.12, 1024),
                            ("planted σ=0.02", 0.90, 0.12, 1), ("planted σ=0.4", 0.64, 0.08, 1),
                            ("gaussian d=2", 0.05, 0.0, 2))])  # the study summary's columns
@@ -113,8 +115,9 @@ def test_ext4_decision_on_both_sides():
     summary.loc[summary["class"] == "gaussian d=2", ["k", "k_ci_low", "k_ci_high"]] = 15, 14, 16
     m = X4.decide_ext4(summary, *args)
     assert m.verdict == "DIVERGES" and "2605.08505" not in m.detail  # n^0.0 is not n^2
-    summary.loc[summary["class"] == "gaussian d=2", ["power_n", "power_ci_low",
-                                                     "power_ci_high"]] = 2.05, 1.9, 2.2
+    summary.loc[summary["class"] == "gaussian d=2", [
+        "power_given_cosine", "power_given_cosine_ci_low",
+        "power_given_cosine_ci_high"]] = 2.0, 1.97, 2.03
     m = X4.decide_ext4(summary, *args)
     assert m.verdict == "DIVERGES" and "2605.08505" in m.detail  # n^{2/(d−1)} at d = 2
 
