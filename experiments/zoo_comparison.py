@@ -23,8 +23,9 @@ def report_text(rows, settings, seed, quick) -> str:
         f"n = {settings.n_ctx:,}; sweep to N = {settings.n_sweep_max:,}). Same numbers as "
         f"`sia_theory.analyze` (see `{STEM}_summary.csv`).", "",
         "* **entropy law**: local slope of E[H_t^{2t}] on log t decays like (log t)^−p; "
-        "logarithmic if p < ¼, sqrt-log if ¼ ≤ p < ¾, bounded if p ≥ ¾ or the last window's "
-        "slope is not 3 se above 0 (`sia_theory.gaussian.laws`).",
+        "below p = ¼ logarithmic when p ± 3 se reaches |p| ≤ 0.1, else super-logarithmic "
+        "(p < 0) or sub-logarithmic; sqrt-log if ¼ ≤ p < ¾, bounded if p ≥ ¾ or the last "
+        "window's slope is not 3 se above 0 (`sia_theory.gaussian.laws.scaling_class`).",
         "* **E[Z], E[N] limits**: octave sums [t, 2t) to t = 2^20, converged when the last 3 "
         "steps are within 1e-3 relative (SI Defs. 3.1–3.2).",
         "* **phase**: σ/√(2 log M) with σ² = mean a² + var m over the range and M = t keys, at "

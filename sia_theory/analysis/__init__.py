@@ -11,9 +11,11 @@ closed forms and their convergence (:mod:`sia_theory.gaussian.closed_forms`), th
 from ..gaussian.closed_forms import convergence, octave_closed_forms
 from ..gaussian.laws import (
     ENTROPY_LAWS,
+    LOG_MARGIN,
     EntropyLawEvidence,
     classify_entropy_law,
     entropy_law_evidence,
+    scaling_class,
 )
 from ..gaussian.phase import freezing_point, phase_of_ratio, phase_table
 from ..studies.zoo_comparison import (
@@ -26,7 +28,8 @@ from ..studies.zoo_comparison import (
 from ..transforms import FixedContext, at_context
 from .report import Report, analyze, plot_studies, zoo_markdown
 
-__all__ = ["ENTROPY_LAWS", "EntropyLawEvidence", "classify_entropy_law", "entropy_law_evidence",
+__all__ = ["ENTROPY_LAWS", "LOG_MARGIN", "EntropyLawEvidence", "classify_entropy_law",
+           "entropy_law_evidence", "scaling_class",
            "FixedContext", "at_context", "convergence", "freezing_point", "octave_closed_forms",
            "phase_of_ratio", "phase_table", "Report", "analyze", "plot_studies", "zoo_markdown",
            "zoo_studies", "AnalysisSettings", "SchemeStudy", "scheme_study", "summary_row"]

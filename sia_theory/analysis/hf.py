@@ -39,7 +39,7 @@ class HFReport:
     leaves_critical_at: float | None
 
     entropy_law = property(lambda self: self.analysis.entropy_law)
-    """The entropy law (``"logarithmic"``, ``"sqrt-log"``, ``"bounded"``)."""
+    """The entropy law (one of :data:`~sia_theory.gaussian.laws.ENTROPY_LAWS`)."""
     phase = property(lambda self: self.analysis.phase)
     """The REM phase of the last octave inside ``2^20`` keys."""
 

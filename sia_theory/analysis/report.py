@@ -21,6 +21,7 @@ from .._infra.cli import check_output_dir
 from .._infra.io import metadata_text, write_set
 from .._infra.seeding import check_seed
 from .._infra.validate import check_int
+from ..gaussian.laws import LOG_MARGIN
 from ..gaussian.montecarlo import gaussian_logits_reference
 from ..gaussian.phase import PHASE_BAND, phase_of_ratio
 from ..sphere.gaps import CriticalScale, critical_scale
@@ -134,7 +135,8 @@ def _fmt(x, digits=4) -> str:
 
 
 def zoo_markdown(rows: pd.DataFrame) -> str:
-    """The side-by-side table as Markdown (one row per scheme)."""
+    """The side-by-side table as Markdown (one row per scheme; the law is decided on ``p`` ±
+    ``z`` se, :func:`~sia_theory.gaussian.laws.scaling_class`)."""
     lines = ["| scheme | entropy law | p (s ∝ (log t)^−p) | E[Z_t^{2t}] limit | "
              "E[N_t^{2t}] limit | phase (r, last octave) | phase (r, whole context) | "
              "global H at N | recent mass at N |", "|" + "---|" * 9]
@@ -152,12 +154,13 @@ def zoo_markdown(rows: pd.DataFrame) -> str:
 
 @dataclass
 class Report:
-    """The analysis of one transform. ``entropy_law`` (``"logarithmic"``, ``"sqrt-log"``,
-    ``"bounded"``), ``total_attention_limit`` / ``negentropy_limit`` (``None`` unless the octave
-    sums converge), ``phase``; DataFrames ``closed_forms``, ``entropy``, ``slopes``, ``fits``,
-    ``sweep``, ``phases``, ``summary`` (one row) and ``zoo`` (one row per scheme: the
-    transform first, then every ZOO member; ``None`` without the zoo); ``figure`` (four
-    panels); :meth:`write`. ``gaps``: the gap-counting critical scale of the logits
+    """The analysis of one transform. ``entropy_law`` (one of
+    :data:`~sia_theory.gaussian.laws.ENTROPY_LAWS`), ``total_attention_limit`` /
+    ``negentropy_limit`` (``None`` unless the octave sums converge), ``phase``; DataFrames
+    ``closed_forms``, ``entropy``, ``slopes``, ``fits``, ``sweep``, ``phases``, ``summary`` (one
+    row) and ``zoo`` (one row per scheme: the transform first, then every ZOO member, all with
+    the report's settings; ``None`` without the zoo); ``figure`` (four panels); :meth:`write`.
+    ``gaps``: the gap-counting critical scale of the logits
     (:func:`transform_critical_scale`) with its phase :attr:`gap_phase`.
 
     Parameters
@@ -189,8 +192,8 @@ class Report:
     _gaps: object = field(default=None, repr=False)
 
     entropy_law = property(lambda self: self.study.entropy_law)
-    """The entropy law of the transform: ``"logarithmic"``, ``"sqrt-log"`` or ``"bounded"`` (the
-    decision function of claim SI-7)."""
+    """The entropy law of the transform, one of :data:`~sia_theory.gaussian.laws.ENTROPY_LAWS`
+    (:func:`~sia_theory.gaussian.laws.scaling_class` on the decay exponent's interval)."""
     phase = property(lambda self: self.study.phase)
     """The REM phase of the last octave range inside the context: ``"liquid"``, ``"critical"`` or
     ``"frozen"``."""
@@ -259,9 +262,12 @@ class Report:
                "base logits `L = a(t, n)·L̄ + m(t, n)`, `L̄ ~ N(0, 1)` iid (SI §3.2); "
                f"context-dependent coefficients frozen at n = {st.settings.n_ctx:,}.", "",
                f"* **Entropy law**: {ev.law} — local slope dE[H_t^{{2t}}]/dlog t decays like "
-               f"(log t)^−p with p = {ev.exponent:.3f} ± {ev.exponent_se:.3f} (log: 0, "
-               f"√log: ½, log log: 1; bounded if not growing or p ≥ ¾); last-window slope "
-               f"{s.last_slope:.4f}; R² √(log t) {s.r2_sqrt_log:.4f}, log t {s.r2_log:.4f}.",
+               f"(log t)^−p with p = {ev.exponent:.3f} ± {ev.exponent_se:.3f} over t = "
+               f"{st.settings.windows[0][0]:,} … {st.settings.windows[-1][1]:,} "
+               f"({st.settings.samples:,} samples); logarithmic when p ± {ev.z:g} se reaches "
+               f"|p| ≤ {LOG_MARGIN} (else sub- or super-logarithmic), √log: ¼ ≤ p < ¾, bounded "
+               f"if not growing or p ≥ ¾; last-window slope {s.last_slope:.4f}; R² √(log t) "
+               f"{s.r2_sqrt_log:.4f}, log t {s.r2_log:.4f}.",
                f"* **Total attention** E[Z_t^{{2t}}] (SI Def. 3.1): {s.total_attention}"
                + (f", limit {lim:.6g}" if lim is not None else "")
                + f"; **negentropy** E[N_t^{{2t}}] (Def. 3.2): {s.negentropy}"
@@ -283,7 +289,10 @@ class Report:
                        f"{int(last['n']):,}; β_c = {last['beta_c']:.3f} at n = {int(last['n']):,}: "
                        f"{self.gap_phase} (1/β_c against 1 ± {PHASE_BAND}).")
         if self.zoo_rows is not None:
-            out += ["## Against the zoo", "", zoo_markdown(self.zoo_rows)]
+            out += ["## Against the zoo", "", f"Every row with this report's settings "
+                    f"({st.settings.samples:,} entropy samples for t ≤ {st.settings.t_max:,}, seed "
+                    f"{self.seed}): a scheme's row is what it gets analysed alone.", "",
+                    zoo_markdown(self.zoo_rows)]
         return "\n".join(out)
 
     def tables(self) -> dict[str, pd.DataFrame]:
@@ -337,9 +346,9 @@ def analyze(transform, *, n_ctx: int = 2**20, seed: int = 0, quick: bool = False
     quick : bool, optional
         Seconds-long settings (:meth:`AnalysisSettings.quick`) instead of the full ones.
     zoo : bool, optional
-        Also analyse every ZOO member on the same quantities (with
-        :meth:`AnalysisSettings.zoo` — 2048 entropy samples — or, for a quick report,
-        :meth:`AnalysisSettings.zoo_quick`; cached per process).
+        Also analyse every ZOO member on the same quantities with the same settings (so a
+        member's row is the numbers it gets analysed alone; cached per process by settings and
+        seed): 17 studies, a minute of one core for a quick report, several for a full one.
     name : str, optional
         The transform's name in the report (default: its class or function name).
     head : int, optional
@@ -392,9 +401,8 @@ def analyze(transform, *, n_ctx: int = 2**20, seed: int = 0, quick: bool = False
     study = scheme_study(settings, seed=seed)
     rows = None
     if zoo:
-        zoo_settings = (AnalysisSettings.zoo_quick if quick else AnalysisSettings.zoo)(n_ctx)
         rows = pd.DataFrame([summary_row(study)]
-                            + [summary_row(s) for s in zoo_studies(zoo_settings, seed)])
+                            + [summary_row(s) for s in zoo_studies(settings, seed)])
     params = {"n_ctx": n_ctx, "zoo": zoo, "settings": json.loads(json.dumps(
         {k: v for k, v in settings.__dict__.items() if k not in ("transform", "name")},
         default=str))}

@@ -36,8 +36,7 @@ def _handler(args) -> int:
     stem = "analysis_" + re.sub(r"[^A-Za-z0-9_.-]+", "_", name)
     paths = report.write(args.out, stem)
     limit = report.total_attention_limit
-    print(f"{name}: entropy law {report.entropy_law} (p = {report.evidence.exponent:.3f} ± "
-          f"{report.evidence.exponent_se:.3f}); total attention per octave "
+    print(f"{name}: entropy law {report.evidence.describe()}; total attention per octave "
           + (f"→ {limit:.6g}" if limit is not None else report.study.total_attention[0])
           + f"; phase {report.phase} (σ/√(2 log M) = {report.summary.iloc[0]['ratio']:.3f}); "
           f"{report.seconds:.1f} s")

@@ -12,18 +12,23 @@ scale-invariant sparsity, ``o(log t)`` = weak, bounded = strong):
 
 :func:`entropy_law_evidence` computes the tests on the local slopes (``growing``, which claim
 SI-7 requires of the brute-force Monte Carlo, ``falling``, ``like_sqrt``) and the decay exponent
-``p`` in ``s ∝ (log t)^{-p}`` between the first and last window; :func:`classify_entropy_law`
-turns them into one law:
+``p`` in ``s ∝ (log t)^{-p}`` between the first and last window with its standard error;
+:func:`classify_entropy_law` turns them into one class (:func:`scaling_class`):
 
 * ``"bounded"`` if the last window's slope is not more than ``z`` standard errors above 0
   (for any ``Δ``), else by ``p``:
-* ``"logarithmic"`` if ``p < 1/4``, ``"sqrt-log"`` if ``1/4 <= p < 3/4``, ``"bounded"`` if
-  ``p >= 3/4`` (the thresholds are the midpoints between ``0``, ``½`` and the ``log log t``
-  exponent ``1``: decaying faster than halfway to ``log log t`` is not ``√(log t)``-like).
-  "Logarithmic" is therefore "a slope that does not decay", ``p = 0`` or below: a negative ``p``
-  (LogN's −0.45, a temperature's −0.78 over the analysed range) is a slope still rising toward
-  its ``log t`` limit (the entropy in ``[t, tΔ)`` is at most ``log((Δ − 1)t)``), which the
-  evidence's ``exponent`` reports; no law of SI §3 grows faster.
+* ``"bounded"`` if ``p >= 3/4``, ``"sqrt-log"`` if ``1/4 <= p < 3/4`` (the thresholds are the
+  midpoints between ``0``, ``½`` and the ``log log t`` exponent ``1``: decaying faster than
+  halfway to ``log log t`` is not ``√(log t)``-like);
+* below ``1/4``, on the interval ``p ± z·se``: ``"logarithmic"`` (``p = 0``, a slope that
+  neither decays nor rises) only if the interval reaches the band ``|p| <= LOG_MARGIN = 0.1``,
+  i.e. ``|p| <= 0.1 + z·se``; otherwise ``"super-logarithmic"`` (``p < 0``: the slope still
+  rises over the analysed range, as for LogN's −0.45, a finite-``t`` approach to its ``log t``
+  limit — the entropy in ``[t, tΔ)`` is at most ``log((Δ − 1)t)``) or ``"sub-logarithmic"``
+  (``0 < p < 1/4``: the slope decays, more slowly than ``√(log t)``'s), reported with ``p``.
+  The margin: over the windows ``t = 100 … 1e5`` a slope with ``|p| = 0.1`` changes by 6 %
+  (3 % over ``100 … 1e4``), ten times the finite-``t`` drift of the untransformed logits
+  (``p ≈ −0.01``); it is 2.5 times smaller than the distance to the ``√(log t)`` bound.
 
 ``p = log(s_last/s_first) / log(u)`` with ``u`` the same ratio for the exact curve
 ``log log t`` (its unit slope is ``∝ 1/log t``, so ``u`` is the ratio of the windows'
@@ -46,14 +51,18 @@ import pandas as pd
 from .._infra.validate import check_columns, check_finite_array, check_int, check_sequence
 
 __all__ = ["ENTROPY_LAWS", "EntropyLawEvidence", "entropy_law_evidence", "classify_entropy_law",
-           "LAW_EXPONENT_BOUNDS", "LAW_REGRESSORS", "local_slopes", "slope_ratio",
-           "log_power_fits", "FIT_WINDOWS"]
+           "scaling_class", "LAW_EXPONENT_BOUNDS", "LOG_MARGIN", "LAW_REGRESSORS",
+           "local_slopes", "slope_ratio", "log_power_fits", "FIT_WINDOWS"]
 
-ENTROPY_LAWS = ("logarithmic", "sqrt-log", "bounded")
-"""The entropy laws a transform is classified into."""
-LAW_EXPONENT_BOUNDS = (0.25, 0.75)  # p below the first: logarithmic; below the second: √log
+ENTROPY_LAWS = ("logarithmic", "super-logarithmic", "sub-logarithmic", "sqrt-log", "bounded")
+"""The entropy laws a transform is classified into (:func:`scaling_class`)."""
+LOG_MARGIN = 0.1
+"""Half-width of the band of decay exponents ``|p| <= LOG_MARGIN`` counted as ``p = 0``
+(logarithmic) when the interval ``p ± z·se`` reaches it (module docstring)."""
+LAW_EXPONENT_BOUNDS = (0.25, 0.75)  # p below the first: (sub-/super-)logarithmic; the second: √log
 """Bounds on the decay exponent ``p`` of the local slope ``s ∝ (log t)^−p``: below the first,
-logarithmic; below the second, √(log t); above, bounded."""
+logarithmic, sub- or super-logarithmic (:func:`scaling_class`); below the second, √(log t);
+above, bounded."""
 
 
 # Regressors x(t) of the laws H ≈ c·x(t) + d that a local slope is compared with.
@@ -207,13 +216,69 @@ class EntropyLawEvidence:
 
     @property
     def law(self) -> str:
-        """The law by the rule of the module docstring."""
-        if not self.growing:
-            return "bounded"
-        low, high = LAW_EXPONENT_BOUNDS
-        if self.exponent < low:
-            return "logarithmic"
-        return "sqrt-log" if self.exponent < high else "bounded"
+        """The class by the rule of the module docstring (:func:`scaling_class`)."""
+        return scaling_class(self.exponent, self.exponent_se, self.z, growing=self.growing)
+
+    def describe(self) -> str:
+        """The class with the exponent it was decided on: ``"super-logarithmic (p = −0.450 ±
+        0.073)"``."""
+        value = ("−∞" if self.exponent == -math.inf
+                 else f"{self.exponent:.3f} ± {self.exponent_se:.3f}".replace("-", "−"))
+        return f"{self.law} (p = {value})"
+
+
+def scaling_class(exponent: float, exponent_se: float, z: float = 3.0, *,
+                  growing: bool = True, margin: float = LOG_MARGIN) -> str:
+    """One of :data:`ENTROPY_LAWS` from the decay exponent ``p`` of the local slope and its
+    standard error (rule in the module docstring).
+
+    Parameters
+    ----------
+    exponent : float
+        ``p`` (``−inf`` when the first window's slope is ``<= 0`` while the last one grows).
+    exponent_se : float
+        Its standard error, ``>= 0`` (NaN with ``p = −inf``).
+    z : float
+        Standard errors in the interval ``p ± z·se``, ``> 0``.
+    growing : bool
+        Whether the last window's slope is more than ``z`` standard errors above 0.
+    margin : float
+        The band ``|p| <= margin`` counted as ``p = 0``, in ``[0, 1/4)``.
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    ValueError
+        If ``exponent`` is NaN or ``+inf``, ``exponent_se`` negative or NaN with a finite
+        ``exponent``, ``z <= 0`` or ``margin`` outside ``[0, 1/4)``.
+
+    Examples
+    --------
+    >>> scaling_class(-0.450, 0.073), scaling_class(-0.01, 0.001), scaling_class(0.5, 0.1)
+    ('super-logarithmic', 'logarithmic', 'sqrt-log')
+    >>> scaling_class(-0.25, 0.06), scaling_class(0.18, 0.02)  # −0.25 + 3·0.06 reaches −0.1
+    ('logarithmic', 'sub-logarithmic')
+    """
+    low, high = LAW_EXPONENT_BOUNDS
+    if not (isinstance(margin, (int, float)) and 0 <= margin < low):
+        raise ValueError(f"margin must be in [0, {low}), got {margin!r}")
+    if not (isinstance(z, (int, float)) and math.isfinite(z) and z > 0):
+        raise ValueError(f"z must be a finite number > 0, got {z!r}")
+    if math.isnan(exponent) or exponent == math.inf:
+        raise ValueError(f"exponent must be a number or -inf, got {exponent!r}")
+    finite = math.isfinite(exponent)
+    if finite and not exponent_se >= 0:
+        raise ValueError(f"exponent_se must be >= 0, got {exponent_se!r}")
+    if not growing or exponent >= high:
+        return "bounded"
+    if exponent >= low:
+        return "sqrt-log"
+    if finite and abs(exponent) <= margin + z * exponent_se:
+        return "logarithmic"
+    return "super-logarithmic" if exponent < 0 else "sub-logarithmic"
 
 
 def _unit_ratio(slopes: pd.DataFrame, law: str) -> float:

@@ -7,6 +7,7 @@
 * Freezing point √(2 log M) (REM) and σ/√(2 log M) for pure multipliers.
 """
 
+import dataclasses
 import json
 import math
 from dataclasses import dataclass
@@ -27,13 +28,17 @@ from sia_theory import (
 )
 from sia_theory.analysis import (
     ENTROPY_LAWS,
+    LOG_MARGIN,
     AnalysisSettings,
     FixedContext,
     classify_entropy_law,
     convergence,
     freezing_point,
     phase_table,
+    scaling_class,
     scheme_study,
+    summary_row,
+    zoo_studies,
 )
 from sia_theory.gaussian.laws import local_slopes
 
@@ -207,3 +212,84 @@ def test_bad_arguments_are_value_errors(kwargs):
     # a callable is read as a bare score_mod(score, b, h, q_idx, kv_idx): this one is not one
     with pytest.raises(ValueError, match="score_mod.*failed on numpy index grids"):
         analyze(lambda t: t, quick=True)
+
+
+@pytest.mark.parametrize("p, se, law", [
+    (-0.450, 0.073, "super-logarithmic"),  # LogN alone: −0.45 + 3·0.073 = −0.23, past −0.1
+    (-0.504, 0.28, "logarithmic"),  # the same scheme at a quarter of the precision: undecided
+    (-0.01, 0.001, "logarithmic"),
+    (0.0, 0.5, "logarithmic"),
+    (-0.25, 0.05, "logarithmic"),  # the interval's end exactly on the band's edge −0.1
+    (-0.25, 0.049, "super-logarithmic"),
+    (-0.13, 0.005, "super-logarithmic"),
+    (0.12, 0.0, "sub-logarithmic"),
+    (0.2, 0.03, "sub-logarithmic"),
+    (0.2, 0.04, "logarithmic"),
+    (0.3, 0.01, "sqrt-log"),
+    (0.8, 0.01, "bounded"),
+    (-math.inf, math.nan, "super-logarithmic"),  # the first window's slope <= 0, the last > 0
+])
+def test_scaling_class_decides_on_the_interval_of_p(p, se, law):
+    assert LOG_MARGIN == 0.1
+    assert scaling_class(p, se, 3.0) == law
+    assert scaling_class(p, se, 3.0, growing=False) == "bounded"
+
+
+@pytest.mark.parametrize("kwargs, name", [
+    ({"exponent": math.nan, "exponent_se": 0.1}, "exponent"),
+    ({"exponent": 0.1, "exponent_se": -0.1}, "exponent_se"),
+    ({"exponent": 0.1, "exponent_se": math.nan}, "exponent_se"),
+    ({"exponent": 0.1, "exponent_se": 0.1, "z": 0.0}, "z"),
+    ({"exponent": 0.1, "exponent_se": 0.1, "margin": 0.25}, "margin"),
+])
+def test_scaling_class_refuses_bad_input(kwargs, name):
+    with pytest.raises(ValueError, match=name):
+        scaling_class(**kwargs)
+
+
+def _quick_law(transform):
+    """The class at analyze()'s quick settings (seed 0), with a token context sweep."""
+    settings = AnalysisSettings.quick(transform=transform)
+    settings = dataclasses.replace(settings, n_sweep_max=100, n_points=3, sweep_samples=16)
+    return scheme_study(settings, seed=0).evidence
+
+
+# Measured at the quick settings, seed 0 (p ± se): NoScale −0.015 ± 0.001, LogN(0.4) −0.410 ±
+# 0.072, Temperature(1.5) −0.091 ± 0.004 and (1.65) −0.138 ± 0.005, SparseFamily(0.6) 0.220 ±
+# 0.035 and (0.5) 0.133 ± 0.026. The pairs are near alternatives (10 % and 17 % apart in their
+# parameter) on the two sides of the band |p| <= 0.1 + 3 se.
+@pytest.mark.parametrize("transform, law", [
+    (NoScale(), "logarithmic"),
+    (LogN(0.4), "super-logarithmic"),
+    (Temperature(1.5), "logarithmic"),
+    (Temperature(1.65), "super-logarithmic"),
+    (SparseFamily(0.5), "logarithmic"),
+    (SparseFamily(0.6), "sub-logarithmic"),
+])
+def test_real_schemes_of_each_class(transform, law):
+    ev = _quick_law(transform)
+    assert ev.law == law
+    assert ev.describe().startswith(f"{law} (p = ")
+
+
+@pytest.mark.slow  # 17 small studies: about 10 s
+def test_zoo_rows_use_the_reports_own_settings(monkeypatch):
+    """A zoo member's row is the numbers it gets analysed alone (one truth per report)."""
+    def tiny(cls, n_ctx=2**20, **kwargs):
+        return cls(n_ctx=n_ctx, t_max=10**3, n_t=13, samples=256,
+                   windows=((10, 100), (100, 1000)), n_sweep_max=100, n_points=3,
+                   sweep_samples=16, label="quick", **kwargs)
+
+    monkeypatch.setattr(AnalysisSettings, "quick", classmethod(tiny))
+    report = analyze(LogN(0.4), quick=True, name="logn")
+    rows = report.zoo.set_index("scheme")
+    alone = report.summary.iloc[0]
+    member = rows.loc["logn"].iloc[-1]  # the zoo's own LogN(0.4), after the report's row
+    for column in ("decay_exponent_p", "decay_exponent_se", "entropy_law", "samples", "t_max"):
+        assert member[column] == alone[column]
+    assert set(rows["samples"]) == {256} and set(rows["t_max"]) == {1000}
+    settings = tiny(AnalysisSettings)
+    none = zoo_studies(settings, 0)[0]
+    assert summary_row(none)["decay_exponent_p"] == \
+        summary_row(scheme_study(settings.with_transform(NoScale(), "none"), seed=0))[
+            "decay_exponent_p"]
