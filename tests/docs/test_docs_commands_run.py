@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 import sia_theory.cli as command
-from tests.docs.test_docs_commands import ROOT, _command_lines, _named, MAKE
+from tests.docs.test_docs_commands import MAKE, ROOT, _command_lines, _named
 
 
 @dataclass(frozen=True)
@@ -52,7 +52,7 @@ COMMANDS = {
     "sia-theory analyze my_transform.py:oops --quick": Run(needs=("my_transform.py",), exit=2),
     "sia-theory analyze zoo:logn --quick --no-zoo --out reports": Run(),
     # check
-    "sia-theory check": Long("about 41 CPU-minutes (the sum of the rows' seconds in "
+    "sia-theory check": Long("about 37 CPU-minutes (the sum of the rows' seconds in "
                              "paper_checks/results/claims.csv)", "make test"),
     "sia-theory check --only SI-7 CAS-3 --seed 1": Run(
         "sia-theory check --quick --only SI-7 CAS-3 --seed 1"),
@@ -111,7 +111,7 @@ MAKES = {  # "ci": .ci/run runs it (test: test-all runs its tests and the slow o
     # every target's prerequisite; docs: docs-check's)
     "test": "ci", "test-all": "ci", "lint": "ci", "docs-check": "ci", "docs": "ci",
     "venv": "ci",
-    "check": Long("about 41 CPU-minutes", "make test"),
+    "check": Long("about 37 CPU-minutes", "make test"),
     "bench": Long("not budgeted as a whole", "tests/studies/test_experiments.py::"
                   "test_benchmark_runs_in_quick_mode"),
     "corpus": Long("about 2 min on 2 cores once the archives are downloaded",
