@@ -1,6 +1,7 @@
-"""``load_pretrained(folder)`` of Mistral, Qwen2 and Qwen3 checkpoints that transformers itself
-writes (tiny, random: every weight, bias and norm gain drawn, so none is 0 or 1), held against
-transformers' own forward (``*ForCausalLM``, eager attention, float64).
+"""``load_pretrained(folder)`` of Llama (with a head_dim of its own), Mistral, Qwen2 and Qwen3
+checkpoints that transformers itself writes (tiny, random: every weight, bias and norm gain
+drawn, so none is 0 or 1), held against transformers' own forward (``*ForCausalLM``, eager
+attention, float64).
 
 transformers is pinned in the ``test`` extra; without it (or torch) these tests skip, saying so.
 
@@ -33,6 +34,7 @@ TINY = {"hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2,
         "max_position_embeddings": 64, "rms_norm_eps": 1e-6, "tie_word_embeddings": False,
         "rope_parameters": {"rope_type": "default", "rope_theta": 500.0}}
 CASES = {  # model_type -> (config class, model class, what it adds to TINY)
+    "llama": ("LlamaConfig", "LlamaForCausalLM", {"head_dim": 32}),  # a head_dim of its own
     "mistral": ("MistralConfig", "MistralForCausalLM", {"sliding_window": 16}),
     "qwen2": ("Qwen2Config", "Qwen2ForCausalLM", {}),
     "qwen3": ("Qwen3Config", "Qwen3ForCausalLM", {"head_dim": 32}),  # 4·32 ≠ hidden 64
@@ -73,8 +75,8 @@ IDS = [int(i) for i in np.random.default_rng(1).integers(0, 128, 16)]
 
 @pytest.mark.parametrize("kind", sorted(CASES))
 def test_folder_logits_match_transformers_forward(tmp_path, kind):
-    """Measured (transformers 5.24.0, torch CPU): mistral 3.1e-7, qwen2 1.4e-7, qwen3 1.7e-7
-    relative, the float32 floor of transformers' RoPE, RMSNorm and softmax (module
+    """Measured (transformers 5.24.0, torch CPU): llama 2.1e-7, mistral 3.1e-7, qwen2 1.4e-7,
+    qwen3 1.7e-7 relative, the float32 floor of transformers' RoPE, RMSNorm and softmax (module
     docstring)."""
     want = reference(checkpoint(tmp_path, kind), IDS)
     model, _ = load_pretrained(str(tmp_path), np.float64)
@@ -87,8 +89,8 @@ def test_folder_logits_match_transformers_forward(tmp_path, kind):
 def test_float64_reference_agrees_to_rounding(tmp_path, kind, monkeypatch):
     """transformers' forward with its float32 RMSNorm, RoPE tables and softmax computed in
     float64 instead (the same formulas): measured 1.0e-15 (mistral), 9.4e-16 (qwen2), 1.4e-15
-    (qwen3) relative, so the 3e-7 above is transformers' float32 rounding, not a difference
-    of the model."""
+    (qwen3) relative (llama: held to the same 1e-12), so the 3e-7 above is transformers'
+    float32 rounding, not a difference of the model."""
     softmax = torch.nn.functional.softmax
     monkeypatch.setattr(torch.nn.functional, "softmax",
                         lambda x, dim=None, dtype=None, **kw: softmax(x, dim=dim))
