@@ -1,9 +1,21 @@
-"""Reading a Hugging Face LLaMA-architecture folder: ``config.json`` and ``*.safetensors``.
+"""Reading a Hugging Face folder of the LLaMA layout: ``config.json`` and ``*.safetensors``.
 
 The folder is what ``save_pretrained`` writes for ``LlamaForCausalLM`` (transformers
 ``models/llama``: ``model.embed_tokens``, ``model.layers.{i}.self_attn.{q,k,v,o}_proj``,
 ``mlp.{gate,up,down}_proj``, ``input_layernorm``, ``post_attention_layernorm``, ``model.norm``,
 ``lm_head`` unless ``tie_word_embeddings``). Weights are ``(out, in)`` as in GGUF's numpy order.
+Three more ``model_type`` values share that layout (:data:`ARCHITECTURES`, checked against
+transformers 5.24.0 ``models/{mistral,qwen2,qwen3}``): ``mistral`` (the same tensors),
+``qwen2`` (adds ``self_attn.{q,k,v}_proj.bias``) and ``qwen3`` (adds the per-head RMSNorm gains
+``self_attn.{q,k}_norm.weight``, and its ``head_dim`` is free of ``hidden_size /
+num_attention_heads``).
+
+**Sliding window.** Mistral's ``sliding_window`` masks every layer; Qwen2/Qwen3's masks the
+layers ``layer_types`` marks ``sliding_attention`` (default: from ``max_window_layers`` on) when
+``use_sliding_window`` is set. The mask keeps key ``j`` for query ``i`` when
+``i - j < sliding_window``, so it has no effect on a context of at most ``sliding_window``
+tokens; the model does not implement it and refuses longer contexts when run
+(:attr:`~.llama.LlamaConfig.sliding_window`).
 
 **RoPE pairing.** transformers rotates half-split pairs ``(i, i + D/2)`` (``rotate_half``); the
 GGUF tensors :class:`~.llama.LlamaModel` takes carry llama.cpp's converter permutation of the
@@ -21,14 +33,50 @@ from __future__ import annotations
 
 import json
 import struct
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from .llama import LlamaConfig
 
-__all__ = ["read_hf_folder", "hf_config", "to_gguf_rows", "read_safetensors", "DTYPES",
-           "LAYER_NAMES", "tensor_names"]
+__all__ = ["read_hf_folder", "hf_config", "hf_shapes", "to_gguf_rows", "read_safetensors",
+           "DTYPES", "LAYER_NAMES", "tensor_names", "Architecture", "ARCHITECTURES"]
+
+
+@dataclass(frozen=True)
+class Architecture:
+    """What a ``model_type`` adds to the LLaMA layout (transformers' attention module).
+
+    Parameters
+    ----------
+    qkv_bias : bool
+        Biases on the ``q``/``k``/``v`` projections (``Qwen2Attention``: ``bias=True``).
+    qk_norm : bool
+        RMSNorm gains ``(head_dim,)`` on each head of ``q`` and ``k`` before RoPE
+        (``Qwen3Attention.q_norm``, ``k_norm``); ``head_dim`` must be given.
+    window : str or None
+        How the config sets a sliding window: ``"config"`` (``sliding_window``, every layer),
+        ``"layers"`` (``use_sliding_window``, ``max_window_layers``, ``layer_types``), ``None``.
+    unimplemented : tuple of str
+        Boolean keys the architecture reads that the model does not implement (refused when
+        true): ``attention_bias`` also puts a bias on ``o_proj``; ``mlp_bias``.
+    """
+
+    qkv_bias: bool = False
+    qk_norm: bool = False
+    window: str | None = None
+    unimplemented: tuple = ()
+
+
+ARCHITECTURES = {
+    "llama": Architecture(unimplemented=("attention_bias", "mlp_bias")),
+    "mistral": Architecture(window="config"),
+    "qwen2": Architecture(qkv_bias=True, window="layers"),
+    "qwen3": Architecture(qk_norm=True, window="layers", unimplemented=("attention_bias",)),
+}
+"""``model_type`` → :class:`Architecture`: the Hugging Face folders :func:`read_hf_folder`
+reads."""
 
 DTYPES = {"F32": np.float32, "F64": np.float64, "F16": np.float16, "BF16": np.uint16}
 """safetensors dtypes read (BF16 through its bits)."""
@@ -83,34 +131,69 @@ def read_safetensors(path) -> dict:
     return tensors
 
 
+def _window(config: dict, arch: Architecture, n_layers: int) -> int | None:
+    """The sliding window transformers applies to some layer of this config, or ``None``
+    (module docstring)."""
+    types = config.get("layer_types")
+    if types is not None and (len(types) != n_layers or not set(types) <= {
+            "full_attention", "sliding_attention"}):
+        raise ValueError(f"config.json has layer_types {types!r}; supported: "
+                         f"{n_layers} entries of 'full_attention' or 'sliding_attention'")
+    if arch.window == "config":  # Mistral: config.sliding_window on every layer
+        window = config.get("sliding_window")
+    elif arch.window == "layers" and config.get("use_sliding_window"):  # Qwen2, Qwen3
+        window = config.get("sliding_window")
+        if types is None:
+            types = ["sliding_attention" if i >= int(config.get("max_window_layers", 28))
+                     else "full_attention" for i in range(n_layers)]
+        if "sliding_attention" not in types:
+            window = None
+    else:
+        window = None
+    if types is not None and "sliding_attention" in types and arch.window != "layers":
+        raise ValueError(f"config.json has sliding_attention in layer_types, which "
+                         f"model_type {config['model_type']!r} does not read; supported: "
+                         "'full_attention' only")
+    return None if window is None else int(window)
+
+
 def hf_config(config: dict) -> LlamaConfig:
-    """The :class:`LlamaConfig` of a transformers ``LlamaConfig`` dict; ``ValueError`` for another
-    architecture or a setting the model does not implement (a ``head_dim`` other than
-    ``hidden_size / num_attention_heads``, attention or MLP biases). A scaled RoPE
-    (``rope_scaling`` / ``rope_parameters``) is read by
-    :func:`~sia_theory.models.hf_config.from_hf_config` when the folder is loaded; ``rope_base``
-    is its ``rope_theta``."""
+    """The :class:`LlamaConfig` of a transformers config dict of a model type in
+    :data:`ARCHITECTURES`; ``ValueError`` naming the key for another architecture or a setting
+    the model does not implement (an activation other than ``silu``, the attention or MLP bias
+    flags the architecture reads, a ``layer_types`` entry other than full or sliding
+    attention). A sliding window becomes ``sliding_window`` (contexts longer than it are
+    refused when run). A scaled RoPE (``rope_scaling`` / ``rope_parameters``) is read by
+    :func:`~sia_theory.models.hf_config.from_hf_config` when the folder is loaded;
+    ``rope_base`` is its ``rope_theta``."""
     kind = config.get("model_type")
-    if kind != "llama":
-        raise ValueError(f"config.json has model_type {kind!r}; supported: 'llama'")
-    for key in ("attention_bias", "mlp_bias"):
+    if kind not in ARCHITECTURES:
+        raise ValueError(f"config.json has model_type {kind!r}; supported: "
+                         f"{', '.join(map(repr, ARCHITECTURES))}")
+    arch = ARCHITECTURES[kind]
+    for key in arch.unimplemented:
         if config.get(key):
             raise ValueError(f"config.json sets {key}={config[key]!r}, which the model does not "
                              "implement; supported: null/false")
+    if config.get("hidden_act", "silu") != "silu":
+        raise ValueError(f"config.json has hidden_act {config['hidden_act']!r}; supported: "
+                         "'silu' (the SwiGLU MLP)")
     heads = int(config["num_attention_heads"])
     d_model = int(config["hidden_size"])
-    if config.get("head_dim") not in (None, d_model // heads):
-        raise ValueError(f"config.json has head_dim {config['head_dim']}; supported: "
-                         f"hidden_size / num_attention_heads = {d_model // heads}")
-    return LlamaConfig(n_layers=int(config["num_hidden_layers"]), d_model=d_model,
-                       n_heads=heads,
+    if arch.qk_norm and config.get("head_dim") is None:
+        raise ValueError(f"config.json of model_type {kind!r} lacks head_dim (transformers then "
+                         "takes 128, not hidden_size / num_attention_heads): give it")
+    n_layers = int(config["num_hidden_layers"])
+    return LlamaConfig(n_layers=n_layers, d_model=d_model, n_heads=heads,
                        n_kv_heads=int(config.get("num_key_value_heads") or heads),
                        ffn=int(config["intermediate_size"]),
                        rope_base=float((config.get("rope_parameters") or {}).get(
                            "rope_theta", config.get("rope_theta", 10000.0))),
                        rms_eps=float(config.get("rms_norm_eps", 1e-6)),
                        context_length=int(config.get("max_position_embeddings", 2048)),
-                       vocab_size=int(config["vocab_size"]))
+                       vocab_size=int(config["vocab_size"]),
+                       head_dim=int(config.get("head_dim") or d_model // heads),
+                       sliding_window=_window(config, arch, n_layers))
 
 
 def to_gguf_rows(weight: np.ndarray, n_heads: int) -> np.ndarray:
@@ -122,9 +205,47 @@ def to_gguf_rows(weight: np.ndarray, n_heads: int) -> np.ndarray:
         weight.reshape(n_heads, 2, rows // n_heads // 2, cols).swapaxes(1, 2).reshape(rows, cols))
 
 
+def hf_shapes(config: LlamaConfig, model_type: str = "llama") -> dict:
+    """Every transformers tensor name of a ``model_type`` checkpoint with ``config`` →
+    ``(GGUF name, shape, the config's reason for it)`` (``lm_head.weight`` is optional: an
+    untied head)."""
+    arch = ARCHITECTURES[model_type]
+    d, ffn, dim = config.d_model, config.ffn, config.head_dim
+    q, kv = config.n_heads * dim, config.n_kv_heads * dim
+    why_q = f"num_attention_heads {config.n_heads} × head_dim {dim}"
+    why_kv = f"num_key_value_heads {config.n_kv_heads} × head_dim {dim}"
+    why_d, why_f = f"hidden_size {d}", f"intermediate_size {ffn}"
+    layer = {"input_layernorm.weight": ("attn_norm.weight", (d,), why_d),
+             "post_attention_layernorm.weight": ("ffn_norm.weight", (d,), why_d),
+             "self_attn.q_proj.weight": ("attn_q.weight", (q, d), f"{why_q}, {why_d}"),
+             "self_attn.k_proj.weight": ("attn_k.weight", (kv, d), f"{why_kv}, {why_d}"),
+             "self_attn.v_proj.weight": ("attn_v.weight", (kv, d), f"{why_kv}, {why_d}"),
+             "self_attn.o_proj.weight": ("attn_output.weight", (d, q), f"{why_d}, {why_q}"),
+             "mlp.gate_proj.weight": ("ffn_gate.weight", (ffn, d), f"{why_f}, {why_d}"),
+             "mlp.up_proj.weight": ("ffn_up.weight", (ffn, d), f"{why_f}, {why_d}"),
+             "mlp.down_proj.weight": ("ffn_down.weight", (d, ffn), f"{why_d}, {why_f}")}
+    if arch.qkv_bias:
+        layer.update({"self_attn.q_proj.bias": ("attn_q.bias", (q,), why_q),
+                      "self_attn.k_proj.bias": ("attn_k.bias", (kv,), why_kv),
+                      "self_attn.v_proj.bias": ("attn_v.bias", (kv,), why_kv)})
+    if arch.qk_norm:
+        layer.update({"self_attn.q_norm.weight": ("attn_q_norm.weight", (dim,), f"head_dim {dim}"),
+                      "self_attn.k_norm.weight": ("attn_k_norm.weight", (dim,), f"head_dim {dim}")})
+    why_v = f"vocab_size {config.vocab_size}, {why_d}"
+    shapes = {"model.embed_tokens.weight": ("token_embd.weight", (config.vocab_size, d), why_v),
+              "model.norm.weight": ("output_norm.weight", (d,), why_d),
+              "lm_head.weight": ("output.weight", (config.vocab_size, d), why_v)}
+    for i in range(config.n_layers):
+        for hf_name, (name, shape, why) in layer.items():
+            shapes[f"model.layers.{i}.{hf_name}"] = (f"blk.{i}.{name}", shape, why)
+    return shapes
+
+
 def read_hf_folder(folder) -> tuple[LlamaConfig, dict]:
-    """``(config, tensors)`` of a Hugging Face LLaMA folder, the tensors under the GGUF names
-    :class:`~.llama.LlamaModel` reads (``output.weight`` only for an untied head).
+    """``(config, tensors)`` of a Hugging Face folder of a model type in :data:`ARCHITECTURES`,
+    the tensors under the GGUF names :class:`~.llama.LlamaModel` reads (``output.weight`` only
+    for an untied head), each checked against the shape the config gives it (a ``ValueError``
+    naming the file and the tensor).
 
     ``config`` carries ``rope_theta`` only: the config's RoPE scaling and logit factors
     (``rope_scaling`` / ``rope_parameters``) are read by
@@ -136,32 +257,37 @@ def read_hf_folder(folder) -> tuple[LlamaConfig, dict]:
     files = sorted(folder.glob("*.safetensors"))
     if not (folder / "config.json").is_file() or not files:
         raise ValueError(f"path {folder} must be a folder with config.json and *.safetensors "
-                         "(a Hugging Face LLaMA checkpoint)")
+                         "(a Hugging Face checkpoint)")
     raw = json.loads((folder / "config.json").read_text())
     config = hf_config(raw)
-    hf = {}
+    hf, origin = {}, {}
     for file in files:
-        hf.update(read_safetensors(file))
-
-    def take(name):
-        if name not in hf:
-            raise ValueError(f"{folder} lacks the tensor {name!r} of a LLaMA checkpoint")
-        return hf.pop(name)
-
-    tensors = {"token_embd.weight": take("model.embed_tokens.weight"),
-               "output_norm.weight": take("model.norm.weight")}
-    head = hf.pop("lm_head.weight", None)
-    if head is not None and not raw.get("tie_word_embeddings", False):
-        tensors["output.weight"] = head
-    for i in range(config.n_layers):
-        for hf_name, name in LAYER_NAMES.items():
-            weight = take(f"model.layers.{i}.{hf_name}.weight")
-            if name in ("attn_q", "attn_k"):
-                weight = to_gguf_rows(weight, config.n_heads if name == "attn_q"
-                                      else config.n_kv_heads)
-            tensors[f"blk.{i}.{name}.weight"] = weight
+        part = read_safetensors(file)
+        hf.update(part)
+        origin.update(dict.fromkeys(part, file.name))
+    kind = raw["model_type"]
+    tensors = {}
+    for hf_name, (name, shape, why) in hf_shapes(config, kind).items():
+        if hf_name not in hf:
+            if hf_name == "lm_head.weight":
+                continue
+            raise ValueError(f"{folder} lacks the tensor {hf_name!r} of a {kind} checkpoint")
+        weight = hf.pop(hf_name)
+        if weight.shape != shape:
+            raise ValueError(f"{folder / origin[hf_name]}: tensor {hf_name!r} has shape "
+                             f"{weight.shape}; expected {shape} ({why}, config.json)")
+        if hf_name == "lm_head.weight" and raw.get("tie_word_embeddings", False):
+            continue  # a tied head: the embedding serves (the saved copy is not read)
+        part = name.split(".")[-2]  # blk.<i>.<part>.weight|bias
+        if part in ("attn_q", "attn_k"):  # llama.cpp's q/k row order, biases alike
+            heads = config.n_heads if part == "attn_q" else config.n_kv_heads
+            weight = (to_gguf_rows(weight, heads) if weight.ndim == 2
+                      else to_gguf_rows(weight[:, None], heads)[:, 0])
+        elif part in ("attn_q_norm", "attn_k_norm"):  # the rows of one head
+            weight = to_gguf_rows(weight[:, None], 1)[:, 0]
+        tensors[name] = weight
     unused = sorted(k for k in hf if not k.endswith("rotary_emb.inv_freq"))
     if unused:
-        raise ValueError(f"{folder} holds tensors the LLaMA architecture does not use: "
+        raise ValueError(f"{folder} holds tensors the {kind} architecture does not use: "
                          f"{', '.join(unused[:5])}")
     return config, tensors

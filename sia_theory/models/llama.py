@@ -7,7 +7,9 @@ tied output embedding (or the file's own ``output.weight``, an untied head). RMS
 SwiGLU is ``W_down (silu(W_gate h) ⊙ W_up h)`` (Shazeer 2020); attention is
 :func:`sia_theory.attention.core.cached_attention` (streaming, causal, GQA without repeating the
 key-value heads), with an optional ``score_mod`` (any :class:`~sia_theory.transforms.Transform`
-or FlexAttention callable) on the logits ``q·k/√D``.
+or FlexAttention callable) on the logits ``q·k/√D``. Mistral is this layout; two variants are
+data, not code: Qwen2's biases on the ``q``/``k``/``v`` projections and Qwen3's RMSNorm on each
+head of ``q`` and ``k`` before RoPE, with a ``head_dim`` of its own (:class:`_Layer`).
 
 **RoPE pairing.** llama.cpp's converter permutes the rows of each head of the Hugging Face
 ``W_q`` and ``W_k`` (``reshape(n_head, 2, D/2, d).swapaxes(1, 2)``) so that GGML's "normal"
@@ -64,6 +66,14 @@ class LlamaConfig:
         The training context.
     vocab_size : int
         Tokens of the vocabulary.
+    head_dim : int, optional
+        Dimension of one head (default ``d_model // n_heads``; Qwen3 sets its own).
+    sliding_window : int, optional
+        A sliding-window attention span (Mistral, Qwen2/Qwen3 with ``use_sliding_window``):
+        transformers' mask keeps key ``j`` for query ``i`` when ``i - j < sliding_window``, so a
+        context of at most ``sliding_window`` tokens is unaffected. The model has no window in
+        its mask: a longer context is refused (:meth:`LlamaModel.forward_hidden`). ``None``: no
+        window.
     """
 
     n_layers: int
@@ -75,11 +85,12 @@ class LlamaConfig:
     rms_eps: float
     context_length: int
     vocab_size: int
+    head_dim: int | None = None
+    sliding_window: int | None = None
 
-    @property
-    def head_dim(self) -> int:
-        """``d_model // n_heads``."""
-        return self.d_model // self.n_heads
+    def __post_init__(self):
+        if self.head_dim is None:
+            object.__setattr__(self, "head_dim", self.d_model // self.n_heads)
 
     @classmethod
     def from_metadata(cls, meta: dict) -> LlamaConfig:
@@ -130,14 +141,32 @@ def unpermute_rope_rows(weight: np.ndarray, n_heads: int) -> np.ndarray:
 
 
 class _Layer:
-    """One decoder block's weights, stored ``(in, out)`` and fused for fewer, larger products."""
+    """One decoder block's weights, stored ``(in, out)`` and fused for fewer, larger products.
+
+    Optional tensors, used when present (llama.cpp's names): the ``q``/``k``/``v`` biases
+    ``blk.<i>.attn_{q,k,v}.bias`` (Qwen2), added to the projections, and the per-head RMSNorm
+    gains ``blk.<i>.attn_{q,k}_norm.weight`` ``(D,)`` (Qwen3), applied to each head of ``q`` and
+    ``k`` before the position encoding. Like the ``q``/``k`` rows, the ``q``/``k`` biases and
+    the norm gains are in llama.cpp's interleaved order and are un-permuted here."""
 
     def __init__(self, tensors, i, config, dtype):
-        def get(name):
-            return tensors[f"blk.{i}.{name}.weight"]
+        def get(name, kind="weight"):
+            return tensors[f"blk.{i}.{name}.{kind}"]
+
+        def half_split(vector, heads):  # a q/k bias or norm gain: rows of one column
+            return unpermute_rope_rows(vector[:, None], heads)[:, 0].astype(dtype)
 
         w_q = unpermute_rope_rows(get("attn_q"), config.n_heads)  # (H·D, d)
         w_k = unpermute_rope_rows(get("attn_k"), config.n_kv_heads)  # (Hkv·D, d)
+        self.b_qkv = None  # ((H + 2Hkv)·D,)
+        if f"blk.{i}.attn_q.bias" in tensors:
+            self.b_qkv = np.concatenate([half_split(get("attn_q", "bias"), config.n_heads),
+                                         half_split(get("attn_k", "bias"), config.n_kv_heads),
+                                         get("attn_v", "bias").astype(dtype)])
+        self.q_norm = self.k_norm = None  # (D,) each
+        if f"blk.{i}.attn_q_norm.weight" in tensors:
+            self.q_norm = half_split(get("attn_q_norm"), 1)
+            self.k_norm = half_split(get("attn_k_norm"), 1)
         self.attn_norm = get("attn_norm").astype(dtype)  # (d,)
         self.ffn_norm = get("ffn_norm").astype(dtype)  # (d,)
         self.w_qkv = np.ascontiguousarray(
@@ -248,6 +277,12 @@ class LlamaModel(Readouts):
             raise ValueError(f"cache must be a ModelCache of this model (dtype {self.dtype}), "
                              f"from model.prefill or model.new_cache")
         start = cache.length
+        window = self.config.sliding_window
+        if window is not None and start + ids.size > window:
+            raise ValueError(f"ids would make a context of {start + ids.size} tokens, longer than "
+                             f"the model's sliding_window {window}: the sliding-window mask is "
+                             f"not implemented, so only contexts of at most {window} tokens "
+                             f"(where it has no effect) are run")
         self.check_fits(start + ids.size, ids.size)
         try:
             return self._layers(ids, cache, start, capture, stop_layer)
@@ -266,6 +301,8 @@ class LlamaModel(Readouts):
 
             def project(rows, layer=layer):
                 np.matmul(self._norm(x[rows], layer.attn_norm), layer.w_qkv, out=qkv[rows])
+                if layer.b_qkv is not None:
+                    qkv[rows] += layer.b_qkv
 
             run_rows(project, blocks)
             q = qkv[:, :heads * dim].reshape(n_new, heads, dim).transpose(1, 0, 2)  # (H, T, D)
@@ -273,6 +310,9 @@ class LlamaModel(Readouts):
                 n_new, kv_heads, dim).transpose(1, 0, 2)  # (Hkv, T, D)
             v = qkv[:, (heads + kv_heads) * dim:].reshape(
                 n_new, kv_heads, dim).transpose(1, 0, 2)  # (Hkv, T, D)
+            if layer.q_norm is not None:  # RMSNorm over each head's D dimensions
+                q = self._norm(q.reshape(-1, dim), layer.q_norm).reshape(heads, n_new, dim)
+                k = self._norm(k.reshape(-1, dim), layer.k_norm).reshape(kv_heads, n_new, dim)
             q = _encode(cache.position, q, positions, self.dtype)
             k = _encode(cache.position, k, positions, self.dtype)
             if capture is not None:
