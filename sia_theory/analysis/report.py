@@ -310,6 +310,11 @@ class Report:
         ``out_dir`` as one atomic set; return the paths by file name. A folder that cannot be
         written is a ``ValueError`` before anything is drawn."""
         check_output_dir(out_dir)
+        return write_set(out_dir, stem, self.writers(stem))
+
+    def writers(self, stem: str = "analysis") -> dict:
+        """``{file name: writer(path)}`` of :meth:`write`'s set (for a report that adds files
+        to it, as :meth:`~sia_theory.analysis.hf.HFReport.write` does)."""
         fig = self.figure
         text = self.markdown()
         meta = metadata_text(seed=self.seed, quick=self.quick, seconds=round(self.seconds, 2),
@@ -323,7 +328,7 @@ class Report:
         for key, frame in self.tables().items():
             writers[f"{stem}_{key}.csv"] = (
                 lambda p, f=frame: f.to_csv(p, index=False, float_format="%.17g"))
-        return write_set(out_dir, stem, writers)
+        return writers
 
 
 def analyze(transform, *, n_ctx: int = 2**20, seed: int = 0, quick: bool = False,

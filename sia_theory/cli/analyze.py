@@ -5,7 +5,9 @@ the object is a Transform instance, a Transform class that takes no arguments, o
 function with FlexAttention's ``score_mod(score, b, h, q_idx, kv_idx)`` signature (numpy), whose
 affine coefficients are probed (refused if it is not affine in the score). The target is loaded
 before any computation or output. ``analyze --hf-config config.json`` gives the theory's verdict
-on the scheme a model's config ships (:func:`sia_theory.analysis.hf.hf_report`)."""
+on the scheme a model's config ships (:func:`sia_theory.analysis.hf.hf_report`): the line and its
+assumptions printed, the report written into ``--out``, ``--n-ctx`` honoured and ``--head``
+refused."""
 
 from __future__ import annotations
 
@@ -22,16 +24,28 @@ def _handler(args) -> int:
     if (args.target is None) == (args.hf_config is None):
         raise CommandError("give a TARGET or --hf-config, one of them")
     if args.hf_config is not None:  # the scheme a model config ships
+        if args.head is not None:
+            raise CommandError("--head selects a head of a TARGET with its own coefficients "
+                               "per head; a config's scheme is the same on every head")
         from ..analysis.hf import hf_report  # the analysis layer: not for --help
 
-        print(hf_report(args.hf_config, quick=args.quick, seed=args.seed).line())
+        n_ctx = 2**20 if args.n_ctx is None else args.n_ctx
+        n_max = 1e6 if args.n_ctx is None else args.n_ctx  # --n-ctx: the octaves out to it
+        report = hf_report(args.hf_config, quick=args.quick, seed=args.seed, n_ctx=n_ctx,
+                           n_max=n_max)
+        stem = "hf_" + re.sub(r"[^A-Za-z0-9_.-]+", "_", report.scheme.name or "config")
+        paths = report.write(args.out, stem)
+        print(report.line())
+        print("assumptions: " + "; ".join(report.assumptions()))
+        print(f"written: {paths[stem + '.md']} (+ {len(paths) - 1} files)")
         return 0
     transform, name = load_transform(args.target)  # before any computation or output
     from ..analysis import analyze  # the analysis layer loads numba and scipy: not for --help
 
     if args.head is not None:
         name = f"{name}_head{args.head}"
-    report = analyze(transform, n_ctx=args.n_ctx, seed=args.seed, quick=args.quick,
+    report = analyze(transform, n_ctx=2**20 if args.n_ctx is None else args.n_ctx,
+                     seed=args.seed, quick=args.quick,
                      zoo=not args.no_zoo, name=name, head=args.head)
     stem = "analysis_" + re.sub(r"[^A-Za-z0-9_.-]+", "_", name)
     paths = report.write(args.out, stem)
@@ -66,8 +80,10 @@ def register(subparsers):
                    help="MODULE:OBJECT, FILE.py:OBJECT (runs the file) or zoo:NAME (e.g. "
                         "zoo:logn; the names are listed below); OBJECT is a Transform or a "
                         "function score_mod(score, b, h, q_idx, kv_idx)")
-    p.add_argument("--n-ctx", type=int_range(2**8), default=2**20,
-                   help="context length M for transforms that depend on it (default 2^20)")
+    p.add_argument("--n-ctx", type=int_range(2**8), default=None,
+                   help="context length M for transforms that depend on it (default 2^20; "
+                        "with --hf-config also the last context of the octave table, default "
+                        "1e6)")
     p.add_argument("--out", type=output_dir, default="analysis",
                    help="folder for the report (Markdown, CSV, figure; default ./analysis)")
     p.add_argument("--quick", action="store_true",
@@ -78,9 +94,10 @@ def register(subparsers):
                    help="skip the side-by-side table of the zoo's schemes")
     p.add_argument("--head", type=int_range(0), default=None,
                    help="the head to analyse, for a transform with its own coefficients on each "
-                        "head (e.g. ALiBi.standard(8))")
+                        "head (e.g. ALiBi.standard(8)); refused with --hf-config")
     p.add_argument("--hf-config", default=None, metavar="CONFIG_JSON",
                    help="analyse the scheme a Hugging Face config.json ships (its RoPE scaling "
-                        "and query temperature, sia_theory.from_hf_config) instead of a TARGET")
+                        "and query temperature, sia_theory.from_hf_config) instead of a TARGET: "
+                        "the verdict, its assumptions and the octave table, written into --out")
     p.set_defaults(handler=_handler)
     return p

@@ -20,6 +20,7 @@ import math
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from sia_theory.attention import DynamicNTKRoPE, RoPE, YaRNRoPE
@@ -392,3 +393,28 @@ def test_a_config_scheme_is_the_librarys_one_scheme_type():
     assert bound.position is s.encoding and bound.score_mod is s.transform
     np.testing.assert_array_equal(s.position_encoding(16384, 65536).frequencies(128),
                                   s.encoding.frequencies(128))
+
+
+@pytest.mark.slow  # about 5 s: make test-all and CI run it
+def test_the_cli_flag_honours_n_ctx_and_out_and_refuses_head(tmp_path, capsys):
+    """--hf-config writes its report set into --out (the verdict, its assumptions and the
+    octave table out to --n-ctx), analyses at --n-ctx, and refuses --head (exit 2, one line,
+    nothing written)."""
+    import sia_theory.cli as command
+
+    out = tmp_path / "report"
+    assert command.main(["analyze", "--hf-config", str(FIXTURES / "llama-3.1-8b.json"),
+                         "--quick", "--n-ctx", "5000", "--out", str(out), "--no-progress"]) == 0
+    printed = capsys.readouterr().out
+    assert "assumptions: base logits Gaussian" in printed and "n_ctx = 5000" in printed
+    octaves = pd.read_csv(out / "hf_meta-llama_Llama-3.1-8B_octaves.csv")
+    assert octaves["t"].max() * 2 <= 5000 < octaves["t"].max() * 4  # 2t = 4096 ≤ 5000 < 8192
+    text = (out / "hf_meta-llama_Llama-3.1-8B.md").read_text()
+    assert "per-layer structure" in text and "| k | t | sigma |" in text
+    meta = json.loads((out / "hf_meta-llama_Llama-3.1-8B.json").read_text())
+    assert meta["parameters"]["n_ctx"] == 5000, meta
+    refused = tmp_path / "refused"
+    assert command.main(["analyze", "--hf-config", str(FIXTURES / "llama-3.1-8b.json"),
+                         "--head", "1", "--out", str(refused)]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "--head" in err and not refused.exists()
