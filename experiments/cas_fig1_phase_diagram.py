@@ -1,6 +1,7 @@
 """CAS Fig. 1: mean post-update cosine over a (gamma, rho) grid for Gaussian near-simplex tokens,
 d = 512, 32, 2, with the critical curve gamma = 1/(1 - rho) overlaid; below, the midpoint and
-width of the transition per d and beta_50 against n for the lowest and highest d (CAS-5)."""
+width of the transition per d, and for the lowest d beta_50 against n and the
+attention-weighted cosine against gamma/gamma_c (neighbour averaging) (CAS-5)."""
 
 import sys
 
