@@ -17,7 +17,9 @@ from sia_theory.studies.model_entropy_law import EntropyLawSettings, entropy_law
 from sia_theory.toolkit import run, save_experiment
 
 STEM = "model_entropy_law"
-COLOURS = {"logarithmic": "tab:blue", "sqrt-log": "tab:orange", "bounded": "tab:green"}
+COLOURS = {"logarithmic": "tab:blue", "super-logarithmic": "tab:purple",
+           "sub-logarithmic": "tab:cyan", "sqrt-log": "tab:orange", "bounded": "tab:green"}
+"""One colour per entropy law of :data:`~sia_theory.gaussian.laws.ENTROPY_LAWS`."""
 
 
 def _examples(heads):

@@ -29,6 +29,10 @@ SI-7 requires of the brute-force Monte Carlo, ``falling``, ``like_sqrt``) and th
   The margin: over the windows ``t = 100 … 1e5`` a slope with ``|p| = 0.1`` changes by 6 %
   (3 % over ``100 … 1e4``), ten times the finite-``t`` drift of the untransformed logits
   (``p ≈ −0.01``); it is 2.5 times smaller than the distance to the ``√(log t)`` bound.
+  The rule is one-sided on purpose: only ``p = 0`` gets a band (the theory's logarithmic law,
+  which a finite-``t`` fit never hits exactly); the ``1/4`` and ``3/4`` bounds between classes
+  are decided on the point estimate, so ``p = 0.26 ± 0.10`` is ``"sqrt-log"`` although its
+  interval reaches ``0`` (``EntropyLawEvidence.describe()`` prints ``p ± se`` beside the class).
 
 ``p = log(s_last/s_first) / log(u)`` with ``u`` the same ratio for the exact curve
 ``log log t`` (its unit slope is ``∝ 1/log t``, so ``u`` is the ratio of the windows'

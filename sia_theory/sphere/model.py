@@ -105,9 +105,9 @@ def critical_beta(k, c, n) -> float:
 
 def _critical_beta(k: float, log_c: float, n: float, c: float | None = None) -> float:
     """:func:`critical_beta` from ``log c`` (and ``c`` where it is a float64); ``C = c·2^{k/2}``
-    is formed only while it is a float64."""
+    is formed only while ``c``, ``2^{k/2}`` and ``C`` are float64 numbers, else in logs."""
     log_big_c = log_c + k / 2 * math.log(2)
-    if log_big_c < 700:
+    if -700 < log_c and k / 2 < 1000 and -700 < log_big_c < 700:  # c, 2^{k/2} and C in float64
         log_big_c = math.log((math.exp(log_c) if c is None else c) * 2 ** (k / 2))
     beta = 2 / k * (log_big_c + math.log(n))
     if beta > 709:

@@ -61,9 +61,19 @@ def _bounded_hazard(u):
 
 @dataclass(frozen=True)
 class Tail:
-    """An iid score law: ``isf`` its inverse survival function (vectorised), ``hazard(u)`` the
-    hazard ``h`` and its first two derivatives at ``u``, ``law`` the limiting growth of
-    ``h(u_n)`` in words."""
+    """An iid score law of the gap-counting claims.
+
+    Parameters
+    ----------
+    label : str
+        The family's name (a key of :data:`TAILS`).
+    isf : callable
+        Its inverse survival function, vectorised: the score ``u`` with ``P(s > u) = p``.
+    hazard : callable
+        ``hazard(u) -> (h, h', h'')``: the hazard ``h`` and its first two derivatives at ``u``.
+    law : str
+        The limiting growth of ``h(u_n)`` in words.
+    """
 
     label: str
     isf: Callable
@@ -86,7 +96,25 @@ TAILS = {
 
 
 def curvature(tail: Tail, n) -> tuple:
-    """``(u_n, h(u_n), ε, ε₂)`` of ``tail`` at ``n`` keys (module docstring)."""
+    r"""``(u_n, h(u_n), ε, ε₂)`` of ``tail`` at ``n`` keys (module docstring).
+
+    Parameters
+    ----------
+    tail : Tail
+    n : int
+        Keys, ``>= 2``; ``u_n`` is the score whose survival probability is ``1/n``.
+
+    Returns
+    -------
+    tuple of float
+        ``(u_n, h(u_n), ε, ε₂)`` with :math:`\varepsilon = h'/(2h^2)` and
+        :math:`\varepsilon_2 = (3h'^2 - h h'')/(6h^4)`.
+
+    Raises
+    ------
+    ValueError
+        If ``n`` is not an integer ``>= 2``.
+    """
     n = check_int("n", n, lo=2)
     u = np.asarray(tail.isf(1.0 / n), dtype=np.float64)
     h, h1, h2 = (np.asarray(v, dtype=np.float64) for v in tail.hazard(u))
@@ -94,8 +122,22 @@ def curvature(tail: Tail, n) -> tuple:
 
 
 def poisson_half_mass(eps: float, eps2: float, log_gamma: np.ndarray) -> np.ndarray:
-    """The half-mass points ``b`` of rows of Poisson gaps ``p(L_i) − p(L_1)`` (module
-    docstring); ``log_gamma``: ``(rows, keys)`` logs of increasing arrival times."""
+    r"""The half-mass points ``b`` of rows of Poisson gaps ``p(L_i) − p(L_1)`` (module
+    docstring).
+
+    Parameters
+    ----------
+    eps, eps2 : float
+        The curvature terms ``ε`` and ``ε₂`` of :math:`p(L) = L + \varepsilon L^2 +
+        \varepsilon_2 L^3`.
+    log_gamma : numpy.ndarray
+        ``(rows, keys)``: logs of increasing Poisson arrival times.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(rows,)``: each row's half-mass point, in units of ``h(u_n)``.
+    """
     def p(x):
         return x + eps * x * x + eps2 * x**3
 
@@ -105,10 +147,19 @@ def poisson_half_mass(eps: float, eps2: float, log_gamma: np.ndarray) -> np.ndar
 
 @dataclass(frozen=True)
 class TailPrediction:
-    """:func:`predict_critical_scale`'s answer: ``table`` per ``n`` (``u_n``, ``hazard``,
-    ``eps``, ``eps2``, ``m`` the median of ``b``, ``beta_pred = hazard·m``), ``draws``
-    ``n -> b`` (the Poisson rows' half-mass points in units of ``h(u_n)``: the spread of the
-    family's rows), ``exponent`` the slope of ``log beta_pred`` on ``log log n``."""
+    """:func:`predict_critical_scale`'s answer.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        One row per ``n``: ``u_n``, ``hazard``, ``eps``, ``eps2``, ``m`` (the median of ``b``)
+        and ``beta_pred``, the product of ``hazard`` and ``m``.
+    draws : dict
+        ``n -> b``: the Poisson rows' half-mass points in units of ``h(u_n)`` (the spread of
+        the family's rows).
+    exponent : float
+        The slope of ``log beta_pred`` on ``log log n``.
+    """
 
     table: pd.DataFrame
     draws: dict
@@ -145,7 +196,7 @@ def predict_critical_scale(tail: Tail, ns, top_k: int = 512, draws: int = 12000,
     >>> bool(abs(pred.exponent) < 1e-12), bool(1.3 < pred.table["m"].iloc[0] < 2.0)
     (True, True)
     """
-    ns = [check_int("n", n, lo=3) for n in ns]
+    ns = [check_int("ns", n, lo=3) for n in ns]  # each context length, >= 3
     if len(set(ns)) < 2:
         raise ValueError(f"ns must hold at least 2 distinct context lengths, got {ns}")
     top_k = check_int("top_k", top_k, lo=2)
@@ -170,8 +221,26 @@ def annealed_half_mass(rho, var, n) -> np.ndarray:
     r"""The half-mass point of a row whose ``n − 1`` other scores have mean ``rho`` and variance
     ``var`` below a top score of 1, to second order in their spread (the annealed sum
     :math:`(n-1)e^{-\beta(1-\rho) + \beta^2 \mathrm{var}/2} = 1`, smaller root); ``var = 0`` is
-    the simplex's ``log(n − 1)/(1 − ρ)`` (CAS). Elementwise; ``nan`` where no root exists
-    (``(1 − ρ)² < 2·var·log(n − 1)``)."""
+    the simplex's ``log(n − 1)/(1 − ρ)`` (CAS).
+
+    Parameters
+    ----------
+    rho, var : array_like
+        The other scores' mean and variance (broadcast together).
+    n : int
+        Keys in the row, ``>= 3``.
+
+    Returns
+    -------
+    numpy.ndarray
+        The half-mass points, elementwise; ``nan`` where no root exists
+        (``(1 − ρ)² < 2·var·log(n − 1)``).
+
+    Raises
+    ------
+    ValueError
+        If ``n`` is not an integer ``>= 3``.
+    """
     rho, var = np.asarray(rho, dtype=np.float64), np.asarray(var, dtype=np.float64)
     log_m = math.log(check_int("n", n, lo=3) - 1)
     gap = 1.0 - rho

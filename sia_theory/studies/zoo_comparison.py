@@ -144,7 +144,8 @@ class SchemeStudy(StudyResult):
 
     @property
     def entropy_law(self) -> str:
-        """``"logarithmic"``, ``"sqrt-log"`` or ``"bounded"``."""
+        """One of :data:`~sia_theory.gaussian.laws.ENTROPY_LAWS` (``"logarithmic"``,
+        ``"super-logarithmic"``, ``"sub-logarithmic"``, ``"sqrt-log"``, ``"bounded"``)."""
         return self.evidence.law
 
     @property

@@ -101,9 +101,11 @@ def test_bad_input_names_the_parameter():
     tail = TAILS["iid normal"]
     with pytest.raises(ValueError, match="draws"):
         predict_critical_scale(tail, [2**10, 2**12], draws=10)
-    with pytest.raises(ValueError, match="ns"):
+    with pytest.raises(ValueError, match=r"^ns must hold at least 2"):
         predict_critical_scale(tail, [2**10, 2**10])
-    with pytest.raises(ValueError, match="n"):
+    with pytest.raises(ValueError, match=r"^ns must be an integer >= 3"):
+        predict_critical_scale(tail, [2**10, 2])
+    with pytest.raises(ValueError, match=r"^n must"):
         curvature(tail, 1)
-    with pytest.raises(ValueError, match="n"):
+    with pytest.raises(ValueError, match=r"^n must"):
         annealed_half_mass(0.5, 0.0, 2)

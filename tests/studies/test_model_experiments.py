@@ -344,3 +344,18 @@ def test_wilson_interval_is_wilsons_score_interval():
                                                        min(1.0, centre + half)), abs=1e-12)
     with pytest.raises(ValueError, match="trials"):
         wilson_interval(3, 2)
+
+
+def test_the_entropy_law_figure_has_a_colour_for_every_law():
+    """experiments/model_entropy_law.py draws one bar per law of ENTROPY_LAWS; a law without a
+    colour would stop `make figures-model` with a KeyError."""
+    import importlib.util
+    from pathlib import Path
+
+    from sia_theory.gaussian.laws import ENTROPY_LAWS
+
+    path = Path(__file__).resolve().parents[2] / "experiments" / "model_entropy_law.py"
+    spec = importlib.util.spec_from_file_location("model_entropy_law_script", path)
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    assert set(script.COLOURS) == set(ENTROPY_LAWS)
