@@ -152,8 +152,8 @@ def family_model(family: str) -> tuple:
     """``(target, {n: (β_pred(n), relative half-mass points)})`` of ``family`` on the full
     grid: the exponent of its finite-``n`` prediction and rows with the family's spread around
     it (relative to it). iid tails: ``FULL.iid_rows`` rows per ``n`` drawn (independently for
-    each ``n``) from :data:`CONTROL_DRAWS` Poisson rows of the prediction, which carry the tail's curvature; tokens:
-    the token rows of seed 0 over their annealed prediction."""
+    each ``n``) from :data:`CONTROL_DRAWS` Poisson rows of the prediction, which carry the
+    tail's curvature; tokens: the token rows of seed 0 over their annealed prediction."""
     ns = _full_grid(family)
     if family == "simplex tokens":
         _, gram = token_rows(FULL, 0)
