@@ -160,8 +160,11 @@ def _load(config):
         if not path.is_file():
             raise ValueError(f"config must be a config.json path or a dict, got {config!r} "
                              "(no such file)")
-        with open(path, encoding="utf-8") as handle:
-            data = json.load(handle)
+        try:
+            with open(path, encoding="utf-8") as handle:
+                data = json.load(handle)
+        except (UnicodeDecodeError, json.JSONDecodeError) as err:
+            raise ValueError(f"config {path} is not valid JSON: {err}") from None
         name = path.parent.name if path.name == "config.json" else path.stem
     elif isinstance(config, Mapping):
         data, name = dict(config), None

@@ -258,7 +258,13 @@ def read_hf_folder(folder) -> tuple[LlamaConfig, dict]:
     if not (folder / "config.json").is_file() or not files:
         raise ValueError(f"path {folder} must be a folder with config.json and *.safetensors "
                          "(a Hugging Face checkpoint)")
-    raw = json.loads((folder / "config.json").read_text())
+    try:
+        raw = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise ValueError(f"{folder / 'config.json'} is not valid JSON: {err}") from None
+    if not isinstance(raw, dict):
+        raise ValueError(f"{folder / 'config.json'} must hold a JSON object, got "
+                         f"{type(raw).__name__}")
     config = hf_config(raw)
     hf, origin = {}, {}
     for file in files:
@@ -276,6 +282,11 @@ def read_hf_folder(folder) -> tuple[LlamaConfig, dict]:
         if weight.shape != shape:
             raise ValueError(f"{folder / origin[hf_name]}: tensor {hf_name!r} has shape "
                              f"{weight.shape}; expected {shape} ({why}, config.json)")
+        if not np.isfinite(weight).all():
+            bad = int(np.size(weight) - np.count_nonzero(np.isfinite(weight)))
+            raise ValueError(f"{folder / origin[hf_name]}: tensor {hf_name!r} holds {bad} "
+                             "non-finite values (NaN or infinity); a checkpoint's weights must "
+                             "be finite")
         if hf_name == "lm_head.weight" and raw.get("tie_word_embeddings", False):
             continue  # a tied head: the embedding serves (the saved copy is not read)
         part = name.split(".")[-2]  # blk.<i>.<part>.weight|bias

@@ -180,3 +180,27 @@ def test_qwen3_without_head_dim_and_misshapen_tensors_are_refused(tmp_path):
                        r"attn\.q_proj\.weight' has shape \(128, 64\); expected \(64, 64\) "
                        r"\(num_attention_heads 4 × head_dim 16"):
         load_pretrained(str(tmp_path))
+
+
+def test_non_finite_weights_and_broken_json_are_refused_naming_the_file(tmp_path):
+    """A NaN in one tensor is refused naming the file and the tensor (it would make every logit
+    NaN); a config.json that is not JSON is refused naming its path, by the folder loader and by
+    from_hf_config."""
+    from safetensors.numpy import load_file, save_file
+
+    from sia_theory.models.hf_config import from_hf_config
+
+    checkpoint(tmp_path, "qwen2")
+    weights = load_file(tmp_path / "model.safetensors")
+    name = "model.layers.1.self_attn.k_proj.bias"
+    weights[name] = weights[name].copy()
+    weights[name][3] = np.nan
+    save_file(weights, tmp_path / "model.safetensors", metadata={"format": "pt"})
+    with pytest.raises(ValueError, match=r"model\.safetensors: tensor 'model\.layers\.1\.self_"
+                       r"attn\.k_proj\.bias' holds 1 non-finite"):
+        load_pretrained(str(tmp_path))
+    (tmp_path / "config.json").write_text('{"model_type": "qwen2", ')
+    with pytest.raises(ValueError, match=r"config\.json is not valid JSON"):
+        load_pretrained(str(tmp_path))
+    with pytest.raises(ValueError, match=r"config .*config\.json is not valid JSON"):
+        from_hf_config(tmp_path / "config.json")
