@@ -59,7 +59,8 @@ def moved(old: float, new: float) -> bool:
     return not 0.5 <= new / old <= 2.0
 
 
-def _page_block(page: str, first_line: str) -> str:
+def page_block(page: str, first_line: str) -> str:
+    """The fenced code block of ``page`` whose first line is ``first_line``."""
     text = (ROOT / page).read_text()
     for block in re.findall(r"```\w*\n(.*?)```", text, re.S):
         if block.startswith(first_line):
@@ -77,7 +78,7 @@ def _run(command: str, needs, caches: Path) -> tuple[float, float]:
     with tempfile.TemporaryDirectory() as folder:
         if "my_transform.py" in needs:
             Path(folder, "my_transform.py").write_text(
-                _page_block("docs/getting-started.md", "# my_transform.py"))
+                page_block("docs/getting-started.md", "# my_transform.py"))
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
         done = subprocess.run([str(exe), *shlex.split(command)[1:], "--no-progress"],
