@@ -16,6 +16,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from .._infra.cli import check_output_dir
+from .._infra.io import write_set
 from .._infra.validate import check_int, check_real
 from ..gaussian.phase import PHASE_BAND, octave_ratios
 from ..models.hf_config import HFScheme, from_hf_config
@@ -88,9 +90,6 @@ class HFReport:
         """Publish ``stem.md`` (this verdict, its assumptions and the octaves, then the
         analysis report), ``stem_octaves.csv`` and the analysis report's figure, tables and
         metadata into ``out_dir`` as one atomic set; return the paths by file name."""
-        from .._infra.cli import check_output_dir
-        from .._infra.io import write_set
-
         check_output_dir(out_dir)
         writers = self.analysis.writers(stem)
         text = self.markdown()

@@ -29,10 +29,9 @@ def _handler(args) -> int:
                                "per head; a config's scheme is the same on every head")
         from ..analysis.hf import hf_report  # the analysis layer: not for --help
 
-        n_ctx = 2**20 if args.n_ctx is None else args.n_ctx
-        n_max = 1e6 if args.n_ctx is None else args.n_ctx  # --n-ctx: the octaves out to it
-        report = hf_report(args.hf_config, quick=args.quick, seed=args.seed, n_ctx=n_ctx,
-                           n_max=n_max)
+        # --n-ctx: the analysis's context and the octaves out to it (else hf_report's defaults)
+        given = {} if args.n_ctx is None else {"n_ctx": args.n_ctx, "n_max": args.n_ctx}
+        report = hf_report(args.hf_config, quick=args.quick, seed=args.seed, **given)
         stem = "hf_" + re.sub(r"[^A-Za-z0-9_.-]+", "_", report.scheme.name or "config")
         paths = report.write(args.out, stem)
         print(report.line())
@@ -44,8 +43,8 @@ def _handler(args) -> int:
 
     if args.head is not None:
         name = f"{name}_head{args.head}"
-    report = analyze(transform, n_ctx=2**20 if args.n_ctx is None else args.n_ctx,
-                     seed=args.seed, quick=args.quick,
+    given = {} if args.n_ctx is None else {"n_ctx": args.n_ctx}  # else analyze()'s default
+    report = analyze(transform, **given, seed=args.seed, quick=args.quick,
                      zoo=not args.no_zoo, name=name, head=args.head)
     stem = "analysis_" + re.sub(r"[^A-Za-z0-9_.-]+", "_", name)
     paths = report.write(args.out, stem)
