@@ -1,4 +1,5 @@
 """Torch-free CPU attention reference: FlexAttention-style ``attention`` (dense or streaming),
+a layer's logit law with its soft cap and sliding window (:class:`LayerScoreMod`),
 position encodings (RoPE, p-RoPE, NoPE; NTK, dynamic NTK and YaRN in :mod:`.rope_scaling`,
 transformers' other scalings in :mod:`.rope_variants`), QK-norm, and a minimal decoder with an
 InAttention variant. The logit transforms are the package's :mod:`sia_theory.transforms`
@@ -16,6 +17,7 @@ from .core import (
     attention_scores,
     merge_partials,
 )
+from .layer_mod import LayerScoreMod, layer_score_mod
 from .model import Decoder, DecoderConfig
 from .positional import (
     P_ROPE_SI_BASE,
@@ -47,6 +49,6 @@ __all__ = ["DEFAULT_BLOCK_SIZE", "attention", "attention_dense", "attention_part
            "DynamicNTKRoPE", "dynamic_ntk_base", "LinearRoPE",
            "LongRoPE", "ProportionalRoPE",
            "Decoder",
-           "DecoderConfig", "DecodingCache", "QueryStats"]
+           "DecoderConfig", "DecodingCache", "QueryStats", "LayerScoreMod", "layer_score_mod"]
 
 __getattr__ = moved_names(__name__)  # from_rope_parameters is sia_theory.schemes' (removed in 0.5)
