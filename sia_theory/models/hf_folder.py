@@ -38,42 +38,112 @@ from pathlib import Path
 
 import numpy as np
 
+from .._infra.validate import check_int, check_real
 from .llama import LlamaConfig
 
 __all__ = ["read_hf_folder", "hf_config", "hf_shapes", "to_gguf_rows", "read_safetensors",
-           "DTYPES", "LAYER_NAMES", "tensor_names", "Architecture", "ARCHITECTURES"]
+           "DTYPES", "LAYER_NAMES", "NORM_NAMES", "tensor_names", "Architecture",
+           "ARCHITECTURES"]
 
 
 @dataclass(frozen=True)
 class Architecture:
-    """What a ``model_type`` adds to the LLaMA layout (transformers' attention module).
+    """What a ``model_type`` changes in the LLaMA layout, as data (transformers' modules).
 
     Parameters
     ----------
     qkv_bias : bool
         Biases on the ``q``/``k``/``v`` projections (``Qwen2Attention``: ``bias=True``).
-    qk_norm : bool
-        RMSNorm gains ``(head_dim,)`` on each head of ``q`` and ``k`` before RoPE
-        (``Qwen3Attention.q_norm``, ``k_norm``); ``head_dim`` must be given.
+    qk_norm : str or None
+        RMSNorm gains on ``q`` and ``k`` before RoPE: ``"head"``, ``(head_dim,)`` on each head
+        (``Qwen3Attention``, ``Gemma3Attention``: ``q_norm``, ``k_norm``); ``"projection"``,
+        ``(heads·head_dim,)`` over the whole projection (``Olmo2Attention``); ``None``.
     window : str or None
-        How the config sets a sliding window: ``"config"`` (``sliding_window``, every layer),
-        ``"layers"`` (``use_sliding_window``, ``max_window_layers``, ``layer_types``), ``None``.
+        How the config sets a sliding window: ``"config"`` (``sliding_window``, every layer:
+        Mistral, Phi-3), ``"layers"`` (``use_sliding_window``, ``max_window_layers``,
+        ``layer_types``: Qwen2/Qwen3), ``"types"`` (``layer_types``, default every
+        ``pattern``-th layer full: Gemma-2/3), ``None``.
     unimplemented : tuple of str
-        Boolean keys the architecture reads that the model does not implement (refused when
-        true): ``attention_bias`` also puts a bias on ``o_proj``; ``mlp_bias``.
+        Keys the architecture reads that the model does not implement, refused when true:
+        ``attention_bias`` (biases on every attention projection, ``o_proj`` included),
+        ``mlp_bias``, ``use_bidirectional_attention`` (Gemma's non-causal mode).
+    norms : str
+        The block's RMSNorms: ``"pre"`` (``input_layernorm`` before attention,
+        ``post_attention_layernorm`` before the MLP: LLaMA), ``"post"``
+        (``post_attention_layernorm`` and ``post_feedforward_layernorm`` on the attention and
+        MLP outputs, no pre-norms: ``Olmo2DecoderLayer``), ``"sandwich"`` (both, with
+        ``pre_feedforward_layernorm``: ``Gemma2DecoderLayer``, ``Gemma3DecoderLayer``).
+    fused : bool
+        ``self_attn.qkv_proj`` and ``mlp.gate_up_proj`` in place of the separate projections
+        (``Phi3Attention``, ``Phi3MLP``; split here: q, k, v rows; gate then up).
+    norm_offset : float
+        Added to every RMSNorm gain: Gemma's ``(1 + weight)``, computed in float32 as
+        ``Gemma2RMSNorm.forward`` does (``1.0 + self.weight.float()``).
+    activation_key, activation : str
+        The config key of the MLP activation and the one value the model runs
+        (``"silu"``: SwiGLU; ``"gelu_pytorch_tanh"``: GeGLU, Gemma's ``hidden_activation``).
+    head_dim_default : int or None
+        transformers' ``head_dim`` when the config omits it, where it is not
+        ``hidden_size / num_attention_heads`` (Qwen3 128, Gemma 256): such a config is refused
+        rather than guessed.
+    multipliers : bool
+        Granite's ``embedding_multiplier``, ``residual_multiplier`` and ``logits_scaling``
+        (``GraniteModel``, ``GraniteDecoderLayer``, ``GraniteForCausalLM``).
+    embed_sqrt : bool
+        Embeddings times ``√hidden_size`` in the compute dtype (``Gemma2TextScaledWordEmbedding``).
+    attn_softcap, final_softcap : bool
+        The model applies ``attn_logit_softcapping`` (Gemma-2; Gemma-3's attention does not pass
+        it) and ``final_logit_softcapping`` (Gemma-2/3).
+    pattern_key : str or None
+        The config key of the sliding pattern when ``layer_types`` is absent (Gemma-3's
+        ``sliding_window_pattern``).
+    defaults : tuple of (key, value)
+        transformers' config defaults of the keys read, where they differ from LLaMA's.
     """
 
     qkv_bias: bool = False
-    qk_norm: bool = False
+    qk_norm: str | None = None
     window: str | None = None
     unimplemented: tuple = ()
+    norms: str = "pre"
+    fused: bool = False
+    norm_offset: float = 0.0
+    activation_key: str = "hidden_act"
+    activation: str = "silu"
+    head_dim_default: int | None = None
+    multipliers: bool = False
+    embed_sqrt: bool = False
+    attn_softcap: bool = False
+    final_softcap: bool = False
+    pattern_key: str | None = None
+    defaults: tuple = ()
 
 
+_GEMMA = {"window": "types", "unimplemented": ("attention_bias", "use_bidirectional_attention"),
+          "norms": "sandwich", "norm_offset": 1.0, "activation_key": "hidden_activation",
+          "activation": "gelu_pytorch_tanh", "head_dim_default": 256, "embed_sqrt": True,
+          "final_softcap": True}
 ARCHITECTURES = {
     "llama": Architecture(unimplemented=("attention_bias", "mlp_bias")),
-    "mistral": Architecture(window="config"),
-    "qwen2": Architecture(qkv_bias=True, window="layers"),
-    "qwen3": Architecture(qk_norm=True, window="layers", unimplemented=("attention_bias",)),
+    "mistral": Architecture(window="config", defaults=(("sliding_window", 4096),)),
+    "qwen2": Architecture(qkv_bias=True, window="layers",
+                          defaults=(("sliding_window", 4096), ("max_window_layers", 28))),
+    "qwen3": Architecture(qk_norm="head", window="layers", unimplemented=("attention_bias",),
+                          head_dim_default=128,
+                          defaults=(("sliding_window", 4096), ("max_window_layers", 28))),
+    "phi3": Architecture(window="config", fused=True, defaults=(("rms_norm_eps", 1e-5),)),
+    "olmo2": Architecture(qk_norm="projection", norms="post", unimplemented=("attention_bias",),
+                          defaults=(("rms_norm_eps", 1e-5),)),
+    "granite": Architecture(unimplemented=("attention_bias", "mlp_bias"), multipliers=True),
+    "gemma2": Architecture(**_GEMMA, attn_softcap=True, defaults=(
+        ("sliding_window", 4096), ("attn_logit_softcapping", 50.0),
+        ("final_logit_softcapping", 30.0), ("tie_word_embeddings", True),
+        ("hidden_activation", "gelu_pytorch_tanh"))),
+    "gemma3_text": Architecture(**_GEMMA, qk_norm="head", pattern_key="sliding_window_pattern",
+                                defaults=(("sliding_window", 4096),
+                                          ("tie_word_embeddings", True),
+                                          ("hidden_activation", "gelu_pytorch_tanh"),
+                                          ("sliding_window_pattern", 6))),
 }
 """``model_type`` → :class:`Architecture`: the Hugging Face folders :func:`read_hf_folder`
 reads."""
@@ -86,6 +156,17 @@ LAYER_NAMES = {"input_layernorm": "attn_norm", "post_attention_layernorm": "ffn_
           "mlp.gate_proj": "ffn_gate", "mlp.up_proj": "ffn_up", "mlp.down_proj": "ffn_down"}
 """A transformers LLaMA layer's weight names (``model.layers.<i>.<name>.weight``) → the GGUF
 names (``blk.<i>.<name>.weight``) that :class:`~.llama.LlamaModel` reads."""
+NORM_NAMES = {
+    "pre": {"input_layernorm": "attn_norm", "post_attention_layernorm": "ffn_norm"},
+    "post": {"post_attention_layernorm": "post_attention_norm",
+             "post_feedforward_layernorm": "post_ffw_norm"},
+    "sandwich": {"input_layernorm": "attn_norm", "post_attention_layernorm": "post_attention_norm",
+                 "pre_feedforward_layernorm": "ffn_norm",
+                 "post_feedforward_layernorm": "post_ffw_norm"},
+}
+""":attr:`Architecture.norms` → its layer norms' transformers names → llama.cpp's GGUF names
+(``convert_hf_to_gguf.py``'s tensor map: OLMo-2's and Gemma-2's ``post_attention_norm``,
+``post_ffw_norm``)."""
 
 
 def tensor_names(n_layers: int) -> dict:
@@ -131,69 +212,115 @@ def read_safetensors(path) -> dict:
     return tensors
 
 
-def _window(config: dict, arch: Architecture, n_layers: int) -> int | None:
-    """The sliding window transformers applies to some layer of this config, or ``None``
-    (module docstring)."""
-    types = config.get("layer_types")
+def _window(cfg: dict, arch: Architecture, n_layers: int) -> tuple:
+    """``(sliding_window, layer_types)`` as transformers applies them to this config: the
+    window of the layers that slide (``None``: none does) and the per-layer types (``None``:
+    every layer alike) (module docstring)."""
+    types = cfg.get("layer_types")
     if types is not None and (len(types) != n_layers or not set(types) <= {
             "full_attention", "sliding_attention"}):
         raise ValueError(f"config.json has layer_types {types!r}; supported: "
                          f"{n_layers} entries of 'full_attention' or 'sliding_attention'")
-    if arch.window == "config":  # Mistral: config.sliding_window on every layer
-        window = config.get("sliding_window")
-    elif arch.window == "layers" and config.get("use_sliding_window"):  # Qwen2, Qwen3
-        window = config.get("sliding_window")
-        if types is None:
-            types = ["sliding_attention" if i >= int(config.get("max_window_layers", 28))
-                     else "full_attention" for i in range(n_layers)]
-        if "sliding_attention" not in types:
+    if types is not None and "sliding_attention" in types and arch.window not in (
+            "layers", "types"):
+        raise ValueError(f"config.json has sliding_attention in layer_types, which "
+                         f"model_type {cfg['model_type']!r} does not read; supported: "
+                         "'full_attention' only")
+    window = cfg.get("sliding_window")
+    if arch.window == "config":  # Mistral, Phi-3: config.sliding_window on every layer
+        types = None
+    elif arch.window == "layers":  # Qwen2, Qwen3 (Qwen2Config.__post_init__)
+        if not cfg.get("use_sliding_window"):
             window = None
+        if types is None and window is not None:
+            first = int(cfg.get("max_window_layers"))
+            types = ["sliding_attention" if i >= first else "full_attention"
+                     for i in range(n_layers)]
+    elif arch.window == "types":  # Gemma-2/3 (Gemma2Config, Gemma3TextConfig.__post_init__)
+        if types is None:
+            pattern = int(cfg.get(arch.pattern_key, 2)) if arch.pattern_key else 2
+            types = ["sliding_attention" if (i + 1) % pattern else "full_attention"
+                     for i in range(n_layers)]
     else:
         window = None
-    if types is not None and "sliding_attention" in types and arch.window != "layers":
-        raise ValueError(f"config.json has sliding_attention in layer_types, which "
-                         f"model_type {config['model_type']!r} does not read; supported: "
-                         "'full_attention' only")
-    return None if window is None else int(window)
+    if window is None or types is not None and "sliding_attention" not in types:
+        return None, None
+    return check_int("sliding_window", window, lo=1), None if types is None else tuple(types)
+
+
+def _positive(cfg: dict, key: str, default=None):
+    """``cfg[key]`` (``default`` when absent or null) as a finite float ``> 0``, or
+    ``ValueError`` naming the key."""
+    value = cfg.get(key)
+    if value is None:
+        return default
+    return check_real(f"config.json {key}", value, lo=0, lo_open=True)
 
 
 def hf_config(config: dict) -> LlamaConfig:
     """The :class:`LlamaConfig` of a transformers config dict of a model type in
-    :data:`ARCHITECTURES`; ``ValueError`` naming the key for another architecture or a setting
-    the model does not implement (an activation other than ``silu``, the attention or MLP bias
-    flags the architecture reads, a ``layer_types`` entry other than full or sliding
-    attention). A sliding window becomes ``sliding_window`` (contexts longer than it are
-    refused when run). A scaled RoPE (``rope_scaling`` / ``rope_parameters``) is read by
-    :func:`~sia_theory.models.hf_config.from_hf_config` when the folder is loaded;
-    ``rope_base`` is its ``rope_theta``."""
+    :data:`ARCHITECTURES` (missing keys take transformers' config defaults,
+    :attr:`Architecture.defaults`); ``ValueError`` naming the key for another architecture or a
+    setting the model does not implement (another activation, the bias or bidirectional flags
+    the architecture reads, a partial rotary factor, a ``layer_types`` entry other than full or
+    sliding attention, a missing ``head_dim`` whose default is not ``hidden_size /
+    num_attention_heads``). The sliding window, soft caps and multipliers become the config's
+    fields. A scaled RoPE (``rope_scaling`` / ``rope_parameters``) and the ``q·k`` scale are
+    read by :func:`~sia_theory.models.hf_config.from_hf_config` when the folder is loaded;
+    ``rope_base`` is the (full-attention layers') ``rope_theta``."""
     kind = config.get("model_type")
     if kind not in ARCHITECTURES:
         raise ValueError(f"config.json has model_type {kind!r}; supported: "
                          f"{', '.join(map(repr, ARCHITECTURES))}")
     arch = ARCHITECTURES[kind]
+    cfg = {**dict(arch.defaults), **config}
     for key in arch.unimplemented:
-        if config.get(key):
-            raise ValueError(f"config.json sets {key}={config[key]!r}, which the model does not "
+        if cfg.get(key):
+            raise ValueError(f"config.json sets {key}={cfg[key]!r}, which the model does not "
                              "implement; supported: null/false")
-    if config.get("hidden_act", "silu") != "silu":
-        raise ValueError(f"config.json has hidden_act {config['hidden_act']!r}; supported: "
-                         "'silu' (the SwiGLU MLP)")
-    heads = int(config["num_attention_heads"])
-    d_model = int(config["hidden_size"])
-    if arch.qk_norm and config.get("head_dim") is None:
+    act = cfg.get(arch.activation_key) or arch.activation
+    if act != arch.activation:
+        raise ValueError(f"config.json has {arch.activation_key} {act!r}; supported: "
+                         f"{arch.activation!r} (model_type {kind!r}'s gated MLP)")
+    rope = cfg.get("rope_parameters") or cfg.get("rope_scaling") or {}
+    if rope and all(isinstance(v, dict) for v in rope.values()):  # per layer type (Gemma-3)
+        rope = rope.get("full_attention") or {}
+    partial = rope.get("partial_rotary_factor", cfg.get("partial_rotary_factor"))
+    if partial is not None and partial != 1:
+        raise ValueError(f"config.json has partial_rotary_factor {partial!r}, which the model "
+                         "does not implement (it rotates every dimension); supported: 1.0")
+    heads = int(cfg["num_attention_heads"])
+    d_model = int(cfg["hidden_size"])
+    if arch.head_dim_default is not None and cfg.get("head_dim") is None:
         raise ValueError(f"config.json of model_type {kind!r} lacks head_dim (transformers then "
-                         "takes 128, not hidden_size / num_attention_heads): give it")
-    n_layers = int(config["num_hidden_layers"])
+                         f"takes {arch.head_dim_default}, not hidden_size / "
+                         "num_attention_heads): give it")
+    n_layers = int(cfg["num_hidden_layers"])
+    window, types = _window(cfg, arch, n_layers)
+    embedding_scale = residual_scale = logit_divisor = 1.0
+    if arch.multipliers:  # Granite
+        embedding_scale = _positive(cfg, "embedding_multiplier", 1.0)
+        residual_scale = _positive(cfg, "residual_multiplier", 1.0)
+        logit_divisor = _positive(cfg, "logits_scaling", 1.0)
+    if arch.embed_sqrt:  # Gemma
+        embedding_scale = d_model ** 0.5
     return LlamaConfig(n_layers=n_layers, d_model=d_model, n_heads=heads,
-                       n_kv_heads=int(config.get("num_key_value_heads") or heads),
-                       ffn=int(config["intermediate_size"]),
-                       rope_base=float((config.get("rope_parameters") or {}).get(
-                           "rope_theta", config.get("rope_theta", 10000.0))),
-                       rms_eps=float(config.get("rms_norm_eps", 1e-6)),
-                       context_length=int(config.get("max_position_embeddings", 2048)),
-                       vocab_size=int(config["vocab_size"]),
-                       head_dim=int(config.get("head_dim") or d_model // heads),
-                       sliding_window=_window(config, arch, n_layers))
+                       n_kv_heads=int(cfg.get("num_key_value_heads") or heads),
+                       ffn=int(cfg["intermediate_size"]),
+                       rope_base=float(rope.get("rope_theta", cfg.get("rope_theta", 10000.0))),
+                       rms_eps=float(cfg.get("rms_norm_eps", 1e-6)),
+                       context_length=int(cfg.get("max_position_embeddings", 2048)),
+                       vocab_size=int(cfg["vocab_size"]),
+                       head_dim=int(cfg.get("head_dim") or d_model // heads),
+                       sliding_window=window, layer_types=types,
+                       attn_softcap=(_positive(cfg, "attn_logit_softcapping")
+                                     if arch.attn_softcap else None),
+                       final_softcap=(_positive(cfg, "final_logit_softcapping")
+                                      if arch.final_softcap else None),
+                       embedding_scale=embedding_scale, residual_scale=residual_scale,
+                       logit_divisor=logit_divisor,
+                       activation="gelu_tanh" if arch.activation == "gelu_pytorch_tanh"
+                       else "silu")
 
 
 def to_gguf_rows(weight: np.ndarray, n_heads: int) -> np.ndarray:
@@ -208,29 +335,42 @@ def to_gguf_rows(weight: np.ndarray, n_heads: int) -> np.ndarray:
 def hf_shapes(config: LlamaConfig, model_type: str = "llama") -> dict:
     """Every transformers tensor name of a ``model_type`` checkpoint with ``config`` →
     ``(GGUF name, shape, the config's reason for it)`` (``lm_head.weight`` is optional: an
-    untied head)."""
+    untied head). Phi-3's fused tensors get the names ``attn_qkv`` and ``ffn_gate_up``, split
+    by :func:`read_hf_folder`."""
     arch = ARCHITECTURES[model_type]
     d, ffn, dim = config.d_model, config.ffn, config.head_dim
     q, kv = config.n_heads * dim, config.n_kv_heads * dim
     why_q = f"num_attention_heads {config.n_heads} × head_dim {dim}"
     why_kv = f"num_key_value_heads {config.n_kv_heads} × head_dim {dim}"
     why_d, why_f = f"hidden_size {d}", f"intermediate_size {ffn}"
-    layer = {"input_layernorm.weight": ("attn_norm.weight", (d,), why_d),
-             "post_attention_layernorm.weight": ("ffn_norm.weight", (d,), why_d),
-             "self_attn.q_proj.weight": ("attn_q.weight", (q, d), f"{why_q}, {why_d}"),
-             "self_attn.k_proj.weight": ("attn_k.weight", (kv, d), f"{why_kv}, {why_d}"),
-             "self_attn.v_proj.weight": ("attn_v.weight", (kv, d), f"{why_kv}, {why_d}"),
-             "self_attn.o_proj.weight": ("attn_output.weight", (d, q), f"{why_d}, {why_q}"),
-             "mlp.gate_proj.weight": ("ffn_gate.weight", (ffn, d), f"{why_f}, {why_d}"),
-             "mlp.up_proj.weight": ("ffn_up.weight", (ffn, d), f"{why_f}, {why_d}"),
-             "mlp.down_proj.weight": ("ffn_down.weight", (d, ffn), f"{why_d}, {why_f}")}
+    layer = {f"{hf}.weight": (f"{name}.weight", (d,), why_d)
+             for hf, name in NORM_NAMES[arch.norms].items()}
+    if arch.fused:  # Phi-3
+        layer.update({
+            "self_attn.qkv_proj.weight": ("attn_qkv.weight", (q + 2 * kv, d),
+                                          f"{why_q} + 2 × {why_kv}, {why_d}"),
+            "mlp.gate_up_proj.weight": ("ffn_gate_up.weight", (2 * ffn, d),
+                                        f"2 × {why_f}, {why_d}")})
+    else:
+        layer.update({
+            "self_attn.q_proj.weight": ("attn_q.weight", (q, d), f"{why_q}, {why_d}"),
+            "self_attn.k_proj.weight": ("attn_k.weight", (kv, d), f"{why_kv}, {why_d}"),
+            "self_attn.v_proj.weight": ("attn_v.weight", (kv, d), f"{why_kv}, {why_d}"),
+            "mlp.gate_proj.weight": ("ffn_gate.weight", (ffn, d), f"{why_f}, {why_d}"),
+            "mlp.up_proj.weight": ("ffn_up.weight", (ffn, d), f"{why_f}, {why_d}")})
+    layer.update({
+        "self_attn.o_proj.weight": ("attn_output.weight", (d, q), f"{why_d}, {why_q}"),
+        "mlp.down_proj.weight": ("ffn_down.weight", (d, ffn), f"{why_d}, {why_f}")})
     if arch.qkv_bias:
         layer.update({"self_attn.q_proj.bias": ("attn_q.bias", (q,), why_q),
                       "self_attn.k_proj.bias": ("attn_k.bias", (kv,), why_kv),
                       "self_attn.v_proj.bias": ("attn_v.bias", (kv,), why_kv)})
-    if arch.qk_norm:
+    if arch.qk_norm == "head":
         layer.update({"self_attn.q_norm.weight": ("attn_q_norm.weight", (dim,), f"head_dim {dim}"),
                       "self_attn.k_norm.weight": ("attn_k_norm.weight", (dim,), f"head_dim {dim}")})
+    elif arch.qk_norm == "projection":
+        layer.update({"self_attn.q_norm.weight": ("attn_q_norm.weight", (q,), why_q),
+                      "self_attn.k_norm.weight": ("attn_k_norm.weight", (kv,), why_kv)})
     why_v = f"vocab_size {config.vocab_size}, {why_d}"
     shapes = {"model.embed_tokens.weight": ("token_embd.weight", (config.vocab_size, d), why_v),
               "model.norm.weight": ("output_norm.weight", (d,), why_d),
@@ -239,6 +379,24 @@ def hf_shapes(config: LlamaConfig, model_type: str = "llama") -> dict:
         for hf_name, (name, shape, why) in layer.items():
             shapes[f"model.layers.{i}.{hf_name}"] = (f"blk.{i}.{name}", shape, why)
     return shapes
+
+
+def _split(name: str, weight: np.ndarray, config: LlamaConfig) -> list:
+    """``[(GGUF name, weight)]``: Phi-3's fused ``attn_qkv`` as ``attn_q``, ``attn_k``,
+    ``attn_v`` (``Phi3Attention.forward``: q, then k, then v rows) and ``ffn_gate_up`` as
+    ``ffn_gate``, ``ffn_up`` (``Phi3MLP.forward``: ``gate, up = chunk(2)``); others as they
+    are."""
+    prefix, part = name.rsplit(".", 2)[0], name.split(".")[-2]
+    if part == "attn_qkv":
+        q = config.n_heads * config.head_dim
+        kv = config.n_kv_heads * config.head_dim
+        return [(f"{prefix}.attn_q.weight", weight[:q]),
+                (f"{prefix}.attn_k.weight", weight[q:q + kv]),
+                (f"{prefix}.attn_v.weight", weight[q + kv:])]
+    if part == "ffn_gate_up":
+        return [(f"{prefix}.ffn_gate.weight", weight[:config.ffn]),
+                (f"{prefix}.ffn_up.weight", weight[config.ffn:])]
+    return [(name, weight)]
 
 
 def read_hf_folder(folder) -> tuple[LlamaConfig, dict]:
@@ -272,6 +430,8 @@ def read_hf_folder(folder) -> tuple[LlamaConfig, dict]:
         hf.update(part)
         origin.update(dict.fromkeys(part, file.name))
     kind = raw["model_type"]
+    arch = ARCHITECTURES[kind]
+    tied = {**dict(arch.defaults), **raw}.get("tie_word_embeddings", False)
     tensors = {}
     for hf_name, (name, shape, why) in hf_shapes(config, kind).items():
         if hf_name not in hf:
@@ -287,16 +447,20 @@ def read_hf_folder(folder) -> tuple[LlamaConfig, dict]:
             raise ValueError(f"{folder / origin[hf_name]}: tensor {hf_name!r} holds {bad} "
                              "non-finite values (NaN or infinity); a checkpoint's weights must "
                              "be finite")
-        if hf_name == "lm_head.weight" and raw.get("tie_word_embeddings", False):
+        if hf_name == "lm_head.weight" and tied:
             continue  # a tied head: the embedding serves (the saved copy is not read)
-        part = name.split(".")[-2]  # blk.<i>.<part>.weight|bias
-        if part in ("attn_q", "attn_k"):  # llama.cpp's q/k row order, biases alike
-            heads = config.n_heads if part == "attn_q" else config.n_kv_heads
-            weight = (to_gguf_rows(weight, heads) if weight.ndim == 2
-                      else to_gguf_rows(weight[:, None], heads)[:, 0])
-        elif part in ("attn_q_norm", "attn_k_norm"):  # the rows of one head
-            weight = to_gguf_rows(weight[:, None], 1)[:, 0]
-        tensors[name] = weight
+        for gguf_name, tensor in _split(name, weight, config):
+            part = gguf_name.split(".")[-2]  # blk.<i>.<part>.weight|bias
+            if arch.norm_offset and part.endswith("norm"):  # Gemma: 1 + w, in float32
+                tensor = np.float32(arch.norm_offset) + tensor.astype(np.float32)
+            if part in ("attn_q", "attn_k"):  # llama.cpp's q/k row order, biases alike
+                heads = config.n_heads if part == "attn_q" else config.n_kv_heads
+                tensor = (to_gguf_rows(tensor, heads) if tensor.ndim == 2
+                          else to_gguf_rows(tensor[:, None], heads)[:, 0])
+            elif part in ("attn_q_norm", "attn_k_norm"):  # one head's rows, or every head's
+                heads = 1 if tensor.size == config.head_dim else tensor.size // config.head_dim
+                tensor = to_gguf_rows(tensor[:, None], heads)[:, 0]
+            tensors[gguf_name] = tensor
     unused = sorted(k for k in hf if not k.endswith("rotary_emb.inv_freq"))
     if unused:
         raise ValueError(f"{folder} holds tensors the {kind} architecture does not use: "

@@ -29,6 +29,7 @@ continue whatever the cache holds (empty for a prefill).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -36,11 +37,27 @@ from .._infra.memory import check_memory
 from .._infra.parallel import available_workers
 from ..attention.cache import DecodingCache
 from ..attention.core import cached_attention
+from ..attention.layer_mod import layer_score_mod
 from ..attention.positional import RoPE
-from .kv_cache import ModelCache
+from .kv_cache import ModelCache, same
 from .readouts import HEAD_ROWS, Readouts, row_blocks, run_rows
 
-__all__ = ["LlamaConfig", "LlamaModel", "unpermute_rope_rows", "ROWS"]
+__all__ = ["LlamaConfig", "LlamaModel", "LayerDefault", "unpermute_rope_rows", "ROWS",
+           "LAYER_TYPES", "ACTIVATIONS"]
+
+LAYER_TYPES = ("full_attention", "sliding_attention")
+"""The ``layer_types`` entries the model runs (transformers' names)."""
+ACTIVATIONS = ("silu", "gelu_tanh")
+"""The MLP gate activations: SwiGLU's ``silu`` and GeGLU's tanh-approximated ``gelu``."""
+
+
+class LayerDefault(NamedTuple):
+    """What one layer runs when a call passes no ``position`` / ``score_mod``: its position
+    encoding and its logit law (``None``: ``q·k/√D`` as is). The layer's soft cap and sliding
+    window are the architecture's (:class:`LlamaConfig`) and apply whatever the call passes."""
+
+    position: object
+    score_mod: object = None
 
 # Token rows per task of the projections and MLP: bounds the temporaries of a long prefill
 # ((rows, 2·ffn) per worker) while keeping the products large enough for BLAS.
@@ -69,11 +86,30 @@ class LlamaConfig:
     head_dim : int, optional
         Dimension of one head (default ``d_model // n_heads``; Qwen3 sets its own).
     sliding_window : int, optional
-        A sliding-window attention span (Mistral, Qwen2/Qwen3 with ``use_sliding_window``):
-        transformers' mask keeps key ``j`` for query ``i`` when ``i - j < sliding_window``, so a
-        context of at most ``sliding_window`` tokens is unaffected. The model has no window in
-        its mask: a longer context is refused (:meth:`LlamaModel.forward_hidden`). ``None``: no
-        window.
+        The sliding-window span of the layers that slide (Mistral, Phi-3: every layer; Qwen2/
+        Qwen3 with ``use_sliding_window``, Gemma-2/3: the layers ``layer_types`` marks
+        ``sliding_attention``): key ``j`` is kept for query ``i`` when ``i - j <
+        sliding_window`` (transformers ``masking_utils.py``, ``sliding_window_overlay``),
+        in prefill and KV-cache decoding alike. ``None``: no window.
+    layer_types : tuple of str, optional
+        One entry per layer, ``"full_attention"`` or ``"sliding_attention"``; ``None``: every
+        layer slides when ``sliding_window`` is set (:meth:`window_of`).
+    attn_softcap : float, optional
+        Gemma-2's ``attn_logit_softcapping``: the scaled logits become ``cap·tanh(x/cap)``
+        before the mask, in every layer; ``None``: no cap.
+    final_softcap : float, optional
+        Gemma-2/3's ``final_logit_softcapping`` on the output logits; ``None``: no cap.
+    embedding_scale : float
+        Multiplier of the token embeddings, in the compute dtype (Gemma's ``√hidden_size``,
+        Granite's ``embedding_multiplier``; default 1).
+    residual_scale : float
+        Multiplier of each block's attention and MLP outputs before they join the residual
+        stream (Granite's ``residual_multiplier``; default 1).
+    logit_divisor : float
+        The output logits are divided by it (Granite's ``logits_scaling``; default 1).
+    activation : str
+        The gate's activation: ``"silu"`` (SwiGLU, default) or ``"gelu_tanh"`` (GeGLU with
+        the tanh approximation of GELU, transformers' ``gelu_pytorch_tanh``: Gemma).
     """
 
     n_layers: int
@@ -87,10 +123,32 @@ class LlamaConfig:
     vocab_size: int
     head_dim: int | None = None
     sliding_window: int | None = None
+    layer_types: tuple | None = None
+    attn_softcap: float | None = None
+    final_softcap: float | None = None
+    embedding_scale: float = 1.0
+    residual_scale: float = 1.0
+    logit_divisor: float = 1.0
+    activation: str = "silu"
 
     def __post_init__(self):
         if self.head_dim is None:
             object.__setattr__(self, "head_dim", self.d_model // self.n_heads)
+        if self.layer_types is not None:
+            types = tuple(self.layer_types)
+            if len(types) != self.n_layers or not set(types) <= set(LAYER_TYPES):
+                raise ValueError(f"layer_types must hold n_layers = {self.n_layers} entries of "
+                                 f"{' or '.join(map(repr, LAYER_TYPES))}, got {types!r}")
+            object.__setattr__(self, "layer_types", types)
+        if self.activation not in ACTIVATIONS:
+            raise ValueError(f"activation must be one of {', '.join(map(repr, ACTIVATIONS))}, "
+                             f"got {self.activation!r}")
+
+    def window_of(self, layer: int) -> int | None:
+        """The sliding window of layer ``layer`` (``None``: it attends to the whole context)."""
+        if self.layer_types is not None and self.layer_types[layer] != "sliding_attention":
+            return None
+        return self.sliding_window
 
     @classmethod
     def from_metadata(cls, meta: dict) -> LlamaConfig:
@@ -144,14 +202,22 @@ class _Layer:
     """One decoder block's weights, stored ``(in, out)`` and fused for fewer, larger products.
 
     Optional tensors, used when present (llama.cpp's names): the ``q``/``k``/``v`` biases
-    ``blk.<i>.attn_{q,k,v}.bias`` (Qwen2), added to the projections, and the per-head RMSNorm
-    gains ``blk.<i>.attn_{q,k}_norm.weight`` ``(D,)`` (Qwen3), applied to each head of ``q`` and
-    ``k`` before the position encoding. Like the ``q``/``k`` rows, the ``q``/``k`` biases and
-    the norm gains are in llama.cpp's interleaved order and are un-permuted here."""
+    ``blk.<i>.attn_{q,k,v}.bias`` (Qwen2), added to the projections; the RMSNorm gains
+    ``blk.<i>.attn_{q,k}_norm.weight`` on ``q`` and ``k`` before the position encoding, either
+    ``(D,)`` over each head (Qwen3, Gemma-3) or ``(H·D,)`` / ``(Hkv·D,)`` over the whole
+    projection (OLMo-2); and the four block norms: ``attn_norm`` before attention and
+    ``ffn_norm`` before the MLP (absent in OLMo-2), ``post_attention_norm`` and ``post_ffw_norm``
+    on the attention and MLP outputs before they join the residual stream (OLMo-2, Gemma-2/3).
+    Like the ``q``/``k`` rows, the ``q``/``k`` biases and norm gains are in llama.cpp's
+    interleaved order and are un-permuted here."""
 
     def __init__(self, tensors, i, config, dtype):
         def get(name, kind="weight"):
             return tensors[f"blk.{i}.{name}.{kind}"]
+
+        def optional(name):
+            key = f"blk.{i}.{name}.weight"
+            return tensors[key].astype(dtype) if key in tensors else None
 
         def half_split(vector, heads):  # a q/k bias or norm gain: rows of one column
             return unpermute_rope_rows(vector[:, None], heads)[:, 0].astype(dtype)
@@ -163,12 +229,16 @@ class _Layer:
             self.b_qkv = np.concatenate([half_split(get("attn_q", "bias"), config.n_heads),
                                          half_split(get("attn_k", "bias"), config.n_kv_heads),
                                          get("attn_v", "bias").astype(dtype)])
-        self.q_norm = self.k_norm = None  # (D,) each
+        self.q_norm = self.k_norm = None  # (D,) each, or (H·D,) and (Hkv·D,)
         if f"blk.{i}.attn_q_norm.weight" in tensors:
-            self.q_norm = half_split(get("attn_q_norm"), 1)
-            self.k_norm = half_split(get("attn_k_norm"), 1)
-        self.attn_norm = get("attn_norm").astype(dtype)  # (d,)
-        self.ffn_norm = get("ffn_norm").astype(dtype)  # (d,)
+            q_gain, k_gain = get("attn_q_norm"), get("attn_k_norm")
+            whole = q_gain.size != config.head_dim  # over the whole projection (OLMo-2)
+            self.q_norm = half_split(q_gain, config.n_heads if whole else 1)
+            self.k_norm = half_split(k_gain, config.n_kv_heads if whole else 1)
+        self.attn_norm = optional("attn_norm")  # (d,) or None
+        self.ffn_norm = optional("ffn_norm")  # (d,) or None
+        self.post_attn_norm = optional("post_attention_norm")  # (d,) or None
+        self.post_ffn_norm = optional("post_ffw_norm")  # (d,) or None
         self.w_qkv = np.ascontiguousarray(
             np.concatenate([w_q, w_k, get("attn_v")]).T, dtype=dtype)  # (d, (H + 2Hkv)·D)
         self.w_o = np.ascontiguousarray(get("attn_output").T, dtype=dtype)  # (H·D, d)
@@ -182,11 +252,16 @@ class LlamaModel(Readouts):
 
     Token ids are integer sequences (lists or 1-D arrays) in ``[0, vocab_size)``. Every method
     accepts ``score_mod`` (``None``, a Transform such as a zoo member, or a FlexAttention
-    callable; ``None`` = as trained: ``default_score_mod``, ``None`` but for a checkpoint whose
-    config scales the logits, such as YaRN's attention factor) and ``position`` (``None`` =
-    as trained, ``default_position``: RoPE of base ``config.rope_base``, or the scaled RoPE a
-    Hugging Face config sets; or any ``encoding(x, positions)`` of the reference such as
-    ``RoPE(base)``, ``NTKRoPE(...)``).
+    callable) and ``position`` (any ``encoding(x, positions)`` of the reference such as
+    ``RoPE(base)``, ``NTKRoPE(...)``). ``None`` = as trained, layer by layer:
+    :attr:`layer_defaults` holds each layer's :class:`LayerDefault` ``(position, score_mod)``
+    (RoPE of base ``config.rope_base`` and no logit law for a GGUF file; for a Hugging Face
+    folder, the encoding and logit law its config gives that layer's type: the scaled RoPE,
+    YaRN's attention factor, Gemma's ``query_pre_attn_scalar``, Gemma-3's local RoPE base on
+    its sliding layers). A value given replaces the default in every layer. The soft cap and
+    the sliding window of a layer (``config.attn_softcap``, :meth:`LlamaConfig.window_of`) are
+    the architecture's: they apply after whichever logit law runs
+    (:func:`~sia_theory.attention.layer_score_mod`).
     ``max_bytes`` (default ``None``: the memory available) bounds the working memory a call may
     plan for; a longer input raises ``ValueError`` before any work.
 
@@ -210,9 +285,35 @@ class LlamaModel(Readouts):
                               if "output.weight" in tensors else self.embedding)  # (V, d)
         self.output_norm = tensors["output_norm.weight"].astype(self.dtype)  # (d,)
         self.layers = [_Layer(tensors, i, config, self.dtype) for i in range(config.n_layers)]
-        self.default_position = RoPE(config.rope_base)
-        self.default_score_mod = None  # a checkpoint's own logit law (e.g. YaRN's factor)
+        self.layer_defaults = (LayerDefault(RoPE(config.rope_base)),) * config.n_layers
         self.max_bytes = None
+
+    @property
+    def default_position(self):
+        """The position encoding of every layer when they share one (``ValueError`` when the
+        layers differ: read :attr:`layer_defaults`); setting it sets every layer's."""
+        return self._shared_default("position")
+
+    @default_position.setter
+    def default_position(self, position):
+        self.layer_defaults = tuple(d._replace(position=position) for d in self.layer_defaults)
+
+    @property
+    def default_score_mod(self):
+        """The logit law of every layer when they share one (``ValueError`` when the layers
+        differ: read :attr:`layer_defaults`); setting it sets every layer's."""
+        return self._shared_default("score_mod")
+
+    @default_score_mod.setter
+    def default_score_mod(self, score_mod):
+        self.layer_defaults = tuple(d._replace(score_mod=score_mod) for d in self.layer_defaults)
+
+    def _shared_default(self, name):
+        values = [getattr(d, name) for d in self.layer_defaults]
+        if not all(same(v, values[0]) for v in values[1:]):
+            raise ValueError(f"the layers' default {name} differ (per-layer defaults): read "
+                             f"model.layer_defaults[i].{name}")
+        return values[0]
 
     # ---- inputs -----------------------------------------------------------------------------
     def check_ids(self, ids, name="ids") -> np.ndarray:
@@ -253,11 +354,20 @@ class LlamaModel(Readouts):
                      kv + activations + fixed + n_new * output_per_token, self.max_bytes)
 
     def new_cache(self, score_mod=None, position=None, capacity=None) -> ModelCache:
-        """An empty KV cache for this model, tied to one ``score_mod`` and ``position``."""
+        """An empty KV cache for this model, tied to one ``score_mod`` and ``position`` (each
+        ``None``: every layer's own default, :attr:`layer_defaults`); each layer's soft cap and
+        sliding window are composed in (:func:`~sia_theory.attention.layer_score_mod`)."""
+        if len(self.layer_defaults) != self.config.n_layers:
+            raise ValueError(f"model.layer_defaults must hold n_layers = {self.config.n_layers} "
+                             f"entries, got {len(self.layer_defaults)}")
         kv = DecodingCache(self.config.n_layers, "kv", capacity)
-        position = self.default_position if position is None else position
-        score_mod = self.default_score_mod if score_mod is None else score_mod
-        return ModelCache(kv, score_mod, position, self.dtype)
+        layers = [(d.position if position is None else position,
+                   d.score_mod if score_mod is None else score_mod) for d in self.layer_defaults]
+        structure = [(self.config.attn_softcap, self.config.window_of(i))
+                     for i in range(self.config.n_layers)]
+        for i, (_, law) in enumerate(layers):  # a bad score_mod refused here, by name
+            layer_score_mod(law, softcap=structure[i][0], window=structure[i][1])
+        return ModelCache(kv, None, None, self.dtype, layers, structure)
 
     # ---- the forward pass -------------------------------------------------------------------
     def _norm(self, x, gain):
@@ -277,12 +387,6 @@ class LlamaModel(Readouts):
             raise ValueError(f"cache must be a ModelCache of this model (dtype {self.dtype}), "
                              f"from model.prefill or model.new_cache")
         start = cache.length
-        window = self.config.sliding_window
-        if window is not None and start + ids.size > window:
-            raise ValueError(f"ids would make a context of {start + ids.size} tokens, longer than "
-                             f"the model's sliding_window {window}: the sliding-window mask is "
-                             f"not implemented, so only contexts of at most {window} tokens "
-                             f"(where it has no effect) are run")
         self.check_fits(start + ids.size, ids.size)
         try:
             return self._layers(ids, cache, start, capture, stop_layer)
@@ -296,11 +400,16 @@ class LlamaModel(Readouts):
         positions = np.arange(start, start + n_new)
         blocks = row_blocks(n_new, ROWS)
         x = self.embedding[ids]  # (T, d)
+        if c.embedding_scale != 1.0:  # Gemma's √d, Granite's embedding_multiplier
+            x *= self.dtype.type(c.embedding_scale)
+        residual_scale = self.dtype.type(c.residual_scale)
         qkv = np.empty((n_new, (heads + 2 * kv_heads) * dim), self.dtype)  # (T, (H + 2Hkv)·D)
         for i, layer in enumerate(self.layers):
+            position, score_mod = cache.layer(i)
 
             def project(rows, layer=layer):
-                np.matmul(self._norm(x[rows], layer.attn_norm), layer.w_qkv, out=qkv[rows])
+                h = x[rows] if layer.attn_norm is None else self._norm(x[rows], layer.attn_norm)
+                np.matmul(h, layer.w_qkv, out=qkv[rows])
                 if layer.b_qkv is not None:
                     qkv[rows] += layer.b_qkv
 
@@ -310,32 +419,61 @@ class LlamaModel(Readouts):
                 n_new, kv_heads, dim).transpose(1, 0, 2)  # (Hkv, T, D)
             v = qkv[:, (heads + kv_heads) * dim:].reshape(
                 n_new, kv_heads, dim).transpose(1, 0, 2)  # (Hkv, T, D)
-            if layer.q_norm is not None:  # RMSNorm over each head's D dimensions
+            if layer.q_norm is not None and layer.q_norm.size == dim:  # over each head's D
                 q = self._norm(q.reshape(-1, dim), layer.q_norm).reshape(heads, n_new, dim)
                 k = self._norm(k.reshape(-1, dim), layer.k_norm).reshape(kv_heads, n_new, dim)
-            q = _encode(cache.position, q, positions, self.dtype)
-            k = _encode(cache.position, k, positions, self.dtype)
+            elif layer.q_norm is not None:  # over the whole projection (OLMo-2), then split
+                q = self._norm(qkv[:, :heads * dim], layer.q_norm).reshape(
+                    n_new, heads, dim).transpose(1, 0, 2)
+                k = self._norm(qkv[:, heads * dim:(heads + kv_heads) * dim],
+                               layer.k_norm).reshape(n_new, kv_heads, dim).transpose(1, 0, 2)
+            q = _encode(position, q, positions, self.dtype)
+            k = _encode(position, k, positions, self.dtype)
             if capture is not None:
                 capture(i, q, k)
             cache.kv.append_kv(i, k[None], v[None])  # (1, Hkv, T, D) each
             if stop_layer is not None and i == stop_layer:
                 return None
             out = cached_attention(np.ascontiguousarray(q)[None], cache.kv.keys(i),
-                                   cache.kv.values(i), score_mod=cache.score_mod)[0]  # (H,T,D)
+                                   cache.kv.values(i), score_mod=score_mod)[0]  # (H, T, D)
 
             def finish(rows, layer=layer, out=out):
                 n_rows = rows.stop - rows.start
                 mixed = out[:, rows].transpose(1, 0, 2).reshape(n_rows, heads * dim)  # (n, HD)
-                x[rows] += mixed @ layer.w_o
-                x[rows] += self._mlp(self._norm(x[rows], layer.ffn_norm), layer)
+                self._residual(x, rows, mixed @ layer.w_o, layer.post_attn_norm, residual_scale)
+                h = x[rows] if layer.ffn_norm is None else self._norm(x[rows], layer.ffn_norm)
+                self._residual(x, rows, self._mlp(h, layer), layer.post_ffn_norm, residual_scale)
 
             run_rows(finish, blocks)
         return self._norm(x, self.output_norm)
 
+    def _residual(self, x, rows, update, post_norm, scale):
+        """``x[rows] += scale · post_norm(update)`` (the norm and the scale where the
+        architecture has them: OLMo-2 and Gemma's post-norms, Granite's residual_multiplier)."""
+        if post_norm is not None:
+            update = self._norm(update, post_norm)
+        if scale != 1:
+            update *= scale
+        x[rows] += update
+
     def _mlp(self, h, layer):
-        """SwiGLU: ``(silu(h W_gate) ⊙ h W_up) W_down``, in place on the (rows, 2·ffn) block."""
+        """The gated MLP ``(act(h W_gate) ⊙ h W_up) W_down``, in place on the (rows, 2·ffn)
+        block: SwiGLU (``act = silu``) or GeGLU with tanh-approximated GELU
+        (``0.5·g·(1 + tanh(√(2/π)(g + 0.044715 g³)))``, transformers' ``gelu_pytorch_tanh``)."""
         gate_up = h @ layer.w_gate_up  # (n, 2·ffn)
         gate, up = gate_up[:, :self.config.ffn], gate_up[:, self.config.ffn:]
+        if self.config.activation == "gelu_tanh":
+            inner = gate * gate  # (n, ffn)
+            inner *= self.dtype.type(0.044715)
+            inner += 1
+            inner *= gate
+            inner *= self.dtype.type(np.sqrt(2.0 / np.pi))
+            np.tanh(inner, out=inner)
+            inner += 1
+            inner *= gate
+            inner *= self.dtype.type(0.5)
+            inner *= up
+            return inner @ layer.w_down  # (n, d)
         silu = np.negative(gate)  # (n, ffn)
         with np.errstate(over="ignore"):  # exp(-g) = inf for g << 0 gives silu = -0
             np.exp(silu, out=silu)

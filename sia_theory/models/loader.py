@@ -9,6 +9,7 @@ taken and how long it took.
 
 from __future__ import annotations
 
+import json
 import os
 import time
 import warnings
@@ -20,13 +21,13 @@ from ..transforms import NoScale
 from .gguf_file import GGUFContents, check_model_file, locate_packaged_file, read_gguf
 from .gguf_llama import check_llama_gguf
 from .hf_config import from_hf_config
-from .hf_folder import read_hf_folder
-from .llama import LlamaConfig, LlamaModel
+from .hf_folder import hf_config, read_hf_folder
+from .llama import LayerDefault, LlamaConfig, LlamaModel
 from .tokenizer import Tokenizer
 from .weight_cache import cache_path, default_cache_dir, load_cached, store_cached
 
 __all__ = ["ModelSpec", "MODELS", "load_pretrained", "load_contents", "load_hf_folder",
-           "load_gguf_file"]
+           "load_gguf_file", "hf_layer_schemes"]
 
 
 @dataclass(frozen=True)
@@ -194,10 +195,12 @@ def load_hf_folder(path, dtype=np.float32):
     ``load_pretrained(folder)`` calls it.
 
     The config's RoPE (``rope_scaling`` or ``rope_parameters``: linear, dynamic, yarn,
-    longrope, llama3) and its logit factors are read by
-    :func:`~sia_theory.models.hf_config.from_hf_config` and become the model's
-    ``default_position`` and ``default_score_mod`` (what ``position=None`` and ``score_mod=None``
-    use).
+    longrope, llama3; per layer type for Gemma-3) and its logit factors (the attention factor,
+    the ``q·k`` scale: Granite's ``attention_multiplier``, Gemma's ``query_pre_attn_scalar``)
+    are read by :func:`~sia_theory.models.hf_config.from_hf_config` for each layer
+    (:func:`hf_layer_schemes`) and become the model's ``layer_defaults`` (what
+    ``position=None`` and ``score_mod=None`` use, layer by layer); the sliding window and soft
+    caps are the model's config (:func:`~.hf_folder.hf_config`).
 
     Parameters
     ----------
@@ -224,12 +227,14 @@ def load_hf_folder(path, dtype=np.float32):
     started = time.perf_counter()
     config_path = os.path.join(path, "config.json")
     # the RoPE and logit law first: an unknown rope type is refused before any tensor is read
-    scheme = from_hf_config(config_path) if os.path.isfile(config_path) else None
+    layers = (hf_layer_schemes(config_path, hf_config(_read_json(config_path)))
+              if os.path.isfile(config_path) else None)
     config, tensors = read_hf_folder(path)  # (a folder without config.json is refused here)
     model = LlamaModel(config, tensors, dtype)
-    model.default_position = scheme.encoding
-    if not isinstance(scheme.transform, NoScale):
-        model.default_score_mod = scheme.transform
+    model.layer_defaults = tuple(
+        LayerDefault(layer.encoding,
+                     None if isinstance(layer.transform, NoScale) else layer.transform)
+        for layer in layers)
     tokenizer = None
     if os.path.isfile(os.path.join(path, "tokenizer.json")):
         from tokenizers import Tokenizer as HFTokenizer  # optional dependency (the model extra)
@@ -239,6 +244,55 @@ def load_hf_folder(path, dtype=np.float32):
                        "seconds": time.perf_counter() - started,
                        "seconds_total": time.perf_counter() - started}
     return model, tokenizer
+
+
+def _read_json(path):
+    try:
+        with open(path, encoding="utf-8") as handle:
+            raw = json.load(handle)
+    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise ValueError(f"{path} is not valid JSON: {err}") from None
+    if not isinstance(raw, dict):
+        raise ValueError(f"{path} must hold a JSON object, got {type(raw).__name__}")
+    return raw
+
+
+def hf_layer_schemes(config_path, config: LlamaConfig) -> list:
+    """One scheme per layer (``.encoding``, ``.transform``: the position encoding and the logit
+    law on ``S = q·k/√D``) of the Hugging Face config at ``config_path``, whose
+    :class:`LlamaConfig` is ``config``.
+
+    :func:`~sia_theory.models.hf_config.from_hf_config` reads the config; a config whose
+    ``rope_parameters`` is a dict per layer type (Gemma-3 in transformers 5.x:
+    ``Gemma3TextConfig.convert_rope_params_to_dict``; ``rope_local_base_freq`` in older
+    configs becomes the ``sliding_attention`` entry there) is read once per type, each with its
+    own entry, and each layer takes its type's (``config.layer_types``)."""
+    scheme = from_hf_config(config_path)
+    if hasattr(scheme, "layer"):  # the reader's own per-layer description
+        return [scheme.layer(i) for i in range(config.n_layers)]
+    raw = _read_json(config_path)
+    cfg = raw.get("text_config") if isinstance(raw.get("text_config"), dict) else raw
+    rope = cfg.get("rope_parameters")
+    per_type = isinstance(rope, dict) and rope and all(isinstance(v, dict)
+                                                       for v in rope.values())
+    kind = cfg.get("model_type", raw.get("model_type"))
+    if not per_type and kind not in ("gemma3", "gemma3_text"):
+        return [scheme] * config.n_layers
+    if not per_type:  # v4 Gemma-3: rope_theta for full layers, rope_local_base_freq for sliding
+        rope = {"full_attention": {**(cfg.get("rope_scaling") or {"rope_type": "default"}),
+                                   "rope_theta": cfg.get("rope_theta", 1e6)},
+                "sliding_attention": {"rope_type": "default",
+                                      "rope_theta": cfg.get("rope_local_base_freq", 1e4)}}
+    types = config.layer_types or ("full_attention",) * config.n_layers
+    schemes = {}
+    for layer_type in set(types):
+        if layer_type not in rope:
+            raise ValueError(f"{config_path}: rope_parameters has no entry for the layer type "
+                             f"{layer_type!r} (layer_types); it has "
+                             f"{', '.join(map(repr, rope))}")
+        schemes[layer_type] = from_hf_config({**cfg, "rope_parameters": rope[layer_type],
+                                              "rope_scaling": None, "model_type": kind})
+    return [schemes[layer_type] for layer_type in types]
 
 
 def load_gguf_file(path, dtype=np.float32):

@@ -44,14 +44,28 @@ class Readouts:
 
     def _head(self, hidden):
         """Logits ``hidden @ W^T`` of the output head (the tied embedding or its own weight):
-        ``(n, vocab)``."""
+        ``(n, vocab)``, then the architecture's divisor and soft cap (:meth:`_finish_logits`)."""
         logits = np.empty((hidden.shape[0], self.config.vocab_size), self.dtype)
 
         def rows_of(rows):
             np.matmul(hidden[rows], self.output_weight.T, out=logits[rows])
+            self._finish_logits(logits[rows])
 
         run_rows(rows_of, row_blocks(hidden.shape[0], HEAD_ROWS))
         return logits
+
+    def _finish_logits(self, logits):
+        """In place: ``logits / logit_divisor`` (Granite's ``logits_scaling``), then
+        ``cap·tanh(logits/cap)`` (Gemma's ``final_logit_softcapping``), where the config sets
+        them (transformers ``GraniteForCausalLM.forward``, ``Gemma2ForCausalLM.forward``)."""
+        divisor = getattr(self.config, "logit_divisor", 1.0)
+        cap = getattr(self.config, "final_softcap", None)
+        if divisor != 1.0:
+            logits /= self.dtype.type(divisor)
+        if cap is not None:
+            logits /= self.dtype.type(cap)
+            np.tanh(logits, out=logits)
+            logits *= self.dtype.type(cap)
 
     def prefill(self, ids, score_mod=None, position=None) -> ModelCache:
         """Process ``ids`` into a new :class:`ModelCache` (its ``last_logits`` are the logits
@@ -105,6 +119,7 @@ class Readouts:
 
         def rows_of(rows):
             logits = hidden[rows] @ self.output_weight.T  # (n, vocab)
+            self._finish_logits(logits)
             logits -= logits.max(axis=1, keepdims=True)
             picked = logits[np.arange(logits.shape[0]), targets[rows]].astype(np.float64)
             np.exp(logits, out=logits)
