@@ -435,9 +435,11 @@ def read_hf_folder(folder) -> tuple[LlamaConfig, dict]:
     tensors = {}
     for hf_name, (name, shape, why) in hf_shapes(config, kind).items():
         if hf_name not in hf:
-            if hf_name == "lm_head.weight":
+            if hf_name == "lm_head.weight" and tied:
                 continue
-            raise ValueError(f"{folder} lacks the tensor {hf_name!r} of a {kind} checkpoint")
+            raise ValueError(f"{folder} lacks the tensor {hf_name!r} of a {kind} checkpoint"
+                             + (" (tie_word_embeddings is false: an untied head)"
+                                if hf_name == "lm_head.weight" else ""))
         weight = hf.pop(hf_name)
         if weight.shape != shape:
             raise ValueError(f"{folder / origin[hf_name]}: tensor {hf_name!r} has shape "
