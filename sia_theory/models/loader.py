@@ -18,7 +18,7 @@ import numpy as np
 
 from ..transforms import NoScale
 from .gguf_file import GGUFContents, check_model_file, locate_packaged_file, read_gguf
-from .gguf_llama import check_llama_gguf
+from .gguf_llama import check_llama_gguf, gguf_model
 from .hf_config import from_hf_config
 from .hf_folder import read_hf_folder
 from .llama import LlamaConfig, LlamaModel
@@ -283,7 +283,7 @@ def load_gguf_file(path, dtype=np.float32):
     found = {}
     contents = read_gguf(path, validate=lambda meta, shapes: found.setdefault(
         "config", check_llama_gguf(path, meta, shapes)))
-    model = LlamaModel(found["config"], contents.tensors, dtype)
+    model = gguf_model(path, found["config"], contents.metadata, contents.tensors, dtype)
     try:
         tokenizer = Tokenizer(contents.metadata)
     except (ValueError, KeyError) as error:
