@@ -40,17 +40,28 @@ factor on cos/sin, and every query temperature shipped models use.
   the key but does not apply it (``Gemma3Attention`` passes no ``softcap``), so a ``gemma3`` or
   ``gemma3_text`` config has no cap.
 
-The keys read are exactly those named above: ``text_config``, ``_name_or_path``,
-``model_type``, ``head_dim``, ``hidden_size``, ``num_attention_heads``, ``qk_rope_head_dim``,
-``qk_nope_head_dim``, ``partial_rotary_factor``, ``rope_parameters`` / ``rope_scaling``,
-``rope_theta``, ``max_position_embeddings``, ``original_max_position_embeddings``,
-``attn_temperature_tuning``, ``floor_scale``, ``attn_scale``, ``use_logn_attn``,
-``seq_length``, ``attn_temperature_len``, ``attention_multiplier``, ``query_pre_attn_scalar``
-and ``attn_logit_softcapping``. Any other key of the config is not read and not an error
-(configs carry many: Granite's ``embedding_multiplier``, ``residual_multiplier`` and
-``logits_scaling``, Gemma's ``final_logit_softcapping``, ... do not touch the attention
-logits). The keys of the rope dict are checked against transformers' lists (plus Mistral's
-``llama_4_scaling_beta`` and ``max_position_embeddings``, its
+**Layers.** transformers builds each layer from ``layer_types`` (``full_attention``,
+``sliding_attention`` with ``sliding_window``, ``chunked_attention`` with
+``attention_chunk_size``) and, for SmolLM3 and Llama 4, ``no_rope_layers`` (0: the layer has no
+RoPE); where the config omits them, its class's rule is followed (:func:`_structure`: Gemma-2
+and gpt-oss alternate, Gemma-3 has ``sliding_window_pattern - 1`` sliding layers to one full,
+Qwen2/Qwen3 slide from ``max_window_layers`` on when ``use_sliding_window``, Mistral and Phi-3
+slide on every layer). Each distinct kind of layer gets its own scheme, in
+:attr:`HFScheme.layers` (keyed by layer type, ``_nope`` appended for layers without RoPE), with
+its RoPE (Gemma-3's sliding layers: their own base, ``rope_local_base_freq`` or their entry of
+a per-layer-type ``rope_parameters``), window or chunk, and the query temperature where it
+applies (Llama 4: NoPE layers only, whose RoPE layers L2-normalise q and k:
+``use_qk_norm``). :attr:`HFScheme.layer_types` names each layer's entry. The top-level fields
+are those of the full-attention layers (else the most common kind): the single-scheme view,
+which :attr:`HFScheme.mixed` flags and :meth:`HFScheme.logit_scale` refuses without a
+``layer_type``.
+
+**Keys.** :data:`CONFIG_KEYS` lists every attention-relevant key of the config classes of
+:data:`SUPPORTED_CONFIGS` and what is done with it (read, refused and why, or why it does not
+set the attention logits); :data:`OTHER_KEYS` the rest of them (MLP, experts, vocabulary,
+training). Keys outside both (a config of another model type may carry many) are not read and
+not an error. The keys of the rope dict are checked against transformers' lists (plus
+Mistral's ``llama_4_scaling_beta`` and ``max_position_embeddings``, its
 ``ignore_keys_at_rope_validation``), and an unknown one is a ``ValueError`` naming it.
 """
 
@@ -58,12 +69,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 
 from .._infra.validate import check_finite_array, check_int, check_real
+from ..attention.positional import NoPE
 from ..attention.rope_scaling import DynamicNTKRoPE
 from ..attention.rotary import rope_frequencies
 from ..schemes import Scheme
@@ -78,7 +90,8 @@ from ..zoo.models import (
     mistral_temperature,
 )
 
-__all__ = ["HFScheme", "from_hf_config", "MISTRAL_ROPE_KEYS"]
+__all__ = ["HFScheme", "from_hf_config", "MISTRAL_ROPE_KEYS", "CONFIG_KEYS", "OTHER_KEYS",
+           "SUPPORTED_CONFIGS", "LAYER_TYPES"]
 
 MISTRAL_ROPE_KEYS = frozenset({"llama_4_scaling_beta", "max_position_embeddings"})
 """Keys Ministral-3 / Mistral-4 keep in ``rope_parameters`` that transformers' rope validation
@@ -108,7 +121,7 @@ class HFScheme(Scheme):
     DeepSeek's ``(qk_nope_head_dim + qk_rope_head_dim)^(-1/2)·mscale²``); ``qk_head_dim`` the
     dimension ``q·k`` sums over (``head_dim``, except for multi-head latent attention, where it
     is ``qk_nope_head_dim + qk_rope_head_dim`` while ``head_dim`` is the rotating part); and
-    ``logit_scale = score_scale·√qk_head_dim`` the factor on the package's
+    ``s_factor = score_scale·√qk_head_dim`` the factor on the package's
     :math:`S = q\cdot k/\sqrt{d}` over the dimensions ``q·k`` sums (1 for a plain Llama; Granite-3
     8B 0.0884; Gemma-3-27B 0.873; DeepSeek-V3 its ``mscale²``), which ``transform`` includes.
     ``logit_softcap`` is the tanh cap on the scaled logits, ``cap·tanh(logits/cap)`` (Gemma-2;
@@ -117,7 +130,7 @@ class HFScheme(Scheme):
 
     >>> s = from_hf_config({"model_type": "granite", "hidden_size": 4096,
     ...                     "num_attention_heads": 32, "attention_multiplier": 0.0078125})
-    >>> s.score_scale, round(s.logit_scale, 4), s.logit_softcap  # Granite-3 8B: 1/128, not 1/√128
+    >>> s.score_scale, round(s.s_factor, 4), s.logit_softcap  # Granite-3 8B: 1/128, not 1/√128
     (0.0078125, 0.0884, None)
     """
 
@@ -130,13 +143,65 @@ class HFScheme(Scheme):
     max_position_embeddings: int | None = None
     score_scale: float = 0.0
     qk_head_dim: int = 0
-    logit_scale: float = 1.0
+    s_factor: float = 1.0
     logit_softcap: float | None = None
+    layer_type: str = "full_attention"
+    rope: bool = True
+    window: int | None = None
+    chunk: int | None = None
+    layer_indices: tuple | None = None
+    layer_types: tuple | None = None
+    qk_norm: str | None = None
+    layers: Mapping = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def encoding(self):
         """The position encoding the config fixes (the scheme's ``position``)."""
         return self.position
+
+    @property
+    def mixed(self) -> bool:
+        """Whether the model's layers differ (more than one entry in :attr:`layers`): then the
+        single-scheme view (``position``, ``transform``, ...) describes :attr:`layer_type`
+        layers only."""
+        return len(self.layers) > 1
+
+    def layer(self, i) -> HFScheme:
+        """The scheme of layer ``i`` (0-based; its entry of :attr:`layers`)."""
+        if self.layer_types is None:
+            raise ValueError("the config gives no num_hidden_layers, so its layers are not laid "
+                             "out: use scheme.layers[layer_type]")
+        i = check_int("i", i, lo=0, hi=len(self.layer_types) - 1)
+        return self.layers[self.layer_types[i]]
+
+    def logit_scale(self, positions, layer_type=None) -> np.ndarray:
+        r"""The whole factor on the raw ``q·k`` at each 0-based query position, shaped like
+        ``positions``: transformers' ``scaling`` (``1/√d`` or its replacement, DeepSeek's
+        ``mscale²`` included: :attr:`score_scale`) times the attention factor squared (on cos
+        and sin, so on every rotated dimension) times the query temperature at the position
+        (:meth:`query_scale`), for the layers of ``layer_type`` (a key of :attr:`layers`;
+        default the single-scheme view, which a mixed model refuses).
+
+        A soft cap (:attr:`logit_softcap`) then acts on ``logit_scale·q·k``; it is not a factor.
+
+        >>> s = from_hf_config({"model_type": "granite", "hidden_size": 4096,
+        ...                     "num_attention_heads": 32, "attention_multiplier": 0.0078125})
+        >>> s.logit_scale([0, 10**6]).tolist()  # Granite-3 8B: 1/128 on q·k at every position
+        [0.0078125, 0.0078125]
+        """
+        if layer_type is not None:
+            if layer_type not in self.layers:
+                raise ValueError(f"layer_type must be one of {', '.join(self.layers)}, got "
+                                 f"{layer_type!r}")
+            return self.layers[layer_type].logit_scale(positions)
+        if self.mixed:
+            raise ValueError(f"{self.name} has layer types {', '.join(self.layers)} with their "
+                             "own factors: give layer_type")
+        if self.attention_factor != 1.0 and self.rotary_dim < self.qk_head_dim:
+            raise ValueError(f"{self.name}: the attention factor {self.attention_factor:g} scales "
+                             f"cos and sin, so only the {self.rotary_dim} rotated of the "
+                             f"{self.qk_head_dim} dimensions of q·k: no single factor on q·k")
+        return self.score_scale * self.attention_factor ** 2 * self.query_scale(positions)
 
     def query_scale(self, positions) -> np.ndarray:
         """The multiplier of ``q`` at each 0-based absolute position (1 where the model has no
@@ -198,20 +263,42 @@ def _head_dims(cfg, rope_type, partial):
     return head_dim, int(head_dim * partial)
 
 
-def _rope_dict(cfg):
-    """The rope dict (v5 ``rope_parameters``, else v4 ``rope_scaling``), its layer read (the
-    ``full_attention`` entry of a per-layer-type dict) and the ``rope_theta`` beside it."""
+def _rope_dict(cfg, layer_type=None):
+    """The rope dict of ``layer_type``'s layers (v5 ``rope_parameters``, else v4
+    ``rope_scaling``; the entry of a per-layer-type dict, else the one dict), the layer type it
+    was read for (``None`` for one dict) and the ``rope_theta`` beside it. Gemma-3's v4 keys
+    (``rope_local_base_freq`` for the sliding layers, ``rope_scaling`` for the full ones) are
+    read as its config class does (``configuration_gemma3.py``,
+    ``convert_rope_params_to_dict``)."""
     v5, v4 = cfg.get("rope_parameters"), cfg.get("rope_scaling")
     if v5 is not None and v4 is not None and v5 != v4:
         raise ValueError("config gives both rope_parameters and rope_scaling, with different "
                          "contents: give one")
-    params, layer = dict(v5 if v5 is not None else (v4 or {})), None
+    given = v5 if v5 is not None else v4
+    if given is not None and not isinstance(given, Mapping):
+        raise ValueError(f"rope_parameters / rope_scaling must be a JSON object, got "
+                         f"{type(given).__name__}")
+    params, layer = dict(given or {}), None
     if params and all(isinstance(v, Mapping) for v in params.values()):
-        layer = "full_attention" if "full_attention" in params else sorted(params)[0]
+        layer = layer_type or ("full_attention" if "full_attention" in params
+                               else sorted(params)[0])
+        if layer not in params:
+            raise ValueError(f"rope_parameters has entries for {', '.join(sorted(params))} but "
+                             f"the model has {layer} layers: give one for them")
         params = dict(params[layer])
+    elif cfg.get("model_type") in ("gemma3", "gemma3_text") and v5 is None:
+        layer = layer_type or "full_attention"
+        if layer == "sliding_attention":  # the local layers: default RoPE of their own base
+            return ({"rope_type": "default"}, layer,
+                    cfg.get("rope_local_base_freq", _GEMMA3_THETA["local"]))
+        theta = params.pop("rope_theta", cfg.get("rope_theta", _GEMMA3_THETA["global"]))
+        return params, layer, theta
     theta = params.get("rope_theta", cfg.get("rope_theta"))
     params.pop("rope_theta", None)
     return params, layer, theta
+
+
+_GEMMA3_THETA = {"global": 1_000_000.0, "local": 10_000.0}  # Gemma3TextConfig.default_theta
 
 
 def _query_temperature(cfg, params, original):
@@ -258,6 +345,71 @@ def _constant_factors(cfg, rope_type, params, score_mod, max_pos, original):
     return float(factor_qk), softmax, members
 
 
+_READ = "read"
+_NOT_ATTENTION = "not the attention logits"
+CONFIG_KEYS = {
+    # read: the factor on q·k, the encoding, the layer structure
+    "head_dim": _READ, "hidden_size": _READ, "num_attention_heads": _READ,
+    "qk_rope_head_dim": _READ, "qk_nope_head_dim": _READ, "partial_rotary_factor": _READ,
+    "qk_head_dim": _READ, "rope_parameters": _READ, "rope_scaling": _READ, "rope_theta": _READ,
+    "rope_local_base_freq": _READ, "max_position_embeddings": _READ,
+    "original_max_position_embeddings": _READ, "attn_temperature_tuning": _READ,
+    "floor_scale": _READ, "attn_scale": _READ, "use_logn_attn": _READ, "seq_length": _READ,
+    "attn_temperature_len": _READ, "attention_multiplier": _READ,
+    "query_pre_attn_scalar": _READ, "attn_logit_softcapping": _READ, "num_hidden_layers": _READ,
+    "layer_types": _READ, "sliding_window": _READ, "use_sliding_window": _READ,
+    "max_window_layers": _READ, "sliding_window_pattern": _READ,
+    "_sliding_window_pattern": _READ, "no_rope_layers": _READ,
+    "no_rope_layer_interval": _READ, "attention_chunk_size": _READ, "use_qk_norm": _READ,
+    "use_bidirectional_attention": "refused when true: the reader models causal attention",
+    # the rest of a decoder config: not the factor on q·k, the encoding or the mask
+    "rope_interleave": "pairs the rotated dimensions (interleaved or half-split): the same "
+                       "frequencies and factor, a permutation of q and k",
+    "num_key_value_heads": "shares key heads between query heads (grouped-query attention), "
+                           "not the logit of a head",
+    "attention_bias": "a bias on the projections: part of q and k, not a factor on q·k",
+    "attention_dropout": "training only", "kv_lora_rank": "the latent attention's compression "
+    "of k and v, not its q·k scale", "q_lora_rank": "the latent attention's compression of q",
+    "v_head_dim": "the value dimension, not the logits",
+    "final_logit_softcapping": "the output head's cap (the model applies it), not attention",
+    "logits_scaling": "the output head's divisor (the model applies it), not attention",
+    "embedding_multiplier": "the embedding's factor (the model applies it), not attention",
+    "residual_multiplier": "the residual branch's factor (the model applies it), not attention",
+}
+"""Every attention-relevant key of a supported config class and what :func:`from_hf_config`
+does with it: ``"read"``, ``"refused ..."`` (with when and why), or why it does not set the
+attention logits. Keys of the MLP, the experts, the vocabulary, the tokens and training
+(``intermediate_size``, ``hidden_act``, ``vocab_size``, ``rms_norm_eps``, ``n_routed_experts``,
+...) are listed in :data:`OTHER_KEYS`. ``tests/models/test_hf_config_keys.py`` lists the keys
+of transformers' config classes and checks that each is in one of the two."""
+
+OTHER_KEYS = frozenset({
+    "vocab_size", "intermediate_size", "hidden_act", "hidden_activation", "rms_norm_eps",
+    "initializer_range", "use_cache", "pad_token_id", "bos_token_id", "eos_token_id",
+    "tie_word_embeddings", "mlp_bias", "pretraining_tp", "embd_pdrop", "resid_pdrop",
+    "intermediate_size_mlp", "interleave_moe_layer_step", "moe_layers", "moe_intermediate_size",
+    "num_local_experts", "num_experts_per_tok", "output_router_logits", "router_aux_loss_coef",
+    "router_jitter_noise", "n_routed_experts", "n_shared_experts", "routed_scaling_factor",
+    "n_group", "topk_group", "topk_method", "norm_topk_prob", "first_k_dense_replace",
+    "num_nextn_predict_layers", "decoder_sparse_step", "mlp_only_layers", "swiglu_alpha",
+    "swiglu_limit", "num_experts", "experts_per_token", "initial_context_length",
+    "router_temperature", "use_qk_norm_mlp",
+})
+"""Keys of a supported config class that are not about attention at all (MLP, experts,
+vocabulary, special tokens, initialisation, training)."""
+
+SUPPORTED_CONFIGS = {
+    "llama": "LlamaConfig", "mistral": "MistralConfig", "qwen2": "Qwen2Config",
+    "qwen3": "Qwen3Config", "gemma2": "Gemma2Config", "gemma3_text": "Gemma3TextConfig",
+    "phi3": "Phi3Config", "olmo2": "Olmo2Config", "granite": "GraniteConfig",
+    "smollm3": "SmolLM3Config", "llama4_text": "Llama4TextConfig",
+    "deepseek_v2": "DeepseekV2Config", "deepseek_v3": "DeepseekV3Config",
+    "ministral3": "Ministral3Config", "gpt_oss": "GptOssConfig",
+}
+"""The model types whose every config key :data:`CONFIG_KEYS` and :data:`OTHER_KEYS` classify,
+with transformers' config class (checked against transformers 5.24.0)."""
+
+
 _SCALE_DEFAULTS = {  # transformers 5.x config classes' defaults for the keys read below
     "gemma2": {"query_pre_attn_scalar": 256, "attn_logit_softcapping": 50.0},
     "gemma3": {"query_pre_attn_scalar": 256},
@@ -294,6 +446,10 @@ def _score_scale(cfg, head_dim):
                              "qk_nope_head_dim: the softmax scale is (qk_nope_head_dim + "
                              "qk_rope_head_dim)^(-1/2); give it")
         qk_head_dim = head_dim + check_int("qk_nope_head_dim", nope, lo=0)
+        if cfg.get("qk_head_dim") is not None and cfg["qk_head_dim"] != qk_head_dim:
+            raise ValueError(f"config gives qk_head_dim {cfg['qk_head_dim']!r} but "
+                             f"qk_nope_head_dim + qk_rope_head_dim = {qk_head_dim}: they must "
+                             "agree (transformers derives the first from the others)")
     multiplier, scalar = get("attention_multiplier"), get("query_pre_attn_scalar")
     if multiplier is not None and scalar is not None:
         raise ValueError("config gives both attention_multiplier and query_pre_attn_scalar: no "
@@ -319,6 +475,112 @@ def _score_scale(cfg, head_dim):
         notes.append(f"attn_logit_softcapping {cap:g}: logits = cap·tanh(logits/cap) "
                      "(gemma2/modeling_gemma2.py), not in the transform")
     return float(base), qk_head_dim, cap, "; ".join(notes)
+
+
+LAYER_TYPES = ("full_attention", "sliding_attention", "chunked_attention")
+"""The ``layer_types`` entries read (transformers ``configuration_utils.ALLOWED_LAYER_TYPES``
+that a causal decoder's attention mask distinguishes); another entry is refused by name."""
+
+_STRUCTURE_DEFAULTS = {  # transformers 5.x config classes' defaults for the layer-structure keys
+    "gemma2": {"sliding_window": 4096},
+    "gemma3": {"sliding_window": 4096, "sliding_window_pattern": 6},
+    "gemma3_text": {"sliding_window": 4096, "sliding_window_pattern": 6},
+    "gpt_oss": {"sliding_window": 128},
+    "mistral": {"sliding_window": 4096},
+    "qwen2": {"sliding_window": 4096, "max_window_layers": 28},
+    "qwen3": {"sliding_window": 4096, "max_window_layers": 28},
+    "smollm3": {"no_rope_layer_interval": 4},
+    "llama4": {"no_rope_layer_interval": 4, "attention_chunk_size": 8192,
+               "attn_temperature_tuning": True, "use_qk_norm": True},
+    "llama4_text": {"no_rope_layer_interval": 4, "attention_chunk_size": 8192,
+                    "attn_temperature_tuning": True, "use_qk_norm": True},
+}
+_PERIODIC = {"gemma2": 2, "gpt_oss": 2}  # sliding when (i + 1) % period != 0
+_EVERY_LAYER_WINDOW = frozenset({"mistral", "phi3"})  # config.sliding_window on every layer
+_WINDOW_FROM = frozenset({"qwen2", "qwen3"})  # use_sliding_window, from max_window_layers on
+_NOPE_LAYERS = frozenset({"smollm3", "llama4", "llama4_text"})  # no_rope_layers (1 = RoPE)
+
+
+def _defaults(cfg):
+    """``cfg`` with transformers' defaults for the keys read here filled in where absent."""
+    kind = cfg.get("model_type")
+    return {**_SCALE_DEFAULTS.get(kind, {}), **_STRUCTURE_DEFAULTS.get(kind, {}), **cfg}
+
+
+def _structure(cfg):
+    """``(types, rope, counted)``: each layer's ``layer_types`` entry, whether it rotates, and
+    whether the list is the model's own (``num_hidden_layers`` given) or one period of its
+    pattern (``counted`` False). As transformers 5.x builds ``layer_types`` and
+    ``no_rope_layers`` (``configuration_gemma2.py``, ``configuration_gemma3.py``,
+    ``configuration_gpt_oss.py``, ``configuration_qwen2.py``, ``configuration_qwen3.py``,
+    ``configuration_smollm3.py``, ``configuration_llama4.py``; Mistral and Phi-3 pass
+    ``config.sliding_window`` to every layer)."""
+    kind = cfg.get("model_type")
+    n = cfg.get("num_hidden_layers")
+    counted = n is not None
+    if counted:
+        n = check_int("num_hidden_layers", n, lo=1)
+    window = cfg.get("sliding_window")
+    period = None
+    if kind in _PERIODIC:
+        period = _PERIODIC[kind]
+    elif kind in ("gemma3", "gemma3_text"):
+        period = check_int("sliding_window_pattern", cfg["sliding_window_pattern"], lo=1)
+    elif kind in _NOPE_LAYERS:
+        period = check_int("no_rope_layer_interval", cfg["no_rope_layer_interval"], lo=1)
+    given = cfg.get("layer_types")
+    if given is not None:
+        if (not isinstance(given, list | tuple) or not given
+                or not all(isinstance(t, str) for t in given)):
+            raise ValueError(f"layer_types must be a list of layer-type names, got {given!r}")
+        bad = sorted(set(given) - set(LAYER_TYPES))
+        if bad:
+            raise ValueError(f"layer_types has {bad[0]!r}, which this reader does not model; "
+                             f"supported: {', '.join(LAYER_TYPES)}")
+        if counted and len(given) != n:
+            raise ValueError(f"layer_types has {len(given)} entries but num_hidden_layers is "
+                             f"{n}: give one per layer")
+        n, counted = len(given), True
+    if n is None:
+        if kind in _WINDOW_FROM and cfg.get("use_sliding_window"):
+            raise ValueError(f"a {kind} config with use_sliding_window needs "
+                             "num_hidden_layers (the window starts at max_window_layers)")
+        n = period or 1
+    rope = [True] * n
+    if kind in _NOPE_LAYERS or cfg.get("no_rope_layers"):
+        flags = cfg.get("no_rope_layers") or [int((i + 1) % (period or 4) != 0)
+                                              for i in range(n)]
+        if (not isinstance(flags, list | tuple) or len(flags) != n
+                or any(f not in (0, 1) for f in flags)):
+            raise ValueError(f"no_rope_layers must list 0 or 1 for each of the {n} layers "
+                             f"(1: the layer uses RoPE), got {flags!r}")
+        rope = [bool(f) for f in flags]
+    if given is not None:
+        types = list(given)
+    elif kind in _PERIODIC or kind in ("gemma3", "gemma3_text"):
+        types = ["sliding_attention" if (i + 1) % period else "full_attention"
+                 for i in range(n)]
+    elif kind in _WINDOW_FROM:
+        start = check_int("max_window_layers", cfg["max_window_layers"], lo=0)
+        types = ["sliding_attention" if cfg.get("use_sliding_window") and window is not None
+                 and i >= start else "full_attention" for i in range(n)]
+    elif kind in ("llama4", "llama4_text"):
+        types = ["chunked_attention" if r and cfg.get("attention_chunk_size") is not None
+                 else "full_attention" for r in rope]
+    elif kind == "smollm3":
+        types = ["sliding_attention" if cfg.get("use_sliding_window") and window is not None
+                 and not r else "full_attention" for r in rope]
+    elif kind in _EVERY_LAYER_WINDOW and window is not None:
+        types = ["sliding_attention"] * n
+    else:
+        if window is not None and cfg.get("use_sliding_window", True):
+            raise ValueError(f"config sets sliding_window {window!r} for model_type {kind!r}, "
+                             "whose layers this reader does not know how transformers masks; "
+                             "give layer_types")
+        types = ["full_attention"] * n
+    if "sliding_attention" in types and window is None:
+        raise ValueError("layer_types has sliding_attention but sliding_window is null: give it")
+    return tuple(types), tuple(rope), counted
 
 
 def from_hf_config(config) -> HFScheme:
@@ -350,11 +612,31 @@ def from_hf_config(config) -> HFScheme:
     ...                      "original_max_position_embeddings": 4096}})
     >>> s.inv_freq.shape, s.attention_factor, round(s.softmax_scale, 4)  # DeepSeek-V3's
     ((32,), 1.0, 1.8739)
-    >>> s.qk_head_dim, round(s.score_scale * 192 ** 0.5, 4), round(s.logit_scale, 4)
+    >>> s.qk_head_dim, round(s.score_scale * 192 ** 0.5, 4), round(s.s_factor, 4)
     (192, 1.8739, 1.8739)
     """
     cfg, name = _load(config)
-    params, layer, theta = _rope_dict(cfg)
+    cfg = _defaults(cfg)
+    if cfg.get("use_bidirectional_attention"):
+        raise ValueError("config sets use_bidirectional_attention: the reader models causal "
+                         "attention (the query sees the keys before it); refused")
+    types, rope, counted = _structure(cfg)
+    keys = [t if r else f"{t}_nope" for t, r in zip(types, rope, strict=True)]
+    groups = {}
+    for i, key in enumerate(keys):
+        groups.setdefault(key, []).append(i)
+    layers = {key: _group_scheme(cfg, name, types[idx[0]], rope[idx[0]],
+                                 tuple(idx) if counted else None)
+              for key, idx in groups.items()}
+    primary = ("full_attention" if "full_attention" in layers
+               else max(groups, key=lambda k: len(groups[k])))
+    return replace(layers[primary], layers=layers,
+                   layer_types=tuple(keys) if counted else None)
+
+
+def _group_scheme(cfg, name, layer_type, rope, indices) -> HFScheme:
+    """The scheme of the layers of one type (``layer_type``, rotating or not)."""
+    params, layer, theta = _rope_dict(cfg, layer_type)
     rope_type = params.get("rope_type") or params.get("type") or "default"
     partial = params.pop("partial_rotary_factor", cfg.get("partial_rotary_factor"))
     head_dim, rotary_dim = _head_dims(cfg, rope_type, partial)
@@ -368,8 +650,13 @@ def from_hf_config(config) -> HFScheme:
                                                max_position_embeddings=max_pos)
     original = params.get("original_max_position_embeddings") or max_pos
     note, temperature = _query_temperature(cfg, inner, original)
+    if note is not None and note.startswith("Llama 4") and rope:
+        note, temperature = None, None  # Llama 4 tunes the temperature of its NoPE layers only
     factor_qk, softmax, members = _constant_factors(cfg, rope_type, params, score_mod, max_pos,
                                                     original)
+    if not rope:  # no cos and sin to carry an attention factor
+        encoding, rotary_dim, factor_qk = NoPE(), 0, 1.0
+        members = [m for m in members if isinstance(m, DeepSeekMScale)]
     base, qk_head_dim, cap, scale_note = _score_scale(cfg, head_dim)
     key_factor = base * qk_head_dim ** 0.5  # the config's factor on S = q·k/√qk_head_dim
     if abs(key_factor - 1.0) <= 1e-12:
@@ -380,19 +667,33 @@ def from_hf_config(config) -> HFScheme:
         members.append(temperature)
     transform = (NoScale() if not members else members[0] if len(members) == 1
                  else MultiplierProduct(tuple(members)))
-    source = (f"transformers modeling_rope_utils.py (v5 rope_parameters; v4.4x rope_scaling) "
-              f"rope_type {rope_type!r}"
-              + (f" ({layer} layers)" if layer else "") + (f"; {note}" if note else "")
+    window = chunk = None
+    if layer_type == "sliding_attention":
+        window = check_int("sliding_window", cfg["sliding_window"], lo=1)
+    elif layer_type == "chunked_attention":
+        chunk = check_int("attention_chunk_size", cfg["attention_chunk_size"], lo=1)
+    # Llama 4: q and k divided by their L2 norms on its RoPE layers (Llama4TextL2Norm)
+    qk_norm = bool(cfg.get("use_qk_norm")) and rope and cfg.get("model_type") in _NOPE_LAYERS
+    where = (f"{layer_type} layers" + (", q and k L2-normalised" if qk_norm else "")
+             + ("" if rope else " without RoPE (no_rope_layers)")
+             + (f", window {window}" if window else "")
+             + (f", chunks of {chunk}" if chunk else ""))
+    source = ("transformers modeling_rope_utils.py (v5 rope_parameters; v4.4x rope_scaling) "
+              + (f"rope_type {rope_type!r}" if rope else "no RoPE") + f" ({where})"
+              + (f"; {note}" if note else "")
               + ("; DeepSeek softmax scale mscale_all_dim" if softmax != 1.0 else "")
               + (f"; {scale_note}" if scale_note else ""))
     return HFScheme(name=name, position=encoding, transform=transform, source=source,
-                    extension=None if rope_type == "default" else rope_type,
-                    inv_freq=_initial_frequencies(encoding, rotary_dim, max_pos),
+                    extension=None if rope_type == "default" or not rope else rope_type,
+                    inv_freq=(_initial_frequencies(encoding, rotary_dim, max_pos) if rope
+                              else np.zeros(0)),
                     attention_factor=float(factor_qk), softmax_scale=softmax,
                     query_temperature=temperature, head_dim=head_dim, rotary_dim=rotary_dim,
                     max_position_embeddings=None if max_pos is None else int(max_pos),
                     score_scale=base * softmax, qk_head_dim=qk_head_dim,
-                    logit_scale=key_factor * softmax, logit_softcap=cap)
+                    s_factor=key_factor * softmax, logit_softcap=cap, layer_type=layer_type,
+                    rope=rope, window=window, chunk=chunk, layer_indices=indices,
+                    qk_norm="l2" if qk_norm else None)
 
 
 def _initial_frequencies(encoding, rotary_dim, max_pos) -> np.ndarray:

@@ -67,7 +67,7 @@ ROWS = 256
 
 @dataclass(frozen=True)
 class LlamaConfig:
-    """Shapes and constants of a LLaMA-style decoder, read from a GGUF file's ``llama.*`` keys.
+    """Shapes and constants of a LLaMA-style decoder, read from a GGUF file's ``<arch>.*`` keys.
 
     Parameters
     ----------
@@ -151,23 +151,26 @@ class LlamaConfig:
         return self.sliding_window
 
     @classmethod
-    def from_metadata(cls, meta: dict) -> LlamaConfig:
-        """The configuration read from a GGUF file's metadata (``llama.*`` keys); ``ValueError`` for
-        another architecture. As in llama.cpp, a file without ``head_count_kv`` has as many
-        key-value heads as query heads, and one without ``rope.freq_base`` has base 10000."""
-        if meta.get("general.architecture") != "llama":
-            raise ValueError(f"the model file's architecture is "
-                             f"{meta.get('general.architecture')!r}; supported: 'llama'")
-        return cls(n_layers=int(meta["llama.block_count"]),
-                   d_model=int(meta["llama.embedding_length"]),
-                   n_heads=int(meta["llama.attention.head_count"]),
-                   n_kv_heads=int(meta.get("llama.attention.head_count_kv",
-                                           meta["llama.attention.head_count"])),
-                   ffn=int(meta["llama.feed_forward_length"]),
-                   rope_base=float(meta.get("llama.rope.freq_base", 10000.0)),
-                   rms_eps=float(meta["llama.attention.layer_norm_rms_epsilon"]),
-                   context_length=int(meta["llama.context_length"]),
-                   vocab_size=len(meta["tokenizer.ggml.tokens"]))
+    def from_metadata(cls, meta: dict, architectures=("llama",)) -> LlamaConfig:
+        """The configuration read from a GGUF file's metadata: the ``<arch>.*`` keys of its
+        ``general.architecture``, which must be one of ``architectures`` (``ValueError``
+        otherwise). As in llama.cpp, a file without ``head_count_kv`` has as many key-value heads
+        as query heads, one without ``rope.freq_base`` has base 10000, and one without
+        ``attention.key_length`` has a head dimension of ``d_model / heads``."""
+        arch = meta.get("general.architecture")
+        if arch not in architectures:
+            raise ValueError(f"the model file's architecture is {arch!r}; supported: "
+                             f"{', '.join(map(repr, architectures))}")
+        heads, d_model = int(meta[f"{arch}.attention.head_count"]), int(
+            meta[f"{arch}.embedding_length"])
+        return cls(n_layers=int(meta[f"{arch}.block_count"]), d_model=d_model, n_heads=heads,
+                   n_kv_heads=int(meta.get(f"{arch}.attention.head_count_kv", heads)),
+                   ffn=int(meta[f"{arch}.feed_forward_length"]),
+                   rope_base=float(meta.get(f"{arch}.rope.freq_base", 10000.0)),
+                   rms_eps=float(meta[f"{arch}.attention.layer_norm_rms_epsilon"]),
+                   context_length=int(meta[f"{arch}.context_length"]),
+                   vocab_size=len(meta["tokenizer.ggml.tokens"]),
+                   head_dim=int(meta.get(f"{arch}.attention.key_length", d_model // heads)))
 
 
 def unpermute_rope_rows(weight: np.ndarray, n_heads: int) -> np.ndarray:

@@ -1,5 +1,6 @@
-"""sia_theory.models.gguf_llama, exercised by its own name: the tensor shapes of a LLaMA GGUF
-file, and a file whose shapes or settings differ refused with the reason."""
+"""sia_theory.models.gguf_llama, exercised by its own name: the tensor shapes of a llama, qwen2
+or qwen3 GGUF file, and a file whose architecture, shapes or settings differ refused with the
+reason."""
 
 import pytest
 
@@ -30,3 +31,51 @@ def test_check_accepts_matching_file_and_refuses_a_wrong_shape():
     bad = dict(shapes, **{"blk.0.attn_q.weight": (8, 16)})
     with pytest.raises(ValueError, match="attn_q"):
         check_llama_gguf("m.gguf", META, bad)
+
+
+def _meta(arch, **keys):
+    """META under another architecture's keys (``<arch>.*``), with ``keys`` added."""
+    meta = {(k.replace("llama.", f"{arch}.", 1)): v for k, v in META.items()}
+    return dict(meta, **{"general.architecture": arch}, **{f"{arch}.{k}": v
+                                                            for k, v in keys.items()})
+
+
+def test_qwen2_and_qwen3_shapes_add_their_biases_and_norm_gains():
+    """Qwen2: 9 + 3 biases per layer; Qwen3 with key_length 8 (≠ 16 / 4): q is (4·8, 16) and
+    the norm gains (8,)."""
+    config = check_llama_gguf("q2.gguf", _meta("qwen2"), llama_tensor_shapes(CONFIG, "qwen2"))
+    assert config == CONFIG and len(llama_tensor_shapes(CONFIG, "qwen2")) == 2 + 12 * 2
+    assert llama_tensor_shapes(CONFIG, "qwen2")["blk.0.attn_k.bias"] == (8,)
+    meta = _meta("qwen3", **{"attention.key_length": 8, "attention.value_length": 8})
+    config3 = LlamaConfig(**{**CONFIG.__dict__, "head_dim": 8})
+    shapes = llama_tensor_shapes(config3, "qwen3")
+    assert shapes["blk.1.attn_q.weight"] == (32, 16) and shapes["blk.1.attn_q_norm.weight"] == (8,)
+    assert check_llama_gguf("q3.gguf", meta, shapes) == config3
+    with pytest.raises(ValueError, match=r"2-block qwen2 model: missing \['blk.0.attn_k.bias', "
+                       r"'blk.0.attn_q.bias'"):
+        check_llama_gguf("q2.gguf", _meta("qwen2"), llama_tensor_shapes(CONFIG))
+
+
+def test_rope_freqs_are_a_llama_tensor_of_half_the_head_dimension():
+    shapes = llama_tensor_shapes(CONFIG)
+    assert check_llama_gguf("m.gguf", META, dict(shapes, **{"rope_freqs.weight": (2,)})) == CONFIG
+    with pytest.raises(ValueError, match=r"'rope_freqs.weight' of shape \(4,\), expected \(2,\)"):
+        check_llama_gguf("m.gguf", META, dict(shapes, **{"rope_freqs.weight": (4,)}))
+    with pytest.raises(ValueError, match=r"unexpected \['rope_freqs.weight'\]"):
+        check_llama_gguf("q2.gguf", _meta("qwen2"), dict(llama_tensor_shapes(CONFIG, "qwen2"),
+                                                          **{"rope_freqs.weight": (2,)}))
+
+
+@pytest.mark.parametrize("arch, keys, match", [
+    ("qwen2", {"general.architecture": "gemma2"}, "has architecture 'gemma2', which the model "
+     "does not implement .it lacks Gemma 2's GeGLU MLP.*; supported: 'llama', 'qwen2', 'qwen3'$"),
+    ("llama", {"general.architecture": "bert"}, "has architecture 'bert', which the model does "
+     "not implement; supported: 'llama', 'qwen2', 'qwen3'$"),
+    ("llama", {"llama.rope.scaling.type": "yarn"}, "sets llama.rope.scaling.type='yarn'"),
+    ("qwen3", {"qwen3.attention.value_length": 8}, "sets qwen3.attention.value_length=8"),
+    ("qwen2", {"qwen2.attention.head_count_kv": 3}, "key-value heads must divide heads"),
+])
+def test_settings_the_model_lacks_are_refused(arch, keys, match):
+    meta = dict(_meta(arch), **keys)
+    with pytest.raises(ValueError, match=match):
+        check_llama_gguf("m.gguf", meta, llama_tensor_shapes(CONFIG, arch))

@@ -223,6 +223,11 @@ EXPECTED = {
 }
 
 
+TEMPERED_LAYERS = {"llama-4-scout": "full_attention_nope"}
+"""Fixtures whose query temperature acts on some layers only (transformers
+``Llama4TextAttention``: ``attn_temperature_tuning and not self.use_rope``)."""
+
+
 def test_every_fixture_has_an_expectation():
     assert {p.stem for p in FIXTURES.glob("*.json")} == set(EXPECTED)
 
@@ -236,10 +241,14 @@ def test_published_config_matches_its_source(name):
     assert s.attention_factor == pytest.approx(factor_qk, rel=1e-14)
     assert s.softmax_scale == pytest.approx(softmax, rel=1e-14)
     positions = np.array([0, 8191, 8192, 16383, 16384, 1e6])
+    if name in TEMPERED_LAYERS:  # Llama 4: the temperature is on the NoPE layers only
+        np.testing.assert_array_equal(s.query_scale(positions), 1.0)
+        s = s.layers[TEMPERED_LAYERS[name]]
+        assert not s.rope and s.attention_factor == 1.0
     np.testing.assert_allclose(s.query_scale(positions), query, rtol=1e-14)
     # the transform multiplies the logit by factor² · softmax · query scale at n = p + 1
     n = positions + 1
-    want = factor_qk ** 2 * softmax * np.asarray(query)
+    want = s.attention_factor ** 2 * softmax * np.asarray(query)
     a, m = s.transform.coefficients(np.zeros(6), n)
     np.testing.assert_allclose(a, want, rtol=1e-13)
     np.testing.assert_array_equal(m, 0.0)
@@ -252,7 +261,9 @@ def test_fixture_schemes_reuse_the_library_objects():
     assert isinstance(kinds["gemma-3-4b-it"].encoding, LinearRoPE)
     assert isinstance(kinds["phi-3.5-mini-instruct"].encoding, LongRoPE)
     assert isinstance(kinds["gpt-oss-20b"].transform, YaRNTemperature)
-    assert kinds["llama-4-scout"].transform == Llama4Temperature(8192, 0.1)
+    assert isinstance(kinds["llama-4-scout"].transform, NoScale)  # its RoPE (chunked) layers
+    assert kinds["llama-4-scout"].layers["full_attention_nope"].transform == Llama4Temperature(
+        8192, 0.1)
     assert kinds["ministral-3"].transform == Llama4Temperature(16384, 0.1, offset=0.0)
     assert kinds["deepseek-v3"].transform == DeepSeekMScale(40.0, 1.0)
     assert isinstance(kinds["mistral-small-4"].transform, MultiplierProduct)

@@ -124,8 +124,8 @@ def test_score_scale_and_cap_equal_transformers(build):
     # the rope attention factor², 1 in these configs)
     qk = attention.qk_head_dim if hasattr(attention, "qk_head_dim") else attention.head_dim
     assert scheme.qk_head_dim == qk
-    assert scheme.logit_scale == pytest.approx(attention.scaling * math.sqrt(qk), rel=RTOL)
-    assert _multiplier(scheme.transform) == pytest.approx(scheme.logit_scale, rel=RTOL)
+    assert scheme.s_factor == pytest.approx(attention.scaling * math.sqrt(qk), rel=RTOL)
+    assert _multiplier(scheme.transform) == pytest.approx(scheme.s_factor, rel=RTOL)
 
 
 def _forward(config, module):
@@ -190,7 +190,7 @@ PUBLISHED = [
 def test_published_sizes(config, score, logit, cap):
     scheme = from_hf_config(config)
     assert scheme.score_scale == pytest.approx(score, rel=RTOL)
-    assert scheme.logit_scale == pytest.approx(logit, rel=RTOL)
+    assert scheme.s_factor == pytest.approx(logit, rel=RTOL)
     assert scheme.logit_softcap == cap
     assert _multiplier(scheme.transform) == pytest.approx(logit, rel=RTOL)
     # a near alternative, 5 % to 20 % off, fails the comparison
@@ -203,10 +203,10 @@ def test_published_factors_against_one_over_root_head_dim():
     assert granite.score_scale * math.sqrt(granite.head_dim) == pytest.approx(0.0884, abs=5e-5)
     assert (1 / math.sqrt(128)) / granite.score_scale == pytest.approx(11.3137, abs=5e-5)
     gemma3 = from_hf_config(PUBLISHED[1][1])
-    assert gemma3.logit_scale == pytest.approx(0.8729, abs=5e-5)
-    assert 1 / gemma3.logit_scale == pytest.approx(1.1456, abs=5e-5)  # Gemma-3-27B ×1.146
+    assert gemma3.s_factor == pytest.approx(0.8729, abs=5e-5)
+    assert 1 / gemma3.s_factor == pytest.approx(1.1456, abs=5e-5)  # Gemma-3-27B ×1.146
     gemma2 = from_hf_config(PUBLISHED[2][1])
-    assert 1 / gemma2.logit_scale == pytest.approx(1.0607, abs=5e-5)  # Gemma-2-27B ×1.061
+    assert 1 / gemma2.s_factor == pytest.approx(1.0607, abs=5e-5)  # Gemma-2-27B ×1.061
     deepseek = from_hf_config(PUBLISHED[3][1])
     assert (deepseek.head_dim, deepseek.qk_head_dim) == (64, 192)
     assert deepseek.score_scale * math.sqrt(64) == pytest.approx(math.sqrt(64 / 192), rel=RTOL)
@@ -220,7 +220,7 @@ def test_deepseek_v3_fixture_with_mscale():
     scheme = from_hf_config(path)
     mscale = 0.1 * 1.0 * math.log(40) + 1.0
     assert scheme.score_scale == pytest.approx(mscale ** 2 / math.sqrt(192), rel=RTOL)
-    assert scheme.logit_scale == pytest.approx(mscale ** 2, rel=RTOL) == scheme.softmax_scale
+    assert scheme.s_factor == pytest.approx(mscale ** 2, rel=RTOL) == scheme.softmax_scale
     assert scheme.transform == DeepSeekMScale(40.0, 1.0)  # no extra member: √192 is the d of S
 
 
@@ -256,7 +256,7 @@ def test_defaults_and_unread_keys():
                             "num_attention_heads": 4, "embedding_multiplier": 12.0,
                             "residual_multiplier": 0.22, "logits_scaling": 8.0,
                             "final_logit_softcapping": 30.0, "some_future_key": [1, 2]})
-    assert plain.score_scale == 1 / 8 and plain.logit_scale == 1.0
+    assert plain.score_scale == 1 / 8 and plain.s_factor == 1.0
     assert plain.transform.__class__.__name__ == "NoScale"
 
 

@@ -347,11 +347,12 @@ def _without(tiny, name):
 @pytest.mark.parametrize("case, match", [
     ("missing", "missing.gguf does not exist"),
     ("not gguf", "not-gguf.gguf is not a GGUF file: it starts with b'PK"),
-    ("architecture", "architecture.gguf: the model file's architecture is 'qwen2'; "
-                     "supported: 'llama'"),
+    ("architecture", "architecture.gguf has architecture 'phi3', which the model does not "
+                     r"implement \(it lacks Phi-3's .*\); supported: 'llama', 'qwen2', 'qwen3'"),
     ("rope scaling", "rope-scaling.gguf sets llama.rope.scaling.type='linear'"),
     ("experts", "experts.gguf sets llama.expert_count=8"),
-    ("rope_freqs", "rope_freqs.gguf sets the tensor 'rope_freqs.weight'"),
+    ("rope_freqs", r"rope_freqs.gguf has tensor 'rope_freqs.weight' of shape \(16,\), "
+                   r"expected \(32,\)"),
     ("missing tensor", r"missing-tensor.gguf does not hold .* missing \['blk.1.ffn_down.weight'\]"),
     ("misshapen", "misshapen.gguf has tensor 'blk.0.attn_k.weight' of shape \\(256, 256\\)"),
     ("quantisation", "quantisation.gguf holds tensors of an unsupported quantisation type: "
@@ -361,12 +362,12 @@ def test_bad_files_are_refused_naming_the_path_before_any_dequantization(
         tmp_path, tiny, no_dequantization, case, match):
     k_q = tiny["blk.0.attn_q.weight"]
     files = {
-        "architecture": lambda p: write_tiny(p, tiny, arch="qwen2"),
+        "architecture": lambda p: write_tiny(p, tiny, arch="phi3"),
         "rope scaling": lambda p: write_tiny(p, tiny, extra=[
             lambda w: w.add_rope_scaling_type(gguf.RopeScalingType.LINEAR)]),
         "experts": lambda p: write_tiny(p, tiny, extra=[lambda w: w.add_expert_count(8)]),
-        "rope_freqs": lambda p: write_tiny(p, tiny | {"rope_freqs.weight": (
-            "F32", np.ones(32, F32), None)}),
+        "rope_freqs": lambda p: write_tiny(p, tiny | {"rope_freqs.weight": (  # D/2 = 32
+            "F32", np.ones(16, F32), None)}),
         "missing tensor": lambda p: write_tiny(p, _without(tiny, "blk.1.ffn_down.weight")),
         "misshapen": lambda p: write_tiny(p, tiny | {"blk.0.attn_k.weight": k_q}),
         "quantisation": lambda p: write_tiny(p, tiny | {"blk.0.attn_k.weight": (
