@@ -259,41 +259,27 @@ def _read_json(path):
 
 
 def hf_layer_schemes(config_path, config: LlamaConfig) -> list:
-    """One scheme per layer (``.encoding``, ``.transform``: the position encoding and the logit
-    law on ``S = q·k/√D``) of the Hugging Face config at ``config_path``, whose
-    :class:`LlamaConfig` is ``config``.
-
-    :func:`~sia_theory.models.hf_config.from_hf_config` reads the config; a config whose
-    ``rope_parameters`` is a dict per layer type (Gemma-3 in transformers 5.x:
-    ``Gemma3TextConfig.convert_rope_params_to_dict``; ``rope_local_base_freq`` in older
-    configs becomes the ``sliding_attention`` entry there) is read once per type, each with its
-    own entry, and each layer takes its type's (``config.layer_types``)."""
+    """Layer ``i``'s scheme of the Hugging Face config at ``config_path`` for each layer
+    (:meth:`~sia_theory.models.hf_config.HFScheme.layer`: its ``encoding`` and its
+    ``transform`` on ``S = q·k/√D``; Gemma-3's sliding layers with their own RoPE base, NoPE
+    layers with :class:`~sia_theory.attention.NoPE`), checked against the model's own reading
+    of the structure, ``config`` (:func:`~.hf_folder.hf_config`): each layer's sliding window
+    (:meth:`~.llama.LlamaConfig.window_of`) and attention soft cap must be the scheme's, and a
+    layer the model does not run (chunked attention, L2-normalised q and k) is refused by
+    name."""
     scheme = from_hf_config(config_path)
-    if hasattr(scheme, "layer"):  # the reader's own per-layer description
-        return [scheme.layer(i) for i in range(config.n_layers)]
-    raw = _read_json(config_path)
-    cfg = raw.get("text_config") if isinstance(raw.get("text_config"), dict) else raw
-    rope = cfg.get("rope_parameters")
-    per_type = isinstance(rope, dict) and rope and all(isinstance(v, dict)
-                                                       for v in rope.values())
-    kind = cfg.get("model_type", raw.get("model_type"))
-    if not per_type and kind not in ("gemma3", "gemma3_text"):
-        return [scheme] * config.n_layers
-    if not per_type:  # v4 Gemma-3: rope_theta for full layers, rope_local_base_freq for sliding
-        rope = {"full_attention": {**(cfg.get("rope_scaling") or {"rope_type": "default"}),
-                                   "rope_theta": cfg.get("rope_theta", 1e6)},
-                "sliding_attention": {"rope_type": "default",
-                                      "rope_theta": cfg.get("rope_local_base_freq", 1e4)}}
-    types = config.layer_types or ("full_attention",) * config.n_layers
-    schemes = {}
-    for layer_type in set(types):
-        if layer_type not in rope:
-            raise ValueError(f"{config_path}: rope_parameters has no entry for the layer type "
-                             f"{layer_type!r} (layer_types); it has "
-                             f"{', '.join(map(repr, rope))}")
-        schemes[layer_type] = from_hf_config({**cfg, "rope_parameters": rope[layer_type],
-                                              "rope_scaling": None, "model_type": kind})
-    return [schemes[layer_type] for layer_type in types]
+    layers = [scheme.layer(i) for i in range(config.n_layers)]
+    for i, layer in enumerate(layers):
+        if layer.chunk is not None or layer.qk_norm is not None:
+            raise ValueError(f"{config_path}: layer {i} is {layer.layer_type}"
+                             + (" with L2-normalised q and k" if layer.qk_norm else "")
+                             + ", which the model does not implement")
+        if (layer.window, layer.logit_softcap) != (config.window_of(i), config.attn_softcap):
+            raise ValueError(f"{config_path}: layer {i}: from_hf_config reads window "
+                             f"{layer.window} and soft cap {layer.logit_softcap}, the folder "
+                             f"reader {config.window_of(i)} and {config.attn_softcap}; they "
+                             "must agree")
+    return layers
 
 
 def load_gguf_file(path, dtype=np.float32):
