@@ -509,3 +509,23 @@ def test_missing_extra_and_misshapen_tensors_are_refused_naming_them(tmp_path, k
     save_file(weights, path, metadata={"format": "pt"})
     with pytest.raises(ValueError, match=match):
         load_pretrained(str(tmp_path))
+
+
+def test_an_explicit_score_mod_keeps_the_window_and_the_cap(tmp_path):
+    """score_mod= replaces the logit law (Gemma's q·k scale included) in every layer, while the
+    soft cap and the sliding window stay the architecture's: the default law passed back
+    reproduces transformers; NoScale (1/√D in place of query_pre_attn_scalar^-1/2) does not."""
+    import dataclasses
+
+    from sia_theory.transforms import NoScale
+    from sia_theory.zoo import Temperature
+
+    want = reference(checkpoint(tmp_path, "gemma2"), LONG)
+    model, _ = load_pretrained(str(tmp_path), np.float64)
+    law = model.default_score_mod
+    assert isinstance(law, Temperature) and law.c == pytest.approx((32 / 24) ** 0.5, rel=1e-12)
+    assert relative_error(model.logits(LONG, score_mod=law), want) <= RTOL
+    assert relative_error(model.logits(LONG, score_mod=NoScale()), want) > 1e-3
+    bare = model.logits(LONG, score_mod=law)
+    model.config = dataclasses.replace(model.config, attn_softcap=None, sliding_window=None)
+    assert relative_error(model.logits(LONG, score_mod=law), bare) > 1e-3
