@@ -98,6 +98,27 @@ def layer_score_mod(transform=None, *, softcap=None, window=None):
     and ``window`` are both ``None`` (the kernel's table path), else
     :class:`LayerScoreMod` ``(transform, softcap=softcap, window=window)``.
 
+    Parameters
+    ----------
+    transform : None, Transform or callable
+        The layer's logit law.
+    softcap : float > 0, optional
+        The tanh cap.
+    window : int >= 1, optional
+        The sliding window.
+
+    Returns
+    -------
+    None, Transform, callable or LayerScoreMod
+        What the attention kernel takes as ``score_mod``.
+
+    Raises
+    ------
+    ValueError
+        As :class:`LayerScoreMod`, when a cap or a window is given.
+
+    Examples
+    --------
     >>> from sia_theory.zoo import Temperature
     >>> layer_score_mod(Temperature(2.0)) == Temperature(2.0)
     True

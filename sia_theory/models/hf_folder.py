@@ -1,21 +1,47 @@
-"""Reading a Hugging Face folder of the LLaMA layout: ``config.json`` and ``*.safetensors``.
+"""Reading a Hugging Face folder of a LLaMA-style decoder: ``config.json`` and ``*.safetensors``.
 
 The folder is what ``save_pretrained`` writes for ``LlamaForCausalLM`` (transformers
 ``models/llama``: ``model.embed_tokens``, ``model.layers.{i}.self_attn.{q,k,v,o}_proj``,
 ``mlp.{gate,up,down}_proj``, ``input_layernorm``, ``post_attention_layernorm``, ``model.norm``,
 ``lm_head`` unless ``tie_word_embeddings``). Weights are ``(out, in)`` as in GGUF's numpy order.
-Three more ``model_type`` values share that layout (:data:`ARCHITECTURES`, checked against
-transformers 5.24.0 ``models/{mistral,qwen2,qwen3}``): ``mistral`` (the same tensors),
-``qwen2`` (adds ``self_attn.{q,k,v}_proj.bias``) and ``qwen3`` (adds the per-head RMSNorm gains
-``self_attn.{q,k}_norm.weight``, and its ``head_dim`` is free of ``hidden_size /
-num_attention_heads``).
+Eight more ``model_type`` values are read, each as data (:data:`ARCHITECTURES`,
+:class:`Architecture`), checked against transformers 5.24.0
+``models/<type>/modeling_<type>.py``:
 
-**Sliding window.** Mistral's ``sliding_window`` masks every layer; Qwen2/Qwen3's masks the
-layers ``layer_types`` marks ``sliding_attention`` (default: from ``max_window_layers`` on) when
-``use_sliding_window`` is set. The mask keeps key ``j`` for query ``i`` when
-``i - j < sliding_window``, so it has no effect on a context of at most ``sliding_window``
-tokens; the model does not implement it and refuses longer contexts when run
-(:attr:`~.llama.LlamaConfig.sliding_window`).
+* ``mistral``: the same tensors; ``sliding_window`` on every layer.
+* ``qwen2``: biases on ``self_attn.{q,k,v}_proj``; ``qwen3``: RMSNorm gains on each head of
+  ``q`` and ``k`` (``self_attn.{q,k}_norm``), a ``head_dim`` of its own. Both slide the
+  ``layer_types`` layers when ``use_sliding_window``.
+* ``phi3``: fused ``self_attn.qkv_proj`` (q, k, v rows) and ``mlp.gate_up_proj`` (gate, then
+  up: ``Phi3MLP``'s ``chunk(2)``), split here; LongRoPE read by
+  :func:`~sia_theory.models.hf_config.from_hf_config`; ``sliding_window`` on every layer.
+* ``olmo2``: no pre-norms; ``post_attention_layernorm`` and ``post_feedforward_layernorm`` on
+  the attention and MLP outputs; ``q_norm``/``k_norm`` over the whole projection (all heads)
+  before RoPE (``Olmo2Attention``).
+* ``granite``: ``embedding_multiplier``, ``residual_multiplier``, ``logits_scaling`` (the logits
+  divided); its ``attention_multiplier`` (the ``q·k`` scale) is from_hf_config's transform.
+* ``gemma2``: sandwich norms (``input_layernorm``, ``post_attention_layernorm``,
+  ``pre_feedforward_layernorm``, ``post_feedforward_layernorm``) whose gain is ``1 + w``, formed
+  here in float32 as ``Gemma2RMSNorm`` forms it; embeddings × ``√hidden_size`` in the compute
+  dtype; GeGLU (``gelu_pytorch_tanh``); ``attn_logit_softcapping`` on the attention logits,
+  ``final_logit_softcapping`` on the output logits; alternating sliding/full layers
+  (``layer_types``); tied embeddings by default. Its ``query_pre_attn_scalar`` is
+  from_hf_config's transform.
+* ``gemma3_text`` (``Gemma3ForCausalLM``): Gemma-2's layout plus ``q_norm``/``k_norm`` per head,
+  five sliding layers to one full (``sliding_window_pattern``), the sliding layers' own RoPE base
+  (from_hf_config), and no attention soft cap (``Gemma3Attention`` does not pass it).
+
+Refused by key (``ValueError``), as settings the model does not implement: ``attention_bias``,
+``mlp_bias``, ``use_bidirectional_attention``, another activation than the architecture's, a
+``partial_rotary_factor`` other than 1, ``layer_types`` entries other than full or sliding
+attention, a missing ``head_dim`` whose transformers default is not ``hidden_size /
+num_attention_heads`` (Qwen3, Gemma); and, naming the file and the tensor, missing, extra,
+misshapen or non-finite tensors (an untied folder without ``lm_head.weight`` included).
+
+**Sliding window.** transformers keeps key ``j`` for query ``i`` when ``i - j <
+sliding_window`` (``masking_utils.py``, ``sliding_window_overlay``) on the layers that slide;
+the model applies the same mask in those layers, in prefill and in KV-cache decoding
+(:meth:`~.llama.LlamaConfig.window_of`, :class:`~sia_theory.attention.LayerScoreMod`).
 
 **RoPE pairing.** transformers rotates half-split pairs ``(i, i + D/2)`` (``rotate_half``); the
 GGUF tensors :class:`~.llama.LlamaModel` takes carry llama.cpp's converter permutation of the

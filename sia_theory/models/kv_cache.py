@@ -38,7 +38,13 @@ class ModelCache:
         its logit law (:func:`~sia_theory.attention.layer_score_mod`); ``None``: none.
 
     Setting ``score_mod`` or ``position`` sets it in every layer (the layers' soft caps and
-    windows stay); reading it gives the value the layers share (``ValueError`` if they differ).
+    windows stay); reading it gives the value the layers share.
+
+    Raises
+    ------
+    ValueError
+        For ``layers`` or ``structure`` that is not one pair per layer of ``kv``; on reading
+        ``score_mod`` or ``position`` when the layers run different ones.
     """
 
     def __init__(self, kv: DecodingCache, score_mod, position, dtype, layers=None,

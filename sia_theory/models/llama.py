@@ -7,9 +7,27 @@ tied output embedding (or the file's own ``output.weight``, an untied head). RMS
 SwiGLU is ``W_down (silu(W_gate h) ⊙ W_up h)`` (Shazeer 2020); attention is
 :func:`sia_theory.attention.core.cached_attention` (streaming, causal, GQA without repeating the
 key-value heads), with an optional ``score_mod`` (any :class:`~sia_theory.transforms.Transform`
-or FlexAttention callable) on the logits ``q·k/√D``. Mistral is this layout; two variants are
-data, not code: Qwen2's biases on the ``q``/``k``/``v`` projections and Qwen3's RMSNorm on each
-head of ``q`` and ``k`` before RoPE, with a ``head_dim`` of its own (:class:`_Layer`).
+or FlexAttention callable) on the logits ``q·k/√D``.
+
+The variants of the Hugging Face architectures :mod:`.hf_folder` reads are data, not code
+(the tensors present and :class:`LlamaConfig`'s fields; transformers 5.24.0
+``models/<type>/modeling_<type>.py``):
+
+* optional tensors (:class:`_Layer`): Qwen2's ``q``/``k``/``v`` biases; RMSNorm on ``q`` and
+  ``k`` before RoPE, per head (Qwen3, Gemma-3) or over the whole projection (OLMo-2, its gain's
+  shape says which); the pre-norms (absent in OLMo-2) and the post-norms on the attention and
+  MLP outputs (OLMo-2, Gemma-2/3: ``post_attention_norm``, ``post_ffw_norm``);
+* config fields: ``embedding_scale`` (Gemma's ``√d``, Granite's ``embedding_multiplier``),
+  ``residual_scale`` (Granite's ``residual_multiplier``), ``logit_divisor`` (Granite's
+  ``logits_scaling``), ``final_softcap`` (Gemma's ``cap·tanh(logits/cap)`` on the output),
+  ``activation`` (GeGLU with tanh-approximated GELU for Gemma), and per layer the sliding window
+  (``sliding_window`` with ``layer_types``) and the attention soft cap ``attn_softcap``
+  (Gemma-2), which enter the attention as one :class:`~sia_theory.attention.LayerScoreMod`
+  (transform, then ``cap·tanh(x/cap)``, then ``-inf`` where ``i - j >= window``);
+* per-layer defaults (:attr:`LlamaModel.layer_defaults`): each layer's position encoding and
+  logit law (Gemma-3's sliding layers rotate with their own base; the ``q·k`` scale of Granite
+  and Gemma is a temperature on ``S``). Without a window or cap a layer's attention gets the
+  transform itself, the kernel's table path, so a LLaMA model runs as before.
 
 **RoPE pairing.** llama.cpp's converter permutes the rows of each head of the Hugging Face
 ``W_q`` and ``W_k`` (``reshape(n_head, 2, D/2, d).swapaxes(1, 2)``) so that GGML's "normal"
@@ -110,6 +128,12 @@ class LlamaConfig:
     activation : str
         The gate's activation: ``"silu"`` (SwiGLU, default) or ``"gelu_tanh"`` (GeGLU with
         the tanh approximation of GELU, transformers' ``gelu_pytorch_tanh``: Gemma).
+
+    Raises
+    ------
+    ValueError
+        For ``layer_types`` that is not ``n_layers`` entries of :data:`LAYER_TYPES`, or an
+        ``activation`` not in :data:`ACTIVATIONS`.
     """
 
     n_layers: int

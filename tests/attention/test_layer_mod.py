@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 
 from sia_theory import ScaleInvariant
-from sia_theory.attention import LayerScoreMod, attention, attention_dense, layer_score_mod
+from sia_theory.attention import attention, attention_dense
 from sia_theory.attention.core import cached_attention
+from sia_theory.attention.layer_mod import LayerScoreMod, layer_score_mod
 from sia_theory.zoo import Temperature
 
 
