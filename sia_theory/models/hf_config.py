@@ -174,10 +174,36 @@ def _load(config):
         raise ValueError(f"config must hold a JSON object, got {type(data).__name__}")
     name = data.get("_name_or_path") or name or data.get("model_type") or "model"
     text = data.get("text_config")
+    if text is not None and not isinstance(text, Mapping):
+        raise ValueError(f"text_config must be a dict (the text model's config), got "
+                         f"{type(text).__name__} {text!r:.60}")
     cfg = dict(text) if isinstance(text, Mapping) else dict(data)
     if cfg.get("model_type") is None and data.get("model_type") is not None:
         cfg["model_type"] = data["model_type"]  # a multimodal wrapper's type for its text part
     return cfg, str(name)
+
+
+_POSITIVE_INTS = ("hidden_size", "num_attention_heads", "head_dim", "qk_rope_head_dim",
+                  "max_position_embeddings", "original_max_position_embeddings", "seq_length")
+"""Keys read as sizes or lengths: when given (not null) each must be an integer >= 1
+(transformers' strict config dataclasses refuse another type; 0 would be read as absent)."""
+
+
+def _check_config(cfg):
+    """The config's values before anything is computed: the type of ``model_type``, every key of
+    :data:`_POSITIVE_INTS` an integer >= 1, and (as transformers' ``LlamaConfig`` refuses it) a
+    ``hidden_size`` that ``num_attention_heads`` divides when ``head_dim`` is not given.
+    ``ValueError`` naming the key."""
+    if cfg.get("model_type") is not None and not isinstance(cfg["model_type"], str):
+        raise ValueError(f"model_type must be a string, got {cfg['model_type']!r:.60}")
+    for key in _POSITIVE_INTS:
+        if cfg.get(key) is not None:
+            check_int(key, cfg[key], lo=1)
+    hidden, heads = cfg.get("hidden_size"), cfg.get("num_attention_heads")
+    if (cfg.get("head_dim") is None and cfg.get("qk_rope_head_dim") is None
+            and hidden is not None and heads is not None and int(hidden) % int(heads)):
+        raise ValueError(f"hidden_size {hidden} is not a multiple of num_attention_heads "
+                         f"{heads} (transformers refuses it); give head_dim")
 
 
 def _head_dims(cfg, rope_type, partial):
@@ -205,13 +231,20 @@ def _rope_dict(cfg):
     if v5 is not None and v4 is not None and v5 != v4:
         raise ValueError("config gives both rope_parameters and rope_scaling, with different "
                          "contents: give one")
+    for key, value in (("rope_parameters", v5), ("rope_scaling", v4)):
+        if value is not None and not isinstance(value, Mapping):
+            raise ValueError(f"{key} must be a dict (transformers' rope dict) or null, got "
+                             f"{type(value).__name__} {value!r:.60}")
     params, layer = dict(v5 if v5 is not None else (v4 or {})), None
     if params and all(isinstance(v, Mapping) for v in params.values()):
         layer = "full_attention" if "full_attention" in params else sorted(params)[0]
         params = dict(params[layer])
-    theta = params.get("rope_theta", cfg.get("rope_theta"))
-    params.pop("rope_theta", None)
-    return params, layer, theta
+    inner, outer = params.pop("rope_theta", None), cfg.get("rope_theta")
+    if inner is not None and outer is not None and inner != outer:
+        raise ValueError(f"rope_theta is given twice with different values: {inner!r} in the "
+                         f"rope dict and {outer!r} at the top of the config (transformers "
+                         "silently takes the rope dict's); give one")
+    return params, layer, (outer if inner is None else inner)
 
 
 def _query_temperature(cfg, params, original):
@@ -354,6 +387,7 @@ def from_hf_config(config) -> HFScheme:
     (192, 1.8739, 1.8739)
     """
     cfg, name = _load(config)
+    _check_config(cfg)
     params, layer, theta = _rope_dict(cfg)
     rope_type = params.get("rope_type") or params.get("type") or "default"
     partial = params.pop("partial_rotary_factor", cfg.get("partial_rotary_factor"))

@@ -16,6 +16,7 @@ transformers accepts a value this package cannot read (``max_position_embeddings
 import warnings
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from sia_theory.models.hf_config import from_hf_config
@@ -59,8 +60,6 @@ def _config(**keys):
      r"low_freq_factor must be a finite real number > 0"),
     (_config(max_position_embeddings=131072, rope_scaling={**LLAMA3, "high_freq_factor": "x"}),
      r"high_freq_factor must be a finite real number"),
-    (_config(max_position_embeddings=131072, rope_scaling={**LLAMA3, "low_freq_factor": 5.0}),
-     r"high_freq_factor must be greater than low_freq_factor"),
     ({"hidden_size": 4097, "num_attention_heads": 32},
      r"hidden_size 4097 is not a multiple of num_attention_heads 32"),
     (_config(head_dim=0), r"head_dim must be an integer >= 1"),
@@ -68,10 +67,15 @@ def _config(**keys):
     (_config(num_attention_heads=0), r"num_attention_heads must be an integer >= 1"),
     (_config(text_config="llama"), r"text_config must be a dict"),
     (_config(model_type=3), r"model_type must be a string"),
+    # transformers warns and computes a shrinking NTK base; DynamicNTKRoPE takes factor >= 1
+    (_config(max_position_embeddings=4096, rope_scaling={"rope_type": "dynamic",
+                                                         "factor": 0.5}),
+     r"factor must be a finite real number >= 1, got 0.5"),
 ], ids=["max-0", "max-0-yarn", "original-0-top", "original-0-dict", "theta-twice-v5",
         "theta-twice-v4", "rope-str", "rope-list", "rope-float", "llama3-low-negative",
-        "llama3-low-str", "llama3-high-str", "llama3-low-over-high", "width-not-multiple",
-        "head-dim-0", "hidden-str", "heads-0", "text-config-str", "model-type-int"])
+        "llama3-low-str", "llama3-high-str", "width-not-multiple",
+        "head-dim-0", "hidden-str", "heads-0", "text-config-str", "model-type-int",
+        "dynamic-factor-below-1"])
 def test_contradictions_are_refused_naming_the_key(config, match):
     with pytest.raises(ValueError, match=match):
         from_hf_config(config)
@@ -83,14 +87,14 @@ def test_contradictions_are_refused_naming_the_key(config, match):
     ({**LLAMA3, "original_max_position_embeddings": -8}, {},
      r"original_max_position_embeddings must be an integer >= 1"),
     ({**LLAMA3, "low_freq_factor": 0.0}, {}, r"low_freq_factor must be a finite real number > 0"),
-    ({**LLAMA3, "high_freq_factor": 1.0}, {},
-     r"high_freq_factor must be greater than low_freq_factor"),
+    ({**LLAMA3, "high_freq_factor": -1.0}, {},
+     r"high_freq_factor must be a finite real number > 0"),
     ({"rope_type": "default", "rope_theta": 5e5}, {"rope_theta": 1e4}, r"rope_theta is given "
      r"twice"),
     ("linear", {}, r"rope_parameters must be a dict"),
     ({"rope_type": "dynamic", "factor": 2.0}, {"max_position_embeddings": 0},
      r"max_position_embeddings must be an integer >= 1"),
-], ids=["original-0", "original-negative", "low-0", "high-equals-low", "theta-twice",
+], ids=["original-0", "original-negative", "low-0", "high-negative", "theta-twice",
         "not-a-dict", "max-0"])
 def test_rope_parameters_contradictions_are_refused_naming_the_key(params, kwargs, match):
     with pytest.raises(ValueError, match=match):
@@ -118,12 +122,12 @@ def test_rope_parameters_contradictions_are_refused_naming_the_key(params, kwarg
      r"original_max_position_embeddings 4096 is larger than max_position_embeddings 2048"),
     (_config(rope_scaling={"rope_type": "linear", "factor": 0.5}),
      r"factor must be >= 1 \(transformers warns\), got 0.5"),
-    (_config(max_position_embeddings=4096, rope_scaling={"rope_type": "dynamic",
-                                                         "factor": 0.5}),
-     r"factor must be >= 1 \(transformers warns\), got 0.5"),
+    (_config(max_position_embeddings=131072, rope_scaling={**LLAMA3, "low_freq_factor": 5.0}),
+     r"high_freq_factor must be greater than low_freq_factor, got high_freq_factor 4 and "
+     r"low_freq_factor 5"),
 ], ids=["llama3-original-past-max", "llama3-original-equals-max", "yarn-original-past-max",
         "yarn-factor-mismatch", "longrope-original-past-max", "longrope-top-level-original",
-        "linear-factor-below-1", "dynamic-factor-below-1"])
+        "linear-factor-below-1", "llama3-low-over-high"])
 def test_contradictions_transformers_warns_about_are_warned_naming_the_key(config, match):
     with pytest.warns(UserWarning, match=match):
         from_hf_config(config)
@@ -148,3 +152,23 @@ def test_consistent_values_given_twice_are_accepted():
         assert s.position.base == 5e5
         from_hf_config(_config(max_position_embeddings=32768, rope_scaling=YARN))
         from_hf_config(_config(max_position_embeddings=4096, rope_scaling=YARN))
+
+
+@pytest.mark.parametrize("low, high", [(5.0, 4.0), (1.0, 1.0), (2.0, 0.5)])
+def test_llama3_factors_out_of_order_are_warned_and_read_as_transformers_computes(low, high):
+    """transformers warns for high_freq_factor <= low_freq_factor and computes a step (no
+    medium band) at wavelength original / low_freq_factor: the same frequencies here (before,
+    low > high was refused as a bad ``beta_fast``)."""
+    pytest.importorskip("torch")
+    tf = pytest.importorskip("transformers")
+    from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
+
+    rope = {**LLAMA3, "rope_theta": 5e5, "low_freq_factor": low, "high_freq_factor": high}
+    config = {"head_dim": 128, "hidden_size": 4096, "num_attention_heads": 32,
+              "max_position_embeddings": 131072}
+    with pytest.warns(UserWarning, match=r"high_freq_factor must be greater than "
+                      r"low_freq_factor"):
+        got = from_hf_config({**config, "rope_parameters": rope}).inv_freq
+    inv_freq, _ = ROPE_INIT_FUNCTIONS["llama3"](tf.LlamaConfig(**config, rope_parameters=rope),
+                                                 "cpu")
+    np.testing.assert_allclose(got, inv_freq.double().numpy(), rtol=1e-6)  # float32 there
