@@ -11,6 +11,7 @@ exactly the tensors of the LLaMA graph with their shapes (llama.cpp ``llama-arch
 
 from __future__ import annotations
 
+from .._infra.validate import check_int, check_real
 from .llama import LlamaConfig
 
 __all__ = ["check_llama_gguf", "llama_tensor_shapes"]
@@ -45,6 +46,32 @@ def _unimplemented(meta: dict, shapes: dict, head_dim: int) -> str | None:
     return None
 
 
+_SIZES = ("llama.block_count", "llama.embedding_length", "llama.attention.head_count",
+          "llama.attention.head_count_kv", "llama.feed_forward_length", "llama.context_length")
+
+
+def _check_metadata(path, meta: dict) -> None:
+    """The values :meth:`LlamaConfig.from_metadata` reads, where present: the sizes integers
+    >= 1, the RMSNorm epsilon a finite real >= 0, the RoPE base a finite real > 1, the
+    vocabulary a non-empty list. ``ValueError`` naming the file and the metadata key (a missing
+    key is left to the caller, which names it)."""
+    try:
+        for key in _SIZES:
+            if key in meta:
+                check_int(key, meta[key], lo=1)
+        if "llama.attention.layer_norm_rms_epsilon" in meta:
+            check_real("llama.attention.layer_norm_rms_epsilon",
+                       meta["llama.attention.layer_norm_rms_epsilon"], lo=0)
+        if "llama.rope.freq_base" in meta:
+            check_real("llama.rope.freq_base", meta["llama.rope.freq_base"], lo=1, lo_open=True)
+    except ValueError as err:
+        raise ValueError(f"the model file {path}: metadata {err}") from None
+    tokens = meta.get("tokenizer.ggml.tokens", [None])
+    if not isinstance(tokens, list | tuple) or not tokens:
+        raise ValueError(f"the model file {path}: metadata tokenizer.ggml.tokens must be a "
+                         f"non-empty list (the vocabulary), got {tokens!r:.60}")
+
+
 def check_llama_gguf(path, meta: dict, shapes: dict) -> LlamaConfig:
     """The :class:`LlamaConfig` of a GGUF file's metadata, after checking its tensors.
 
@@ -64,9 +91,11 @@ def check_llama_gguf(path, meta: dict, shapes: dict) -> LlamaConfig:
     Raises
     ------
     ValueError
-        For another architecture, a missing metadata key, a setting the model does not
-        implement, or a missing, extra or misshapen tensor.
+        For another architecture, a missing metadata key or one out of range (named: sizes
+        integers >= 1, the epsilon >= 0, the RoPE base > 1, a non-empty vocabulary), a setting
+        the model does not implement, or a missing, extra or misshapen tensor.
     """
+    _check_metadata(path, meta)
     try:
         config = LlamaConfig.from_metadata(meta)
     except ValueError as err:

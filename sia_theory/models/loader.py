@@ -224,7 +224,11 @@ def load_hf_folder(path, dtype=np.float32):
     started = time.perf_counter()
     config_path = os.path.join(path, "config.json")
     # the RoPE and logit law first: an unknown rope type is refused before any tensor is read
-    scheme = from_hf_config(config_path) if os.path.isfile(config_path) else None
+    try:
+        scheme = from_hf_config(config_path) if os.path.isfile(config_path) else None
+    except ValueError as err:  # the key named with its file
+        raise ValueError(str(err) if config_path in str(err) else f"{config_path}: {err}") \
+            from None
     config, tensors = read_hf_folder(path)  # (a folder without config.json is refused here)
     model = LlamaModel(config, tensors, dtype)
     model.default_position = scheme.encoding

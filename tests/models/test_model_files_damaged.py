@@ -84,8 +84,12 @@ CASES = {
     "nan-in-final-norm": (lambda f: _tensors(f, lambda t: t[NORM].__setitem__(0, np.nan)),
                           FILE + r": tensor 'model\.norm\.weight' holds 1 non-finite values"),
     # the safetensors file itself
-    "truncated": (_truncate, FILE + r": the header's tensors need \d+ bytes of data, the file "
-                  r"holds \d+ \(truncated or padded\)"),
+    "truncated": (_truncate, FILE + r": tensor '.*' has data_offsets \[\d+, \d+\] outside the "
+                  r"file's \d+ bytes of data \(truncated\?\)"),
+    "padded": (lambda f: (f / "model.safetensors").write_bytes(
+        (f / "model.safetensors").read_bytes() + bytes(8)),
+        FILE + r": the header's tensors need \d+ bytes of data, the file holds \d+ \(truncated "
+        r"or padded\)"),
     "offsets-overlap": (lambda f: _header(f, _offsets(K_PROJ, -8, -8)),
                         FILE + r": tensor '.*' has data_offsets \[\d+, \d+\] that overlap "
                         r"or leave a gap"),
