@@ -56,7 +56,6 @@ logits). The keys of the rope dict are checked against transformers' lists (plus
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -77,6 +76,7 @@ from ..zoo.models import (
     longrope_attention_factor,
     mistral_temperature,
 )
+from ._json import read_json
 
 __all__ = ["HFScheme", "from_hf_config", "MISTRAL_ROPE_KEYS"]
 
@@ -157,14 +157,14 @@ class HFScheme(Scheme):
 def _load(config):
     if isinstance(config, str | Path):
         path = Path(config)
-        if not path.is_file():
-            raise ValueError(f"config must be a config.json path or a dict, got {config!r} "
-                             "(no such file)")
         try:
-            with open(path, encoding="utf-8") as handle:
-                data = json.load(handle)
-        except (UnicodeDecodeError, json.JSONDecodeError) as err:
-            raise ValueError(f"config {path} is not valid JSON: {err}") from None
+            found = "a folder" if path.is_dir() else None if path.is_file() else "no such file"
+        except (OSError, ValueError) as err:  # a name too long, a NUL byte
+            found = f"not a usable path: {getattr(err, 'strerror', None) or err}"
+        if found:
+            raise ValueError(f"config must be a config.json path or a dict, got {config!r:.200} "
+                             f"({found})")
+        data = read_json(path, "config ")
         name = path.parent.name if path.name == "config.json" else path.stem
     elif isinstance(config, Mapping):
         data, name = dict(config), None
@@ -199,6 +199,8 @@ def _check_config(cfg):
     for key in _POSITIVE_INTS:
         if cfg.get(key) is not None:
             check_int(key, cfg[key], lo=1)
+    if cfg.get("attn_temperature_len") is not None:  # Grok-2's: <= 0 means none
+        check_real("attn_temperature_len", cfg["attn_temperature_len"])
     hidden, heads = cfg.get("hidden_size"), cfg.get("num_attention_heads")
     if (cfg.get("head_dim") is None and cfg.get("qk_rope_head_dim") is None
             and hidden is not None and heads is not None and int(hidden) % int(heads)):

@@ -39,6 +39,7 @@ from pathlib import Path
 import numpy as np
 
 from .._infra.validate import check_int, check_real
+from ._json import read_json
 from .llama import LlamaConfig
 
 __all__ = ["read_hf_folder", "hf_config", "hf_shapes", "to_gguf_rows", "read_safetensors",
@@ -200,8 +201,9 @@ def _window(config: dict, arch: Architecture, n_layers: int) -> int | None:
     elif arch.window == "layers" and config.get("use_sliding_window"):  # Qwen2, Qwen3
         window = config.get("sliding_window")
         if types is None:
-            types = ["sliding_attention" if i >= int(config.get("max_window_layers", 28))
-                     else "full_attention" for i in range(n_layers)]
+            first = _key_int(config, "max_window_layers", 28, lo=0)
+            types = ["sliding_attention" if i >= first else "full_attention"
+                     for i in range(n_layers)]
         if "sliding_attention" not in types:
             window = None
     else:
@@ -210,7 +212,7 @@ def _window(config: dict, arch: Architecture, n_layers: int) -> int | None:
         raise ValueError(f"config.json has sliding_attention in layer_types, which "
                          f"model_type {config['model_type']!r} does not read; supported: "
                          "'full_attention' only")
-    return None if window is None else int(window)
+    return None if window is None else _key_int(config, "sliding_window")
 
 
 def hf_config(config: dict) -> LlamaConfig:
@@ -261,16 +263,17 @@ def hf_config(config: dict) -> LlamaConfig:
                        sliding_window=_window(config, arch, n_layers))
 
 
-def _key_int(config: dict, key: str, default=None) -> int:
-    """``config[key]`` (``default`` when absent or null) as an integer >= 1; ``ValueError``
-    naming ``config.json`` and the key when it is missing without a default or out of range."""
+def _key_int(config: dict, key: str, default=None, lo: int = 1) -> int:
+    """``config[key]`` (``default`` when absent or null) as an integer >= ``lo``;
+    ``ValueError`` naming ``config.json`` and the key when it is missing without a default or
+    out of range."""
     value = config.get(key)
     if value is None:
         value = default
     if value is None:
-        raise ValueError(f"config.json: {key} is missing (an integer >= 1)")
+        raise ValueError(f"config.json: {key} is missing (an integer >= {lo})")
     try:
-        return check_int(key, value, lo=1)
+        return check_int(key, value, lo=lo)
     except ValueError as err:
         raise ValueError(f"config.json: {err}") from None
 
@@ -348,10 +351,7 @@ def read_hf_folder(folder) -> tuple[LlamaConfig, dict]:
     if not (folder / "config.json").is_file() or not files:
         raise ValueError(f"path {folder} must be a folder with config.json and *.safetensors "
                          "(a Hugging Face checkpoint)")
-    try:
-        raw = json.loads((folder / "config.json").read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise ValueError(f"{folder / 'config.json'} is not valid JSON: {err}") from None
+    raw = read_json(folder / "config.json")
     if not isinstance(raw, dict):
         raise ValueError(f"{folder / 'config.json'} must hold a JSON object, got "
                          f"{type(raw).__name__}")
@@ -365,6 +365,10 @@ def read_hf_folder(folder) -> tuple[LlamaConfig, dict]:
     hf, origin = {}, {}
     for file in files:
         part = read_safetensors(file)
+        twice = sorted(set(part) & set(hf))
+        if twice:  # two shards with one tensor: which one the model is, is not said
+            raise ValueError(f"{folder}: tensor {twice[0]!r} is in both {origin[twice[0]]} and "
+                             f"{file.name} ({len(twice)} such tensors)")
         hf.update(part)
         origin.update(dict.fromkeys(part, file.name))
     kind = raw["model_type"]

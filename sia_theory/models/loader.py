@@ -278,8 +278,12 @@ def load_gguf_file(path, dtype=np.float32):
     if not os.path.isfile(path):
         raise ValueError(f"the model file {path} does not exist (path must be a GGUF file, a "
                          f"Hugging Face folder or one of {', '.join(sorted(MODELS))})")
-    with open(path, "rb") as fh:
-        magic = fh.read(4)
+    try:
+        with open(path, "rb") as fh:
+            magic = fh.read(4)
+    except OSError as err:
+        raise ValueError(f"the model file {path} cannot be read ({err.strerror or err})") \
+            from None
     if magic != b"GGUF":
         raise ValueError(f"the model file {path} is not a GGUF file: it starts with {magic!r}, "
                          "not b'GGUF'")

@@ -150,7 +150,7 @@ def _parsed(rope_parameters, rope_theta):
     params = dict(rope_parameters)
     rope_type = params.pop("rope_type", None) or params.pop("type", None) or "default"
     params.pop("type", None)
-    if rope_type not in ROPE_TYPES:
+    if not isinstance(rope_type, str) or rope_type not in ROPE_TYPES:
         raise ValueError(f"rope_type must be one of {sorted(ROPE_TYPES)}, got {rope_type!r}")
     theta = params.pop("rope_theta", None)
     if theta is not None and rope_theta is not None and theta != rope_theta:
