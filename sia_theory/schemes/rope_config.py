@@ -218,9 +218,10 @@ def _warn(message):
 
 
 def _warn_factor_below_one(factor):
-    """transformers' ``_validate_*_rope_parameters``: a ``factor`` below 1 is warned about (a
-    factor that is not a real number is left to the encodings, which refuse it by name)."""
-    if isinstance(factor, int | float) and not isinstance(factor, bool) and factor < 1:
+    """transformers' ``_validate_*_rope_parameters``: a ``factor`` in (0, 1) is warned about (a
+    factor that is not a positive real number is left to the encodings, which refuse it by
+    name)."""
+    if isinstance(factor, int | float) and not isinstance(factor, bool) and 0 < factor < 1:
         warnings.warn(f"rope_parameters: factor must be >= 1 (transformers warns), got {factor}",
                       UserWarning, stacklevel=3)
 
