@@ -38,6 +38,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .._infra.validate import check_int, check_real
+from ._json import read_json
 from .llama import LlamaConfig
 
 __all__ = ["read_hf_folder", "hf_config", "hf_shapes", "to_gguf_rows", "read_safetensors",
@@ -106,29 +108,84 @@ def tensor_names(n_layers: int) -> dict:
 
 
 def read_safetensors(path) -> dict:
-    """The tensors of one safetensors file as float32 numpy arrays (module docstring)."""
-    data = Path(path).read_bytes()
+    """The tensors of one safetensors file as float32 numpy arrays (module docstring).
+
+    The header is checked as the ``safetensors`` library checks it before any tensor is read:
+    a JSON object of ``{dtype, shape, data_offsets}`` entries, each shape's bytes equal to its
+    offsets' span, the spans covering the data after the header exactly (no overlap, no gap,
+    nothing short: a truncated file is refused). ``ValueError`` naming the file and the
+    tensor."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as err:
+        raise ValueError(f"{path} cannot be read ({err.strerror or err}); a safetensors file "
+                         "is expected") from None
     if len(data) < 8:
         raise ValueError(f"{path} is not a safetensors file (shorter than its header length)")
     (size,) = struct.unpack("<Q", data[:8])
+    if 8 + size > len(data):
+        raise ValueError(f"{path}: its header length {size} runs past the end of the file "
+                         f"({len(data)} bytes): not a safetensors file, or truncated")
     try:
         header = json.loads(data[8:8 + size])
-    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as err:
         raise ValueError(f"{path} is not a safetensors file ({err})") from None
-    tensors, body = {}, 8 + size
-    for name, entry in header.items():
-        if name == "__metadata__":
-            continue
-        if entry["dtype"] not in DTYPES:
-            raise ValueError(f"{path}: tensor {name!r} has dtype {entry['dtype']}; supported: "
-                             f"{', '.join(DTYPES)}")
-        start, stop = entry["data_offsets"]
-        raw = np.frombuffer(data, DTYPES[entry["dtype"]], offset=body + start,
-                            count=(stop - start) // np.dtype(DTYPES[entry["dtype"]]).itemsize)
-        if entry["dtype"] == "BF16":  # bfloat16: the upper 16 bits of a float32
+    if not isinstance(header, dict):
+        raise ValueError(f"{path}: the header must be a JSON object (tensor name -> entry), "
+                         f"got {type(header).__name__}")
+    body = memoryview(data)[8 + size:]
+    entries = {name: _header_entry(path, name, entry) for name, entry in header.items()
+               if name != "__metadata__"}
+    end = 0
+    for name, (_, _, start, stop) in sorted(entries.items(), key=lambda e: e[1][2:]):
+        if stop > len(body):
+            raise ValueError(f"{path}: tensor {name!r} has data_offsets [{start}, {stop}] "
+                             f"outside the file's {len(body)} bytes of data (truncated?)")
+        if start != end:
+            raise ValueError(f"{path}: tensor {name!r} has data_offsets [{start}, {stop}] that "
+                             f"overlap or leave a gap after the previous tensor's end {end}")
+        end = stop
+    if end != len(body):
+        raise ValueError(f"{path}: the header's tensors need {end} bytes of data, the file "
+                         f"holds {len(body)} (truncated or padded)")
+    tensors = {}
+    for name, (kind, shape, start, stop) in entries.items():
+        raw = np.frombuffer(body[start:stop], DTYPES[kind])
+        if kind == "BF16":  # bfloat16: the upper 16 bits of a float32
             raw = (raw.astype(np.uint32) << 16).view(np.float32)
-        tensors[name] = raw.astype(np.float32).reshape(entry["shape"])
+        tensors[name] = raw.astype(np.float32).reshape(shape)
     return tensors
+
+
+def _header_entry(path, name, entry) -> tuple:
+    """``(dtype, shape, start, stop)`` of one safetensors header entry, each field checked
+    (``ValueError`` naming the file and the tensor)."""
+    if not isinstance(entry, dict):
+        raise ValueError(f"{path}: tensor {name!r} must have a header entry {{dtype, shape, "
+                         f"data_offsets}}, got {type(entry).__name__}")
+    for field in ("dtype", "shape", "data_offsets"):
+        if field not in entry:
+            raise ValueError(f"{path}: tensor {name!r} lacks {field} in the header")
+    kind, shape, offsets = entry["dtype"], entry["shape"], entry["data_offsets"]
+    if kind not in DTYPES:
+        raise ValueError(f"{path}: tensor {name!r} has dtype {kind}; supported: "
+                         f"{', '.join(DTYPES)}")
+
+    def whole(x):
+        return isinstance(x, int) and not isinstance(x, bool) and x >= 0
+
+    if not isinstance(shape, list) or not all(map(whole, shape)):
+        raise ValueError(f"{path}: tensor {name!r} has shape {shape!r:.60}; a shape is a list of "
+                         "integers >= 0")
+    if (not isinstance(offsets, list) or len(offsets) != 2 or not all(map(whole, offsets))
+            or offsets[1] < offsets[0]):
+        raise ValueError(f"{path}: tensor {name!r} has data_offsets {offsets!r:.60}, not "
+                         "[start, stop] with 0 <= start <= stop")
+    need = int(np.prod(shape, dtype=object)) * np.dtype(DTYPES[kind]).itemsize
+    if need != offsets[1] - offsets[0]:
+        raise ValueError(f"{path}: tensor {name!r} of shape {shape} and dtype {kind} needs "
+                         f"{need} bytes, its data_offsets give {offsets[1] - offsets[0]}")
+    return kind, tuple(shape), offsets[0], offsets[1]
 
 
 def _window(config: dict, arch: Architecture, n_layers: int) -> int | None:
@@ -144,8 +201,9 @@ def _window(config: dict, arch: Architecture, n_layers: int) -> int | None:
     elif arch.window == "layers" and config.get("use_sliding_window"):  # Qwen2, Qwen3
         window = config.get("sliding_window")
         if types is None:
-            types = ["sliding_attention" if i >= int(config.get("max_window_layers", 28))
-                     else "full_attention" for i in range(n_layers)]
+            first = _key_int(config, "max_window_layers", 28, lo=0)
+            types = ["sliding_attention" if i >= first else "full_attention"
+                     for i in range(n_layers)]
         if "sliding_attention" not in types:
             window = None
     else:
@@ -154,7 +212,7 @@ def _window(config: dict, arch: Architecture, n_layers: int) -> int | None:
         raise ValueError(f"config.json has sliding_attention in layer_types, which "
                          f"model_type {config['model_type']!r} does not read; supported: "
                          "'full_attention' only")
-    return None if window is None else int(window)
+    return None if window is None else _key_int(config, "sliding_window")
 
 
 def hf_config(config: dict) -> LlamaConfig:
@@ -178,22 +236,57 @@ def hf_config(config: dict) -> LlamaConfig:
     if config.get("hidden_act", "silu") != "silu":
         raise ValueError(f"config.json has hidden_act {config['hidden_act']!r}; supported: "
                          "'silu' (the SwiGLU MLP)")
-    heads = int(config["num_attention_heads"])
-    d_model = int(config["hidden_size"])
+    heads = _key_int(config, "num_attention_heads")
+    d_model = _key_int(config, "hidden_size")
     if arch.qk_norm and config.get("head_dim") is None:
         raise ValueError(f"config.json of model_type {kind!r} lacks head_dim (transformers then "
                          "takes 128, not hidden_size / num_attention_heads): give it")
-    n_layers = int(config["num_hidden_layers"])
+    if config.get("head_dim") is None and d_model % heads:
+        raise ValueError(f"config.json: hidden_size {d_model} is not a multiple of "
+                         f"num_attention_heads {heads} (transformers refuses it); give head_dim")
+    kv_heads = _key_int(config, "num_key_value_heads", heads)
+    if heads % kv_heads:
+        raise ValueError(f"config.json: num_attention_heads {heads} is not a multiple of "
+                         f"num_key_value_heads {kv_heads} (each key-value head serves a whole "
+                         "group of query heads)")
+    n_layers = _key_int(config, "num_hidden_layers")
+    rope = config.get("rope_parameters")
+    theta = (rope or {}).get("rope_theta") if isinstance(rope, dict) else None
     return LlamaConfig(n_layers=n_layers, d_model=d_model, n_heads=heads,
-                       n_kv_heads=int(config.get("num_key_value_heads") or heads),
-                       ffn=int(config["intermediate_size"]),
-                       rope_base=float((config.get("rope_parameters") or {}).get(
-                           "rope_theta", config.get("rope_theta", 10000.0))),
-                       rms_eps=float(config.get("rms_norm_eps", 1e-6)),
-                       context_length=int(config.get("max_position_embeddings", 2048)),
-                       vocab_size=int(config["vocab_size"]),
-                       head_dim=int(config.get("head_dim") or d_model // heads),
+                       n_kv_heads=kv_heads, ffn=_key_int(config, "intermediate_size"),
+                       rope_base=_key_real(config, "rope_theta", 10000.0, theta, lo=1,
+                                           lo_open=True),
+                       rms_eps=_key_real(config, "rms_norm_eps", 1e-6, lo=0),
+                       context_length=_key_int(config, "max_position_embeddings", 2048),
+                       vocab_size=_key_int(config, "vocab_size"),
+                       head_dim=_key_int(config, "head_dim", d_model // heads),
                        sliding_window=_window(config, arch, n_layers))
+
+
+def _key_int(config: dict, key: str, default=None, lo: int = 1) -> int:
+    """``config[key]`` (``default`` when absent or null) as an integer >= ``lo``;
+    ``ValueError`` naming ``config.json`` and the key when it is missing without a default or
+    out of range."""
+    value = config.get(key)
+    if value is None:
+        value = default
+    if value is None:
+        raise ValueError(f"config.json: {key} is missing (an integer >= {lo})")
+    try:
+        return check_int(key, value, lo=lo)
+    except ValueError as err:
+        raise ValueError(f"config.json: {err}") from None
+
+
+def _key_real(config: dict, key: str, default: float, value=None, **bounds) -> float:
+    """``value`` if given, else ``config[key]`` (``default`` when absent or null), as a finite
+    float within ``bounds``; ``ValueError`` naming ``config.json`` and the key."""
+    if value is None:
+        value = config.get(key)
+    try:
+        return check_real(key, default if value is None else value, **bounds)
+    except ValueError as err:
+        raise ValueError(f"config.json: {err}") from None
 
 
 def to_gguf_rows(weight: np.ndarray, n_heads: int) -> np.ndarray:
@@ -258,17 +351,24 @@ def read_hf_folder(folder) -> tuple[LlamaConfig, dict]:
     if not (folder / "config.json").is_file() or not files:
         raise ValueError(f"path {folder} must be a folder with config.json and *.safetensors "
                          "(a Hugging Face checkpoint)")
-    try:
-        raw = json.loads((folder / "config.json").read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise ValueError(f"{folder / 'config.json'} is not valid JSON: {err}") from None
+    raw = read_json(folder / "config.json")
     if not isinstance(raw, dict):
         raise ValueError(f"{folder / 'config.json'} must hold a JSON object, got "
                          f"{type(raw).__name__}")
-    config = hf_config(raw)
+    try:
+        config = hf_config(raw)
+    except ValueError as err:  # "config.json ..." named with its folder
+        text = str(err)
+        raise ValueError(str(folder / "config.json") + text[len("config.json"):]
+                         if text.startswith("config.json") else f"{folder / 'config.json'}: "
+                         f"{text}") from None
     hf, origin = {}, {}
     for file in files:
         part = read_safetensors(file)
+        twice = sorted(set(part) & set(hf))
+        if twice:  # two shards with one tensor: which one the model is, is not said
+            raise ValueError(f"{folder}: tensor {twice[0]!r} is in both {origin[twice[0]]} and "
+                             f"{file.name} ({len(twice)} such tensors)")
         hf.update(part)
         origin.update(dict.fromkeys(part, file.name))
     kind = raw["model_type"]

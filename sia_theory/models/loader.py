@@ -225,7 +225,11 @@ def load_hf_folder(path, dtype=np.float32):
     started = time.perf_counter()
     config_path = os.path.join(path, "config.json")
     # the RoPE and logit law first: an unknown rope type is refused before any tensor is read
-    scheme = from_hf_config(config_path) if os.path.isfile(config_path) else None
+    try:
+        scheme = from_hf_config(config_path) if os.path.isfile(config_path) else None
+    except ValueError as err:  # the key named with its file
+        raise ValueError(str(err) if config_path in str(err) else f"{config_path}: {err}") \
+            from None
     config, tensors = read_hf_folder(path)  # (a folder without config.json is refused here)
     model = LlamaModel(config, tensors, dtype)
     model.default_position = scheme.encoding
@@ -287,8 +291,12 @@ def load_gguf_file(path, dtype=np.float32):
     if not os.path.isfile(path):
         raise ValueError(f"the model file {path} does not exist (path must be a GGUF file, a "
                          f"Hugging Face folder or one of {', '.join(sorted(MODELS))})")
-    with open(path, "rb") as fh:
-        magic = fh.read(4)
+    try:
+        with open(path, "rb") as fh:
+            magic = fh.read(4)
+    except OSError as err:
+        raise ValueError(f"the model file {path} cannot be read ({err.strerror or err})") \
+            from None
     if magic != b"GGUF":
         raise ValueError(f"the model file {path} is not a GGUF file: it starts with {magic!r}, "
                          "not b'GGUF'")
