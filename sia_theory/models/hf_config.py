@@ -629,11 +629,25 @@ def from_hf_config(config) -> HFScheme:
     Raises
     ------
     ValueError
-        For a rope dict key transformers does not accept for its ``rope_type`` (named), an
-        unknown ``rope_type``, missing dimensions (``qk_nope_head_dim`` with
-        ``qk_rope_head_dim`` outside the DeepSeek and Mistral-4 configs), or a non-positive
-        ``attention_multiplier``, ``query_pre_attn_scalar`` or ``attn_logit_softcapping``
-        (named).
+        Naming the key: a rope dict key transformers does not accept for its ``rope_type``,
+        an unknown ``rope_type``, a rope dict that is not a dict, ``rope_theta`` given twice
+        with different values, sizes that are not integers >= 1 (``max_position_embeddings``
+        0 included), ``hidden_size`` not a multiple of ``num_attention_heads`` without a
+        ``head_dim``, missing dimensions (``qk_nope_head_dim`` with ``qk_rope_head_dim``
+        outside the DeepSeek and Mistral-4 configs; ``qk_head_dim`` disagreeing with them), a
+        non-positive ``attention_multiplier``, ``query_pre_attn_scalar`` or
+        ``attn_logit_softcapping``, ``use_bidirectional_attention``, and a layer structure
+        that does not add up (``layer_types`` of another length than ``num_hidden_layers`` or
+        with an entry outside :data:`LAYER_TYPES`, ``no_rope_layers`` not 0/1 per layer,
+        sliding layers without ``sliding_window``).
+
+    Warns
+    -----
+    UserWarning
+        Where transformers' rope validation warns (naming the key): a YaRN ``factor`` other
+        than ``max_position_embeddings / original_max_position_embeddings``, an original
+        context at or past the maximum, a ``factor`` in (0, 1), llama3 frequency factors out
+        of order.
 
     Examples
     --------
