@@ -70,8 +70,13 @@ class LinearRoPE:
 
 
 def _factors(name, values):
-    array = np.asarray(values, dtype=np.float64)
-    if array.ndim != 1 or array.size == 0 or not np.all(np.isfinite(array)) or np.any(array <= 0):
+    try:  # numbers only: strings, booleans and ragged lists are refused, not converted
+        raw = np.asarray(values) if isinstance(values, list | tuple | np.ndarray) else None
+    except (TypeError, ValueError):
+        raw = None
+    array = raw.astype(np.float64) if raw is not None and raw.dtype.kind in "iuf" else None
+    if (array is None or array.ndim != 1 or array.size == 0 or not np.all(np.isfinite(array))
+            or np.any(array <= 0)):
         raise ValueError(f"{name} must be a non-empty list of positive numbers (one per "
                          f"frequency, head_dim/2 of them), got {values!r}")
     array.setflags(write=False)

@@ -25,6 +25,8 @@ import numpy as np
 from .._infra.validate import check_int
 from ..transforms.tables import (
     MAX_TABLE_BYTES,
+    capped,
+    check_softcap,
     coefficient_tables,
     heads_for,
     table_score_mod,
@@ -98,7 +100,7 @@ def dot_product_attention_inputs(transform, n_heads: int, length: int, dtype=np.
 
 
 def jax_score_mod(transform, max_len: int, *, n_heads: int | None = None, dtype=None,
-                  q_offset: int = 0, max_bytes=MAX_TABLE_BYTES):
+                  q_offset: int = 0, max_bytes=MAX_TABLE_BYTES, softcap=None):
     """``transform`` as a ``jax.numpy`` closure ``score_mod(score, b, h, q_idx, kv_idx) = a·score
     + m`` on broadcast index arrays, usable inside ``jax.jit``.
 
@@ -125,13 +127,16 @@ def jax_score_mod(transform, max_len: int, *, n_heads: int | None = None, dtype=
     max_bytes : int >= 1 or None
         Bound on the tables' estimated bytes (default ``2**32``, 4 GiB; ``None``: the memory
         available now), checked before anything is allocated.
+    softcap : float > 0 or None
+        A tanh cap on the modified logits, ``softcap·tanh((a·score + m)/softcap)`` (Gemma-2's
+        ``attn_logit_softcapping``; :func:`~sia_theory.export.flex_score_mod`). Default none.
 
     Raises
     ------
     ValueError
         Naming the parameter: ``max_len`` not an integer >= 1 or tables above ``max_bytes``
         (with their estimate), ``q_offset`` not an integer >= 0, ``dtype`` not a float dtype,
-        ``n_heads`` missing or wrong.
+        ``n_heads`` missing or wrong, ``softcap`` not > 0.
     """
     jax, jnp = require_jax()
     heads = heads_for(transform, n_heads)
@@ -143,9 +148,11 @@ def jax_score_mod(transform, max_len: int, *, n_heads: int | None = None, dtype=
             return None  # no float64 arrays without jax_enable_x64: float64 scores refused
         return jnp.asarray(table, table.dtype)
 
-    return table_score_mod(transform, heads, max_len, None if dtype is None else np.dtype(dtype),
-                           asarray, q_offset=q_offset, max_bytes=max_bytes,
-                           length_name="max_len")
+    cap = check_softcap(softcap)
+    mod = table_score_mod(transform, heads, max_len, None if dtype is None else np.dtype(dtype),
+                          asarray, q_offset=q_offset, max_bytes=max_bytes,
+                          length_name="max_len")
+    return mod if cap is None else capped(mod, cap, jnp.tanh)
 
 
 def _check_attention_inputs(jnp, q, k, v, causal):
@@ -175,14 +182,15 @@ def _check_attention_inputs(jnp, q, k, v, causal):
                          f"are the last Tq positions), got Tq={q.shape[2]} > Tk={k.shape[2]}")
 
 
-def jax_attention(q, k, v, transform=None, *, causal=True, scale=None):
+def jax_attention(q, k, v, transform=None, *, causal=True, scale=None, softcap=None):
     """Softmax attention with ``transform``'s score_mod in ``jax.numpy``, in the inputs' dtype
     (float64 with ``jax_enable_x64``), with the conventions of
     :func:`sia_theory.attention.attention`: ``q`` ``(B, H, Tq, D)``, ``k, v`` ``(B, Hkv, Tk, ·)``
     (``Hkv`` dividing ``H``), scale ``1/√D`` by default, queries at the last ``Tq`` positions
     when causal (``Tq <= Tk``; :func:`jax_score_mod`'s ``q_offset = Tk − Tq``), at ``0 … Tq−1``
-    otherwise. The whole ``(B, H, Tq, Tk)`` score array is held: for checks and short
-    sequences.
+    otherwise. ``softcap`` (> 0) caps the modified logits, ``softcap·tanh(L/softcap)``
+    (Gemma-2's ``attn_logit_softcapping``). The whole ``(B, H, Tq, Tk)`` score array is held:
+    for checks and short sequences.
 
     Raises
     ------
@@ -192,6 +200,7 @@ def jax_attention(q, k, v, transform=None, *, causal=True, scale=None):
         multiple of ``Hkv``, ``k``'s ``D`` not ``q``'s, or ``Tq > Tk`` when causal.
     """
     jax, jnp = require_jax()
+    cap = check_softcap(softcap)
     q, k, v = jnp.asarray(q), jnp.asarray(k), jnp.asarray(v)
     _check_attention_inputs(jnp, q, k, v, causal)
     n_heads, n_queries, n_keys = q.shape[1], q.shape[2], k.shape[2]
@@ -207,6 +216,8 @@ def jax_attention(q, k, v, transform=None, *, causal=True, scale=None):
                             dtype=q.dtype, q_offset=offset)
         scores = mod(scores, jnp.zeros((1, 1, 1, 1), jnp.int32),
                      jnp.arange(n_heads).reshape(1, -1, 1, 1), q_idx, kv_idx)
+    if cap is not None:
+        scores = cap * jnp.tanh(scores / cap)
     if causal:
         scores = jnp.where(kv_idx > q_idx + offset, -jnp.inf, scores)
     return jax.nn.softmax(scores, axis=-1) @ v  # (B, H, Tq, Dv)

@@ -19,7 +19,13 @@ import math
 
 from .._infra.validate import check_int
 from ..attention.stats import QueryStats
-from ..transforms.tables import MAX_TABLE_BYTES, heads_for, table_score_mod
+from ..transforms.tables import (
+    MAX_TABLE_BYTES,
+    capped,
+    check_softcap,
+    heads_for,
+    table_score_mod,
+)
 
 __all__ = ["flex_score_mod", "causal_block_mask", "flex_query_stats", "require_torch"]
 
@@ -35,7 +41,7 @@ def require_torch():
 
 
 def flex_score_mod(transform, max_len: int, *, n_heads: int | None = None, dtype=None,
-                   device=None, q_offset: int = 0, max_bytes=MAX_TABLE_BYTES):
+                   device=None, q_offset: int = 0, max_bytes=MAX_TABLE_BYTES, softcap=None):
     """``transform`` as a FlexAttention ``score_mod`` for sequences of up to ``max_len`` tokens.
 
     Parameters
@@ -62,12 +68,17 @@ def flex_score_mod(transform, max_len: int, *, n_heads: int | None = None, dtype
     max_bytes : int >= 1 or None
         Bound on the tables' estimated bytes (default ``2**32``, 4 GiB; ``None``: the memory
         available now), checked before anything is allocated.
+    softcap : float > 0 or None
+        A tanh cap on the modified logits, ``softcap·tanh((a·score + m)/softcap)``, as Gemma-2
+        applies its ``attn_logit_softcapping`` after the scale (``HFScheme.logit_softcap``;
+        transformers ``gemma2/modeling_gemma2.py``). Default ``None``: no cap.
 
     Returns
     -------
     callable
         ``score_mod(score, b, h, q_idx, kv_idx) = a·score + m`` with ``t = |q_idx + q_offset −
-        kv_idx|`` and ``n = q_idx + q_offset + 1``, as :meth:`Transform.score_mod` defines it.
+        kv_idx|`` and ``n = q_idx + q_offset + 1``, as :meth:`Transform.score_mod` defines it
+        (capped when ``softcap`` is given).
 
     Raises
     ------
@@ -102,10 +113,12 @@ def flex_score_mod(transform, max_len: int, *, n_heads: int | None = None, dtype
         numpy_dtype = torch.empty((), dtype=dtype).numpy().dtype
     else:
         raise ValueError(f"dtype must be a torch floating dtype or None, got {dtype!r}")
-    return table_score_mod(transform, heads, max_len, numpy_dtype,
-                           lambda table: torch.as_tensor(table, device=device),
-                           q_offset=q_offset, max_bytes=max_bytes,
-                           is_float64=lambda d: d == torch.float64, length_name="max_len")
+    cap = check_softcap(softcap)
+    mod = table_score_mod(transform, heads, max_len, numpy_dtype,
+                          lambda table: torch.as_tensor(table, device=device),
+                          q_offset=q_offset, max_bytes=max_bytes,
+                          is_float64=lambda d: d == torch.float64, length_name="max_len")
+    return mod if cap is None else capped(mod, cap, torch.tanh)
 
 
 def causal_block_mask(length: int, *, device="cpu"):

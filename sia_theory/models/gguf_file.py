@@ -115,9 +115,9 @@ def read_gguf(path: str, install_hint: str = "", validate=None) -> GGUFContents:
     Raises
     ------
     ValueError
-        If the file does not parse as GGUF, ``validate`` refuses it, or it holds a tensor whose
+        If the file does not parse as GGUF, ``validate`` refuses it, it holds a tensor whose
         quantisation type is not in :data:`SUPPORTED_TYPES` (checked for every tensor before any
-        is dequantized).
+        is dequantized), or a tensor dequantizes to a NaN or an infinity (named).
     """
     import gguf  # optional dependency: gguf (the model extra)
 
@@ -145,5 +145,11 @@ def read_gguf(path: str, install_hint: str = "", validate=None) -> GGUFContents:
         values = (dequantize_kquant(tensor.data, kind) if kind in KQUANT_TYPES
                   else gguf.quants.dequantize(tensor.data, tensor.tensor_type))
         # numpy order: (ne1, ne0)
-        tensors[tensor.name] = np.ascontiguousarray(values, np.float32).reshape(shapes[tensor.name])
+        values = np.ascontiguousarray(values, np.float32).reshape(shapes[tensor.name])
+        finite = np.isfinite(values)
+        if not finite.all():
+            raise ValueError(f"the model file {path}: tensor {tensor.name!r} holds "
+                             f"{values.size - int(np.count_nonzero(finite))} non-finite values "
+                             "(NaN or infinity); a model's weights must be finite")
+        tensors[tensor.name] = values
     return GGUFContents(metadata, tensors)

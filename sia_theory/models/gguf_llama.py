@@ -47,6 +47,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._infra.validate import check_int, check_real
 from ..attention.rope_variants import LongRoPE
 from .hf_folder import to_gguf_rows
 from .llama import LlamaConfig, LlamaModel
@@ -147,6 +148,32 @@ def _refuse_architecture(path, arch) -> ValueError:
                       f"not implement{lacks}; supported: {supported}")
 
 
+_SIZES = ("block_count", "embedding_length", "attention.head_count", "attention.head_count_kv",
+          "feed_forward_length", "context_length")
+
+
+def _check_metadata(path, meta: dict, arch: str = "llama") -> None:
+    """The values :meth:`LlamaConfig.from_metadata` reads, where present: the sizes integers
+    >= 1, the RMSNorm epsilon a finite real >= 0, the RoPE base a finite real > 1, the
+    vocabulary a non-empty list. ``ValueError`` naming the file and the metadata key (a missing
+    key is left to the caller, which names it)."""
+    try:
+        for key in (f"{arch}.{k}" for k in _SIZES):
+            if key in meta:
+                check_int(key, meta[key], lo=1)
+        eps, base = f"{arch}.attention.layer_norm_rms_epsilon", f"{arch}.rope.freq_base"
+        if eps in meta:
+            check_real(eps, meta[eps], lo=0)
+        if base in meta:
+            check_real(base, meta[base], lo=1, lo_open=True)
+    except ValueError as err:
+        raise ValueError(f"the model file {path}: metadata {err}") from None
+    tokens = meta.get("tokenizer.ggml.tokens", [None])
+    if not isinstance(tokens, list | tuple) or not tokens:
+        raise ValueError(f"the model file {path}: metadata tokenizer.ggml.tokens must be a "
+                         f"non-empty list (the vocabulary), got {tokens!r:.60}")
+
+
 def check_llama_gguf(path, meta: dict, shapes: dict) -> LlamaConfig:
     """The :class:`LlamaConfig` of a GGUF file's metadata, after checking its architecture,
     settings and tensors (module docstring).
@@ -167,12 +194,15 @@ def check_llama_gguf(path, meta: dict, shapes: dict) -> LlamaConfig:
     Raises
     ------
     ValueError
-        For an architecture outside :data:`GGUF_ARCHITECTURES`, a missing metadata key, a
-        setting the model does not implement, or a missing, extra or misshapen tensor.
+        For an architecture outside :data:`GGUF_ARCHITECTURES`, a missing metadata key or one
+        out of range (named: sizes integers >= 1, the epsilon >= 0, the RoPE base > 1, a
+        non-empty vocabulary), a setting the model does not implement, or a missing, extra or
+        misshapen tensor.
     """
     arch = meta.get("general.architecture")
     if arch not in GGUF_ARCHITECTURES:
         raise _refuse_architecture(path, arch)
+    _check_metadata(path, meta, arch)
     try:
         config = LlamaConfig.from_metadata(meta, tuple(GGUF_ARCHITECTURES))
     except KeyError as err:

@@ -67,7 +67,6 @@ Mistral's ``llama_4_scaling_beta`` and ``max_position_embeddings``, its
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -89,6 +88,7 @@ from ..zoo.models import (
     longrope_attention_factor,
     mistral_temperature,
 )
+from ._json import read_json
 
 __all__ = ["HFScheme", "from_hf_config", "MISTRAL_ROPE_KEYS", "CONFIG_KEYS", "OTHER_KEYS",
            "SUPPORTED_CONFIGS", "LAYER_TYPES"]
@@ -222,14 +222,14 @@ class HFScheme(Scheme):
 def _load(config):
     if isinstance(config, str | Path):
         path = Path(config)
-        if not path.is_file():
-            raise ValueError(f"config must be a config.json path or a dict, got {config!r} "
-                             "(no such file)")
         try:
-            with open(path, encoding="utf-8") as handle:
-                data = json.load(handle)
-        except (UnicodeDecodeError, json.JSONDecodeError) as err:
-            raise ValueError(f"config {path} is not valid JSON: {err}") from None
+            found = "a folder" if path.is_dir() else None if path.is_file() else "no such file"
+        except (OSError, ValueError) as err:  # a name too long, a NUL byte
+            found = f"not a usable path: {getattr(err, 'strerror', None) or err}"
+        if found:
+            raise ValueError(f"config must be a config.json path or a dict, got {config!r:.200} "
+                             f"({found})")
+        data = read_json(path, "config ")
         name = path.parent.name if path.name == "config.json" else path.stem
     elif isinstance(config, Mapping):
         data, name = dict(config), None
@@ -239,10 +239,38 @@ def _load(config):
         raise ValueError(f"config must hold a JSON object, got {type(data).__name__}")
     name = data.get("_name_or_path") or name or data.get("model_type") or "model"
     text = data.get("text_config")
+    if text is not None and not isinstance(text, Mapping):
+        raise ValueError(f"text_config must be a dict (the text model's config), got "
+                         f"{type(text).__name__} {text!r:.60}")
     cfg = dict(text) if isinstance(text, Mapping) else dict(data)
     if cfg.get("model_type") is None and data.get("model_type") is not None:
         cfg["model_type"] = data["model_type"]  # a multimodal wrapper's type for its text part
     return cfg, str(name)
+
+
+_POSITIVE_INTS = ("hidden_size", "num_attention_heads", "head_dim", "qk_rope_head_dim",
+                  "max_position_embeddings", "original_max_position_embeddings", "seq_length")
+"""Keys read as sizes or lengths: when given (not null) each must be an integer >= 1
+(transformers' strict config dataclasses refuse another type; 0 would be read as absent)."""
+
+
+def _check_config(cfg):
+    """The config's values before anything is computed: the type of ``model_type``, every key of
+    :data:`_POSITIVE_INTS` an integer >= 1, and (as transformers' ``LlamaConfig`` refuses it) a
+    ``hidden_size`` that ``num_attention_heads`` divides when ``head_dim`` is not given.
+    ``ValueError`` naming the key."""
+    if cfg.get("model_type") is not None and not isinstance(cfg["model_type"], str):
+        raise ValueError(f"model_type must be a string, got {cfg['model_type']!r:.60}")
+    for key in _POSITIVE_INTS:
+        if cfg.get(key) is not None:
+            check_int(key, cfg[key], lo=1)
+    if cfg.get("attn_temperature_len") is not None:  # Grok-2's: <= 0 means none
+        check_real("attn_temperature_len", cfg["attn_temperature_len"])
+    hidden, heads = cfg.get("hidden_size"), cfg.get("num_attention_heads")
+    if (cfg.get("head_dim") is None and cfg.get("qk_rope_head_dim") is None
+            and hidden is not None and heads is not None and int(hidden) % int(heads)):
+        raise ValueError(f"hidden_size {hidden} is not a multiple of num_attention_heads "
+                         f"{heads} (transformers refuses it); give head_dim")
 
 
 def _head_dims(cfg, rope_type, partial):
@@ -274,11 +302,11 @@ def _rope_dict(cfg, layer_type=None):
     if v5 is not None and v4 is not None and v5 != v4:
         raise ValueError("config gives both rope_parameters and rope_scaling, with different "
                          "contents: give one")
-    given = v5 if v5 is not None else v4
-    if given is not None and not isinstance(given, Mapping):
-        raise ValueError(f"rope_parameters / rope_scaling must be a JSON object, got "
-                         f"{type(given).__name__}")
-    params, layer = dict(given or {}), None
+    for key, value in (("rope_parameters", v5), ("rope_scaling", v4)):
+        if value is not None and not isinstance(value, Mapping):
+            raise ValueError(f"{key} must be a dict (transformers' rope dict) or null, got "
+                             f"{type(value).__name__} {value!r:.60}")
+    params, layer = dict(v5 if v5 is not None else (v4 or {})), None
     if params and all(isinstance(v, Mapping) for v in params.values()):
         layer = layer_type or ("full_attention" if "full_attention" in params
                                else sorted(params)[0])
@@ -293,9 +321,12 @@ def _rope_dict(cfg, layer_type=None):
                     cfg.get("rope_local_base_freq", _GEMMA3_THETA["local"]))
         theta = params.pop("rope_theta", cfg.get("rope_theta", _GEMMA3_THETA["global"]))
         return params, layer, theta
-    theta = params.get("rope_theta", cfg.get("rope_theta"))
-    params.pop("rope_theta", None)
-    return params, layer, theta
+    inner, outer = params.pop("rope_theta", None), cfg.get("rope_theta")
+    if inner is not None and outer is not None and inner != outer:
+        raise ValueError(f"rope_theta is given twice with different values: {inner!r} in the "
+                         f"rope dict and {outer!r} at the top of the config (transformers "
+                         "silently takes the rope dict's); give one")
+    return params, layer, (outer if inner is None else inner)
 
 
 _GEMMA3_THETA = {"global": 1_000_000.0, "local": 10_000.0}  # Gemma3TextConfig.default_theta
@@ -598,11 +629,25 @@ def from_hf_config(config) -> HFScheme:
     Raises
     ------
     ValueError
-        For a rope dict key transformers does not accept for its ``rope_type`` (named), an
-        unknown ``rope_type``, missing dimensions (``qk_nope_head_dim`` with
-        ``qk_rope_head_dim`` outside the DeepSeek and Mistral-4 configs), or a non-positive
-        ``attention_multiplier``, ``query_pre_attn_scalar`` or ``attn_logit_softcapping``
-        (named).
+        Naming the key: a rope dict key transformers does not accept for its ``rope_type``,
+        an unknown ``rope_type``, a rope dict that is not a dict, ``rope_theta`` given twice
+        with different values, sizes that are not integers >= 1 (``max_position_embeddings``
+        0 included), ``hidden_size`` not a multiple of ``num_attention_heads`` without a
+        ``head_dim``, missing dimensions (``qk_nope_head_dim`` with ``qk_rope_head_dim``
+        outside the DeepSeek and Mistral-4 configs; ``qk_head_dim`` disagreeing with them), a
+        non-positive ``attention_multiplier``, ``query_pre_attn_scalar`` or
+        ``attn_logit_softcapping``, ``use_bidirectional_attention``, and a layer structure
+        that does not add up (``layer_types`` of another length than ``num_hidden_layers`` or
+        with an entry outside :data:`LAYER_TYPES`, ``no_rope_layers`` not 0/1 per layer,
+        sliding layers without ``sliding_window``).
+
+    Warns
+    -----
+    UserWarning
+        Where transformers' rope validation warns (naming the key): a YaRN ``factor`` other
+        than ``max_position_embeddings / original_max_position_embeddings``, an original
+        context at or past the maximum, a ``factor`` in (0, 1), llama3 frequency factors out
+        of order.
 
     Examples
     --------
@@ -616,6 +661,7 @@ def from_hf_config(config) -> HFScheme:
     (192, 1.8739, 1.8739)
     """
     cfg, name = _load(config)
+    _check_config(cfg)
     cfg = _defaults(cfg)
     if cfg.get("use_bidirectional_attention"):
         raise ValueError("config sets use_bidirectional_attention: the reader models causal "

@@ -65,6 +65,7 @@ from pathlib import Path
 import numpy as np
 
 from .._infra.validate import check_int, check_real
+from ._json import read_json
 from .llama import LlamaConfig
 
 __all__ = ["read_hf_folder", "hf_config", "hf_shapes", "to_gguf_rows", "read_safetensors",
@@ -213,29 +214,84 @@ def tensor_names(n_layers: int) -> dict:
 
 
 def read_safetensors(path) -> dict:
-    """The tensors of one safetensors file as float32 numpy arrays (module docstring)."""
-    data = Path(path).read_bytes()
+    """The tensors of one safetensors file as float32 numpy arrays (module docstring).
+
+    The header is checked as the ``safetensors`` library checks it before any tensor is read:
+    a JSON object of ``{dtype, shape, data_offsets}`` entries, each shape's bytes equal to its
+    offsets' span, the spans covering the data after the header exactly (no overlap, no gap,
+    nothing short: a truncated file is refused). ``ValueError`` naming the file and the
+    tensor."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as err:
+        raise ValueError(f"{path} cannot be read ({err.strerror or err}); a safetensors file "
+                         "is expected") from None
     if len(data) < 8:
         raise ValueError(f"{path} is not a safetensors file (shorter than its header length)")
     (size,) = struct.unpack("<Q", data[:8])
+    if 8 + size > len(data):
+        raise ValueError(f"{path}: its header length {size} runs past the end of the file "
+                         f"({len(data)} bytes): not a safetensors file, or truncated")
     try:
         header = json.loads(data[8:8 + size])
-    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as err:
         raise ValueError(f"{path} is not a safetensors file ({err})") from None
-    tensors, body = {}, 8 + size
-    for name, entry in header.items():
-        if name == "__metadata__":
-            continue
-        if entry["dtype"] not in DTYPES:
-            raise ValueError(f"{path}: tensor {name!r} has dtype {entry['dtype']}; supported: "
-                             f"{', '.join(DTYPES)}")
-        start, stop = entry["data_offsets"]
-        raw = np.frombuffer(data, DTYPES[entry["dtype"]], offset=body + start,
-                            count=(stop - start) // np.dtype(DTYPES[entry["dtype"]]).itemsize)
-        if entry["dtype"] == "BF16":  # bfloat16: the upper 16 bits of a float32
+    if not isinstance(header, dict):
+        raise ValueError(f"{path}: the header must be a JSON object (tensor name -> entry), "
+                         f"got {type(header).__name__}")
+    body = memoryview(data)[8 + size:]
+    entries = {name: _header_entry(path, name, entry) for name, entry in header.items()
+               if name != "__metadata__"}
+    end = 0
+    for name, (_, _, start, stop) in sorted(entries.items(), key=lambda e: e[1][2:]):
+        if stop > len(body):
+            raise ValueError(f"{path}: tensor {name!r} has data_offsets [{start}, {stop}] "
+                             f"outside the file's {len(body)} bytes of data (truncated?)")
+        if start != end:
+            raise ValueError(f"{path}: tensor {name!r} has data_offsets [{start}, {stop}] that "
+                             f"overlap or leave a gap after the previous tensor's end {end}")
+        end = stop
+    if end != len(body):
+        raise ValueError(f"{path}: the header's tensors need {end} bytes of data, the file "
+                         f"holds {len(body)} (truncated or padded)")
+    tensors = {}
+    for name, (kind, shape, start, stop) in entries.items():
+        raw = np.frombuffer(body[start:stop], DTYPES[kind])
+        if kind == "BF16":  # bfloat16: the upper 16 bits of a float32
             raw = (raw.astype(np.uint32) << 16).view(np.float32)
-        tensors[name] = raw.astype(np.float32).reshape(entry["shape"])
+        tensors[name] = raw.astype(np.float32).reshape(shape)
     return tensors
+
+
+def _header_entry(path, name, entry) -> tuple:
+    """``(dtype, shape, start, stop)`` of one safetensors header entry, each field checked
+    (``ValueError`` naming the file and the tensor)."""
+    if not isinstance(entry, dict):
+        raise ValueError(f"{path}: tensor {name!r} must have a header entry {{dtype, shape, "
+                         f"data_offsets}}, got {type(entry).__name__}")
+    for field in ("dtype", "shape", "data_offsets"):
+        if field not in entry:
+            raise ValueError(f"{path}: tensor {name!r} lacks {field} in the header")
+    kind, shape, offsets = entry["dtype"], entry["shape"], entry["data_offsets"]
+    if kind not in DTYPES:
+        raise ValueError(f"{path}: tensor {name!r} has dtype {kind}; supported: "
+                         f"{', '.join(DTYPES)}")
+
+    def whole(x):
+        return isinstance(x, int) and not isinstance(x, bool) and x >= 0
+
+    if not isinstance(shape, list) or not all(map(whole, shape)):
+        raise ValueError(f"{path}: tensor {name!r} has shape {shape!r:.60}; a shape is a list of "
+                         "integers >= 0")
+    if (not isinstance(offsets, list) or len(offsets) != 2 or not all(map(whole, offsets))
+            or offsets[1] < offsets[0]):
+        raise ValueError(f"{path}: tensor {name!r} has data_offsets {offsets!r:.60}, not "
+                         "[start, stop] with 0 <= start <= stop")
+    need = int(np.prod(shape, dtype=object)) * np.dtype(DTYPES[kind]).itemsize
+    if need != offsets[1] - offsets[0]:
+        raise ValueError(f"{path}: tensor {name!r} of shape {shape} and dtype {kind} needs "
+                         f"{need} bytes, its data_offsets give {offsets[1] - offsets[0]}")
+    return kind, tuple(shape), offsets[0], offsets[1]
 
 
 def _window(cfg: dict, arch: Architecture, n_layers: int) -> tuple:
@@ -259,28 +315,19 @@ def _window(cfg: dict, arch: Architecture, n_layers: int) -> tuple:
         if not cfg.get("use_sliding_window"):
             window = None
         if types is None and window is not None:
-            first = int(cfg.get("max_window_layers"))
+            first = _key_int(cfg, "max_window_layers", 28, lo=0)
             types = ["sliding_attention" if i >= first else "full_attention"
                      for i in range(n_layers)]
     elif arch.window == "types":  # Gemma-2/3 (Gemma2Config, Gemma3TextConfig.__post_init__)
         if types is None:
-            pattern = int(cfg.get(arch.pattern_key, 2)) if arch.pattern_key else 2
+            pattern = _key_int(cfg, arch.pattern_key, 6) if arch.pattern_key else 2
             types = ["sliding_attention" if (i + 1) % pattern else "full_attention"
                      for i in range(n_layers)]
     else:
         window = None
     if window is None or types is not None and "sliding_attention" not in types:
         return None, None
-    return check_int("sliding_window", window, lo=1), None if types is None else tuple(types)
-
-
-def _positive(cfg: dict, key: str, default=None):
-    """``cfg[key]`` (``default`` when absent or null) as a finite float ``> 0``, or
-    ``ValueError`` naming the key."""
-    value = cfg.get(key)
-    if value is None:
-        return default
-    return check_real(f"config.json {key}", value, lo=0, lo_open=True)
+    return _key_int(cfg, "sliding_window"), None if types is None else tuple(types)
 
 
 def hf_config(config: dict) -> LlamaConfig:
@@ -309,44 +356,87 @@ def hf_config(config: dict) -> LlamaConfig:
         raise ValueError(f"config.json has {arch.activation_key} {act!r}; supported: "
                          f"{arch.activation!r} (model_type {kind!r}'s gated MLP)")
     rope = cfg.get("rope_parameters") or cfg.get("rope_scaling") or {}
+    if not isinstance(rope, dict):
+        rope = {}  # from_hf_config refuses it, naming the key
     if rope and all(isinstance(v, dict) for v in rope.values()):  # per layer type (Gemma-3)
         rope = rope.get("full_attention") or {}
     partial = rope.get("partial_rotary_factor", cfg.get("partial_rotary_factor"))
     if partial is not None and partial != 1:
         raise ValueError(f"config.json has partial_rotary_factor {partial!r}, which the model "
                          "does not implement (it rotates every dimension); supported: 1.0")
-    heads = int(cfg["num_attention_heads"])
-    d_model = int(cfg["hidden_size"])
+    heads = _key_int(cfg, "num_attention_heads")
+    d_model = _key_int(cfg, "hidden_size")
     if arch.head_dim_default is not None and cfg.get("head_dim") is None:
         raise ValueError(f"config.json of model_type {kind!r} lacks head_dim (transformers then "
                          f"takes {arch.head_dim_default}, not hidden_size / "
                          "num_attention_heads): give it")
-    n_layers = int(cfg["num_hidden_layers"])
+    if cfg.get("head_dim") is None and d_model % heads:
+        raise ValueError(f"config.json: hidden_size {d_model} is not a multiple of "
+                         f"num_attention_heads {heads} (transformers refuses it); give head_dim")
+    kv_heads = _key_int(cfg, "num_key_value_heads", heads)
+    if heads % kv_heads:
+        raise ValueError(f"config.json: num_attention_heads {heads} is not a multiple of "
+                         f"num_key_value_heads {kv_heads} (each key-value head serves a whole "
+                         "group of query heads)")
+    n_layers = _key_int(cfg, "num_hidden_layers")
     window, types = _window(cfg, arch, n_layers)
     embedding_scale = residual_scale = logit_divisor = 1.0
     if arch.multipliers:  # Granite
-        embedding_scale = _positive(cfg, "embedding_multiplier", 1.0)
-        residual_scale = _positive(cfg, "residual_multiplier", 1.0)
-        logit_divisor = _positive(cfg, "logits_scaling", 1.0)
+        embedding_scale = _key_real(cfg, "embedding_multiplier", 1.0, lo=0, lo_open=True)
+        residual_scale = _key_real(cfg, "residual_multiplier", 1.0, lo=0, lo_open=True)
+        logit_divisor = _key_real(cfg, "logits_scaling", 1.0, lo=0, lo_open=True)
     if arch.embed_sqrt:  # Gemma
         embedding_scale = d_model ** 0.5
     return LlamaConfig(n_layers=n_layers, d_model=d_model, n_heads=heads,
-                       n_kv_heads=int(cfg.get("num_key_value_heads") or heads),
-                       ffn=int(cfg["intermediate_size"]),
-                       rope_base=float(rope.get("rope_theta", cfg.get("rope_theta", 10000.0))),
-                       rms_eps=float(cfg.get("rms_norm_eps", 1e-6)),
-                       context_length=int(cfg.get("max_position_embeddings", 2048)),
-                       vocab_size=int(cfg["vocab_size"]),
-                       head_dim=int(cfg.get("head_dim") or d_model // heads),
+                       n_kv_heads=kv_heads, ffn=_key_int(cfg, "intermediate_size"),
+                       rope_base=_key_real(cfg, "rope_theta", 10000.0, rope.get("rope_theta"),
+                                           lo=1, lo_open=True),
+                       rms_eps=_key_real(cfg, "rms_norm_eps", 1e-6, lo=0),
+                       context_length=_key_int(cfg, "max_position_embeddings", 2048),
+                       vocab_size=_key_int(cfg, "vocab_size"),
+                       head_dim=_key_int(cfg, "head_dim", d_model // heads),
                        sliding_window=window, layer_types=types,
-                       attn_softcap=(_positive(cfg, "attn_logit_softcapping")
-                                     if arch.attn_softcap else None),
-                       final_softcap=(_positive(cfg, "final_logit_softcapping")
-                                      if arch.final_softcap else None),
+                       attn_softcap=_softcap(cfg, "attn_logit_softcapping", arch.attn_softcap),
+                       final_softcap=_softcap(cfg, "final_logit_softcapping",
+                                              arch.final_softcap),
                        embedding_scale=embedding_scale, residual_scale=residual_scale,
                        logit_divisor=logit_divisor,
                        activation="gelu_tanh" if arch.activation == "gelu_pytorch_tanh"
                        else "silu")
+
+
+def _key_int(config: dict, key: str, default=None, lo: int = 1) -> int:
+    """``config[key]`` (``default`` when absent or null) as an integer >= ``lo``;
+    ``ValueError`` naming ``config.json`` and the key when it is missing without a default or
+    out of range."""
+    value = config.get(key)
+    if value is None:
+        value = default
+    if value is None:
+        raise ValueError(f"config.json: {key} is missing (an integer >= {lo})")
+    try:
+        return check_int(key, value, lo=lo)
+    except ValueError as err:
+        raise ValueError(f"config.json: {err}") from None
+
+
+def _key_real(config: dict, key: str, default: float, value=None, **bounds) -> float:
+    """``value`` if given, else ``config[key]`` (``default`` when absent or null), as a finite
+    float within ``bounds``; ``ValueError`` naming ``config.json`` and the key."""
+    if value is None:
+        value = config.get(key)
+    try:
+        return check_real(key, default if value is None else value, **bounds)
+    except ValueError as err:
+        raise ValueError(f"config.json: {err}") from None
+
+
+def _softcap(cfg: dict, key: str, applied: bool) -> float | None:
+    """``cfg[key]`` as a soft cap (a finite float ``> 0``) when the architecture applies it and
+    the config gives one; ``None`` otherwise."""
+    if not applied or cfg.get(key) is None:
+        return None
+    return _key_real(cfg, key, None, lo=0, lo_open=True)
 
 
 def to_gguf_rows(weight: np.ndarray, n_heads: int) -> np.ndarray:
@@ -431,28 +521,36 @@ def read_hf_folder(folder) -> tuple[LlamaConfig, dict]:
     for an untied head), each checked against the shape the config gives it (a ``ValueError``
     naming the file and the tensor).
 
-    ``config`` carries ``rope_theta`` only: the config's RoPE scaling and logit factors
-    (``rope_scaling`` / ``rope_parameters``) are read by
-    :func:`~sia_theory.models.hf_config.from_hf_config`, which
-    :func:`~sia_theory.models.loader.load_hf_folder` (``load_pretrained(folder)``) applies as the
-    model's default position encoding and score_mod; a ``LlamaModel`` built from this pair
-    alone runs the unscaled RoPE."""
+    ``config`` carries the structure (shapes, norms, activation, multipliers, soft caps, the
+    sliding window and ``layer_types``) and ``rope_theta`` only: the config's RoPE scaling, per
+    layer type, and its logit factors (``rope_scaling`` / ``rope_parameters``, the ``q·k``
+    scale) are read by :func:`~sia_theory.models.hf_config.from_hf_config`, which
+    :func:`~sia_theory.models.loader.load_hf_folder` (``load_pretrained(folder)``) applies as
+    the model's per-layer defaults; a ``LlamaModel`` built from this pair alone runs the
+    unscaled RoPE of ``rope_theta`` on every layer and ``q·k/√D``."""
     folder = Path(folder)
     files = sorted(folder.glob("*.safetensors"))
     if not (folder / "config.json").is_file() or not files:
         raise ValueError(f"path {folder} must be a folder with config.json and *.safetensors "
                          "(a Hugging Face checkpoint)")
-    try:
-        raw = json.loads((folder / "config.json").read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise ValueError(f"{folder / 'config.json'} is not valid JSON: {err}") from None
+    raw = read_json(folder / "config.json")
     if not isinstance(raw, dict):
         raise ValueError(f"{folder / 'config.json'} must hold a JSON object, got "
                          f"{type(raw).__name__}")
-    config = hf_config(raw)
+    try:
+        config = hf_config(raw)
+    except ValueError as err:  # "config.json ..." named with its folder
+        text = str(err)
+        raise ValueError(str(folder / "config.json") + text[len("config.json"):]
+                         if text.startswith("config.json") else f"{folder / 'config.json'}: "
+                         f"{text}") from None
     hf, origin = {}, {}
     for file in files:
         part = read_safetensors(file)
+        twice = sorted(set(part) & set(hf))
+        if twice:  # two shards with one tensor: which one the model is, is not said
+            raise ValueError(f"{folder}: tensor {twice[0]!r} is in both {origin[twice[0]]} and "
+                             f"{file.name} ({len(twice)} such tensors)")
         hf.update(part)
         origin.update(dict.fromkeys(part, file.name))
     kind = raw["model_type"]

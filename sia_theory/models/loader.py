@@ -9,7 +9,6 @@ taken and how long it took.
 
 from __future__ import annotations
 
-import json
 import os
 import time
 import warnings
@@ -18,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..transforms import NoScale
+from ._json import read_json
 from .gguf_file import GGUFContents, check_model_file, locate_packaged_file, read_gguf
 from .gguf_llama import check_llama_gguf, gguf_model
 from .hf_config import from_hf_config
@@ -228,8 +228,14 @@ def load_hf_folder(path, dtype=np.float32):
     started = time.perf_counter()
     config_path = os.path.join(path, "config.json")
     # the RoPE and logit law first: an unknown rope type is refused before any tensor is read
-    layers = (hf_layer_schemes(config_path, hf_config(_read_json(config_path)))
-              if os.path.isfile(config_path) else None)
+    try:
+        layers = (hf_layer_schemes(config_path, hf_config(_config_dict(config_path)))
+                  if os.path.isfile(config_path) else None)
+    except ValueError as err:  # the key named with its file
+        text = str(err)
+        raise ValueError(text if config_path in text else config_path + text[len("config.json"):]
+                         if text.startswith("config.json") else f"{config_path}: {text}") \
+            from None
     config, tensors = read_hf_folder(path)  # (a folder without config.json is refused here)
     model = LlamaModel(config, tensors, dtype)
     model.layer_defaults = tuple(
@@ -247,12 +253,8 @@ def load_hf_folder(path, dtype=np.float32):
     return model, tokenizer
 
 
-def _read_json(path):
-    try:
-        with open(path, encoding="utf-8") as handle:
-            raw = json.load(handle)
-    except (UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise ValueError(f"{path} is not valid JSON: {err}") from None
+def _config_dict(path) -> dict:
+    raw = read_json(path)
     if not isinstance(raw, dict):
         raise ValueError(f"{path} must hold a JSON object, got {type(raw).__name__}")
     return raw
@@ -327,8 +329,12 @@ def load_gguf_file(path, dtype=np.float32):
     if not os.path.isfile(path):
         raise ValueError(f"the model file {path} does not exist (path must be a GGUF file, a "
                          f"Hugging Face folder or one of {', '.join(sorted(MODELS))})")
-    with open(path, "rb") as fh:
-        magic = fh.read(4)
+    try:
+        with open(path, "rb") as fh:
+            magic = fh.read(4)
+    except OSError as err:
+        raise ValueError(f"the model file {path} cannot be read ({err.strerror or err})") \
+            from None
     if magic != b"GGUF":
         raise ValueError(f"the model file {path} is not a GGUF file: it starts with {magic!r}, "
                          "not b'GGUF'")

@@ -12,9 +12,10 @@ temperatures, DeepSeek's softmax scale) is :func:`sia_theory.models.hf_config.fr
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 
-from .._infra.validate import check_int
+from .._infra.validate import check_int, check_real
 from ..attention.positional import RoPE
 from ..attention.rope_scaling import DynamicNTKRoPE, YaRNRoPE
 from ..attention.rope_variants import LinearRoPE, LongRoPE, ProportionalRoPE
@@ -100,7 +101,20 @@ def from_rope_parameters(rope_parameters: Mapping, *, rope_theta=None,
     ValueError
         If ``rope_parameters`` is not a dict, its type is unknown or it holds keys that type
         does not take, ``rope_theta`` is given twice with different values, a required key or
-        length is missing, or a value is out of range.
+        length is missing, or a value is out of range (named: ``max_position_embeddings`` and
+        ``original_max_position_embeddings`` integers >= 1, llama3's ``low_freq_factor`` and
+        ``high_freq_factor`` > 0).
+
+    Warns
+    -----
+    UserWarning
+        Naming the key, where transformers' ``_validate_*_rope_parameters`` warns and still
+        builds the model: a ``factor`` below 1; for llama3 an
+        ``original_max_position_embeddings`` at or past ``max_position_embeddings``, or
+        ``high_freq_factor <= low_freq_factor`` (read as transformers computes it, a step);
+        for yarn an explicit ``factor`` other than ``max_position_embeddings /
+        original_max_position_embeddings`` (unless that ratio is 1); for longrope an
+        ``original_max_position_embeddings`` past ``max_position_embeddings``.
 
     Examples
     --------
@@ -114,6 +128,8 @@ def from_rope_parameters(rope_parameters: Mapping, *, rope_theta=None,
     if max_position_embeddings is not None:
         max_position_embeddings = check_int("max_position_embeddings", max_position_embeddings,
                                             lo=1)
+    if rope_type != "proportional":  # transformers checks the factor of the other types
+        _warn_factor_below_one(params.get("factor"))
     if rope_type == "default":
         return RoPE(rope_theta=theta), None
     if rope_type in ("linear", "proportional"):
@@ -134,7 +150,7 @@ def _parsed(rope_parameters, rope_theta):
     params = dict(rope_parameters)
     rope_type = params.pop("rope_type", None) or params.pop("type", None) or "default"
     params.pop("type", None)
-    if rope_type not in ROPE_TYPES:
+    if not isinstance(rope_type, str) or rope_type not in ROPE_TYPES:
         raise ValueError(f"rope_type must be one of {sorted(ROPE_TYPES)}, got {rope_type!r}")
     theta = params.pop("rope_theta", None)
     if theta is not None and rope_theta is not None and theta != rope_theta:
@@ -152,16 +168,20 @@ def _parsed(rope_parameters, rope_theta):
 def _extended(rope_type, params, theta, max_position_embeddings):
     """``(position, score_mod)`` of the types that extend an original context: ``llama3``,
     ``longrope`` and ``yarn`` (``factor`` defaults to the ratio of the two lengths)."""
-    original = params.get("original_max_position_embeddings") or max_position_embeddings
+    original = params.get("original_max_position_embeddings")
+    if original is not None:  # 0 is not "absent": it is refused, not replaced
+        original = check_int("original_max_position_embeddings", original, lo=1)
+    else:
+        original = max_position_embeddings
     if original is None:
         raise ValueError(f"rope_type {rope_type!r} needs original_max_position_embeddings (in "
                          "rope_parameters) or max_position_embeddings")
+    _warn_lengths(rope_type, params.get("factor"), original, max_position_embeddings)
     if rope_type == "llama3":
+        low, high = _llama3_ramp(params)
         return YaRNRoPE(factor=_require(params, "factor", rope_type),
                         original_max_position_embeddings=original, rope_theta=theta,
-                        beta_slow=_require(params, "low_freq_factor", rope_type),
-                        beta_fast=_require(params, "high_freq_factor", rope_type),
-                        ramp="rotations"), None
+                        beta_slow=low, beta_fast=high, ramp="rotations"), None
     factor = params.get("factor")
     if factor is None:
         if max_position_embeddings is None:
@@ -172,6 +192,60 @@ def _extended(rope_type, params, theta, max_position_embeddings):
     if rope_type == "longrope":
         return _longrope(params, theta, original, factor)
     return _yarn(params, theta, original, factor)
+
+
+def _llama3_ramp(params):
+    """``(low_freq_factor, high_freq_factor)`` of a llama3 dict as YaRN's ``beta_slow`` /
+    ``beta_fast``, checked under their own names (> 0). transformers warns when
+    ``high_freq_factor <= low_freq_factor`` and then computes a step, no medium band: every
+    wavelength past ``original / low_freq_factor`` divided by the factor (Llama 4 Scout ships
+    low = high = 1). The same warning here, and the same step (``beta_fast = beta_slow``)."""
+    low = check_real("low_freq_factor", _require(params, "low_freq_factor", "llama3"), lo=0,
+                     lo_open=True)
+    high = check_real("high_freq_factor", _require(params, "high_freq_factor", "llama3"), lo=0,
+                      lo_open=True)
+    if high <= low:
+        _warn(f"rope_parameters: high_freq_factor must be greater than low_freq_factor, got "
+              f"high_freq_factor {high:g} and low_freq_factor {low:g}; read as transformers "
+              f"computes it, a step at wavelength original_max_position_embeddings / "
+              f"low_freq_factor")
+    return low, max(low, high)
+
+
+def _warn(message):
+    warnings.warn(message + " (transformers' modeling_rope_utils.py warns too and builds the "
+                  "model)", UserWarning, stacklevel=5)
+
+
+def _warn_factor_below_one(factor):
+    """transformers' ``_validate_*_rope_parameters``: a ``factor`` in (0, 1) is warned about (a
+    factor that is not a positive real number is left to the encodings, which refuse it by
+    name)."""
+    if isinstance(factor, int | float) and not isinstance(factor, bool) and 0 < factor < 1:
+        warnings.warn(f"rope_parameters: factor must be >= 1 (transformers warns), got {factor}",
+                      UserWarning, stacklevel=3)
+
+
+def _warn_lengths(rope_type, factor, original, max_position_embeddings):
+    """The length contradictions transformers 5.x warns about (``_validate_llama3_`` and
+    ``_validate_yarn_rope_parameters``), and a LongRoPE original length past the context
+    (whose implied factor ``max/original`` is below 1: transformers then takes attention factor
+    1, as here)."""
+    if max_position_embeddings is None:
+        return
+    if rope_type == "llama3" and original >= max_position_embeddings:
+        _warn(f"rope_parameters: original_max_position_embeddings {original} must be less than "
+              f"max_position_embeddings {max_position_embeddings} for rope_type 'llama3'")
+    elif rope_type == "longrope" and original > max_position_embeddings:
+        _warn(f"rope_parameters: original_max_position_embeddings {original} is larger than "
+              f"max_position_embeddings {max_position_embeddings} for rope_type 'longrope' "
+              f"(the context is shorter than the one it extends)")
+    elif rope_type == "yarn" and factor is not None:
+        implicit = max_position_embeddings / original
+        if implicit not in (factor, 1):
+            _warn(f"rope_parameters: factor {factor} does not match max_position_embeddings / "
+                  f"original_max_position_embeddings = {max_position_embeddings} / {original} "
+                  f"= {implicit:g}; the explicit factor is used")
 
 
 def _interpolated(rope_type, params, theta):

@@ -38,6 +38,8 @@ from ._jax import require
 from .data import corpus as load_corpus
 from .evaluation import scheme_arrays
 from .model import token_losses
+from .params import OPTIONAL_LAYER, check_parameters
+from .run import TrainedRun
 
 jax, jnp, _ = require()
 
@@ -99,15 +101,25 @@ def copy_test(run, *, half: int | None = None, sequences: int = 32, seed: int = 
     Raises
     ------
     ValueError
-        ``half`` or ``sequences`` out of range, or a bad ``seed``.
+        Before any work: ``run`` not a :class:`~.run.TrainedRun`; ``half`` or ``sequences``
+        out of range, or a bad ``seed``; ``parameters`` (or the run's own) not the model of
+        the run's settings and scheme, naming the entry (missing, unknown, of another shape,
+        not finite, or a learned ``layers.score_scale`` the scheme does not declare or that a
+        scheme declaring it lacks), as :func:`~.trainer.train` checks them.
     """
+    if not isinstance(run, TrainedRun):
+        raise ValueError(f"run must be a TrainedRun, got {type(run).__name__}")
     s = run.settings
     half = s.train_length // 2 if half is None else half
     half = check_int("half", half, lo=2, hi=max(2, s.train_length // 2))
     sequences = check_int("sequences", sequences, lo=1, hi=4096)
     seed = check_seed(seed)
-    tables, rotation = scheme_arrays(run.resolved_scheme(), s, 2 * half - 1)
-    params = jax.tree.map(jnp.asarray, run.parameters if parameters is None else parameters)
+    scheme = run.resolved_scheme()
+    given = (run.parameters, "run.parameters") if parameters is None else (parameters,
+                                                                           "parameters")
+    checked = _checked_parameters(*given, s, scheme)
+    tables, rotation = scheme_arrays(scheme, s, 2 * half - 1)
+    params = jax.tree.map(jnp.asarray, checked)
     out = {"half": half, "sequences": sequences}
     for kind, windows in copy_sequences(s, half, sequences, seed).items():
         losses = np.asarray(_losses(params, jnp.asarray(windows), tables, rotation,
@@ -119,3 +131,22 @@ def copy_test(run, *, half: int | None = None, sequences: int = 32, seed: int = 
         out.update({f"{kind}_first": first, f"{kind}_second": second,
                     f"{kind}_drop": first - second})
     return out
+
+
+def _checked_parameters(params, name, settings, scheme) -> dict:
+    """``params`` checked against the model of ``settings`` (:func:`~.params.check_parameters`)
+    and ``scheme``'s learned entries: a ``layers.score_scale`` held exactly when the scheme
+    learns one. ``ValueError`` naming ``name`` and the entry."""
+    checked = check_parameters(params, settings, name)
+    held = {key for key in OPTIONAL_LAYER if key in checked["layers"]}
+    learned = set(getattr(scheme, "learned", ()))
+    if held - learned:
+        key = sorted(held - learned)[0]
+        raise ValueError(f"{name}: layers.{key} is learned only by a scheme that declares it "
+                         f"(learned=({key!r},)); scheme {scheme.name!r} does not")
+    if learned - held:
+        key = sorted(learned - held)[0]
+        raise ValueError(f"{name}: layers.{key} is learned by scheme {scheme.name!r} and "
+                         f"missing here (shape ({settings.n_layers},)): weights without it are "
+                         f"not this run's model")
+    return checked

@@ -26,10 +26,11 @@ from __future__ import annotations
 import numpy as np
 
 from .._infra.memory import check_memory
-from .._infra.validate import check_int
+from .._infra.validate import check_int, check_real
 from .base import Transform, declared_dependence, describe
 
 __all__ = ["coefficient_tables", "check_tables", "is_separable", "heads_for", "table_score_mod",
+           "check_softcap", "capped",
            "table_bytes", "MAX_TABLE_BYTES"]
 
 
@@ -201,6 +202,24 @@ def _with_sentinel(table, per_head: bool) -> np.ndarray:
     """``table`` with one NaN appended along each position axis (index ``length``)."""
     width = [(0, 0)] * per_head + [(0, 1)] * (table.ndim - per_head)
     return np.pad(table, width, constant_values=np.nan)
+
+
+def check_softcap(softcap):
+    """``softcap`` as a float > 0, or ``None``; ``ValueError`` naming it otherwise."""
+    if softcap is None:
+        return None
+    return check_real("softcap", softcap, lo=0, lo_open=True)
+
+
+def capped(score_mod, softcap, tanh):
+    """``score_mod`` followed by the tanh cap ``softcap·tanh(x/softcap)`` (``tanh`` the
+    framework's: ``torch.tanh``, ``jnp.tanh``, ``np.tanh``), as Gemma-2 caps its scaled
+    logits (transformers ``gemma2/modeling_gemma2.py``, ``eager_attention_forward``)."""
+
+    def capped_mod(score, b, h, q_idx, kv_idx):
+        return softcap * tanh(score_mod(score, b, h, q_idx, kv_idx) / softcap)
+
+    return capped_mod
 
 
 def table_score_mod(transform, n_heads, length, dtype, asarray, *, q_offset: int = 0,

@@ -421,7 +421,7 @@ def test_the_cli_flag_honours_n_ctx_and_out_and_refuses_head(tmp_path, capsys):
     octaves = pd.read_csv(out / "hf_meta-llama_Llama-3.1-8B_octaves.csv")
     assert octaves["t"].max() * 2 <= 5000 < octaves["t"].max() * 4  # 2t = 4096 ≤ 5000 < 8192
     text = (out / "hf_meta-llama_Llama-3.1-8B.md").read_text()
-    assert "per-layer structure" in text and "| k | t | sigma |" in text
+    assert "every layer and head alike" in text and "| k | t | sigma |" in text
     meta = json.loads((out / "hf_meta-llama_Llama-3.1-8B.json").read_text())
     assert meta["parameters"]["n_ctx"] == 5000, meta
     refused = tmp_path / "refused"
@@ -429,3 +429,24 @@ def test_the_cli_flag_honours_n_ctx_and_out_and_refuses_head(tmp_path, capsys):
                          "--head", "1", "--out", str(refused)]) == 2
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and "--head" in err and not refused.exists()
+
+
+def test_the_cli_reports_a_mixed_model_per_layer_type(tmp_path, capsys):
+    """Gemma-3-4B: one line and one analysis per layer type; the sliding layers are analysed
+    at their window's 1024 keys, the full ones at --n-ctx."""
+    import sia_theory.cli as command
+
+    out = tmp_path / "gemma"
+    assert command.main(["analyze", "--hf-config", str(FIXTURES / "gemma-3-4b-it.json"),
+                         "--quick", "--n-ctx", "4096", "--out", str(out), "--no-progress"]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0].startswith("google/gemma-3-4b-it sliding_attention (29 layers)")
+    assert "a query sees 1024 keys" in printed[0]
+    assert printed[1].startswith("google/gemma-3-4b-it full_attention (5 layers)")
+    stem = "hf_google_gemma-3-4b-it"
+    octaves = pd.read_csv(out / f"{stem}_octaves.csv")
+    by_type = octaves.groupby("layer_type")["t"].max()
+    assert by_type["sliding_attention"] * 2 == 1024 and by_type["full_attention"] * 2 == 4096
+    for kind, n in (("sliding_attention", 1024), ("full_attention", 4096)):
+        meta = json.loads((out / f"{stem}_{kind}.json").read_text())
+        assert meta["parameters"]["n_ctx"] == n

@@ -37,3 +37,68 @@ def test_untrained_copy_test_is_log_v_without_drop():
         assert out[f"{kind}_drop"] == pytest.approx(0.0, abs=1e-5)
     with pytest.raises(ValueError, match="half"):
         copy_test(run, half=9)
+
+
+def _run(scheme="rope", parameters=None, settings=S):
+    return TrainedRun(scheme=scheme, tau=None, seed=0, settings=settings,
+                      parameters=init_parameters(settings, seed=0) if parameters is None
+                      else parameters, train_losses=np.zeros(1), validation_curve=((1, 0.0),))
+
+
+@pytest.mark.parametrize("run", [None, "rope", {"settings": S}, 3],
+                         ids=["none", "scheme-name", "dict", "int"])
+def test_a_run_that_is_not_a_trained_run_is_refused(run):
+    """Before: AttributeError ('str' object has no attribute 'settings')."""
+    with pytest.raises(ValueError, match=r"run must be a TrainedRun, got"):
+        copy_test(run, half=8, sequences=1)
+
+
+def _changed(key, value):
+    params = init_parameters(S, seed=0)
+    if key.startswith("layers."):
+        params["layers"][key[7:]] = value
+    else:
+        params[key] = value
+    return params
+
+
+@pytest.mark.parametrize("parameters, match", [
+    ({}, r"parameters must be a dict with 'embedding', 'unembedding' and 'layers'"),
+    ([1, 2], r"parameters must be a dict with 'embedding', 'unembedding' and 'layers'"),
+    ({"embedding": np.zeros((257, 16)), "layers": {}},
+     r"parameters: unembedding must have shape \(16, 257\)"),
+    (_changed("layers.w_q", np.zeros((1, 16, 8), np.float32)),
+     r"parameters: layers\.w_q must have shape \(1, 16, 16\)"),
+    (_changed("embedding", np.zeros((10, 16), np.float32)),
+     r"parameters: embedding must have shape \(257, 16\)"),
+    (_changed("unembedding", np.full((16, 257), np.nan, np.float32)),
+     r"parameters: unembedding must hold finite numbers only"),
+    (_changed("layers.w_extra", np.zeros((1, 16, 16), np.float32)),
+     r"parameters: unknown entries w_extra"),
+    (_changed("layers.score_scale", np.ones(1, np.float32)),
+     r"parameters: layers\.score_scale is learned only by a scheme that declares it"),
+], ids=["empty", "list", "missing-unembedding", "w_q-shape", "embedding-shape", "nan",
+        "unknown-layer-key", "score-scale-not-learned"])
+def test_parameters_are_checked_against_the_runs_model(parameters, match):
+    """Before: KeyError 'layers', a JAX shape error, or NaN losses returned."""
+    with pytest.raises(ValueError, match=match):
+        copy_test(_run(), half=8, sequences=1, parameters=parameters)
+
+
+def test_a_learned_scale_must_be_in_the_parameters_of_a_scheme_that_learns_it():
+    """The weights of a run whose scheme learns score_scale, without it, are not that model's
+    (before: scored silently with the scale 1)."""
+    run = _run("logn-p-rope-learned", init_parameters(S, seed=0, learned=("score_scale",)))
+    with pytest.raises(ValueError, match=r"parameters: layers\.score_scale is learned by "
+                       r"scheme 'logn-p-rope-learned'"):
+        copy_test(run, half=8, sequences=1, parameters=init_parameters(S, seed=0))
+    assert set(copy_test(run, half=8, sequences=1)) >= {"random_drop", "text_drop"}
+
+
+def test_the_runs_own_parameters_are_checked_naming_run_parameters():
+    """A run built by hand whose parameters do not fit its settings (before: a JAX shape
+    error)."""
+    other = TrainSettings(**{**S.to_dict(), "d_model": 32})
+    with pytest.raises(ValueError, match=r"run\.parameters: embedding must have shape "
+                       r"\(257, 16\)"):
+        copy_test(_run(parameters=init_parameters(other, seed=0)), half=8, sequences=1)
