@@ -270,7 +270,12 @@ def _load(model, tokenizer):
     if not isinstance(model, str | os.PathLike):
         raise ValueError(f"model must be a model name, a path or a LlamaModel, got "
                          f"{type(model).__name__}")
+    from ..models.loader import MODELS
+
     path = os.fspath(model)
+    if path not in MODELS and not os.path.exists(path):
+        raise ValueError(f"model {path!r} is neither a registry name ({', '.join(MODELS)}) nor "
+                         "an existing Hugging Face folder or GGUF file")
     loaded, tok = load_pretrained(path)
     folder = path if os.path.isdir(path) else None
     name = os.path.basename(os.path.normpath(path)) if folder or os.path.isfile(path) else path
@@ -761,12 +766,16 @@ def plot_model_report(report: ModelReport):
         ax.set_ylabel("layer")
         ax.set_title(title, fontsize=10)
         bar = fig.colorbar(image, ax=ax, shrink=0.85)
+        ticks = [v for v in (0.001, 0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 1, 2, 3, 5, 10, 20,
+                             50, 100, 1000) if low <= v <= high]
+        bar.set_ticks(ticks, labels=[f"{v:g}" for v in ticks])
+        bar.minorticks_off()
         bar.set_label(label, fontsize=9)
 
-    heatmap(axes[0], "rem_ratio", "REM ratio r = σ/√(2 log M)",
-            "r (log scale; 1 = freezing point)", False, "rem_phase")
-    heatmap(axes[1], "beta_half", "gap-counting half-mass point β_½",
-            "β_½ (log scale; < 1: frozen at β = 1)", True, "gap_phase")
+    heatmap(axes[0], "rem_ratio", "REM ratio r = σ/√(2 log M) of the keys at [M, 2M)",
+            "r (log scale): > 1.1 frozen (red), < 0.9 liquid (blue)", False, "rem_phase")
+    heatmap(axes[1], "beta_half", "gap-counting half-mass point β_½ of the same keys",
+            "β_½ (log scale): < 1/1.1 frozen (red), > 1/0.9 liquid (blue)", True, "gap_phase")
     ax = axes[2]
     curves = report.curves
     cmap = plt.get_cmap("viridis")

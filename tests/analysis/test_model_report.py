@@ -263,7 +263,7 @@ def test_write_publishes_the_figure_tables_and_markdown_as_one_set(peaked, tmp_p
 def test_bad_arguments_are_refused_before_any_work():
     with pytest.raises(ValueError, match="n_ctx must be"):
         model_report("smollm2-135m", 64)
-    with pytest.raises(ValueError, match="unknown model 'no-such-model'"):
+    with pytest.raises(ValueError, match="model .no-such-model. is neither a registry name"):
         model_report("no-such-model", 256)
     with pytest.raises(ValueError, match="model must be a model name"):
         model_report(3.5, 256)
