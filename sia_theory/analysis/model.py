@@ -51,7 +51,7 @@ from .._infra.cli import check_output_dir
 from .._infra.io import metadata_text, write_set
 from .._infra.progress import progress_bar
 from .._infra.seeding import check_seed, rng_for
-from .._infra.validate import check_int
+from .._infra.validate import check_int, check_sequence
 from ..gaussian.laws import ENTROPY_LAWS
 from ..gaussian.phase import PHASE_BAND, freezing_point, phase_of_ratio
 from ..phases import REM_PHASES
@@ -592,7 +592,7 @@ def _verdict(kind, g, n, scaling_text, train, seed, k):
 # --------------------------------------------------------------------------- the report
 def model_report(model, n_ctx: int = 2048, *, text: str | None = None, ids=None,
                  tokenizer=None, quick: bool = False, seed: int = 0, queries: int | None = None,
-                 boots: int | None = None, progress: bool = True) -> ModelReport:
+                 boots: int | None = None, layers=None, progress: bool = True) -> ModelReport:
     """What the theory says about ``model``'s attention at ``n_ctx`` tokens (module docstring).
 
     Parameters
@@ -619,6 +619,9 @@ def model_report(model, n_ctx: int = 2048, *, text: str | None = None, ids=None,
         The seed of the bootstrap over query rows and of the Gaussian theory's Monte Carlo.
     queries, boots : int, optional
         Override the query rows per head (>= 2) and the bootstrap resamples (>= 20).
+    layers : sequence of int, optional
+        Measure only these layers (0-based; default all); the forward pass stops after the last
+        of them.
     progress : bool
         A progress bar over the layers (on a terminal; log lines inside a command).
 
@@ -645,6 +648,13 @@ def model_report(model, n_ctx: int = 2048, *, text: str | None = None, ids=None,
     boots = check_int("boots", _BOOTS[quick] if boots is None else boots, lo=20)
     model, tokenizer, name, folder = _load(model, tokenizer)
     c = model.config
+    if layers is None:
+        layers = list(range(c.n_layers))
+    else:
+        layers = sorted({check_int("layers", i, lo=0, hi=c.n_layers - 1)
+                         for i in check_sequence("layers", layers)})
+        if not layers:
+            raise ValueError("layers must name at least one layer")
     scheme = None
     if folder is not None and os.path.isfile(os.path.join(folder, "config.json")):
         from ..models.hf_config import from_hf_config
@@ -672,10 +682,13 @@ def model_report(model, n_ctx: int = 2048, *, text: str | None = None, ids=None,
     score_mod = model.default_score_mod
     kinds = _layer_kinds(model, scheme)
     frames, curves, masses = [], [], []
-    bar = progress_bar(total=c.n_layers, desc=f"model report ({name}, N = {n})", unit="layer",
+    bar = progress_bar(total=len(layers), desc=f"model report ({name}, N = {n})", unit="layer",
                        enabled=progress, leave=False)
+    wanted = set(layers)
 
     def on_layer(layer, scores):  # raw q·k/√D (H, Q, T) of the query rows
+        if layer not in wanted:
+            return
         logits = _logits(scores, rows, score_mod)
         heads = _layer_rows(logits, rows, layer, seed, boots)
         laws, c_frames, m_frames = _law_rows(settings, logits, rows, layer, seed)
@@ -684,12 +697,18 @@ def model_report(model, n_ctx: int = 2048, *, text: str | None = None, ids=None,
         masses.extend(m_frames)
         bar.update(1)
 
-    from ..models.runs import capture_scores
+    from ..models.runs import score_capture
 
+    cache = model.new_cache(capacity=int(ids.size))
+    stop = layers[-1] if layers[-1] < c.n_layers - 1 else None  # no layer after the last one
     try:
-        capture_scores(model, ids, rows, on_layer)
+        model.forward_hidden(ids, cache, capture=score_capture(model, cache, rows, on_layer),
+                             stop_layer=stop)
     finally:
         bar.close()
+    if len(layers) < c.n_layers:
+        notes.append(f"only the layers {', '.join(map(str, layers))} of {c.n_layers} were "
+                     "measured")
     heads = pd.concat(frames, ignore_index=True)
     group = c.n_heads // c.n_kv_heads
     heads.insert(2, "kv_head", heads["head"] // group)
@@ -716,7 +735,8 @@ def model_report(model, n_ctx: int = 2048, *, text: str | None = None, ids=None,
             "t_max": settings.t_max, "windows": settings.windows, "quick": bool(quick),
             "text": source, "score_mod": "none" if score_mod is None else repr(score_mod),
             "n_layers": c.n_layers, "n_heads": c.n_heads, "n_kv_heads": c.n_kv_heads,
-            "head_dim": c.head_dim, "source": getattr(model, "load_info", {}).get("source"),
+            "head_dim": c.head_dim, "layers": layers,
+            "source": getattr(model, "load_info", {}).get("source"),
             "seconds": time.perf_counter() - started}
     curve = pd.concat(curves, ignore_index=True)
     octave = pd.concat(masses, ignore_index=True)
@@ -738,11 +758,12 @@ def plot_model_report(report: ModelReport):
     h = report.heads
     n_layers = int(h["layer"].max()) + 1
     n_heads = int(h["head"].max()) + 1
-    fig, axes = plt.subplots(1, 3, figsize=(15, 0.18 * n_layers + 4.2),
+    fig, axes = plt.subplots(1, 3, figsize=(15, 0.18 * h["layer"].nunique() + 4.2),
                              gridspec_kw={"width_ratios": [1, 1, 1.6]}, layout="constrained")
 
     def heatmap(ax, column, title, label, reverse, phase_col):
-        grid = h.pivot(index="layer", columns="head", values=column).to_numpy(dtype=float)
+        table = h.pivot(index="layer", columns="head", values=column)
+        index, grid = list(table.index), table.to_numpy(dtype=float)
         finite = grid[np.isfinite(grid) & (grid > 0)]
         # a log colour scale symmetric about 1 (the phase boundary), wide enough for the data
         span = (min(math.log(1e3), max(math.log(2.0), float(np.max(np.abs(np.log(finite))))))
@@ -761,10 +782,12 @@ def plot_model_report(report: ModelReport):
                 ax.text(j, i, letter if sure[i, j] else letter.lower(), ha="center",
                         va="center", fontsize=7)
         ax.set_xticks(range(n_heads))
-        ax.set_yticks(range(0, n_layers, max(1, n_layers // 15)))
+        rows_shown = range(0, len(index), max(1, len(index) // 15))
+        ax.set_yticks(rows_shown, labels=[str(index[r]) for r in rows_shown])
         ax.set_xlabel("head")
         ax.set_ylabel("layer")
-        ax.set_title(title, fontsize=10)
+        counts = ", ".join(f"{int((h[phase_col] == name).sum())} {name}" for name in REM_PHASES)
+        ax.set_title(f"{title}\n{counts}", fontsize=10)
         bar = fig.colorbar(image, ax=ax, shrink=0.85)
         ticks = [v for v in (0.001, 0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 1, 2, 3, 5, 10, 20,
                              50, 100, 1000) if low <= v <= high]
@@ -772,9 +795,9 @@ def plot_model_report(report: ModelReport):
         bar.minorticks_off()
         bar.set_label(label, fontsize=9)
 
-    heatmap(axes[0], "rem_ratio", "REM ratio r = σ/√(2 log M) of the keys at [M, 2M)",
+    heatmap(axes[0], "rem_ratio", "REM ratio r = σ/√(2 log M), keys at distances [M, 2M)",
             "r (log scale): > 1.1 frozen (red), < 0.9 liquid (blue)", False, "rem_phase")
-    heatmap(axes[1], "beta_half", "gap-counting half-mass point β_½ of the same keys",
+    heatmap(axes[1], "beta_half", "gap-counting half-mass point β_½, the same keys",
             "β_½ (log scale): < 1/1.1 frozen (red), > 1/0.9 liquid (blue)", True, "gap_phase")
     ax = axes[2]
     curves = report.curves
@@ -793,7 +816,8 @@ def plot_model_report(report: ModelReport):
     ax.set_xscale("log", base=2)
     ax.set_xlabel("t (the octave [t, 2t) of distances)")
     ax.set_ylabel(r"entropy within the octave $H_t^{2t}$ (nats)")
-    ax.set_title("entropy per octave: thin lines one layer (mean over its heads)", fontsize=10)
+    ax.set_title("entropy per octave of distances\nthin lines: one layer, mean over its heads",
+                 fontsize=10)
     sm = plt.cm.ScalarMappable(cmap=cmap, norm=plt.Normalize(0, n_layers - 1))
     bar = fig.colorbar(sm, ax=ax, shrink=0.85)
     bar.set_label("layer", fontsize=9)

@@ -273,3 +273,13 @@ def test_report_rows_are_even_and_in_the_last_quarter():
     rows = report_rows(8192, 32)
     assert rows.size == 32 and (rows % 2 == 0).all() and rows[-1] == 8190
     assert rows[0] >= 3 * 8192 / 4 and np.all(np.diff(rows) > 0)
+
+
+def test_chosen_layers_are_the_full_reports_rows(peaked_folder, peaked):
+    part = model_report(str(peaked_folder), N, quick=True, layers=[1, 0], progress=False)
+    assert sorted(set(part.heads["layer"])) == [0, 1]
+    full = peaked.heads[peaked.heads["layer"] <= 1].reset_index(drop=True)
+    pd.testing.assert_frame_equal(part.heads, full)
+    assert "only the layers 0, 1 of 3 were measured" in part.notes
+    with pytest.raises(ValueError, match="layers must be"):
+        model_report(str(peaked_folder), N, quick=True, layers=[3])
