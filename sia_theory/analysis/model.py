@@ -73,9 +73,11 @@ _N_T = (25, 13)  # log-spaced t of H_t^{2t}
 
 @dataclass
 class ModelReport:
-    """What the theory says about one model at ``n_ctx`` tokens (module docstring).
+    """What the theory says about one model at ``n_ctx`` tokens (module docstring), as
+    :func:`model_report` returns it: :meth:`line` (the verdicts), :meth:`markdown`,
+    :attr:`figure`, :meth:`write`.
 
-    Attributes
+    Parameters
     ----------
     name : str
         The model's name (registry name, folder or file name).
@@ -93,7 +95,16 @@ class ModelReport:
         What was run and why (the context used, the text, memory), one sentence each.
     info : dict
         The run's parameters: ``n_requested``, ``n_ctx``, ``rows``, ``seed``, ``boots``,
-        ``samples``, ``text``, ``seconds`` and the model's shapes.
+        ``samples``, ``text``, ``seconds``, ``layers`` and the model's shapes.
+
+    Examples
+    --------
+    >>> from sia_theory import model_report
+    >>> report = model_report("smollm2-135m", 256, quick=True, layers=[0], progress=False)
+    >>> report.n_ctx, len(report.heads), report.verdicts[0][:52]
+    (256, 9, 'full_attention layers (0; 9 heads) at N = 256 tokens')
+    >>> sorted(report.layer_table().columns)[:3]
+    ['entropy laws', 'gap liquid/critical/frozen', 'layer']
     """
 
     name: str
@@ -370,7 +381,7 @@ def report_rows(n: int, queries: int) -> np.ndarray:
     context of ``n`` tokens, the last one ``n − 1`` or ``n − 2``.
 
     >>> report_rows(1024, 4).tolist()
-    [768, 854, 936, 1022]
+    [768, 852, 938, 1022]
     """
     n, queries = check_int("n", n, lo=MIN_TOKENS), check_int("queries", queries, lo=2)
     last = n - 1 - (n - 1) % 2
@@ -552,8 +563,8 @@ def _verdict(kind, g, n, scaling_text, train, seed, k):
     """One line on the layers of ``kind`` (their heads ``g``; the ``k``-th kind: the stream
     of the bootstrap over heads)."""
     layers = sorted(set(g["layer"]))
-    span = (f"{layers[0]}–{layers[-1]}" if layers == list(range(layers[0], layers[-1] + 1))
-            else ", ".join(map(str, layers)))
+    span = (f"{layers[0]}–{layers[-1]}" if len(layers) > 1
+            and layers == list(range(layers[0], layers[-1] + 1)) else ", ".join(map(str, layers)))
     total = len(g)
 
     def phases(col):
@@ -637,9 +648,12 @@ def model_report(model, n_ctx: int = 2048, *, text: str | None = None, ids=None,
 
     Examples
     --------
-    >>> from sia_theory.analysis.model import model_report
-    >>> report = model_report("smollm2-135m", 1024, quick=True)  # doctest: +SKIP
-    >>> print(report.line())  # doctest: +SKIP
+    >>> from sia_theory import model_report
+    >>> report = model_report("smollm2-135m", 256, quick=True, layers=[0, 1], progress=False)
+    >>> report.heads.groupby("layer")["rem_phase"].value_counts().to_dict()
+    {(0, 'liquid'): 9, (1, 'liquid'): 8, (1, 'frozen'): 1}
+    >>> report.notes[-1]
+    'only the layers 0, 1 of 30 were measured'
     """
     started = time.perf_counter()
     n_requested = check_int("n_ctx", n_ctx, lo=MIN_TOKENS)
