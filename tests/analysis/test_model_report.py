@@ -283,3 +283,13 @@ def test_chosen_layers_are_the_full_reports_rows(peaked_folder, peaked):
     assert "only the layers 0, 1 of 3 were measured" in part.notes
     with pytest.raises(ValueError, match="layers must be"):
         model_report(str(peaked_folder), N, quick=True, layers=[3])
+
+
+def test_default_text_shorter_than_n_is_all_the_topics_said(peaked_folder, monkeypatch):
+    from sia_theory.models import corpus
+
+    monkeypatch.setattr(corpus, "prose_topics", lambda: [("a", "word " * 40), ("b", "x" * 100)])
+    report = model_report(str(peaked_folder), 512, quick=True, progress=False)
+    assert report.n_ctx == 302  # 200 + "\n\n" + 100 byte tokens
+    assert "all of pydoc_data.topics (302 tokens)" in report.notes[0]
+    assert any("fewer than the 512 asked for" in n for n in report.notes)
