@@ -775,6 +775,11 @@ def plot_model_report(report: ModelReport):
     fig, axes = plt.subplots(1, 3, figsize=(15, 0.18 * h["layer"].nunique() + 4.2),
                              gridspec_kw={"width_ratios": [1, 1, 1.6]}, layout="constrained")
 
+    # with several kinds of layer, each row's label says its kind ("3 sliding")
+    kind_of = h.groupby("layer")["layer_type"].first()
+    kinds = {layer: (f" {kind.removesuffix('_attention')}" if kind_of.nunique() > 1 else "")
+             for layer, kind in kind_of.items()}
+
     def heatmap(ax, column, title, label, reverse, phase_col):
         table = h.pivot(index="layer", columns="head", values=column)
         index, grid = list(table.index), table.to_numpy(dtype=float)
@@ -797,7 +802,7 @@ def plot_model_report(report: ModelReport):
                         va="center", fontsize=7)
         ax.set_xticks(range(n_heads))
         rows_shown = range(0, len(index), max(1, len(index) // 15))
-        ax.set_yticks(rows_shown, labels=[str(index[r]) for r in rows_shown])
+        ax.set_yticks(rows_shown, labels=[f"{index[r]}{kinds[index[r]]}" for r in rows_shown])
         ax.set_xlabel("head")
         ax.set_ylabel("layer")
         counts = ", ".join(f"{int((h[phase_col] == name).sum())} {name}" for name in REM_PHASES)
