@@ -143,13 +143,14 @@ def register(subparsers):
                    help="folder for the report (Markdown, CSV, figure; default ./analysis)")
     p.add_argument("--quick", action="store_true",
                    help="seconds-long settings (fewer samples and contexts; wider intervals)")
-    p.add_argument("--seed", type=seed, default=0, help="the Monte Carlo seed (default 0)")
+    p.add_argument("--seed", type=seed, default=0,
+                   help="the Monte Carlo seed (default 0; with --model also the bootstrap's)")
     add_no_progress(p)
     p.add_argument("--no-zoo", action="store_true",
                    help="skip the side-by-side table of the zoo's schemes")
     p.add_argument("--head", type=int_range(0), default=None,
                    help="the head to analyse, for a transform with its own coefficients on each "
-                        "head (e.g. ALiBi.standard(8)); refused with --hf-config")
+                        "head (e.g. ALiBi.standard(8)); refused with --hf-config and --model")
     p.add_argument("--hf-config", default=None, metavar="CONFIG_JSON",
                    help="analyse the scheme a Hugging Face config.json ships (its RoPE scaling "
                         "and query temperature, sia_theory.from_hf_config) instead of a TARGET: "
