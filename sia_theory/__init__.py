@@ -48,6 +48,7 @@ _EXPORTS = {
     "from_rope_parameters": ".schemes",
     "from_hf_config": ".models.hf_config",
     "hf_report": ".analysis.hf",
+    **dict.fromkeys(["model_report", "ModelReport"], ".analysis.model"),
     **dict.fromkeys(["Grok2Temperature", "DeepSeekMScale", "Sandwich", "MultiplierProduct",
                      "mistral_temperature"], ".zoo"),
     **dict.fromkeys(["analyze", "Report"], ".analysis"),
@@ -107,8 +108,8 @@ __all__ = [
     # needle retrieval under Gaussian logits (EXT-7)
     "argmax_probability", "needle_mass", "argmax_threshold", "mass_threshold", "evt_threshold",
     "simulate_needle", "NeedleSettings", "needle_study",
-    # the analysis layer
-    "analyze", "Report",
+    # the analysis layer (a model's own attention: model_report)
+    "analyze", "Report", "model_report", "ModelReport",
     # pretrained models through the reference
     "load_pretrained",
     # one phase diagram (EXT-4 … EXT-6)

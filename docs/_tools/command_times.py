@@ -46,6 +46,10 @@ COMMANDS = {
                      ("docs/getting-started.md",), ()),
     "sweep-quick": ("sia-theory sweep phase-diagram --quick --rho 0.3",
                     ("docs/guide/sweeps.md",), ()),
+    "model-8k": ("sia-theory analyze --model smollm2-135m --n-ctx 8192 --out smol8k",
+                 ("docs/guide/model-report.md",), ()),
+    "model-quick": ("sia-theory analyze --model smollm2-135m --n-ctx 2048 --quick --out smol2k",
+                    ("docs/guide/model-report.md",), ()),
 }
 
 

@@ -31,7 +31,8 @@ from ..models.score_stats import MeasuredGaussian, range_entropy, range_mass, re
 from .base import study
 from .model_runs import cell_document, check_documents, document_cells, pretrained
 
-__all__ = ["EntropyLawSettings", "entropy_law_study", "ENTROPY_LAW_STUDY"]
+__all__ = ["EntropyLawSettings", "entropy_law_study", "ENTROPY_LAW_STUDY", "head_records",
+           "head_analysis"]
 
 ENTROPY_LAW_STUDY = "models.entropy_law"
 """The study key of this study's cells and random streams."""
@@ -122,6 +123,35 @@ class EntropyLawSettings(StudySettings):
         return np.concatenate([[0], 2 ** np.arange(int(np.log2(self.t_max)) + 2)])
 
 
+def head_records(settings: EntropyLawSettings, layer: int, head: int, scores,
+                 queries) -> list[dict]:
+    """The entropy-in-range and octave records of one head: ``scores`` ``(Q, T)`` are the
+    logits of the queries at positions ``queries`` (each seeing at least ``2·t_max`` keys)
+    against keys ``0 … T − 1`` (``-inf`` after each query). Kind ``entropy``: ``H_t^{2t}`` of
+    each query at each ``t`` of ``settings.t_values``; kind ``octave``: per octave
+    ``[t, t2)`` of ``settings.octaves`` the mean attention on it (``value``, ``mass_sd``), the
+    RMS over queries of the logits' spread within it (``sigma``) and their mean relative to the
+    query's mean over all its keys (``offset``) — what :func:`head_analysis` reads."""
+    s, main, sh = settings, np.asarray(queries, dtype=np.int64), np.asarray(scores)
+    records = []
+    for t in s.t_values:
+        for q, value in zip(main, range_entropy(sh, main, t, 2 * t), strict=True):
+            records.append({"kind": "entropy", "layer": layer, "head": head,
+                            "query": int(q), "t": int(t), "value": value})
+    visible = np.arange(sh.shape[1])[None, :] <= main[:, None]
+    centre = np.nanmean(np.where(visible, sh, np.nan), axis=1)  # (Q,)
+    edges = s.octaves
+    for t1, t2 in zip(edges[:-1], edges[1:], strict=True):
+        mass = range_mass(sh, main, t1, t2)
+        block = sh[np.arange(main.size)[:, None], main[:, None] - np.arange(t1, t2)]
+        records.append({"kind": "octave", "layer": layer, "head": head, "t": int(t1),
+                        "t2": int(t2), "value": float(mass.mean()),
+                        "mass_sd": float(mass.std()),
+                        "sigma": float(np.sqrt(np.mean(block.var(axis=1)))),
+                        "offset": float(np.mean(block.mean(axis=1) - centre))})
+    return records
+
+
 def _entropy_cell(settings, cell, rng_seed):
     model, _ = pretrained()
     doc = cell_document(cell)
@@ -130,27 +160,12 @@ def _entropy_cell(settings, cell, rng_seed):
     context_rows = np.concatenate([np.arange(c - 8, c) for c in s.contexts])
     rows = np.unique(np.concatenate([main, context_rows]))
     at_main = np.searchsorted(rows, main)
-    edges = s.octaves
     frames = []
 
     def on_layer(layer, scores):  # scores (H, Q, T)
         records = []
         for h in range(scores.shape[0]):
-            sh = scores[h][at_main]  # (Qm, T)
-            for t in s.t_values:
-                for q, value in zip(main, range_entropy(sh, main, t, 2 * t), strict=True):
-                    records.append({"kind": "entropy", "layer": layer, "head": h,
-                                    "query": int(q), "t": int(t), "value": value})
-            visible = np.arange(sh.shape[1])[None, :] <= main[:, None]
-            centre = np.nanmean(np.where(visible, sh, np.nan), axis=1)  # (Qm,)
-            for t1, t2 in zip(edges[:-1], edges[1:], strict=True):
-                mass = range_mass(sh, main, t1, t2)
-                block = sh[np.arange(main.size)[:, None], main[:, None] - np.arange(t1, t2)]
-                records.append({"kind": "octave", "layer": layer, "head": h, "t": int(t1),
-                                "t2": int(t2), "value": float(mass.mean()),
-                                "mass_sd": float(mass.std()),
-                                "sigma": float(np.sqrt(np.mean(block.var(axis=1)))),
-                                "offset": float(np.mean(block.mean(axis=1) - centre))})
+            records += head_records(s, layer, h, scores[h][at_main], main)
             for c in s.contexts:
                 q = np.arange(c - 8, c)
                 mass = recent_mass(scores[h][np.searchsorted(rows, q)], q, s.recent)
@@ -165,8 +180,14 @@ def _entropy_cell(settings, cell, rng_seed):
     return out
 
 
-def _head_analysis(s, entropy, octave, seed, layer, head):
-    """Law, phase and Gaussian-theory prediction of one head."""
+def head_analysis(s: EntropyLawSettings, entropy, octave, seed: int, layer: int, head: int):
+    """Law, phase and Gaussian-theory prediction of one head, from its :func:`head_records`
+    (``entropy``: the ``entropy`` records with a ``doc`` column; ``octave``: the ``octave``
+    records): ``(row, curve, mass)`` — the head's row (the measured law with its decay exponent
+    ``p`` and standard error, the law the Gaussian theory predicts for the measured octave
+    statistics (:class:`~sia_theory.models.score_stats.MeasuredGaussian`, ``s.samples`` rows
+    on stream ``(seed, ENTROPY_LAW_STUDY, layer, head)``), the REM ratio of the last octave),
+    the entropy curve measured and predicted, and the octave masses measured and predicted."""
     t_values = s.t_values
     h = entropy.pivot_table(index=["doc", "query"], columns="t", values="value")
     h = h[t_values].to_numpy()[:, None, :]  # (queries, 1, t)
@@ -216,7 +237,7 @@ def entropy_law_study(settings: EntropyLawSettings, seed: int, execution):
     heads, curves, masses = [], [], []
     for (layer, head), group in entropy.groupby(["layer", "head"]):
         oct_head = octave[(octave["layer"] == layer) & (octave["head"] == head)]
-        row, curve, mass = _head_analysis(s, group, oct_head, seed, int(layer), int(head))
+        row, curve, mass = head_analysis(s, group, oct_head, seed, int(layer), int(head))
         heads.append(row)
         curves.append(curve)
         masses.append(mass)

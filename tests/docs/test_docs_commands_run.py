@@ -51,6 +51,10 @@ COMMANDS = {
         needs=("my_transform.py",)),
     "sia-theory analyze my_transform.py:oops --quick": Run(needs=("my_transform.py",), exit=2),
     "sia-theory analyze zoo:logn --quick --no-zoo --out reports": Run(),
+    "sia-theory analyze --model smollm2-135m --n-ctx 2048 --quick --out smol2k": Run(),
+    "sia-theory analyze --model smollm2-135m --n-ctx 8192 --out smol8k": Long(
+        "warm 92 s, first run 118 s on 2 cores (docs/_data/command_times.csv)",
+        "tests/cli/test_analyze_model.py::test_model_report_is_written_and_its_verdict_printed"),
     # check
     "sia-theory check": Long("about 37 CPU-minutes (the sum of the rows' seconds in "
                              "paper_checks/results/claims.csv)", "make test"),
