@@ -575,6 +575,9 @@ def _scaling(model, scheme, kind, n):
                     else f"a query sees only its last {layer.window} keys"))
     if layer.chunk is not None:
         text += f", chunks of {layer.chunk}"
+    if layer.logit_softcap is not None:
+        text += (f", logits soft-capped at ±{layer.logit_softcap:g} (measured after the cap; the "
+                 "Gaussian prediction assumes none)")
     return factor, text
 
 

@@ -303,3 +303,24 @@ def test_default_text_shorter_than_n_is_all_the_topics_said(peaked_folder, monke
     assert report.n_ctx == 302  # 200 + "\n\n" + 100 byte tokens
     assert "all of pydoc_data.topics (302 tokens)" in report.notes[0]
     assert any("fewer than the 512 asked for" in n for n in report.notes)
+
+
+def test_a_gemma2_checkpoint_is_measured_after_its_cap_and_within_its_window(tmp_path):
+    """Gemma-2 (transformers writes the tiny checkpoint): the logits are capped at ±cap before
+    the measures and the sliding layers are measured within their window."""
+    pytest.importorskip("torch", reason="transformers writes the Gemma-2 checkpoint")
+    transformers = pytest.importorskip("transformers", reason="transformers writes the "
+                                       "Gemma-2 checkpoint")
+    config = transformers.Gemma2Config(
+        hidden_size=64, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
+        num_key_value_heads=2, head_dim=16, vocab_size=64, max_position_embeddings=512,
+        sliding_window=130, attn_logit_softcapping=0.5, query_pre_attn_scalar=16)
+    transformers.Gemma2ForCausalLM(config).save_pretrained(tmp_path / "g")
+    ids = np.random.default_rng(0).integers(0, 64, 512)
+    report = model_report(str(tmp_path / "g"), 512, ids=ids, quick=True, progress=False)
+    sliding, full = report.verdicts
+    assert "window 130: a query sees only its last 130 keys" in sliding
+    assert "soft-capped at ±0.5" in full
+    heads = report.heads
+    assert heads.loc[heads["layer_type"] == "sliding_attention", "M"].max() <= 65
+    assert heads["sigma"].max() <= 0.5 * 2  # capped logits spread at most ±cap
