@@ -16,13 +16,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..transforms import NoScale
 from ._json import read_json
 from .gguf_file import GGUFContents, check_model_file, locate_packaged_file, read_gguf
 from .gguf_llama import check_llama_gguf, gguf_model
-from .hf_config import from_hf_config
-from .hf_folder import hf_config, read_hf_folder
-from .llama import LayerDefault, LlamaConfig, LlamaModel
+from .hf_folder import hf_config, hf_layer_schemes, layer_defaults, read_hf_folder
+from .llama import LlamaConfig, LlamaModel
 from .tokenizer import Tokenizer
 from .weight_cache import cache_path, default_cache_dir, load_cached, store_cached
 
@@ -238,10 +236,7 @@ def load_hf_folder(path, dtype=np.float32):
             from None
     config, tensors = read_hf_folder(path)  # (a folder without config.json is refused here)
     model = LlamaModel(config, tensors, dtype)
-    model.layer_defaults = tuple(
-        LayerDefault(layer.encoding,
-                     None if isinstance(layer.transform, NoScale) else layer.transform)
-        for layer in layers)
+    model.layer_defaults = layer_defaults(layers)
     tokenizer = None
     if os.path.isfile(os.path.join(path, "tokenizer.json")):
         from tokenizers import Tokenizer as HFTokenizer  # optional dependency (the model extra)
@@ -258,30 +253,6 @@ def _config_dict(path) -> dict:
     if not isinstance(raw, dict):
         raise ValueError(f"{path} must hold a JSON object, got {type(raw).__name__}")
     return raw
-
-
-def hf_layer_schemes(config_path, config: LlamaConfig) -> list:
-    """Layer ``i``'s scheme of the Hugging Face config at ``config_path`` for each layer
-    (:meth:`~sia_theory.models.hf_config.HFScheme.layer`: its ``encoding`` and its
-    ``transform`` on ``S = q·k/√D``; Gemma-3's sliding layers with their own RoPE base, NoPE
-    layers with :class:`~sia_theory.attention.NoPE`), checked against the model's own reading
-    of the structure, ``config`` (:func:`~.hf_folder.hf_config`): each layer's sliding window
-    (:meth:`~.llama.LlamaConfig.window_of`) and attention soft cap must be the scheme's, and a
-    layer the model does not run (chunked attention, L2-normalised q and k) is refused by
-    name."""
-    scheme = from_hf_config(config_path)
-    layers = [scheme.layer(i) for i in range(config.n_layers)]
-    for i, layer in enumerate(layers):
-        if layer.chunk is not None or layer.qk_norm is not None:
-            raise ValueError(f"{config_path}: layer {i} is {layer.layer_type}"
-                             + (" with L2-normalised q and k" if layer.qk_norm else "")
-                             + ", which the model does not implement")
-        if (layer.window, layer.logit_softcap) != (config.window_of(i), config.attn_softcap):
-            raise ValueError(f"{config_path}: layer {i}: from_hf_config reads window "
-                             f"{layer.window} and soft cap {layer.logit_softcap}, the folder "
-                             f"reader {config.window_of(i)} and {config.attn_softcap}; they "
-                             "must agree")
-    return layers
 
 
 def load_gguf_file(path, dtype=np.float32):
