@@ -38,11 +38,12 @@ loaders of its later ``src/models/<arch>.cpp``):
   token embedding (llama.cpp reads no ``output.weight`` for it).
 * ``gemma3``: Gemma-2's layout with RMSNorm on each head of ``q`` and ``k``, no attention cap,
   the final cap only when ``gemma3.final_logit_softcapping`` is given, and sliding layers only
-  when ``gemma3.attention.sliding_window`` is given and > 0 (pattern default 6: five sliding, one
-  full), which rotate with their own base ``gemma3.rope.freq_base_swa`` (default 10000, the
-  base llama.cpp gave them before it read the key) and without the RoPE scaling of the full
-  layers (linear: ``gemma3.rope.scaling.type = "linear"`` with ``gemma3.rope.scaling.factor``,
-  Gemma-3 4B and up).
+  when ``gemma3.attention.sliding_window`` is given and > 0, by the same rule with ``p =
+  gemma3.attention.sliding_window_pattern`` (default 6: five sliding, one full); they rotate
+  with their own base ``gemma3.rope.freq_base_swa`` (which ``TextModel.set_gguf_parameters``
+  writes; default 10000, the base llama.cpp gave them before it read the key) and without the
+  RoPE scaling of the full layers (linear: ``gemma3.rope.scaling.type = "linear"`` with
+  ``gemma3.rope.scaling.factor``, Gemma-3 4B and up).
 * ``olmo2``: no pre-norms, ``post_attention_norm`` and ``post_ffw_norm``, and ``q``/``k`` RMSNorm
   over the whole projection (``attn_q_norm`` of ``heads·head_dim``).
 * ``granite``: the LLaMA graph with ``granite.embedding_scale``, ``granite.residual_scale``,
