@@ -260,18 +260,13 @@ def _unimplemented(arch: str, meta: dict, head_dim: int, shapes: dict) -> str | 
     allowed = ("none",) + (("linear",) if arch == "gemma3" else ()) + (
         ("longrope",) if arch == "phi3" and all(factors) else ())
     if scaling not in (None, *allowed):
-        return (f"{arch}.rope.scaling.type={scaling!r} (supported: {', '.join(allowed)}"
+        return (f"{arch}.rope.scaling.type={scaling!r} (supported: none"
+                + (", linear" if arch == "gemma3" else "")
                 + (", longrope with rope_factors_long/short tensors" if arch == "phi3" else "")
                 + ")")
     if factor not in (None, 0.0, 1.0) and not linear:  # llama.cpp scales by it without a type
         return (f"{arch}.rope.scaling.factor={factor} (supported: none, 0 or 1"
                 + ("; any with the linear type" if arch == "gemma3" else "") + ")")
-    if any(factors) and not all(factors):
-        return ("only one of rope_factors_long.weight and rope_factors_short.weight (LongRoPE "
-                "needs both)")
-    if all(factors) and f"{arch}.rope.scaling.original_context_length" not in meta:
-        return ("rope_factors_long/short tensors without phi3.rope.scaling.original_context_"
-                "length (the length past which the long factors apply)")
     for key in (f"{arch}.rope.dimension_count", f"{arch}.attention.value_length"):
         if meta.get(key) not in (None, head_dim):
             return f"{key}={meta[key]} (supported: the head dimension {head_dim})"
@@ -396,6 +391,14 @@ def check_llama_gguf(path, meta: dict, shapes: dict) -> LlamaConfig:
     if setting is not None:
         raise ValueError(f"the model file {path} sets {setting}, which the model does not "
                          "implement")
+    factors = [name for name in _FACTORS if name in shapes]
+    if arch == "phi3" and len(factors) == 1:
+        raise ValueError(f"the model file {path} has {factors[0]} without "
+                         f"{(set(_FACTORS) - set(factors)).pop()}: LongRoPE needs both")
+    if arch == "phi3" and factors and "phi3.rope.scaling.original_context_length" not in meta:
+        raise ValueError(f"the model file {path} has LongRoPE factor tensors without "
+                         "phi3.rope.scaling.original_context_length (the length past which the "
+                         "long factors apply)")
     try:
         config = hf_config(hf)
     except ValueError as err:  # read as the transformers config the metadata stands for

@@ -533,7 +533,9 @@ def no_dequantization(monkeypatch):
      r"sets phi3\.rope\.scaling\.type='longrope' \(supported: none, longrope with "
      r"rope_factors_long/short tensors\)"),
     ("phi3 longrope", None, None, ("rope_factors_short.weight",),
-     r"sets only one of rope_factors_long\.weight and rope_factors_short\.weight"),
+     r"has rope_factors_long\.weight without rope_factors_short\.weight: LongRoPE needs both"),
+    ("phi3 longrope", [lambda w: w.kv_data[0].pop("phi3.rope.scaling.original_context_length")],
+     None, (), r"has LongRoPE factor tensors without phi3\.rope\.scaling\.original_context"),
     ("phi3 longrope", None, {"rope_factors_long.weight": np.ones(4, np.float32)}, (),
      r"tensor 'rope_factors_long\.weight' of shape \(4,\), expected \(8,\)"),
     ("phi3", [lambda w: w.add_rope_dimension_count(8)], None, (),
