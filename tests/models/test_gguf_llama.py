@@ -1,6 +1,7 @@
 """sia_theory.models.gguf_llama, exercised by its own name: the tensor shapes of a llama, qwen2
 or qwen3 GGUF file, and a file whose architecture, shapes or settings differ refused with the
-reason."""
+reason (the other architectures: ``test_gguf_architectures.py``,
+``test_gguf_more_architectures.py``)."""
 
 import pytest
 
@@ -67,10 +68,11 @@ def test_rope_freqs_are_a_llama_tensor_of_half_the_head_dimension():
 
 
 @pytest.mark.parametrize("arch, keys, match", [
-    ("qwen2", {"general.architecture": "gemma2"}, "has architecture 'gemma2', which the model "
-     "does not implement .it lacks Gemma 2's GeGLU MLP.*; supported: 'llama', 'qwen2', 'qwen3'$"),
+    ("qwen2", {"general.architecture": "phi2"}, "has architecture 'phi2', which the model "
+     "does not implement .it lacks Phi-2's LayerNorm.*; supported: 'llama', 'qwen2', 'qwen3', "
+     "'phi3', 'gemma2', 'gemma3', 'olmo2', 'granite'$"),
     ("llama", {"general.architecture": "bert"}, "has architecture 'bert', which the model does "
-     "not implement; supported: 'llama', 'qwen2', 'qwen3'$"),
+     "not implement; supported: 'llama', 'qwen2', 'qwen3', 'phi3', .*'granite'$"),
     ("llama", {"llama.rope.scaling.type": "yarn"}, "sets llama.rope.scaling.type='yarn'"),
     ("qwen3", {"qwen3.attention.value_length": 8}, "sets qwen3.attention.value_length=8"),
     ("qwen2", {"qwen2.attention.head_count_kv": 3}, "key-value heads must divide heads"),

@@ -347,8 +347,9 @@ def _without(tiny, name):
 @pytest.mark.parametrize("case, match", [
     ("missing", "missing.gguf does not exist"),
     ("not gguf", "not-gguf.gguf is not a GGUF file: it starts with b'PK"),
-    ("architecture", "architecture.gguf has architecture 'phi3', which the model does not "
-                     r"implement \(it lacks Phi-3's .*\); supported: 'llama', 'qwen2', 'qwen3'"),
+    ("architecture", "architecture.gguf has architecture 'phi2', which the model does not "
+                     r"implement \(it lacks Phi-2's .*\); supported: 'llama', 'qwen2', 'qwen3', "
+                     "'phi3'"),
     ("rope scaling", "rope-scaling.gguf sets llama.rope.scaling.type='linear'"),
     ("experts", "experts.gguf sets llama.expert_count=8"),
     ("rope_freqs", r"rope_freqs.gguf has tensor 'rope_freqs.weight' of shape \(16,\), "
@@ -362,7 +363,7 @@ def test_bad_files_are_refused_naming_the_path_before_any_dequantization(
         tmp_path, tiny, no_dequantization, case, match):
     k_q = tiny["blk.0.attn_q.weight"]
     files = {
-        "architecture": lambda p: write_tiny(p, tiny, arch="phi3"),
+        "architecture": lambda p: write_tiny(p, tiny, arch="phi2"),
         "rope scaling": lambda p: write_tiny(p, tiny, extra=[
             lambda w: w.add_rope_scaling_type(gguf.RopeScalingType.LINEAR)]),
         "experts": lambda p: write_tiny(p, tiny, extra=[lambda w: w.add_expert_count(8)]),
