@@ -91,7 +91,7 @@ from ..zoo.models import (
 from ._json import read_json
 
 __all__ = ["HFScheme", "from_hf_config", "MISTRAL_ROPE_KEYS", "CONFIG_KEYS", "OTHER_KEYS",
-           "SUPPORTED_CONFIGS", "LAYER_TYPES"]
+           "SUPPORTED_CONFIGS", "LAYER_TYPES", "layer_structure"]
 
 MISTRAL_ROPE_KEYS = frozenset({"llama_4_scaling_beta", "max_position_embeddings"})
 """Keys Ministral-3 / Mistral-4 keep in ``rope_parameters`` that transformers' rope validation
@@ -307,14 +307,23 @@ def _rope_dict(cfg, layer_type=None):
             raise ValueError(f"{key} must be a dict (transformers' rope dict) or null, got "
                              f"{type(value).__name__} {value!r:.60}")
     params, layer = dict(v5 if v5 is not None else (v4 or {})), None
+    gemma3 = cfg.get("model_type") in ("gemma3", "gemma3_text")
     if params and all(isinstance(v, Mapping) for v in params.values()):
         layer = layer_type or ("full_attention" if "full_attention" in params
                                else sorted(params)[0])
+        if gemma3 and layer in ("full_attention", "sliding_attention"):
+            # Gemma3TextConfig.convert_rope_params_to_dict: an absent entry is default RoPE and
+            # an absent rope_theta the config's (full) or rope_local_base_freq (sliding)
+            entry = dict(params.get(layer) or {"rope_type": "default"})
+            entry.setdefault("rope_theta", cfg.get("rope_theta", _GEMMA3_THETA["global"])
+                             if layer == "full_attention"
+                             else cfg.get("rope_local_base_freq", _GEMMA3_THETA["local"]))
+            return entry, layer, entry.pop("rope_theta")
         if layer not in params:
             raise ValueError(f"rope_parameters has entries for {', '.join(sorted(params))} but "
                              f"the model has {layer} layers: give one for them")
         params = dict(params[layer])
-    elif cfg.get("model_type") in ("gemma3", "gemma3_text") and v5 is None:
+    elif gemma3 and v5 is None:
         layer = layer_type or "full_attention"
         if layer == "sliding_attention":  # the local layers: default RoPE of their own base
             return ({"rope_type": "default"}, layer,
@@ -390,7 +399,8 @@ CONFIG_KEYS = {
     "query_pre_attn_scalar": _READ, "attn_logit_softcapping": _READ, "num_hidden_layers": _READ,
     "layer_types": _READ, "sliding_window": _READ, "use_sliding_window": _READ,
     "max_window_layers": _READ, "sliding_window_pattern": _READ,
-    "_sliding_window_pattern": _READ, "no_rope_layers": _READ,
+    "_sliding_window_pattern": "transformers' private copy of sliding_window_pattern (read "
+                               "under that name)", "no_rope_layers": _READ,
     "no_rope_layer_interval": _READ, "attention_chunk_size": _READ, "use_qk_norm": _READ,
     "use_bidirectional_attention": "refused when true: the reader models causal attention",
     # the rest of a decoder config: not the factor on q·k, the encoding or the mask
@@ -527,7 +537,13 @@ _STRUCTURE_DEFAULTS = {  # transformers 5.x config classes' defaults for the lay
                     "attn_temperature_tuning": True, "use_qk_norm": True},
 }
 _PERIODIC = {"gemma2": 2, "gpt_oss": 2}  # sliding when (i + 1) % period != 0
-_EVERY_LAYER_WINDOW = frozenset({"mistral", "phi3"})  # config.sliding_window on every layer
+_EVERY_LAYER_WINDOW = frozenset({"mistral", "phi3", "ministral3"})
+"""Model types whose attention takes ``config.sliding_window`` on every layer and ignores
+``layer_types`` (transformers warns "Detected Mistral model with layer_types")."""
+_IGNORE_LAYER_TYPES = _EVERY_LAYER_WINDOW | frozenset({
+    "llama", "olmo2", "granite", "deepseek_v2", "deepseek_v3", "mistral4"})
+"""Supported model types whose attention modules do not read ``layer_types`` (one kind of
+layer, or every layer sliding): a ``layer_types`` in their config is not followed."""
 _WINDOW_FROM = frozenset({"qwen2", "qwen3"})  # use_sliding_window, from max_window_layers on
 _NOPE_LAYERS = frozenset({"smollm3", "llama4", "llama4_text"})  # no_rope_layers (1 = RoPE)
 
@@ -536,6 +552,18 @@ def _defaults(cfg):
     """``cfg`` with transformers' defaults for the keys read here filled in where absent."""
     kind = cfg.get("model_type")
     return {**_SCALE_DEFAULTS.get(kind, {}), **_STRUCTURE_DEFAULTS.get(kind, {}), **cfg}
+
+
+def layer_structure(config) -> tuple:
+    """``(layer_types, rope)`` of a transformers config dict, one entry per layer: each layer's
+    type (an entry of :data:`LAYER_TYPES`) and whether it rotates, as transformers 5.x builds
+    them (:func:`_structure`, the config class's defaults filled in). The one rule
+    :func:`from_hf_config` and the folder reader (:mod:`.hf_folder`) follow."""
+    types, rope, counted = _structure(_defaults(dict(config)))
+    if not counted:
+        raise ValueError("config must give num_hidden_layers (or layer_types) to lay out its "
+                         "layers")
+    return types, rope
 
 
 def _structure(cfg):
@@ -559,7 +587,7 @@ def _structure(cfg):
         period = check_int("sliding_window_pattern", cfg["sliding_window_pattern"], lo=1)
     elif kind in _NOPE_LAYERS:
         period = check_int("no_rope_layer_interval", cfg["no_rope_layer_interval"], lo=1)
-    given = cfg.get("layer_types")
+    given = None if kind in _IGNORE_LAYER_TYPES else cfg.get("layer_types")
     if given is not None:
         if (not isinstance(given, list | tuple) or not given
                 or not all(isinstance(t, str) for t in given)):
@@ -578,7 +606,7 @@ def _structure(cfg):
                              "num_hidden_layers (the window starts at max_window_layers)")
         n = period or 1
     rope = [True] * n
-    if kind in _NOPE_LAYERS or cfg.get("no_rope_layers"):
+    if kind in _NOPE_LAYERS:
         flags = cfg.get("no_rope_layers") or [int((i + 1) % (period or 4) != 0)
                                               for i in range(n)]
         if (not isinstance(flags, list | tuple) or len(flags) != n
@@ -604,7 +632,8 @@ def _structure(cfg):
     elif kind in _EVERY_LAYER_WINDOW and window is not None:
         types = ["sliding_attention"] * n
     else:
-        if window is not None and cfg.get("use_sliding_window", True):
+        if (window is not None and cfg.get("use_sliding_window", True)
+                and kind not in _IGNORE_LAYER_TYPES):
             raise ValueError(f"config sets sliding_window {window!r} for model_type {kind!r}, "
                              "whose layers this reader does not know how transformers masks; "
                              "give layer_types")

@@ -67,7 +67,7 @@ import numpy as np
 from .._infra.validate import check_int, check_real
 from ..transforms import NoScale
 from ._json import read_json
-from .hf_config import from_hf_config
+from .hf_config import from_hf_config, layer_structure
 from .llama import LayerDefault, LlamaConfig
 
 __all__ = ["read_hf_folder", "hf_config", "hf_shapes", "to_gguf_rows", "read_safetensors",
@@ -296,40 +296,22 @@ def _header_entry(path, name, entry) -> tuple:
     return kind, tuple(shape), offsets[0], offsets[1]
 
 
-def _window(cfg: dict, arch: Architecture, n_layers: int) -> tuple:
+def _window(cfg: dict, n_layers: int) -> tuple:
     """``(sliding_window, layer_types)`` as transformers applies them to this config: the
     window of the layers that slide (``None``: none does) and the per-layer types (``None``:
-    every layer alike) (module docstring)."""
-    types = cfg.get("layer_types")
-    if types is not None and (len(types) != n_layers or not set(types) <= {
-            "full_attention", "sliding_attention"}):
-        raise ValueError(f"config.json has layer_types {types!r}; supported: "
-                         f"{n_layers} entries of 'full_attention' or 'sliding_attention'")
-    if types is not None and "sliding_attention" in types and arch.window not in (
-            "layers", "types"):
-        raise ValueError(f"config.json has sliding_attention in layer_types, which "
-                         f"model_type {cfg['model_type']!r} does not read; supported: "
-                         "'full_attention' only")
-    window = cfg.get("sliding_window")
-    if arch.window == "config":  # Mistral, Phi-3: config.sliding_window on every layer
-        types = None
-    elif arch.window == "layers":  # Qwen2, Qwen3 (Qwen2Config.__post_init__)
-        if not cfg.get("use_sliding_window"):
-            window = None
-        if types is None and window is not None:
-            first = _key_int(cfg, "max_window_layers", 28, lo=0)
-            types = ["sliding_attention" if i >= first else "full_attention"
-                     for i in range(n_layers)]
-    elif arch.window == "types":  # Gemma-2/3 (Gemma2Config, Gemma3TextConfig.__post_init__)
-        if types is None:
-            pattern = _key_int(cfg, arch.pattern_key, 6) if arch.pattern_key else 2
-            types = ["sliding_attention" if (i + 1) % pattern else "full_attention"
-                     for i in range(n_layers)]
-    else:
-        window = None
-    if window is None or types is not None and "sliding_attention" not in types:
+    every layer alike). The layers are laid out by
+    :func:`~sia_theory.models.hf_config.layer_structure`, the rule ``from_hf_config`` follows
+    too; layers without RoPE or with chunked attention are refused (these architectures have
+    none)."""
+    types, rope = layer_structure({**cfg, "num_hidden_layers": n_layers})
+    if not all(rope) or "chunked_attention" in types:
+        raise ValueError("config.json gives layers without RoPE (no_rope_layers) or with "
+                         "chunked attention (layer_types), which model_type "
+                         f"{cfg['model_type']!r} does not have")
+    if "sliding_attention" not in types:
         return None, None
-    return _key_int(cfg, "sliding_window"), None if types is None else tuple(types)
+    window = _key_int(cfg, "sliding_window")
+    return window, None if set(types) == {"sliding_attention"} else tuple(types)
 
 
 def hf_config(config: dict) -> LlamaConfig:
@@ -381,7 +363,7 @@ def hf_config(config: dict) -> LlamaConfig:
                          f"num_key_value_heads {kv_heads} (each key-value head serves a whole "
                          "group of query heads)")
     n_layers = _key_int(cfg, "num_hidden_layers")
-    window, types = _window(cfg, arch, n_layers)
+    window, types = _window(cfg, n_layers)
     embedding_scale = residual_scale = logit_divisor = 1.0
     if arch.multipliers:  # Granite
         embedding_scale = _key_real(cfg, "embedding_multiplier", 1.0, lo=0, lo_open=True)

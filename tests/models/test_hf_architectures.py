@@ -232,14 +232,21 @@ def test_qwen_sliding_window_read_as_transformers_sets_layer_types(change, windo
 @pytest.mark.parametrize("kind, change, match", [
     ("qwen3", {"attention_bias": True}, "attention_bias=True"),
     ("qwen2", {"hidden_act": "gelu"}, "hidden_act 'gelu'"),
-    ("mistral", {"layer_types": ["full_attention", "sliding_attention"]},
-     "sliding_attention in layer_types"),
     ("qwen3", {"layer_types": ["full_attention", "chunked_attention"]}, "layer_types"),
 ])
 def test_unimplemented_settings_are_refused_by_name(tmp_path, kind, change, match):
     config = getattr(transformers, CASES[kind][0])(**{**TINY, **CASES[kind][2]}).to_dict()
     with pytest.raises(ValueError, match=match):
         hf_config({**config, **change})
+
+
+def test_mistral_ignores_layer_types_as_transformers_does():
+    """MistralAttention takes config.sliding_window on every layer whatever layer_types says
+    (transformers warns "Detected Mistral model with layer_types"): so does the reader."""
+    config = transformers.MistralConfig(**{**TINY, **CASES["mistral"][2]}).to_dict()
+    read = hf_config({**config, "layer_types": ["full_attention", "full_attention"]})
+    assert read.sliding_window == 16 and read.layer_types is None
+    assert [read.window_of(i) for i in range(2)] == [16, 16]
 
 
 def test_qwen3_without_head_dim_and_misshapen_tensors_are_refused(tmp_path):

@@ -349,7 +349,7 @@ CLI = {
     "unicode-path": (lambda d: ["--hf-config", str(_unicode("[1]")(d))],
                      r"config must hold a JSON object, got list"),
     "with-a-target": (lambda d: ["zoo:logn", "--hf-config", str(_text(json.dumps(BASE))(d))],
-                      r"give a TARGET or --hf-config, one of them"),
+                      r"give a TARGET, --hf-config or --model, one of them"),
     "with-head": (lambda d: ["--hf-config", str(_text(json.dumps(BASE))(d)), "--head", "0"],
                   r"--head selects a head of a TARGET"),
     "n-ctx-negative": (lambda d: ["--hf-config", str(_text(json.dumps(BASE))(d)), "--n-ctx",
