@@ -56,6 +56,7 @@ from .._infra.validate import check_int, check_sequence
 from ..gaussian.laws import ENTROPY_LAWS
 from ..gaussian.phase import PHASE_BAND, freezing_point, phase_of_ratio
 from ..phases import REM_PHASES
+from ..transforms.tables import soft_cap
 
 __all__ = ["ModelReport", "model_report", "plot_model_report", "MODEL_REPORT_STUDY",
            "MODEL_REPORT_HEADS", "MIN_TOKENS", "COLUMNS", "report_rows", "capture_bytes_per_token"]
@@ -431,11 +432,13 @@ def _in_window(logits, rows, window):
     what a sliding-window layer's query sees (transformers keeps key ``j`` for query ``i``
     when ``i − j < window``). The sliced view's first key is not the attention sink; it is
     left out of the measures like key 0 of a full row. The measures take even query
-    positions, so an even window keeps its last ``window − 1`` keys."""
+    positions, so an even window keeps its last ``window − 1`` keys. A row that sees fewer
+    keys than that (its position below the window) keeps all of them, at its own position
+    (its entries after it are the captured ``-inf``)."""
     keep = window - (1 - window % 2)  # odd: the query sits at the even position keep − 1
-    out = np.stack([logits[:, j, int(i) - keep + 1:int(i) + 1]
-                    for j, i in enumerate(rows)], axis=1)
-    return out, np.full(len(rows), keep - 1)
+    start = [max(0, int(i) - keep + 1) for i in rows]  # a row inside the window keeps key 0
+    out = np.stack([logits[:, j, s:s + keep] for j, s in enumerate(start)], axis=1)
+    return out, np.array([int(i) - s for i, s in zip(rows, start, strict=True)])
 
 
 def _per_row(logits, rows, layer):
@@ -552,6 +555,11 @@ def _scaling(model, scheme, kind, n):
     d = model.config.head_dim
     plain = 1.0 / math.sqrt(d)
     if scheme is None:
+        laws = {repr(law) for law in (dflt.score_mod for dflt in model.layer_defaults)
+                if law is not None}
+        if laws:  # a model built in Python with its own logit law
+            return math.nan, (f"q·k × 1/√{d} = {plain:.4g}, then the model's own logit law "
+                              f"{', '.join(sorted(laws))}, RoPE base {model.config.rope_base:g}")
         return plain, (f"q·k × 1/√{d} = {plain:.4g} at every length (no length scaling), "
                        f"RoPE base {model.config.rope_base:g}")
     layer = scheme.layers.get(kind, scheme)
@@ -730,12 +738,12 @@ def model_report(model, n_ctx: int = 2048, *, text: str | None = None, ids=None,
             return
         logits = _logits(scores, rows, score_mods[layer])
         if c.attn_softcap is not None:  # the cap after the logit law (Gemma-2)
-            logits = c.attn_softcap * np.tanh(logits / c.attn_softcap)
+            logits = soft_cap(logits, c.attn_softcap)
         layer_rows, window = rows, c.window_of(layer)
         if window is not None and window < n:  # a query sees its last `window` keys
             logits, layer_rows = _in_window(logits, rows, window)
         heads = _layer_rows(logits, layer_rows, layer, seed, boots)
-        keys = int(layer_rows[-1]) + 1 if layer_rows is not rows else n  # what the rows see
+        keys = int(np.max(layer_rows)) + 1 if layer_rows is not rows else n  # what rows see
         laws, c_frames, m_frames = _law_rows(settings_of(keys), logits, layer_rows, layer,
                                              seed, labels=rows)
         frames.append(pd.concat([heads, laws], axis=1))

@@ -26,8 +26,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._infra.validate import check_int, check_real
+from .._infra.validate import check_int
 from ..transforms import Transform
+from ..transforms.tables import check_softcap, soft_cap
 
 __all__ = ["LayerScoreMod", "layer_score_mod"]
 
@@ -73,9 +74,7 @@ class LayerScoreMod:
                                                    or callable(self.transform)):
             raise ValueError(f"transform must be None, a Transform or a callable score_mod(score, "
                              f"b, h, q_idx, kv_idx), got {self.transform!r}")
-        if self.softcap is not None:
-            object.__setattr__(self, "softcap",
-                               check_real("softcap", self.softcap, lo=0, lo_open=True))
+        object.__setattr__(self, "softcap", check_softcap(self.softcap))
         if self.window is not None:
             object.__setattr__(self, "window", check_int("window", self.window, lo=1))
 
@@ -87,7 +86,7 @@ class LayerScoreMod:
             out = self.transform(out, b, h, q_idx, kv_idx)
         out = np.asarray(out)
         if self.softcap is not None:
-            out = np.tanh(out / self.softcap) * self.softcap
+            out = soft_cap(out, self.softcap)
         if self.window is not None:
             out = np.where(np.asarray(q_idx) - np.asarray(kv_idx) < self.window, out, -np.inf)
         return out

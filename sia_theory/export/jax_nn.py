@@ -29,6 +29,7 @@ from ..transforms.tables import (
     check_softcap,
     coefficient_tables,
     heads_for,
+    soft_cap,
     table_score_mod,
 )
 
@@ -217,7 +218,7 @@ def jax_attention(q, k, v, transform=None, *, causal=True, scale=None, softcap=N
         scores = mod(scores, jnp.zeros((1, 1, 1, 1), jnp.int32),
                      jnp.arange(n_heads).reshape(1, -1, 1, 1), q_idx, kv_idx)
     if cap is not None:
-        scores = cap * jnp.tanh(scores / cap)
+        scores = soft_cap(scores, cap, jnp.tanh)
     if causal:
         scores = jnp.where(kv_idx > q_idx + offset, -jnp.inf, scores)
     return jax.nn.softmax(scores, axis=-1) @ v  # (B, H, Tq, Dv)

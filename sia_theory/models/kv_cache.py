@@ -79,6 +79,8 @@ class ModelCache:
 
     @score_mod.setter
     def score_mod(self, score_mod):
+        """Every layer runs ``score_mod`` from now on (``None``: ``q·k/√D`` as is; unlike
+        ``model.new_cache(score_mod=None)``, which takes each layer's default law)."""
         self._laws = (score_mod,) * len(self._laws)
 
     @property

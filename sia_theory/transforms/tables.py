@@ -30,7 +30,7 @@ from .._infra.validate import check_int, check_real
 from .base import Transform, declared_dependence, describe
 
 __all__ = ["coefficient_tables", "check_tables", "is_separable", "heads_for", "table_score_mod",
-           "check_softcap", "capped",
+           "check_softcap", "capped", "soft_cap",
            "table_bytes", "MAX_TABLE_BYTES"]
 
 
@@ -211,13 +211,21 @@ def check_softcap(softcap):
     return check_real("softcap", softcap, lo=0, lo_open=True)
 
 
+def soft_cap(x, softcap, tanh=np.tanh):
+    """``softcap·tanh(x/softcap)``: the tanh cap Gemma-2 puts on its scaled attention logits
+    (transformers ``gemma2/modeling_gemma2.py``, ``eager_attention_forward``), in the
+    framework of ``tanh`` (``np.tanh``, ``torch.tanh``, ``jnp.tanh``). The one place the
+    package writes the cap."""
+    return softcap * tanh(x / softcap)
+
+
 def capped(score_mod, softcap, tanh):
     """``score_mod`` followed by the tanh cap ``softcap·tanh(x/softcap)`` (``tanh`` the
     framework's: ``torch.tanh``, ``jnp.tanh``, ``np.tanh``), as Gemma-2 caps its scaled
     logits (transformers ``gemma2/modeling_gemma2.py``, ``eager_attention_forward``)."""
 
     def capped_mod(score, b, h, q_idx, kv_idx):
-        return softcap * tanh(score_mod(score, b, h, q_idx, kv_idx) / softcap)
+        return soft_cap(score_mod(score, b, h, q_idx, kv_idx), softcap, tanh)
 
     return capped_mod
 

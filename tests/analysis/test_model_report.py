@@ -238,6 +238,32 @@ def test_a_sliding_layer_is_measured_on_the_keys_its_queries_see(tmp_path):
     assert np.allclose(heads["logit_factor"], (0.1 * math.log(4) + 1) ** 2 / 4)
 
 
+def test_in_window_slices_each_row_as_its_query_sees_it():
+    """Rows past the window keep their last keys (the query at the window's even end); rows
+    inside it keep every key at their own position; checked against slicing by hand."""
+    from sia_theory.analysis.model import _in_window
+
+    logits = np.arange(2 * 3 * 20, dtype=float).reshape(2, 3, 20)
+    rows = np.array([6, 12, 18])
+    out, at = _in_window(logits, rows, 10)  # an even window: the last 9 keys
+    assert out.shape == (2, 3, 9) and at.tolist() == [6, 8, 8]
+    np.testing.assert_array_equal(out[:, 0], logits[:, 0, 0:9])  # row 6 sees keys 0 … 6
+    np.testing.assert_array_equal(out[:, 1], logits[:, 1, 4:13])  # row 12: keys 4 … 12
+    np.testing.assert_array_equal(out[:, 2], logits[:, 2, 10:19])
+    odd, at = _in_window(logits, rows, 9)
+    assert odd.shape == (2, 3, 9) and at.tolist() == [6, 8, 8]
+
+
+def test_a_window_shorter_than_n_but_past_the_first_rows(tmp_path):
+    """Window 200 at N = 256: the query rows (192 … 254) straddle the window's end."""
+    folder = write_checkpoint(tmp_path / "m", {**QWEN2_WINDOWED, "sliding_window": 200})
+    report = model_report(str(folder), 256, quick=True, progress=False)
+    sliding = report.verdicts[1]
+    assert "window 200: a query sees only its last 200 keys" in sliding
+    heads = report.heads
+    assert heads.loc[heads["layer_type"] == "sliding_attention", "M"].max() <= 100
+
+
 def test_a_window_under_the_measures_floor_is_refused_by_layer(tmp_path):
     folder = write_checkpoint(tmp_path / "m", {**QWEN2_WINDOWED, "sliding_window": 64})
     with pytest.raises(ValueError, match="layer 2's sliding window 64 is under"):
@@ -306,21 +332,38 @@ def test_default_text_shorter_than_n_is_all_the_topics_said(peaked_folder, monke
 
 
 def test_a_gemma2_checkpoint_is_measured_after_its_cap_and_within_its_window(tmp_path):
-    """Gemma-2 (transformers writes the tiny checkpoint): the logits are capped at ±cap before
-    the measures and the sliding layers are measured within their window."""
-    pytest.importorskip("torch", reason="transformers writes the Gemma-2 checkpoint")
+    """Gemma-2 (transformers writes the tiny checkpoint, its q and k scaled up so the logits
+    spread past the cap): the logits are capped at ±cap before the measures (their spread stays
+    under the cap, and the same weights without the cap spread several times wider) and the
+    sliding layers are measured within their window."""
+    import json
+    import shutil
+
+    torch = pytest.importorskip("torch", reason="transformers writes the Gemma-2 checkpoint")
     transformers = pytest.importorskip("transformers", reason="transformers writes the "
                                        "Gemma-2 checkpoint")
     config = transformers.Gemma2Config(
         hidden_size=64, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
         num_key_value_heads=2, head_dim=16, vocab_size=64, max_position_embeddings=512,
         sliding_window=130, attn_logit_softcapping=0.5, query_pre_attn_scalar=16)
-    transformers.Gemma2ForCausalLM(config).save_pretrained(tmp_path / "g")
+    torch.manual_seed(0)
+    model = transformers.Gemma2ForCausalLM(config)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if "q_proj" in name or "k_proj" in name:
+                p.mul_(30.0)
+    model.save_pretrained(tmp_path / "g")
+    shutil.copytree(tmp_path / "g", tmp_path / "uncapped")
+    raw = json.loads((tmp_path / "g" / "config.json").read_text())
+    (tmp_path / "uncapped" / "config.json").write_text(
+        json.dumps({**raw, "attn_logit_softcapping": None}))
     ids = np.random.default_rng(0).integers(0, 64, 512)
     report = model_report(str(tmp_path / "g"), 512, ids=ids, quick=True, progress=False)
+    free = model_report(str(tmp_path / "uncapped"), 512, ids=ids, quick=True, progress=False)
     sliding, full = report.verdicts
     assert "window 130: a query sees only its last 130 keys" in sliding
-    assert "soft-capped at ±0.5" in full
+    assert "soft-capped at ±0.5" in full and "soft-capped" not in free.verdicts[1]
     heads = report.heads
     assert heads.loc[heads["layer_type"] == "sliding_attention", "M"].max() <= 65
-    assert heads["sigma"].max() <= 0.5 * 2  # capped logits spread at most ±cap
+    assert heads["sigma"].max() < 0.5  # capped logits lie in (−0.5, 0.5)
+    assert free.heads["sigma"].max() > 2 * heads["sigma"].max()
