@@ -643,8 +643,9 @@ def model_report(model, n_ctx: int = 2048, *, text: str | None = None, ids=None,
         (:func:`~sia_theory.models.load_pretrained`), or a loaded model (its ``max_bytes``, when
         set, bounds the memory the run may plan for).
     n_ctx : int >= 128
-        The context to run at, in tokens (less when it does not fit the memory, when the model
-        has a shorter sliding window or the text is shorter: :attr:`ModelReport.notes` says so).
+        The context to run at, in tokens (less when it does not fit the memory or the text is
+        shorter: :attr:`ModelReport.notes` says so; a sliding-window layer is measured on the
+        keys its queries see).
     text : str, optional
         The text to read (tokenised with the model's tokenizer); default: the first prose
         document of the model studies (``pydoc_data.topics``, shipped with Python).

@@ -180,3 +180,18 @@ def test_layer_structure_errors_name_the_key():
     with pytest.raises(ValueError, match="qk_head_dim 100 but"):
         from_hf_config({"hidden_size": 64, "num_attention_heads": 4, "model_type": "deepseek_v3",
                         "qk_rope_head_dim": 8, "qk_nope_head_dim": 24, "qk_head_dim": 100})
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_the_layout_is_inferred_as_transformers_derives_it(name):
+    """Without the layer_types and no_rope_layers transformers derived (a Hub config.json
+    often lacks them), the reader's rules give the same layers."""
+    config, _, _ = _build(name)
+    full = from_hf_config(config.to_dict())
+    bare = {k: v for k, v in config.to_dict().items()
+            if k not in ("layer_types", "no_rope_layers")}
+    inferred = from_hf_config(bare)
+    assert inferred.layer_types == full.layer_types
+    for key, layer in full.layers.items():
+        other = inferred.layers[key]
+        assert (other.window, other.chunk, other.rope) == (layer.window, layer.chunk, layer.rope)
