@@ -81,3 +81,34 @@ def test_a_read_key_changes_the_scheme(key):
     if key == "qk_nope_head_dim":
         changed.pop("qk_head_dim")  # derived from it
     assert _summary(from_hf_config(changed)) != _summary(before)
+
+
+CLASSES = {"gemma2": "Gemma2Config", "gemma3": "Gemma3TextConfig",
+           "gemma3_text": "Gemma3TextConfig", "gpt_oss": "GptOssConfig",
+           "mistral": "MistralConfig", "qwen2": "Qwen2Config", "qwen3": "Qwen3Config",
+           "smollm3": "SmolLM3Config", "llama4": "Llama4TextConfig",
+           "llama4_text": "Llama4TextConfig", "deepseek_v2": "DeepseekV2Config",
+           "deepseek_v3": "DeepseekV3Config", "mistral4": "Mistral4Config", "phi3": "Phi3Config",
+           "olmo2": "Olmo2Config", "llama": "LlamaConfig", "granite": "GraniteConfig"}
+
+
+def test_the_defaults_filled_in_are_transformers_own():
+    """The defaults the config reader and the folder reader fill in for an absent key are the
+    config classes' field defaults (Gemma-3's ``sliding_window_pattern`` is a keyword its
+    ``__post_init__`` reads with default 6)."""
+    import dataclasses
+
+    from sia_theory.models import hf_config
+    from sia_theory.models.hf_folder import ARCHITECTURES
+
+    tables = [hf_config._SCALE_DEFAULTS, hf_config._STRUCTURE_DEFAULTS,
+              {kind: dict(arch.defaults) for kind, arch in ARCHITECTURES.items()}]
+    checked = 0
+    for table in tables:
+        for kind, defaults in table.items():
+            fields = {f.name: f.default for f in dataclasses.fields(getattr(tf, CLASSES[kind]))}
+            for key, value in defaults.items():
+                want = 6 if key == "sliding_window_pattern" else fields[key]
+                assert value == want, (kind, key, value, want)
+                checked += 1
+    assert checked >= 40
