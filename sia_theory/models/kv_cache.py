@@ -22,6 +22,9 @@ __all__ = ["ModelCache"]
 class ModelCache:
     """KV cache of a :class:`~sia_theory.models.LlamaModel` (see the module docstring).
 
+    Setting ``score_mod`` or ``position`` sets it in every layer (the layers' soft caps and
+    windows stay); reading it gives the value the layers share.
+
     Parameters
     ----------
     kv : DecodingCache
@@ -36,9 +39,6 @@ class ModelCache:
     structure : sequence of (softcap, window) pairs, optional
         Each layer's attention soft cap and sliding window (the architecture's), composed after
         its logit law (:func:`~sia_theory.attention.layer_score_mod`); ``None``: none.
-
-    Setting ``score_mod`` or ``position`` sets it in every layer (the layers' soft caps and
-    windows stay); reading it gives the value the layers share.
 
     Raises
     ------
