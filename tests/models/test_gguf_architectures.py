@@ -20,7 +20,6 @@ in a float64 model (``test_hf_architectures.py``), which is the floor of the mea
 
 import dataclasses
 import math
-import warnings
 
 import numpy as np
 import pytest
@@ -29,6 +28,12 @@ from sia_theory.attention import RoPE
 from sia_theory.attention.rope_variants import LongRoPE
 from sia_theory.models import gguf_llama as gguf_llama_module
 from sia_theory.models import load_pretrained
+from tests.models.transformers_reference import (
+    load_without_tokenizer,
+    reference,
+    relative_error,
+    saved_random_model,
+)
 
 gguf = pytest.importorskip("gguf")
 torch = pytest.importorskip("torch", reason="torch (the model extra) is needed for the "
@@ -62,19 +67,7 @@ def checkpoint(folder, kind, seed=0, tie=False):
     returns the float64 eager model, the reference."""
     config_cls, model_cls, extra = CASES[kind]
     config = getattr(transformers, config_cls)(**{**TINY, **extra, "tie_word_embeddings": tie})
-    config._attn_implementation = "eager"
-    torch.manual_seed(seed)
-    model = getattr(transformers, model_cls)(config).eval()
-    with torch.no_grad():
-        for name, p in model.named_parameters():
-            if name.endswith("norm.weight"):  # gains near 1, not 1
-                p.copy_(1 + 0.2 * torch.randn_like(p))
-            elif name.endswith(".bias"):
-                p.copy_(0.5 * torch.randn_like(p))
-            else:
-                p.copy_(torch.randn_like(p) / p.shape[-1] ** 0.5)
-    model.save_pretrained(folder)
-    return model.to(torch.float64)
+    return saved_random_model(folder, config, getattr(transformers, model_cls), seed)
 
 
 def llama3_rope_factors(hparams):
@@ -172,21 +165,7 @@ def convert(tmp_path, kind, tie=False, **write):
     return reference_model, write_gguf(tmp_path / "hf", arch, tmp_path / f"{kind}.gguf", **write)
 
 
-def load(path, dtype=np.float64):
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        model, tokenizer = load_pretrained(path, dtype)
-    assert tokenizer is None and any("tokenizer" in str(w.message) for w in caught)
-    return model
-
-
-def reference(model, ids):
-    with torch.no_grad():
-        return model(torch.tensor([ids])).logits[0].numpy()
-
-
-def relative_error(got, want):
-    return float(np.max(np.abs(got - want)) / np.max(np.abs(want)))
+load = load_without_tokenizer
 
 
 def test_llama3_rope_freqs_match_transformers_inv_freq(tmp_path):

@@ -36,7 +36,6 @@ higher: its RMSNorm runs in float32 on embeddings scaled by √d), as in
 
 import dataclasses
 import math
-import warnings
 
 import numpy as np
 import pytest
@@ -45,6 +44,12 @@ from sia_theory.attention import RoPE
 from sia_theory.models import gguf_llama as gguf_llama_module
 from sia_theory.models import load_pretrained
 from sia_theory.models.llama import LayerDefault
+from tests.models.transformers_reference import (
+    load_without_tokenizer,
+    reference,
+    relative_error,
+    saved_random_model,
+)
 
 gguf = pytest.importorskip("gguf")
 torch = pytest.importorskip("torch", reason="torch (the model extra) is needed for the "
@@ -92,21 +97,13 @@ LONG = [int(i) for i in np.random.default_rng(2).integers(0, 128, 40)]
 
 
 def checkpoint(folder, name, seed=0, **change):
-    """A random ``name`` model saved by transformers into ``folder`` (float32 safetensors);
-    returns the float64 eager model, the reference."""
+    """A random ``name`` model saved by transformers into ``folder`` (float32 safetensors;
+    Gemma's stored norm weights near 0, its gains ``1 + w`` near 1); returns the float64 eager
+    model, the reference."""
     _, config_cls, model_cls, extra = CASES[name]
     config = getattr(transformers, config_cls)(**{**TINY, **extra, **change})
-    config._attn_implementation = "eager"
-    torch.manual_seed(seed)
-    model = getattr(transformers, model_cls)(config).eval()
-    with torch.no_grad():
-        for key, p in model.named_parameters():
-            if key.endswith("norm.weight"):  # gains near 1 (Gemma: 1 + w near 1), not 1
-                p.copy_((0.0 if "Gemma" in model_cls else 1.0) + 0.2 * torch.randn_like(p))
-            else:
-                p.copy_(torch.randn_like(p) / p.shape[-1] ** 0.5)
-    model.save_pretrained(folder)
-    return model.to(torch.float64)
+    return saved_random_model(folder, config, getattr(transformers, model_cls), seed,
+                              gain_centre=0.0 if "Gemma" in model_cls else 1.0)
 
 
 def text_model_parameters(writer, hp):
@@ -297,21 +294,7 @@ def convert(tmp_path, name, change=None, **write):
     return reference_model, write_gguf(tmp_path / "hf", arch, tmp_path / f"{arch}.gguf", **write)
 
 
-def load(path, dtype=np.float64):
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        model, tokenizer = load_pretrained(path, dtype)
-    assert tokenizer is None and any("tokenizer" in str(w.message) for w in caught)
-    return model
-
-
-def reference(model, ids):
-    with torch.no_grad():
-        return model(torch.tensor([ids])).logits[0].numpy()
-
-
-def relative_error(got, want):
-    return float(np.max(np.abs(got - want)) / np.max(np.abs(want)))
+load = load_without_tokenizer
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

@@ -24,6 +24,7 @@ import pytest
 
 from sia_theory.models import load_pretrained
 from sia_theory.models.hf_folder import hf_config
+from tests.models.transformers_reference import reference, relative_error, saved_random_model
 
 torch = pytest.importorskip("torch", reason="torch (the model extra) is needed for the "
                             "transformers reference")
@@ -65,28 +66,7 @@ def checkpoint(folder, kind, seed=0, **change):
     returns the float64 eager model, the reference."""
     config_cls, model_cls, extra = CASES[kind]
     config = getattr(transformers, config_cls)(**{**TINY, **extra, **change})
-    config._attn_implementation = "eager"
-    torch.manual_seed(seed)
-    model = getattr(transformers, model_cls)(config).eval()
-    with torch.no_grad():
-        for name, p in model.named_parameters():
-            if name.endswith("norm.weight"):  # gains near 1, not 1
-                p.copy_(1 + 0.2 * torch.randn_like(p))
-            elif name.endswith(".bias"):
-                p.copy_(0.5 * torch.randn_like(p))
-            else:
-                p.copy_(torch.randn_like(p) / p.shape[-1] ** 0.5)
-    model.save_pretrained(folder)
-    return model.to(torch.float64)
-
-
-def reference(model, ids):
-    with torch.no_grad():
-        return model(torch.tensor([ids])).logits[0].numpy()
-
-
-def relative_error(got, want):
-    return float(np.max(np.abs(got - want)) / np.max(np.abs(want)))
+    return saved_random_model(folder, config, getattr(transformers, model_cls), seed)
 
 
 IDS = [int(i) for i in np.random.default_rng(1).integers(0, 128, 16)]
