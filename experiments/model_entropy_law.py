@@ -57,8 +57,8 @@ def plot(s, heads, entropy, octaves, recent):
         ax.bar(table.index, table[law], bottom=bottom, color=COLOURS[law], label=law)
         bottom += table[law].to_numpy()
     ax.set(xlabel="layer", ylabel="heads", title="Entropy law per head (local slopes, z = 3)")
-    ax.set_ylim(top=1.2 * bottom.max())  # room above the bars: the legend covered them
-    ax.legend(fontsize=LEGEND_FONTSIZE, loc="upper center", ncol=len(ENTROPY_LAWS))
+    ax.set_ylim(top=1.35 * bottom.max())  # room above the bars: the legend covered them
+    ax.legend(fontsize=LEGEND_FONTSIZE, loc="upper center", ncol=3)  # five laws: two rows
     ax = axes[2]
     agree = pd.crosstab(heads["law"], heads["predicted_law"])
     ax.imshow(agree.to_numpy(), cmap="Blues")
