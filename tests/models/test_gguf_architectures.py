@@ -28,6 +28,7 @@ from sia_theory.attention import RoPE
 from sia_theory.attention.rope_variants import LongRoPE
 from sia_theory.models import gguf_llama as gguf_llama_module
 from sia_theory.models import load_pretrained
+from tests.models.transformers_reference import TINY as SHARED_TINY
 from tests.models.transformers_reference import (
     load_without_tokenizer,
     reference,
@@ -43,10 +44,7 @@ transformers = pytest.importorskip("transformers", reason="transformers (pinned 
 load_file = pytest.importorskip("safetensors.numpy").load_file
 
 RTOL = 1e-5
-TINY = {"hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2,
-        "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 128,
-        "max_position_embeddings": 256, "rms_norm_eps": 1e-6, "tie_word_embeddings": False,
-        "rope_parameters": {"rope_type": "default", "rope_theta": 500.0}}
+TINY = {**SHARED_TINY, "max_position_embeddings": 256}
 # Llama 3.x's scaling with original context 8192 (what the converter reads: below); a high
 # frequency factor of 32 puts 9 of the 16 frequencies of head_dim 32 (base 1e4) under the
 # scaling, so a context of 160 tokens turns them by up to 2.8 rad less than unscaled RoPE.

@@ -45,6 +45,7 @@ from sia_theory.models import gguf_llama as gguf_llama_module
 from sia_theory.models import load_pretrained
 from sia_theory.models.llama import LayerDefault
 from tests.models.transformers_reference import (
+    TINY,
     load_without_tokenizer,
     reference,
     relative_error,
@@ -59,11 +60,6 @@ transformers = pytest.importorskip("transformers", reason="transformers (pinned 
 load_file = pytest.importorskip("safetensors.numpy").load_file
 
 RTOL = 1e-5
-TINY = {"hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2,
-        "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 128,
-        "max_position_embeddings": 64, "rms_norm_eps": 1e-6, "tie_word_embeddings": False,
-        "rope_parameters": {"rope_type": "default", "rope_theta": 500.0},
-        "pad_token_id": None, "bos_token_id": None, "eos_token_id": None}
 LONGROPE = {"rope_type": "longrope", "rope_theta": 500.0,
             "short_factor": [1.0, 1.1, 1.3, 1.6, 2.0, 2.5, 3.0, 3.5],
             "long_factor": [1.0, 1.5, 2.5, 4.0, 6.0, 8.0, 11.0, 14.0]}

@@ -24,7 +24,7 @@ import pytest
 
 from sia_theory.models import load_pretrained
 from sia_theory.models.hf_folder import hf_config
-from tests.models.transformers_reference import reference, relative_error, saved_random_model
+from tests.models.transformers_reference import TINY, reference, relative_error, saved_random_model
 
 torch = pytest.importorskip("torch", reason="torch (the model extra) is needed for the "
                             "transformers reference")
@@ -32,11 +32,6 @@ transformers = pytest.importorskip("transformers", reason="transformers (pinned 
                                    "extra) is the reference forward")
 
 RTOL = 1e-5
-TINY = {"hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2,
-        "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 128,
-        "max_position_embeddings": 64, "rms_norm_eps": 1e-6, "tie_word_embeddings": False,
-        "rope_parameters": {"rope_type": "default", "rope_theta": 500.0},
-        "pad_token_id": None, "bos_token_id": None, "eos_token_id": None}
 CASES = {  # model_type -> (config class, model class, what it adds to TINY)
     "llama": ("LlamaConfig", "LlamaForCausalLM", {"head_dim": 32}),  # a head_dim of its own
     "mistral": ("MistralConfig", "MistralForCausalLM", {"sliding_window": 16}),

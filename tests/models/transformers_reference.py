@@ -7,6 +7,14 @@ import warnings
 
 import numpy as np
 
+TINY = {"hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2,
+        "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 128,
+        "max_position_embeddings": 64, "rms_norm_eps": 1e-6, "tie_word_embeddings": False,
+        "rope_parameters": {"rope_type": "default", "rope_theta": 500.0},
+        "pad_token_id": None, "bos_token_id": None, "eos_token_id": None}
+"""The tiny config the architecture tests start from (2 layers, width 64, 4 query and 2
+key-value heads, vocabulary 128; no special tokens, which the tiny vocabulary need not hold)."""
+
 
 def saved_random_model(folder, config, model_cls, seed=0, gain_centre=1.0):
     """A ``model_cls`` of ``config`` (eager attention) with every weight drawn, so none is 0 or
